@@ -1,0 +1,28 @@
+/**
+ * SDK clients, created once per cold start. `endpoint` points them at the local emulators.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
+
+/** Where the clients connect; empty in Lambda, where the SDK finds region and credentials itself. */
+export interface ClientOptions {
+  readonly endpoint?: string;
+  readonly region?: string;
+  readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
+}
+
+export function createDocumentClient(options: ClientOptions = {}): DynamoDBDocumentClient {
+  return DynamoDBDocumentClient.from(new DynamoDBClient({ ...options }), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
+}
+
+export function createSqsClient(options: ClientOptions = {}): SQSClient {
+  return new SQSClient({ ...options });
+}
+
+/** Whether an SDK error is DynamoDB's refusal of a condition expression: an expected outcome, not a fault. */
+export function isConditionFailure(error: unknown): boolean {
+  return error instanceof Error && error.name === 'ConditionalCheckFailedException';
+}

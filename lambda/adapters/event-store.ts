@@ -1,0 +1,118 @@
+/**
+ * The Events table: one item per accepted event, its idempotency record (outliving the 5-minute
+ * SQS deduplication window) and its delivery outcome. Every change is a single-item write: no
+ * transactions (half the cost, and dynalite has none).
+ */
+import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
+import type { DeliveryStore, SettledEvent } from '../core/delivery.js';
+import { RecordOutcome, type AcceptedEventRecord } from '../core/ingest.js';
+import { TABLES } from '../resources.js';
+import { isConditionFailure } from './aws-clients.js';
+import { batchGetItems } from './batch-get.js';
+import { parseItem } from './dynamo-item.js';
+
+/** The `status` attribute of an event item. */
+export const EventItemStatus = { accepted: 'accepted', delivered: 'delivered', deadLettered: 'dead_lettered' } as const;
+
+const SETTLED: readonly string[] = [EventItemStatus.delivered, EventItemStatus.deadLettered];
+
+const eventStatusSchema = z.object({ status: z.enum(EventItemStatus).optional() });
+
+export interface EventStore extends Pick<DeliveryStore, 'isSettled' | 'markDelivered' | 'markDeadLettered'> {
+  readonly findKnownEventIds: (eventIds: readonly string[]) => Promise<ReadonlySet<string>>;
+  readonly recordAccepted: (record: AcceptedEventRecord) => Promise<RecordOutcome>;
+}
+
+export interface EventStoreOptions {
+  readonly tableName: string;
+  /** How long event items are kept, from their last write. */
+  readonly ttlDays: number;
+}
+
+export function createEventStore(client: DynamoDBDocumentClient, options: EventStoreOptions): EventStore {
+  const eventKey = TABLES.events.partitionKey;
+  const expiresAt = (at: string): number => Math.floor(Date.parse(at) / 1000) + options.ttlDays * 86_400;
+
+  const settle = async (input: SettledEvent, fields: Record<string, string | number>): Promise<void> => {
+    const values: Record<string, string | number> = {
+      ':subscription': input.queued.event.subscription_id,
+      ':tenant': input.queued.event.tenant_id,
+      ':key': input.queued.ordering_key,
+      ':group': input.queued.message_group_id,
+      ':sequence': input.sequence,
+      ':attempts': input.attempts,
+      ':expires': expiresAt(input.at),
+    };
+    const assignments = ['subscription_id = :subscription', 'tenant_id = :tenant', 'ordering_key = :key', 'message_group_id = :group', '#sequence = :sequence', 'attempts = :attempts', 'expires_at = :expires'];
+    for (const [name, value] of Object.entries(fields)) {
+      assignments.push(`#${name} = :${name}`);
+      values[`:${name}`] = value;
+    }
+    await client.send(
+      new UpdateCommand({
+        TableName: options.tableName,
+        Key: { [eventKey]: input.queued.event.event_id },
+        UpdateExpression: `SET ${assignments.join(', ')}`,
+        ExpressionAttributeNames: { '#sequence': 'sequence', ...Object.fromEntries(Object.keys(fields).map((name) => [`#${name}`, name])) },
+        ExpressionAttributeValues: values,
+      }),
+    );
+  };
+
+  return {
+    async findKnownEventIds(eventIds) {
+      const items = await batchGetItems(client, { tableName: options.tableName, keyName: eventKey, keys: eventIds, attributes: [eventKey] });
+      return new Set(items.map((item) => String(item[eventKey])));
+    },
+
+    async recordAccepted(record) {
+      try {
+        await client.send(
+          new UpdateCommand({
+            TableName: options.tableName,
+            Key: { [eventKey]: record.eventId },
+            // The consumer may have settled the event already (it can be delivered within
+            // milliseconds of being enqueued): keep its status, add what ingest knows.
+            UpdateExpression:
+              'SET accepted_at = :accepted, subscription_id = :subscription, tenant_id = :tenant, ordering_key = :key, message_group_id = :group, #status = if_not_exists(#status, :status), expires_at = if_not_exists(expires_at, :expires)',
+            ConditionExpression: 'attribute_not_exists(accepted_at)',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: {
+              ':accepted': record.acceptedAt,
+              ':subscription': record.subscriptionId,
+              ':tenant': record.tenantId,
+              ':key': record.orderingKey,
+              ':group': record.messageGroupId,
+              ':status': EventItemStatus.accepted,
+              ':expires': expiresAt(record.acceptedAt),
+            },
+          }),
+        );
+        return RecordOutcome.recorded;
+      } catch (error) {
+        if (isConditionFailure(error)) return RecordOutcome.alreadyRecorded;
+        throw error;
+      }
+    },
+
+    async isSettled(eventId) {
+      const output = await client.send(
+        new GetCommand({
+          TableName: options.tableName,
+          Key: { [eventKey]: eventId },
+          ProjectionExpression: '#status',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ConsistentRead: true,
+        }),
+      );
+      const { status } = parseItem(eventStatusSchema, output.Item ?? {}, options.tableName, eventId);
+      return status !== undefined && SETTLED.includes(status);
+    },
+
+    markDelivered: (input) => settle(input, { status: EventItemStatus.delivered, delivered_at: input.at }),
+
+    markDeadLettered: (input) =>
+      settle(input, { status: EventItemStatus.deadLettered, dead_lettered_at: input.at, reason: input.reason }),
+  };
+}

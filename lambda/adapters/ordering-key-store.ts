@@ -1,0 +1,89 @@
+/**
+ * The OrderingKeys table: one item per ordering key, holding the last `webhook-sequence` given out
+ * and the head event being attempted with its real attempt count. One item, so that giving a
+ * sequence number and counting an attempt is a single conditional write.
+ */
+import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
+import type { AttemptTicket, DeliveryStore } from '../core/delivery.js';
+import { TABLES } from '../resources.js';
+import { isConditionFailure } from './aws-clients.js';
+import { parseItem } from './dynamo-item.js';
+
+const headSchema = z.object({
+  head_event_id: z.string(),
+  head_sequence: z.number().int().positive(),
+  head_attempts: z.number().int().nonnegative(),
+});
+
+export type OrderingKeyStore = Pick<DeliveryStore, 'beginAttempt' | 'recordFailure'>;
+
+export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName: string): OrderingKeyStore {
+  const orderingKey = TABLES.orderingKeys.partitionKey;
+
+  const readHead = async (key: string): Promise<z.infer<typeof headSchema>> => {
+    const output = await client.send(new GetCommand({ TableName: tableName, Key: { [orderingKey]: key }, ConsistentRead: true }));
+    return parseItem(headSchema, output.Item, tableName, key);
+  };
+
+  return {
+    async beginAttempt({ orderingKey: key, eventId, maxAttempts }): Promise<AttemptTicket> {
+      try {
+        // A new head: the key's next sequence number, attempt 1. Both SET operands read the item
+        // as it was before this write, so head_sequence equals the new last_sequence.
+        const output = await client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: { [orderingKey]: key },
+            UpdateExpression:
+              'SET last_sequence = if_not_exists(last_sequence, :zero) + :one, head_sequence = if_not_exists(last_sequence, :zero) + :one, head_event_id = :event, head_attempts = :one REMOVE head_last_error',
+            ConditionExpression: 'attribute_not_exists(head_event_id) OR head_event_id <> :event',
+            ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':event': eventId },
+            ReturnValues: 'ALL_NEW',
+          }),
+        );
+        const head = parseItem(headSchema, output.Attributes, tableName, key);
+        return { kind: 'attempt', sequence: head.head_sequence, attempts: head.head_attempts };
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+      }
+      try {
+        // The same head again (a retry): keep its number, count one more real attempt.
+        const output = await client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: { [orderingKey]: key },
+            UpdateExpression: 'SET head_attempts = head_attempts + :one',
+            ConditionExpression: 'head_event_id = :event AND head_attempts < :max',
+            ExpressionAttributeValues: { ':one': 1, ':event': eventId, ':max': maxAttempts },
+            ReturnValues: 'ALL_NEW',
+          }),
+        );
+        const head = parseItem(headSchema, output.Attributes, tableName, key);
+        return { kind: 'attempt', sequence: head.head_sequence, attempts: head.head_attempts };
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+      }
+      const head = await readHead(key);
+      if (head.head_event_id !== eventId) throw new Error(`ordering key ${key} changed head while ${eventId} was being attempted`);
+      return { kind: 'exhausted', sequence: head.head_sequence, attempts: head.head_attempts };
+    },
+
+    async recordFailure({ orderingKey: key, eventId, reason }) {
+      try {
+        await client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: { [orderingKey]: key },
+            UpdateExpression: 'SET head_last_error = :reason',
+            ConditionExpression: 'head_event_id = :event',
+            ExpressionAttributeValues: { ':reason': reason, ':event': eventId },
+          }),
+        );
+      } catch (error) {
+        // Another event is head already: its own state matters, this note does not.
+        if (!isConditionFailure(error)) throw error;
+      }
+    },
+  };
+}

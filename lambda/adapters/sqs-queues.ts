@@ -1,0 +1,111 @@
+/**
+ * The SQS commands of the pipeline: enqueue in batches, change visibility, dead-letter.
+ */
+import {
+  ChangeMessageVisibilityBatchCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  type MessageAttributeValue,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { VisibilityChange } from '../core/consumer-batch.js';
+import type { DeadLetter } from '../core/delivery.js';
+import type { OutgoingMessage } from '../core/enqueue-plan.js';
+
+/** Names of the attributes a dead letter carries beside its body (the queued event, unchanged). */
+export const DeadLetterAttribute = {
+  reason: 'reason',
+  attempts: 'attempts',
+  sequence: 'sequence',
+  deadLetteredAt: 'dead_lettered_at',
+} as const;
+
+/** SQS message attributes are part of the 1 MiB; a reason is a sentence, not a log. */
+const MAX_REASON_LENGTH = 1024;
+
+/**
+ * Sends one SendMessageBatch. Entry ids are the messages' request indexes. A call that fails as a
+ * whole (throttled, network) fails every entry: SQS deduplication makes the producer's retry safe.
+ * @returns the indexes of the entries SQS did not take
+ */
+export async function sendMessageBatch(
+  client: SQSClient,
+  queueUrl: string,
+  entries: readonly OutgoingMessage[],
+  logger: Logger,
+): Promise<ReadonlySet<number>> {
+  try {
+    const output = await client.send(
+      new SendMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: entries.map((message) => ({
+          Id: String(message.index),
+          MessageBody: message.body,
+          MessageGroupId: message.messageGroupId,
+          MessageDeduplicationId: message.deduplicationId,
+        })),
+      }),
+    );
+    for (const failure of output.Failed ?? []) {
+      logger.warn('SQS refused an entry', { entryId: failure.Id, code: failure.Code, senderFault: failure.SenderFault });
+    }
+    return new Set((output.Failed ?? []).map((failure) => Number(failure.Id)));
+  } catch (error) {
+    logger.error('SendMessageBatch failed', { error, entries: entries.length });
+    return new Set(entries.map((message) => message.index));
+  }
+}
+
+/**
+ * Applies the visibility changes of a batch plan in one call (at most 10 entries, as a batch
+ * holds at most 10 records). A refused change is logged: the message then reappears after its
+ * current visibility timeout, later than planned but still in order.
+ */
+export async function changeVisibility(
+  client: SQSClient,
+  queueUrl: string,
+  changes: readonly VisibilityChange[],
+  logger: Logger,
+): Promise<void> {
+  if (changes.length === 0) return;
+  const output = await client.send(
+    new ChangeMessageVisibilityBatchCommand({
+      QueueUrl: queueUrl,
+      Entries: changes.map((change, index) => ({
+        Id: String(index),
+        ReceiptHandle: change.receiptHandle,
+        VisibilityTimeout: change.timeoutSeconds,
+      })),
+    }),
+  );
+  for (const failure of output.Failed ?? []) {
+    const change = changes[Number(failure.Id)];
+    logger.warn('SQS refused a visibility change', { messageId: change?.messageId, code: failure.Code });
+  }
+}
+
+/**
+ * Sends a dead letter to the FIFO dead-letter queue: the queued event as body, so a redrive can
+ * send it again as it was, and why it was given up as attributes. Same message group, so a key's
+ * dead letters stay in order; deduplicated by event id, so a retried give-up is not doubled.
+ */
+export async function sendDeadLetter(client: SQSClient, queueUrl: string, deadLetter: DeadLetter): Promise<void> {
+  const attributes: Record<string, MessageAttributeValue> = {
+    [DeadLetterAttribute.reason]: { DataType: 'String', StringValue: deadLetter.reason.slice(0, MAX_REASON_LENGTH) },
+    [DeadLetterAttribute.attempts]: { DataType: 'Number', StringValue: String(deadLetter.attempts) },
+    [DeadLetterAttribute.deadLetteredAt]: { DataType: 'String', StringValue: deadLetter.deadLetteredAt },
+  };
+  if (deadLetter.sequence !== undefined) {
+    attributes[DeadLetterAttribute.sequence] = { DataType: 'Number', StringValue: String(deadLetter.sequence) };
+  }
+  await client.send(
+    new SendMessageCommand({
+      QueueUrl: queueUrl,
+      MessageBody: deadLetter.queued === undefined ? (deadLetter.unreadableBody ?? '') || '(empty body)' : JSON.stringify(deadLetter.queued),
+      MessageGroupId: deadLetter.messageGroupId,
+      MessageDeduplicationId: deadLetter.deduplicationId,
+      MessageAttributes: attributes,
+    }),
+  );
+}

@@ -1,0 +1,223 @@
+/**
+ * The one typed configuration, shared by the CDK stack, the Lambda handlers and the local stack.
+ * This is the only module that reads `process.env` (callers pass it in); every default is written
+ * here, once, next to its variable.
+ */
+import * as z from 'zod';
+import { RESOURCE_ENV_VARS, type ResourceNames } from './resources.js';
+
+/** Where the configuration is used: the defaults of a few variables differ (CONTRACT §4). */
+export const Deployment = { local: 'local', deployed: 'deployed' } as const;
+export type Deployment = (typeof Deployment)[keyof typeof Deployment];
+
+/** Lambda's SQS event source mapping hands a FIFO consumer at most 10 records per batch. */
+export const CONSUMER_BATCH_SIZE = 10;
+
+/** SQS visibility timeouts range from 0 s to 12 h; a backoff is a visibility timeout. */
+export const MAX_VISIBILITY_SECONDS = 43_200;
+
+/** SQS keeps messages at most 14 days; both queues keep them that long. */
+export const MESSAGE_RETENTION_SECONDS = 1_209_600;
+
+/** Lambda's hard ceiling on a function's timeout. */
+const MAX_LAMBDA_TIMEOUT_SECONDS = 900;
+
+/** Validated settings. Units live in the names. */
+export interface Config {
+  /** HTTP port of the local stack on 127.0.0.1. */
+  readonly port: number;
+  /** Real delivery attempts before an event is dead-lettered. */
+  readonly maxDeliveryAttempts: number;
+  /** Lower bound of every retry delay; 0 allowed. */
+  readonly retryBaseSeconds: number;
+  /** Upper bound of every retry delay, `Retry-After` included. */
+  readonly retryMaxSeconds: number;
+  /** Time allowed for one attempt: connect, send, and the receiver's status line. */
+  readonly deliveryTimeoutMs: number;
+  /** Unset: one message group per ordering key. Set: `partition-<p>` groups, p < partitionCount. */
+  readonly partitionCount: number | undefined;
+  /** Concurrent consumer invocations (the event source mapping's maximum concurrency). */
+  readonly consumerConcurrency: number;
+  /** Whether endpoint URLs may resolve to private, loopback, link-local or metadata addresses. */
+  readonly allowPrivateEndpoints: boolean;
+  /** Local stack only: where state is kept across restarts; unset keeps it in memory. */
+  readonly dataDir: string | undefined;
+  /** Alarm threshold on the queue's oldest message age. */
+  readonly oldestMessageAlarmSeconds: number;
+  /** Deployed only: e-mail address subscribed to the alarms' topic; unset means no subscription. */
+  readonly alarmEmail: string | undefined;
+  /** Days an event's idempotency and delivery record is kept (DynamoDB TTL). */
+  readonly deliveryStateTtlDays: number;
+  /** Powertools Logger level. */
+  readonly logLevel: LogLevel;
+}
+
+export const LogLevel = { DEBUG: 'DEBUG', INFO: 'INFO', WARN: 'WARN', ERROR: 'ERROR', SILENT: 'SILENT' } as const;
+export type LogLevel = (typeof LogLevel)[keyof typeof LogLevel];
+
+/** A configuration value was refused; the message names every offending variable. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+  }
+}
+
+const integer = (min: number, max: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^-?\d+$/, `must be an integer between ${min} and ${max}`)
+    .transform(Number)
+    .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+
+const boolean = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .refine((value) => value === 'true' || value === 'false', 'must be true or false')
+  .transform((value) => value === 'true');
+
+const nonEmpty = z.string().trim().min(1, 'must not be empty');
+
+/** Every variable of CONTRACT §4 and the deploy-time ones, each with its one default. */
+const environmentSchema = (deployment: Deployment) =>
+  z
+    .object({
+      PORT: integer(1, 65_535).default(3000),
+      MAX_DELIVERY_ATTEMPTS: integer(1, 100).default(5),
+      RETRY_BASE_SECONDS: integer(0, MAX_VISIBILITY_SECONDS).default(5),
+      RETRY_MAX_SECONDS: integer(1, MAX_VISIBILITY_SECONDS).default(900),
+      // 10 records of one group may be delivered one after another in one invocation, and Lambda
+      // stops at 900 s: 60 s per attempt keeps 10 attempts inside the consumer's timeout.
+      DELIVERY_TIMEOUT_MS: integer(100, 60_000).default(10_000),
+      PARTITION_COUNT: integer(1, 1_000_000).optional(),
+      // Lambda's maximumConcurrency for SQS event sources ranges from 2 to 1000.
+      CONSUMER_CONCURRENCY: integer(2, 1000).default(4),
+      ALLOW_PRIVATE_ENDPOINTS: boolean.default(deployment === Deployment.local),
+      DATA_DIR: nonEmpty.optional(),
+      OLDEST_MESSAGE_ALARM_SECONDS: integer(60, 1_209_600).default(900),
+      ALARM_EMAIL: z.email('must be an e-mail address').optional(),
+      DELIVERY_STATE_TTL_DAYS: integer(1, 3650).default(30),
+      LOG_LEVEL: z
+        .string()
+        .trim()
+        .toUpperCase()
+        .pipe(z.enum(LogLevel, `must be one of ${Object.values(LogLevel).join(', ')}`))
+        .default(LogLevel.INFO),
+    })
+    .refine((env) => env.RETRY_MAX_SECONDS >= env.RETRY_BASE_SECONDS, {
+      path: ['RETRY_MAX_SECONDS'],
+      message: 'must be at least RETRY_BASE_SECONDS',
+    });
+
+/** An empty variable counts as unset, as shells and `.env` files produce them. */
+function withoutEmpty(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''),
+  );
+}
+
+function describeIssues(error: z.ZodError, env: Readonly<Record<string, string>>): string[] {
+  return error.issues.map((issue) => {
+    const variable = String(issue.path[0] ?? 'environment');
+    const given = env[variable];
+    return `${variable}: ${issue.message}${given === undefined ? '' : ` (got "${given}")`}`;
+  });
+}
+
+/**
+ * Reads and validates the configuration from an environment map.
+ * @throws ConfigError naming each variable that is refused.
+ */
+export function loadConfig(env: Readonly<Record<string, string | undefined>>, deployment: Deployment): Config {
+  const present = withoutEmpty(env);
+  const parsed = environmentSchema(deployment).safeParse(present);
+  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error, present));
+  const v = parsed.data;
+  return {
+    port: v.PORT,
+    maxDeliveryAttempts: v.MAX_DELIVERY_ATTEMPTS,
+    retryBaseSeconds: v.RETRY_BASE_SECONDS,
+    retryMaxSeconds: v.RETRY_MAX_SECONDS,
+    deliveryTimeoutMs: v.DELIVERY_TIMEOUT_MS,
+    partitionCount: v.PARTITION_COUNT,
+    consumerConcurrency: v.CONSUMER_CONCURRENCY,
+    allowPrivateEndpoints: v.ALLOW_PRIVATE_ENDPOINTS,
+    dataDir: v.DATA_DIR,
+    oldestMessageAlarmSeconds: v.OLDEST_MESSAGE_ALARM_SECONDS,
+    alarmEmail: v.ALARM_EMAIL,
+    deliveryStateTtlDays: v.DELIVERY_STATE_TTL_DAYS,
+    logLevel: v.LOG_LEVEL,
+  };
+}
+
+/**
+ * The variables a deployed function needs to rebuild the same Config with `loadConfig`.
+ * `ALLOW_PRIVATE_ENDPOINTS` is always written out, so no function falls back to a default
+ * meant for the other deployment.
+ */
+export function toEnvironment(config: Config): Record<string, string> {
+  const environment: Record<string, string> = {
+    MAX_DELIVERY_ATTEMPTS: String(config.maxDeliveryAttempts),
+    RETRY_BASE_SECONDS: String(config.retryBaseSeconds),
+    RETRY_MAX_SECONDS: String(config.retryMaxSeconds),
+    DELIVERY_TIMEOUT_MS: String(config.deliveryTimeoutMs),
+    CONSUMER_CONCURRENCY: String(config.consumerConcurrency),
+    ALLOW_PRIVATE_ENDPOINTS: String(config.allowPrivateEndpoints),
+    DELIVERY_STATE_TTL_DAYS: String(config.deliveryStateTtlDays),
+    LOG_LEVEL: config.logLevel,
+  };
+  if (config.partitionCount !== undefined) environment.PARTITION_COUNT = String(config.partitionCount);
+  return environment;
+}
+
+/**
+ * The consumer's timeout: a batch may hold 10 records of one group, delivered one after
+ * another, each allowed `deliveryTimeoutMs`, plus 30 s for DynamoDB and SQS calls.
+ */
+export function consumerTimeoutSeconds(config: Config): number {
+  return Math.min(
+    MAX_LAMBDA_TIMEOUT_SECONDS,
+    Math.ceil((CONSUMER_BATCH_SIZE * config.deliveryTimeoutMs) / 1000) + 30,
+  );
+}
+
+/** AWS asks for a visibility timeout of at least 6 × the function's timeout for SQS event sources. */
+export function queueVisibilityTimeoutSeconds(config: Config): number {
+  return 6 * consumerTimeoutSeconds(config);
+}
+
+/**
+ * SQS's own redrive is only a backstop for crash loops; the consumer dead-letters after real
+ * attempts. Every receive counts, and a message waits in the first 10 of its group while up to 9
+ * events ahead of it use all their attempts, so it may be received 10 × MAX_DELIVERY_ATTEMPTS
+ * times before its own first attempt. The backstop sits above that.
+ */
+export function backstopMaxReceiveCount(config: Config): number {
+  return CONSUMER_BATCH_SIZE * (config.maxDeliveryAttempts + 1);
+}
+
+/**
+ * Reads the physical names of the resources a handler uses from the environment the stack (or
+ * the local stack) set. Each function is given only the names of what it is granted.
+ * @throws ConfigError naming each missing variable.
+ */
+export function loadResourceNames<K extends keyof ResourceNames>(
+  env: Readonly<Record<string, string | undefined>>,
+  needed: readonly K[],
+): Pick<ResourceNames, K> {
+  const missing = needed.filter((name) => (env[RESOURCE_ENV_VARS[name]]?.trim() ?? '') === '');
+  if (missing.length > 0) throw new ConfigError(missing.map((name) => `${RESOURCE_ENV_VARS[name]}: must be set`));
+  return Object.fromEntries(needed.map((name) => [name, env[RESOURCE_ENV_VARS[name]]?.trim() ?? ''])) as Pick<ResourceNames, K>;
+}
+
+/** The configuration of this process, read once from its environment. */
+export function loadProcessConfig(deployment: Deployment): Config {
+  return loadConfig(process.env, deployment);
+}
+
+/** The resource names this process needs, read once from its environment. */
+export function loadProcessResourceNames<K extends keyof ResourceNames>(needed: readonly K[]): Pick<ResourceNames, K> {
+  return loadResourceNames(process.env, needed);
+}

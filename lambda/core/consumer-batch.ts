@@ -1,0 +1,102 @@
+/**
+ * One invocation of the consumer: a batch of up to 10 SQS records, possibly several groups and
+ * several records of one group. Groups run concurrently; the records of a group strictly one after
+ * another. What must happen to SQS afterwards is returned as a value.
+ */
+import { deliverRecord, OutcomeKind, type ConsumerRecord, type DeliveryOutcome, type DeliveryPorts } from './delivery.js';
+import { backoffSeconds, type RetryPolicy } from './retry-policy.js';
+
+/** A visibility change to make before the invocation returns. */
+export interface VisibilityChange {
+  readonly messageId: string;
+  readonly receiptHandle: string;
+  readonly timeoutSeconds: number;
+}
+
+/** What the handler does with SQS once the batch is processed. */
+export interface BatchPlan {
+  /** Reported in `batchItemFailures`: SQS keeps them; the others are deleted by Lambda. */
+  readonly failedMessageIds: readonly string[];
+  readonly visibilityChanges: readonly VisibilityChange[];
+  /** One entry per record that was processed, for logs and tests. */
+  readonly outcomes: ReadonlyMap<string, DeliveryOutcome>;
+}
+
+/** Splits a batch by message group, each group in the order SQS gave it, groups in order of first appearance. */
+export function groupByMessageGroup(records: readonly ConsumerRecord[]): ConsumerRecord[][] {
+  const groups = new Map<string, ConsumerRecord[]>();
+  for (const record of records) {
+    const group = groups.get(record.messageGroupId);
+    if (group === undefined) groups.set(record.messageGroupId, [record]);
+    else group.push(record);
+  }
+  return [...groups.values()];
+}
+
+/**
+ * The successor-visibility rule. When the head of a group must wait, it and every later record of
+ * its group are reported failed (otherwise Lambda would delete the successors, or a successor
+ * would overtake its head). The head gets its backoff as visibility timeout; the successors get
+ * 0, because SQS keeps a group locked while any of its messages is in flight, and successors left
+ * invisible for the queue's timeout would hold the head back long after its backoff.
+ */
+export function planGroupRetry(group: readonly ConsumerRecord[], headIndex: number, delaySeconds: number): {
+  failedMessageIds: string[];
+  visibilityChanges: VisibilityChange[];
+} {
+  const waiting = group.slice(headIndex);
+  return {
+    failedMessageIds: waiting.map((record) => record.messageId),
+    visibilityChanges: waiting.map((record, position) => ({
+      messageId: record.messageId,
+      receiptHandle: record.receiptHandle,
+      timeoutSeconds: position === 0 ? delaySeconds : 0,
+    })),
+  };
+}
+
+/** Called when processing a record throws: a fault, not an outcome. */
+export type FaultListener = (error: unknown, record: ConsumerRecord) => void;
+
+async function processGroup(
+  group: readonly ConsumerRecord[],
+  ports: DeliveryPorts,
+  policy: RetryPolicy,
+  onFault: FaultListener,
+  outcomes: Map<string, DeliveryOutcome>,
+): Promise<{ failedMessageIds: string[]; visibilityChanges: VisibilityChange[] }> {
+  for (const [index, record] of group.entries()) {
+    let outcome: DeliveryOutcome;
+    try {
+      outcome = await deliverRecord(record, ports, policy);
+    } catch (error) {
+      // A fault (a dependency down, a crash before the outcome was recorded): the record waits like
+      // a failed attempt, backing off by how often SQS has handed it out, so that a passing fault
+      // costs seconds and a lasting one grows to the maximum delay (and, after many receives,
+      // meets SQS's backstop redrive). Other groups are not held back.
+      onFault(error, record);
+      return planGroupRetry(group, index, backoffSeconds(record.receiveCount, policy, ports.random));
+    }
+    outcomes.set(record.messageId, outcome);
+    if (outcome.kind === OutcomeKind.retryLater) return planGroupRetry(group, index, outcome.delaySeconds);
+  }
+  return { failedMessageIds: [], visibilityChanges: [] };
+}
+
+/** Processes a batch and plans what SQS must be told. */
+export async function processBatch(
+  records: readonly ConsumerRecord[],
+  ports: DeliveryPorts,
+  policy: RetryPolicy,
+  onFault: FaultListener,
+): Promise<BatchPlan> {
+  const outcomes = new Map<string, DeliveryOutcome>();
+  const plans = await Promise.all(
+    groupByMessageGroup(records).map((group) => processGroup(group, ports, policy, onFault, outcomes)),
+  );
+  return {
+    failedMessageIds: plans.flatMap((plan) => plan.failedMessageIds),
+    visibilityChanges: plans.flatMap((plan) => plan.visibilityChanges),
+    outcomes,
+  };
+}

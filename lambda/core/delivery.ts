@@ -1,0 +1,234 @@
+/**
+ * Delivering one event: skip it if settled, give it its sequence, count the real attempt, send it
+ * signed, and decide what a failure means (CONTRACT §3). The outcome is a value; the batch plan
+ * (`consumer-batch.ts`) turns outcomes into SQS actions.
+ */
+import { queuedEventSchema, type QueuedEvent } from './event.js';
+import { decideAfterFailure, FailureDecisionKind, parseRetryAfter, type RetryPolicy } from './retry-policy.js';
+import { signWebhook, type WebhookRequest } from './webhook.js';
+
+/** The subscription fields delivery needs. */
+export interface DeliveryTarget {
+  readonly url: string;
+  readonly secret: string;
+}
+
+/** The result of one HTTP attempt, as the sender saw it. */
+export const AttemptResultKind = {
+  response: 'response',
+  timeout: 'timeout',
+  unreachable: 'unreachable',
+  endpointNotAllowed: 'endpoint_not_allowed',
+} as const;
+
+export type AttemptResult =
+  | { readonly kind: typeof AttemptResultKind.response; readonly statusCode: number; readonly retryAfter?: string }
+  | { readonly kind: typeof AttemptResultKind.timeout; readonly afterMs: number }
+  | { readonly kind: typeof AttemptResultKind.unreachable; readonly message: string }
+  | { readonly kind: typeof AttemptResultKind.endpointNotAllowed; readonly address: string };
+
+/** The one place that decides whether an attempt succeeded: any 2xx. */
+export function isSuccess(result: AttemptResult): boolean {
+  return result.kind === AttemptResultKind.response && result.statusCode >= 200 && result.statusCode <= 299;
+}
+
+/** A short reason for logs, the lag view and dead letters. Never the response body. */
+export function describeAttempt(result: AttemptResult): string {
+  switch (result.kind) {
+    case AttemptResultKind.response:
+      return `HTTP ${result.statusCode}`;
+    case AttemptResultKind.timeout:
+      return `no response within ${result.afterMs} ms`;
+    case AttemptResultKind.unreachable:
+      return `unreachable: ${result.message}`;
+    case AttemptResultKind.endpointNotAllowed:
+      return `endpoint resolved to ${result.address}, which is not a public address`;
+  }
+}
+
+/** An attempt the store allowed: the event's sequence number and its real attempt count so far, this one included. */
+export type AttemptTicket =
+  | { readonly kind: 'attempt'; readonly sequence: number; readonly attempts: number }
+  /** A crash after the last allowed attempt: give up without attempting again. */
+  | { readonly kind: 'exhausted'; readonly sequence: number; readonly attempts: number };
+
+/** What the consumer writes and reads about events and ordering keys. */
+export interface DeliveryStore {
+  /** Whether the event was already delivered or dead-lettered. */
+  readonly isSettled: (eventId: string) => Promise<boolean>;
+  /**
+   * Counts a real attempt before it is made: a new head gets the key's next sequence number and
+   * attempt 1; the same head again keeps its number and counts one more, up to `maxAttempts`.
+   */
+  readonly beginAttempt: (input: {
+    readonly orderingKey: string;
+    readonly eventId: string;
+    readonly maxAttempts: number;
+  }) => Promise<AttemptTicket>;
+  /** Remembers why the head's last attempt failed. */
+  readonly recordFailure: (input: { readonly orderingKey: string; readonly eventId: string; readonly reason: string }) => Promise<void>;
+  readonly markDelivered: (input: SettledEvent) => Promise<void>;
+  readonly markDeadLettered: (input: SettledEvent & { readonly reason: string }) => Promise<void>;
+}
+
+export interface SettledEvent {
+  readonly queued: QueuedEvent;
+  readonly sequence: number;
+  readonly attempts: number;
+  readonly at: string;
+}
+
+/** A message for the dead-letter queue: the whole event, so that it can be redriven, and why. */
+export interface DeadLetter {
+  readonly messageGroupId: string;
+  /** The event_id, or the SQS message id of a record that could not be read. */
+  readonly deduplicationId: string;
+  readonly reason: string;
+  readonly attempts: number;
+  readonly sequence: number | undefined;
+  readonly deadLetteredAt: string;
+  /** The event as it was queued, when the record could be read. */
+  readonly queued: QueuedEvent | undefined;
+  /** The record's body as received, when it could not be read. */
+  readonly unreadableBody: string | undefined;
+}
+
+export interface DeliveryPorts {
+  readonly store: DeliveryStore;
+  readonly findTarget: (subscriptionId: string) => Promise<DeliveryTarget | undefined>;
+  readonly send: (url: string, request: WebhookRequest) => Promise<AttemptResult>;
+  readonly deadLetter: (deadLetter: DeadLetter) => Promise<void>;
+  readonly now: () => Date;
+  readonly random: () => number;
+}
+
+/** The outcome of one record. */
+export const OutcomeKind = {
+  delivered: 'delivered',
+  duplicate: 'duplicate',
+  deadLettered: 'dead_lettered',
+  retryLater: 'retry_later',
+} as const;
+
+export type DeliveryOutcome =
+  | { readonly kind: typeof OutcomeKind.delivered; readonly sequence: number; readonly attempts: number }
+  | { readonly kind: typeof OutcomeKind.duplicate }
+  | { readonly kind: typeof OutcomeKind.deadLettered; readonly reason: string }
+  | { readonly kind: typeof OutcomeKind.retryLater; readonly delaySeconds: number; readonly reason: string };
+
+/** The SQS record fields delivery reads. */
+export interface ConsumerRecord {
+  readonly messageId: string;
+  readonly receiptHandle: string;
+  readonly body: string;
+  readonly messageGroupId: string;
+  /** SQS's ApproximateReceiveCount: every receive counts, processed or not. */
+  readonly receiveCount: number;
+  /** Set when the SQS record itself was not readable: it is dead-lettered at once. */
+  readonly problem?: string;
+}
+
+/** Reads a record's body; undefined with a reason when it is not a queued event. */
+export function readRecord(record: ConsumerRecord): { queued: QueuedEvent } | { reason: string } {
+  if (record.problem !== undefined) return { reason: `malformed record: ${record.problem}` };
+  let json: unknown;
+  try {
+    json = JSON.parse(record.body);
+  } catch {
+    return { reason: 'malformed record: body is not JSON' };
+  }
+  const parsed = queuedEventSchema.safeParse(json);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    return { reason: `malformed record: ${first ? `${first.path.join('.') || 'body'} ${first.message}` : 'invalid'}` };
+  }
+  return { queued: parsed.data };
+}
+
+async function giveUp(
+  ports: DeliveryPorts,
+  queued: QueuedEvent,
+  ticket: { sequence: number; attempts: number },
+  reason: string,
+): Promise<DeliveryOutcome> {
+  const at = ports.now().toISOString();
+  // Dead-letter queue first, record second: a crash between them leaves a record that is retried,
+  // finds its attempts exhausted and dead-letters again, which the DLQ's deduplication absorbs.
+  await ports.deadLetter({
+    messageGroupId: queued.message_group_id,
+    deduplicationId: queued.event.event_id,
+    reason,
+    attempts: ticket.attempts,
+    sequence: ticket.sequence,
+    deadLetteredAt: at,
+    queued,
+    unreadableBody: undefined,
+  });
+  await ports.store.markDeadLettered({ queued, sequence: ticket.sequence, attempts: ticket.attempts, at, reason });
+  return { kind: OutcomeKind.deadLettered, reason };
+}
+
+/**
+ * Processes one record of a group whose earlier records all succeeded. Expected outcomes are
+ * values; a thrown error is a fault (DynamoDB or SQS unavailable) for the batch to handle.
+ */
+export async function deliverRecord(record: ConsumerRecord, ports: DeliveryPorts, policy: RetryPolicy): Promise<DeliveryOutcome> {
+  const read = readRecord(record);
+  if ('reason' in read) {
+    // Retrying cannot repair a malformed record: dead-letter it at once, as received.
+    await ports.deadLetter({
+      messageGroupId: record.messageGroupId,
+      deduplicationId: record.messageId,
+      reason: read.reason,
+      attempts: 0,
+      sequence: undefined,
+      deadLetteredAt: ports.now().toISOString(),
+      queued: undefined,
+      unreadableBody: record.body,
+    });
+    return { kind: OutcomeKind.deadLettered, reason: read.reason };
+  }
+  const { queued } = read;
+  const eventId = queued.event.event_id;
+  if (await ports.store.isSettled(eventId)) return { kind: OutcomeKind.duplicate };
+
+  const target = await ports.findTarget(queued.event.subscription_id);
+  const ticket = await ports.store.beginAttempt({
+    orderingKey: queued.ordering_key,
+    eventId,
+    maxAttempts: policy.maxDeliveryAttempts,
+  });
+  if (target === undefined) {
+    // Nowhere to send it: give up at once. The event keeps a sequence number so that the receiver
+    // sees the gap; the ticket's own attempt is not made, so it is not counted.
+    const attempts = ticket.attempts - 1;
+    return giveUp(ports, queued, { sequence: ticket.sequence, attempts }, `subscription "${queued.event.subscription_id}" no longer exists`);
+  }
+  if (ticket.kind === 'exhausted') {
+    return giveUp(ports, queued, ticket, `${ticket.attempts} of ${policy.maxDeliveryAttempts} attempts made; giving up`);
+  }
+
+  const attemptedAt = ports.now();
+  const request = signWebhook({ queued, sequence: ticket.sequence, secret: target.secret, attemptedAt });
+  const result = await ports.send(target.url, request);
+  if (isSuccess(result)) {
+    await ports.store.markDelivered({
+      queued,
+      sequence: ticket.sequence,
+      attempts: ticket.attempts,
+      at: ports.now().toISOString(),
+    });
+    return { kind: OutcomeKind.delivered, sequence: ticket.sequence, attempts: ticket.attempts };
+  }
+
+  const reason = describeAttempt(result);
+  const retryAfter = result.kind === AttemptResultKind.response ? result.retryAfter : undefined;
+  const decision = decideAfterFailure(
+    { attempts: ticket.attempts, reason, retryAfterSeconds: parseRetryAfter(retryAfter, ports.now()) },
+    policy,
+    ports.random,
+  );
+  if (decision.kind === FailureDecisionKind.deadLetter) return giveUp(ports, queued, ticket, decision.reason);
+  await ports.store.recordFailure({ orderingKey: queued.ordering_key, eventId, reason });
+  return { kind: OutcomeKind.retryLater, delaySeconds: decision.delaySeconds, reason };
+}

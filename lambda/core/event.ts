@@ -1,0 +1,126 @@
+/**
+ * Events as the API accepts them (CONTRACT §2) and as they travel through the queue. Parsed
+ * JSON is validated here, never cast.
+ */
+import * as z from 'zod';
+import { ErrorCode, errorResponse, formatPath, type ApiResponse, type ErrorDetail } from './api-error.js';
+import { MAX_EVENTS_PER_REQUEST, MAX_REQUEST_BYTES } from './limits.js';
+
+/** SQS deduplication ids (our event ids) use letters, digits and ASCII punctuation: 0x21–0x7E. */
+const SQS_ID_ALPHABET = /^[\x21-\x7e]+$/;
+
+/** A string of `min` to `max` characters, with messages a person can act on. */
+export const boundedText = (min: number, max: number) =>
+  z.string().min(min, `must be at least ${min} character${min === 1 ? '' : 's'}`).max(max, `must be at most ${max} characters`);
+
+/** An event_id: the idempotency key, also the SQS deduplication id. */
+export const eventIdSchema = boundedText(1, 128).regex(
+  SQS_ID_ALPHABET,
+  'must use only letters, digits and ASCII punctuation (no spaces)',
+);
+
+/** A subscription id: any 1–128 characters; it is the default ordering key. */
+export const subscriptionIdSchema = boundedText(1, 128);
+
+const payloadSchema = z.record(z.string(), z.unknown(), 'must be a JSON object');
+
+/** One event of a request. Unknown fields are refused, so a misspelt field is never silently dropped. */
+export const webhookEventSchema = z.strictObject({
+  event_id: eventIdSchema,
+  tenant_id: boundedText(1, 128),
+  subscription_id: subscriptionIdSchema,
+  resource_id: boundedText(1, 256).optional(),
+  type: boundedText(1, 128),
+  payload: payloadSchema,
+});
+export type WebhookEvent = z.infer<typeof webhookEventSchema>;
+
+const batchSchema = z.strictObject({
+  events: z
+    .array(webhookEventSchema)
+    .min(1, 'must hold at least 1 event')
+    .max(MAX_EVENTS_PER_REQUEST, `must hold at most ${MAX_EVENTS_PER_REQUEST} events`),
+});
+
+/** The body of `POST /v1/events`, read: its events in request order, with the path each came from. */
+export interface EventsRequest {
+  readonly events: readonly WebhookEvent[];
+  /** `events[i]` for a batch, `` for a single event: prefix of every error path. */
+  readonly pathOf: (index: number) => string;
+}
+
+export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly response: ApiResponse };
+
+/** Turns zod's issues into the contract's `details`. */
+export function toDetails(error: z.ZodError, prefix: readonly PropertyKey[] = []): ErrorDetail[] {
+  return error.issues.map((issue) => ({
+    path: formatPath([...prefix, ...issue.path]) || '(body)',
+    message: issue.code === 'unrecognized_keys' ? `unknown field(s): ${issue.keys.join(', ')}` : issue.message,
+  }));
+}
+
+/** Decodes a request body (base64 when API Gateway says so), refusing it beyond 1 MiB or when it is not JSON. */
+export function readJsonBody(body: string | undefined, isBase64Encoded: boolean): Parsed<unknown> {
+  const bytes = Buffer.from(body ?? '', isBase64Encoded ? 'base64' : 'utf8');
+  if (bytes.byteLength > MAX_REQUEST_BYTES) {
+    return {
+      ok: false,
+      response: errorResponse(
+        413,
+        ErrorCode.payloadTooLarge,
+        `The request body is ${bytes.byteLength} bytes; the limit is ${MAX_REQUEST_BYTES} bytes (1 MiB).`,
+      ),
+    };
+  }
+  try {
+    return { ok: true, value: JSON.parse(bytes.toString('utf8')) as unknown };
+  } catch {
+    return { ok: false, response: errorResponse(400, ErrorCode.invalidJson, 'The request body is not valid JSON.') };
+  }
+}
+
+function isBatch(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.hasOwn(value, 'events');
+}
+
+/**
+ * Validates the body of `POST /v1/events`: one event, or `{"events": [...]}` with 1 to 100.
+ * Two events of one request may not share an `event_id`.
+ */
+export function parseEventsRequest(value: unknown): Parsed<EventsRequest> {
+  const invalid = (details: ErrorDetail[]): Parsed<EventsRequest> => ({
+    ok: false,
+    response: errorResponse(400, ErrorCode.invalidRequest, 'The request body does not match the event schema.', details),
+  });
+  let request: EventsRequest;
+  if (isBatch(value)) {
+    const parsed = batchSchema.safeParse(value);
+    if (!parsed.success) return invalid(toDetails(parsed.error));
+    request = { events: parsed.data.events, pathOf: (index) => `events[${index}]` };
+  } else {
+    const parsed = webhookEventSchema.safeParse(value);
+    if (!parsed.success) return invalid(toDetails(parsed.error));
+    request = { events: [parsed.data], pathOf: () => '' };
+  }
+  const firstIndexById = new Map<string, number>();
+  const repeats: ErrorDetail[] = [];
+  request.events.forEach((event, index) => {
+    const first = firstIndexById.get(event.event_id);
+    if (first === undefined) firstIndexById.set(event.event_id, index);
+    else repeats.push({ path: `${request.pathOf(index)}.event_id`, message: `repeats the event_id of ${request.pathOf(first)}` });
+  });
+  return repeats.length > 0 ? invalid(repeats) : { ok: true, value: request };
+}
+
+/**
+ * The body of an SQS message: the event as accepted, where it was routed, and when it was
+ * accepted (the webhook's `timestamp`). Versioned so that a later format can be told apart.
+ */
+export const queuedEventSchema = z.strictObject({
+  version: z.literal(1),
+  event: webhookEventSchema,
+  ordering_key: z.string(),
+  message_group_id: z.string().min(1),
+  accepted_at: z.iso.datetime(),
+});
+export type QueuedEvent = z.infer<typeof queuedEventSchema>;

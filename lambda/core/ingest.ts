@@ -1,0 +1,173 @@
+/**
+ * Accepting events (CONTRACT §2, `POST /v1/events`): route them, refuse unknown subscriptions,
+ * answer resent event ids as duplicates, and enqueue the rest in each key's order.
+ */
+import { ErrorCode, errorResponse, type ApiResponse, type ErrorDetail } from './api-error.js';
+import type { EventsRequest, QueuedEvent, WebhookEvent } from './event.js';
+import { MAX_QUEUED_EVENT_BYTES } from './limits.js';
+import { SendStatus, sendInKeyOrder, type OutgoingMessage, type SendBatch } from './enqueue-plan.js';
+import { messageGroupIdFor, partitionKey } from './routing.js';
+
+/** What ingest records for an accepted event: its idempotency record. */
+export interface AcceptedEventRecord {
+  readonly eventId: string;
+  readonly subscriptionId: string;
+  readonly tenantId: string;
+  readonly orderingKey: string;
+  readonly messageGroupId: string;
+  readonly acceptedAt: string;
+}
+
+export const RecordOutcome = { recorded: 'recorded', alreadyRecorded: 'already_recorded' } as const;
+export type RecordOutcome = (typeof RecordOutcome)[keyof typeof RecordOutcome];
+
+/** The ports ingest needs; adapters implement them. */
+export interface IngestPorts {
+  /** The tenant of each subscription that exists, by id. */
+  readonly findSubscriptionTenants: (subscriptionIds: readonly string[]) => Promise<ReadonlyMap<string, string>>;
+  /** The event ids, among these, that were accepted before. */
+  readonly findKnownEventIds: (eventIds: readonly string[]) => Promise<ReadonlySet<string>>;
+  /** Records a first acceptance; `already_recorded` when a concurrent request recorded it first. */
+  readonly recordAccepted: (record: AcceptedEventRecord) => Promise<RecordOutcome>;
+  readonly sendBatch: SendBatch;
+  readonly now: () => Date;
+}
+
+export interface IngestSettings {
+  readonly partitionCount: number | undefined;
+}
+
+export const EventStatus = {
+  accepted: 'accepted',
+  duplicate: 'duplicate',
+  failed: 'failed',
+  notEnqueued: 'not_enqueued',
+} as const;
+export type EventStatus = (typeof EventStatus)[keyof typeof EventStatus];
+
+export interface EventResult {
+  readonly event_id: string;
+  readonly status: EventStatus;
+  readonly message_group_id: string;
+}
+
+interface RoutedEvent {
+  readonly index: number;
+  readonly event: WebhookEvent;
+  readonly orderingKey: string;
+  readonly messageGroupId: string;
+}
+
+function unknownSubscriptions(
+  request: EventsRequest,
+  tenants: ReadonlyMap<string, string>,
+): ErrorDetail[] {
+  return request.events.flatMap((event, index) => {
+    const tenant = tenants.get(event.subscription_id);
+    // A subscription of another tenant is answered as unknown: ids of other tenants are not disclosed.
+    if (tenant === event.tenant_id) return [];
+    return [
+      {
+        path: `${request.pathOf(index)}.subscription_id`.replace(/^\./, ''),
+        message: `no subscription "${event.subscription_id}" exists for tenant "${event.tenant_id}"`,
+      },
+    ];
+  });
+}
+
+function toMessage(routed: RoutedEvent, acceptedAt: string): OutgoingMessage {
+  const queued: QueuedEvent = {
+    version: 1,
+    event: routed.event,
+    ordering_key: routed.orderingKey,
+    message_group_id: routed.messageGroupId,
+    accepted_at: acceptedAt,
+  };
+  return {
+    index: routed.index,
+    orderingKey: routed.orderingKey,
+    messageGroupId: routed.messageGroupId,
+    deduplicationId: routed.event.event_id,
+    body: JSON.stringify(queued),
+  };
+}
+
+function oversized(request: EventsRequest, messages: readonly OutgoingMessage[]): ErrorDetail[] {
+  return messages
+    .filter((message) => Buffer.byteLength(message.body, 'utf8') > MAX_QUEUED_EVENT_BYTES)
+    .map((message) => ({
+      path: `${request.pathOf(message.index)}.payload`.replace(/^\./, ''),
+      message: `the event does not fit in one SQS message (${MAX_QUEUED_EVENT_BYTES} bytes with its envelope)`,
+    }));
+}
+
+/**
+ * Accepts a validated request. Order of work: refuse the whole request when a subscription is
+ * unknown (nothing enqueued); answer known event ids as duplicates; enqueue the new ones in each
+ * key's order; then record each enqueued event, so that a crash between the two leaves an
+ * enqueued event without a record (a resend is then enqueued again, dropped by SQS within its
+ * deduplication window and skipped by the consumer after it) rather than a record without an event.
+ */
+export async function ingestEvents(
+  request: EventsRequest,
+  ports: IngestPorts,
+  settings: IngestSettings,
+): Promise<ApiResponse> {
+  const routed: RoutedEvent[] = request.events.map((event, index) => {
+    const orderingKey = partitionKey(event);
+    return { index, event, orderingKey, messageGroupId: messageGroupIdFor(orderingKey, settings.partitionCount) };
+  });
+
+  const tenants = await ports.findSubscriptionTenants([...new Set(request.events.map((e) => e.subscription_id))]);
+  const unknown = unknownSubscriptions(request, tenants);
+  if (unknown.length > 0) {
+    return errorResponse(422, ErrorCode.unknownSubscription, 'Some events name a subscription that does not exist.', unknown);
+  }
+
+  const acceptedAt = ports.now().toISOString();
+  const known = await ports.findKnownEventIds(request.events.map((event) => event.event_id));
+  const fresh = routed.filter((r) => !known.has(r.event.event_id));
+  const messages = fresh.map((r) => toMessage(r, acceptedAt));
+  const tooLarge = oversized(request, messages);
+  if (tooLarge.length > 0) {
+    return errorResponse(413, ErrorCode.payloadTooLarge, 'Some events are too large to enqueue.', tooLarge);
+  }
+
+  const sendStatuses = await sendInKeyOrder(messages, ports.sendBatch);
+  const statuses = new Map<number, EventStatus>();
+  await Promise.all(
+    fresh.map(async (r) => {
+      const sent = sendStatuses.get(r.index);
+      if (sent === SendStatus.failed) return statuses.set(r.index, EventStatus.failed);
+      if (sent === SendStatus.notEnqueued) return statuses.set(r.index, EventStatus.notEnqueued);
+      const outcome = await ports.recordAccepted({
+        eventId: r.event.event_id,
+        subscriptionId: r.event.subscription_id,
+        tenantId: r.event.tenant_id,
+        orderingKey: r.orderingKey,
+        messageGroupId: r.messageGroupId,
+        acceptedAt,
+      });
+      return statuses.set(r.index, outcome === RecordOutcome.recorded ? EventStatus.accepted : EventStatus.duplicate);
+    }),
+  );
+
+  const results: EventResult[] = routed.map((r) => ({
+    event_id: r.event.event_id,
+    status: statuses.get(r.index) ?? EventStatus.duplicate,
+    message_group_id: r.messageGroupId,
+  }));
+  const hasFailures = results.some((r) => r.status === EventStatus.failed || r.status === EventStatus.notEnqueued);
+  if (!hasFailures) return { statusCode: 202, body: { results } };
+  return {
+    statusCode: 503,
+    headers: { 'retry-after': '1' },
+    body: {
+      error: {
+        code: ErrorCode.enqueueFailed,
+        message: 'Some events could not be enqueued; retrying the whole request is safe.',
+      },
+      results,
+    },
+  };
+}

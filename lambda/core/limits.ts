@@ -1,0 +1,22 @@
+/** Limits of the contract and of SQS, each written once. */
+
+/** CONTRACT §2: a request body is at most 1 MiB. */
+export const MAX_REQUEST_BYTES = 1_048_576;
+
+/** CONTRACT §2: a batch holds 1 to 100 events. */
+export const MAX_EVENTS_PER_REQUEST = 100;
+
+/** SQS: a message body, and the sum of the bodies in one SendMessageBatch, are at most 1 MiB. */
+export const MAX_SQS_MESSAGE_BYTES = 1_048_576;
+
+/** SQS: SendMessageBatch and ChangeMessageVisibilityBatch take at most 10 entries. */
+export const MAX_SQS_BATCH_ENTRIES = 10;
+
+/** DynamoDB: BatchGetItem reads at most 100 keys per call. */
+export const MAX_BATCH_GET_KEYS = 100;
+
+/**
+ * Largest queued event body: SQS's limit less room for the dead-letter attributes (reason,
+ * attempts, sequence), so that any event that was queued can also be dead-lettered whole.
+ */
+export const MAX_QUEUED_EVENT_BYTES = MAX_SQS_MESSAGE_BYTES - 4096;

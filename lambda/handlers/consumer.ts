@@ -1,0 +1,127 @@
+/**
+ * Consumer function: invoked by the SQS event source mapping with up to 10 records, answers with
+ * a partial batch response (`ReportBatchItemFailures`). Throws only for faults.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import * as z from 'zod';
+import { Deployment, loadProcessConfig, loadProcessResourceNames, type Config } from '../config.js';
+import { processBatch, type VisibilityChange } from '../core/consumer-batch.js';
+import { OutcomeKind, type ConsumerRecord, type DeliveryPorts } from '../core/delivery.js';
+import type { RetryPolicy } from '../core/retry-policy.js';
+import { createDocumentClient, createSqsClient } from '../adapters/aws-clients.js';
+import { createEventStore } from '../adapters/event-store.js';
+import { createOrderingKeyStore } from '../adapters/ordering-key-store.js';
+import { changeVisibility, sendDeadLetter } from '../adapters/sqs-queues.js';
+import { createSubscriptionStore } from '../adapters/subscription-store.js';
+import { createWebhookSender } from '../adapters/webhook-sender.js';
+import { createLogger } from './logger.js';
+import type { HandlerWiring } from './wiring.js';
+
+export type ConsumerHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
+
+/** The fields of an SQS record the consumer relies on, validated at the edge. */
+const sqsRecordSchema = z.object({
+  messageId: z.string().min(1),
+  receiptHandle: z.string().min(1),
+  body: z.string(),
+  attributes: z.object({ MessageGroupId: z.string().min(1), ApproximateReceiveCount: z.coerce.number().int().positive().catch(1) }),
+});
+
+/**
+ * Reads an SQS record. One that lacks what a FIFO record always has is kept as its own group and
+ * marked, so that it is dead-lettered as malformed without holding anything back.
+ */
+export function toConsumerRecord(record: unknown, index: number): ConsumerRecord {
+  const parsed = sqsRecordSchema.safeParse(record);
+  if (parsed.success) {
+    const { messageId, receiptHandle, body, attributes } = parsed.data;
+    return { messageId, receiptHandle, body, messageGroupId: attributes.MessageGroupId, receiveCount: attributes.ApproximateReceiveCount };
+  }
+  const loose = z.object({ messageId: z.string(), receiptHandle: z.string(), body: z.string() }).partial().catch({}).parse(record);
+  const messageId = loose.messageId ?? `record-${index}`;
+  const problem = parsed.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`).join('; ');
+  return { messageId, receiptHandle: loose.receiptHandle ?? '', body: loose.body ?? '', messageGroupId: `malformed-${messageId}`, receiveCount: 1, problem };
+}
+
+export interface ConsumerHandlerDeps {
+  readonly ports: DeliveryPorts;
+  readonly policy: RetryPolicy;
+  readonly changeVisibility: (changes: readonly VisibilityChange[]) => Promise<void>;
+  readonly logger: Logger;
+}
+
+export function createConsumerHandler(deps: ConsumerHandlerDeps): ConsumerHandler {
+  return async (event) => {
+    const records = event.Records.map(toConsumerRecord);
+    const plan = await processBatch(records, deps.ports, deps.policy, (error, record) => {
+      deps.logger.error('record failed with a fault; it stays queued', { messageId: record.messageId, messageGroupId: record.messageGroupId, error });
+    });
+    for (const [messageId, outcome] of plan.outcomes) {
+      if (outcome.kind === OutcomeKind.deadLettered) deps.logger.warn('event dead-lettered', { messageId, reason: outcome.reason });
+      if (outcome.kind === OutcomeKind.retryLater) deps.logger.info('delivery failed; retrying later', { messageId, reason: outcome.reason, delaySeconds: outcome.delaySeconds });
+    }
+    try {
+      await deps.changeVisibility(plan.visibilityChanges);
+    } catch (error) {
+      // The failures are still reported: the messages come back after their current visibility
+      // timeout, later than planned and still in order.
+      deps.logger.error('visibility changes failed', { error, changes: plan.visibilityChanges.length });
+    }
+    return { batchItemFailures: plan.failedMessageIds.map((itemIdentifier) => ({ itemIdentifier })) };
+  };
+}
+
+/** The resources the consumer uses, and is granted. */
+export const CONSUMER_RESOURCES = ['subscriptionsTable', 'eventsTable', 'orderingKeysTable', 'deliveryQueueUrl', 'deadLetterQueueUrl'] as const;
+
+/** Connects the delivery ports to DynamoDB, SQS and HTTP. */
+export function createDeliveryPorts(input: HandlerWiring): DeliveryPorts {
+  const subscriptions = createSubscriptionStore(input.dynamo, input.resources.subscriptionsTable);
+  return {
+    store: {
+      ...createEventStore(input.dynamo, { tableName: input.resources.eventsTable, ttlDays: input.config.deliveryStateTtlDays }),
+      ...createOrderingKeyStore(input.dynamo, input.resources.orderingKeysTable),
+    },
+    findTarget: subscriptions.get,
+    send: createWebhookSender({ timeoutMs: input.config.deliveryTimeoutMs, allowPrivateEndpoints: input.config.allowPrivateEndpoints }),
+    deadLetter: (deadLetter) => sendDeadLetter(input.sqs, input.resources.deadLetterQueueUrl, deadLetter),
+    now: () => new Date(),
+    random: Math.random,
+  };
+}
+
+/** The retry policy of a configuration. */
+export function retryPolicyOf(config: Config): RetryPolicy {
+  return {
+    maxDeliveryAttempts: config.maxDeliveryAttempts,
+    retryBaseSeconds: config.retryBaseSeconds,
+    retryMaxSeconds: config.retryMaxSeconds,
+  };
+}
+
+/** Everything the consumer needs, from a configuration and clients: shared by Lambda and the local stack. */
+export function wireConsumerHandler(input: HandlerWiring): ConsumerHandler {
+  return createConsumerHandler({
+    ports: createDeliveryPorts(input),
+    policy: retryPolicyOf(input.config),
+    changeVisibility: (changes) => changeVisibility(input.sqs, input.resources.deliveryQueueUrl, changes, input.logger),
+    logger: input.logger,
+  });
+}
+
+let wired: ConsumerHandler | undefined;
+
+function createFromEnvironment(): ConsumerHandler {
+  const config = loadProcessConfig(Deployment.deployed);
+  return wireConsumerHandler({
+    config,
+    resources: loadProcessResourceNames(CONSUMER_RESOURCES),
+    dynamo: createDocumentClient(),
+    sqs: createSqsClient(),
+    logger: createLogger('consumer', config.logLevel),
+  });
+}
+
+/** Lambda entry point, wired on the first invocation of a cold start. */
+export const handler: ConsumerHandler = (event) => (wired ??= createFromEnvironment())(event);

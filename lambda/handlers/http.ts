@@ -1,0 +1,41 @@
+/**
+ * The HTTP edge shared by the API handlers: API Gateway HTTP API (payload v2) in, contract-shaped
+ * JSON out, and the one top-level boundary that turns a fault into a 500.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { ErrorCode, errorResponse, type ApiResponse } from '../core/api-error.js';
+
+export type HttpHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
+
+/** A route's implementation: the event in, a contract response out. */
+export type Route = (event: APIGatewayProxyEventV2) => Promise<ApiResponse>;
+
+export function toHttpResult(response: ApiResponse): APIGatewayProxyStructuredResultV2 {
+  return {
+    statusCode: response.statusCode,
+    headers: { 'content-type': 'application/json', ...response.headers },
+    body: JSON.stringify(response.body),
+  };
+}
+
+/**
+ * Dispatches on API Gateway's `routeKey` and is the boundary for faults: an unexpected error is
+ * logged (with the request id, never the body) and answered 500 in the contract's shape.
+ */
+export function createHttpHandler(routes: Readonly<Record<string, Route>>, logger: Logger): HttpHandler {
+  return async (event) => {
+    const route = routes[event.routeKey];
+    if (route === undefined) {
+      return toHttpResult(errorResponse(404, ErrorCode.notFound, `No route ${event.routeKey}.`));
+    }
+    try {
+      return toHttpResult(await route(event));
+    } catch (error) {
+      logger.error('request failed', { routeKey: event.routeKey, requestId: event.requestContext.requestId, error });
+      return toHttpResult(
+        errorResponse(500, ErrorCode.internalError, 'The request could not be completed; retrying it is safe.'),
+      );
+    }
+  };
+}

@@ -1,0 +1,80 @@
+/**
+ * Ingest function: `POST /v1/events` and `GET /health` (CONTRACT §2).
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { Deployment, loadProcessConfig, loadProcessResourceNames } from '../config.js';
+import { parseEventsRequest, readJsonBody } from '../core/event.js';
+import { ingestEvents, type IngestPorts, type IngestSettings } from '../core/ingest.js';
+import { createDocumentClient, createSqsClient } from '../adapters/aws-clients.js';
+import { createEventStore } from '../adapters/event-store.js';
+import { sendMessageBatch } from '../adapters/sqs-queues.js';
+import { createSubscriptionStore } from '../adapters/subscription-store.js';
+import { createHttpHandler, type HttpHandler } from './http.js';
+import { createLogger } from './logger.js';
+import type { HandlerWiring } from './wiring.js';
+
+export interface IngestHandlerDeps {
+  readonly ports: IngestPorts;
+  readonly settings: IngestSettings;
+  readonly logger: Logger;
+}
+
+export function createIngestHandler(deps: IngestHandlerDeps): HttpHandler {
+  return createHttpHandler(
+    {
+      'GET /health': async () => ({ statusCode: 200, body: { status: 'ok' } }),
+      'POST /v1/events': async (event) => {
+        const body = readJsonBody(event.body, event.isBase64Encoded);
+        if (!body.ok) return body.response;
+        const request = parseEventsRequest(body.value);
+        if (!request.ok) return request.response;
+        const response = await ingestEvents(request.value, deps.ports, deps.settings);
+        deps.logger.info('events answered', { requestId: event.requestContext.requestId, statusCode: response.statusCode, events: request.value.events.length });
+        return response;
+      },
+    },
+    deps.logger,
+  );
+}
+
+/** The resources ingest uses, and is granted. */
+export const INGEST_RESOURCES = ['subscriptionsTable', 'eventsTable', 'deliveryQueueUrl'] as const;
+type IngestWiring = HandlerWiring<(typeof INGEST_RESOURCES)[number]>;
+
+/** Connects the ingest ports to DynamoDB and SQS. */
+export function createIngestPorts(input: IngestWiring): IngestPorts {
+  const subscriptions = createSubscriptionStore(input.dynamo, input.resources.subscriptionsTable);
+  const events = createEventStore(input.dynamo, { tableName: input.resources.eventsTable, ttlDays: input.config.deliveryStateTtlDays });
+  return {
+    findSubscriptionTenants: subscriptions.findTenants,
+    findKnownEventIds: events.findKnownEventIds,
+    recordAccepted: events.recordAccepted,
+    sendBatch: (entries) => sendMessageBatch(input.sqs, input.resources.deliveryQueueUrl, entries, input.logger),
+    now: () => new Date(),
+  };
+}
+
+/** The ingest handler from a configuration and clients: shared by Lambda and the local stack. */
+export function wireIngestHandler(input: IngestWiring): HttpHandler {
+  return createIngestHandler({
+    ports: createIngestPorts(input),
+    settings: { partitionCount: input.config.partitionCount },
+    logger: input.logger,
+  });
+}
+
+function createFromEnvironment(): HttpHandler {
+  const config = loadProcessConfig(Deployment.deployed);
+  return wireIngestHandler({
+    config,
+    resources: loadProcessResourceNames(INGEST_RESOURCES),
+    dynamo: createDocumentClient(),
+    sqs: createSqsClient(),
+    logger: createLogger('ingest', config.logLevel),
+  });
+}
+
+let wired: HttpHandler | undefined;
+
+/** Lambda entry point, wired on the first invocation of a cold start (importing the module reads no environment). */
+export const handler: HttpHandler = (event) => (wired ??= createFromEnvironment())(event);

@@ -1,0 +1,97 @@
+/**
+ * Subscriptions function: `PUT` and `GET /v1/subscriptions/{subscription_id}` (CONTRACT §2).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { Deployment, loadProcessConfig, loadProcessResourceNames } from '../config.js';
+import { ErrorCode, errorResponse } from '../core/api-error.js';
+import { readJsonBody } from '../core/event.js';
+import { generateSecret } from '../core/secret.js';
+import { parseSubscriptionBody, parseSubscriptionId } from '../core/subscription.js';
+import { createDocumentClient } from '../adapters/aws-clients.js';
+import { createSubscriptionStore, type SubscriptionStore } from '../adapters/subscription-store.js';
+import type { EndpointCheck } from '../adapters/webhook-sender.js';
+import { checkEndpoint } from '../adapters/webhook-sender.js';
+import { createHttpHandler, type HttpHandler } from './http.js';
+import { createLogger } from './logger.js';
+import type { HandlerWiring } from './wiring.js';
+
+export interface SubscriptionsHandlerDeps {
+  readonly store: SubscriptionStore;
+  /** Refuses endpoints that resolve to private addresses (deployed), or allows all (local). */
+  readonly checkEndpoint: (url: string) => Promise<EndpointCheck>;
+  readonly randomBytes: (size: number) => Uint8Array;
+  readonly now: () => Date;
+  readonly logger: Logger;
+}
+
+export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): HttpHandler {
+  return createHttpHandler(
+    {
+      'PUT /v1/subscriptions/{subscription_id}': async (event) => {
+        const id = parseSubscriptionId(event.pathParameters?.subscription_id);
+        if (!id.ok) return id.response;
+        const json = readJsonBody(event.body, event.isBase64Encoded);
+        if (!json.ok) return json.response;
+        const body = parseSubscriptionBody(json.value);
+        if (!body.ok) return body.response;
+        const check = await deps.checkEndpoint(body.value.url);
+        if (!check.isAllowed) {
+          return errorResponse(422, ErrorCode.endpointNotAllowed, `The endpoint is not allowed: ${check.reason}.`, [
+            { path: 'url', message: check.reason },
+          ]);
+        }
+        const { created, subscription } = await deps.store.put({
+          subscription_id: id.value,
+          tenant_id: body.value.tenant_id,
+          url: body.value.url,
+          secret: body.value.secret ?? generateSecret(deps.randomBytes),
+          now: deps.now().toISOString(),
+        });
+        deps.logger.info(created ? 'subscription created' : 'subscription replaced', { subscriptionId: id.value });
+        const { subscription_id, tenant_id, url, secret } = subscription;
+        return { statusCode: created ? 201 : 200, body: { subscription_id, tenant_id, url, secret } };
+      },
+      'GET /v1/subscriptions/{subscription_id}': async (event) => {
+        const id = parseSubscriptionId(event.pathParameters?.subscription_id);
+        if (!id.ok) return id.response;
+        const subscription = await deps.store.get(id.value);
+        if (subscription === undefined) {
+          return errorResponse(404, ErrorCode.notFound, `No subscription "${id.value}".`);
+        }
+        const { subscription_id, tenant_id, url, created_at } = subscription;
+        return { statusCode: 200, body: { subscription_id, tenant_id, url, created_at } };
+      },
+    },
+    deps.logger,
+  );
+}
+
+/** The resources the subscriptions function uses, and is granted. */
+export const SUBSCRIPTIONS_RESOURCES = ['subscriptionsTable'] as const;
+
+/** The subscriptions handler from a configuration and clients: shared by Lambda and the local stack. */
+export function wireSubscriptionsHandler(input: Omit<HandlerWiring<(typeof SUBSCRIPTIONS_RESOURCES)[number]>, 'sqs'>): HttpHandler {
+  return createSubscriptionsHandler({
+    store: createSubscriptionStore(input.dynamo, input.resources.subscriptionsTable),
+    checkEndpoint: (url) => checkEndpoint(url, input.config.allowPrivateEndpoints),
+    randomBytes,
+    now: () => new Date(),
+    logger: input.logger,
+  });
+}
+
+function createFromEnvironment(): HttpHandler {
+  const config = loadProcessConfig(Deployment.deployed);
+  return wireSubscriptionsHandler({
+    config,
+    resources: loadProcessResourceNames(SUBSCRIPTIONS_RESOURCES),
+    dynamo: createDocumentClient(),
+    logger: createLogger('subscriptions', config.logLevel),
+  });
+}
+
+let wired: HttpHandler | undefined;
+
+/** Lambda entry point, wired on the first invocation of a cold start. */
+export const handler: HttpHandler = (event) => (wired ??= createFromEnvironment())(event);

@@ -1,0 +1,80 @@
+/**
+ * The cloud resources the handlers use, described once as data: the CDK stack declares them from
+ * these definitions and the local stack creates the same ones in the emulators. Physical names
+ * differ (CloudFormation generates them; the local stack uses `localName`), so handlers receive
+ * them through the environment variables named here.
+ */
+
+/** A DynamoDB table: its key, its TTL attribute and its secondary indexes. */
+export interface TableDefinition {
+  /** CDK construct id, and the table name in the local stack. */
+  readonly localName: string;
+  /** Environment variable that carries the physical table name to the handlers. */
+  readonly envVar: string;
+  /** String partition key; no table has a sort key. */
+  readonly partitionKey: string;
+  /** Epoch-seconds attribute after which DynamoDB may delete the item. */
+  readonly ttlAttribute?: string;
+}
+
+/** The tables, one concept each. */
+export const TABLES = {
+  /** One item per subscription: endpoint URL, tenant and signing secret. */
+  subscriptions: {
+    localName: 'Subscriptions',
+    envVar: 'SUBSCRIPTIONS_TABLE',
+    partitionKey: 'subscription_id',
+  },
+  /**
+   * One item per accepted event: the idempotency record (outlives the 5-minute SQS
+   * deduplication window) and its delivery outcome.
+   */
+  events: {
+    localName: 'Events',
+    envVar: 'EVENTS_TABLE',
+    partitionKey: 'event_id',
+    ttlAttribute: 'expires_at',
+  },
+  /**
+   * One item per ordering key: the last `webhook-sequence` given out and the head event being
+   * attempted with its real attempt count. One item, so that giving a sequence number and
+   * counting an attempt is a single conditional write.
+   */
+  orderingKeys: {
+    localName: 'OrderingKeys',
+    envVar: 'ORDERING_KEYS_TABLE',
+    partitionKey: 'ordering_key',
+  },
+} as const satisfies Record<string, TableDefinition>;
+
+/** An SQS FIFO queue. */
+export interface QueueDefinition {
+  /** CDK construct id, and the queue name (with `.fifo`) in the local stack. */
+  readonly localName: string;
+  readonly envVar: string;
+}
+
+export const QUEUES = {
+  /** The ordered queue: one message group per ordering key (or per partition). */
+  delivery: { localName: 'delivery.fifo', envVar: 'DELIVERY_QUEUE_URL' },
+  /** Events the consumer gave up on, and SQS's backstop redrive for crash loops. */
+  deadLetter: { localName: 'dead-letter.fifo', envVar: 'DEAD_LETTER_QUEUE_URL' },
+} as const satisfies Record<string, QueueDefinition>;
+
+/** Physical names of every resource, as handlers receive them. */
+export interface ResourceNames {
+  readonly subscriptionsTable: string;
+  readonly eventsTable: string;
+  readonly orderingKeysTable: string;
+  readonly deliveryQueueUrl: string;
+  readonly deadLetterQueueUrl: string;
+}
+
+/** The environment variable that carries each resource name to the handlers. */
+export const RESOURCE_ENV_VARS = {
+  subscriptionsTable: TABLES.subscriptions.envVar,
+  eventsTable: TABLES.events.envVar,
+  orderingKeysTable: TABLES.orderingKeys.envVar,
+  deliveryQueueUrl: QUEUES.delivery.envVar,
+  deadLetterQueueUrl: QUEUES.deadLetter.envVar,
+} as const satisfies Record<keyof ResourceNames, string>;

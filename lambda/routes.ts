@@ -1,0 +1,18 @@
+/**
+ * Which function serves which route of the HTTP API, in API Gateway's route-key form. The CDK
+ * stack wires these routes to the functions and the local stack dispatches by them: one list.
+ */
+export const ROUTES = {
+  ingest: ['GET /health', 'POST /v1/events'],
+  subscriptions: ['PUT /v1/subscriptions/{subscription_id}', 'GET /v1/subscriptions/{subscription_id}'],
+} as const;
+
+/** The functions behind the HTTP API. */
+export type ApiFunction = keyof typeof ROUTES;
+
+/** Bundling entry point of each function, relative to the repository root. */
+export const HANDLER_ENTRIES = {
+  ingest: 'lambda/handlers/ingest.ts',
+  subscriptions: 'lambda/handlers/subscriptions.ts',
+  consumer: 'lambda/handlers/consumer.ts',
+} as const;

@@ -1,0 +1,91 @@
+import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpIamAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { ROUTES, type ApiFunction } from '../lambda/routes.js';
+
+/** Properties of {@link WebhookApi}. */
+export interface WebhookApiProps {
+  /** The function behind each group of ROUTES. */
+  readonly functions: Readonly<Record<ApiFunction, lambda.IFunction>>;
+  /**
+   * How long the access log group keeps its events.
+   * @default logs.RetentionDays.ONE_YEAR
+   */
+  readonly accessLogRetention?: logs.RetentionDays;
+}
+
+/**
+ * The HTTP API of CONTRACT §2: every route of ROUTES, each signed with AWS SigV4 (IAM
+ * authorization), on the `$default` stage with JSON access logs.
+ */
+export class WebhookApi extends Construct {
+  readonly httpApi: apigwv2.HttpApi;
+  readonly stage: apigwv2.HttpStage;
+  readonly accessLogGroup: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: WebhookApiProps) {
+    super(scope, id);
+
+    this.httpApi = new apigwv2.HttpApi(this, 'HttpApi', {
+      description: 'Per-key ordered webhook delivery',
+      defaultAuthorizer: new HttpIamAuthorizer(),
+      // The stage is declared below: the default one cannot be given access logging.
+      createDefaultStage: false,
+    });
+
+    this.accessLogGroup = new logs.LogGroup(this, 'AccessLogs', {
+      retention: props.accessLogRetention ?? logs.RetentionDays.ONE_YEAR,
+    });
+    this.stage = new apigwv2.HttpStage(this, 'DefaultStage', {
+      httpApi: this.httpApi,
+      stageName: '$default',
+      autoDeploy: true,
+      accessLogSettings: {
+        destination: new apigwv2.LogGroupLogDestination(this.accessLogGroup),
+        format: AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: '$context.requestId',
+            requestTime: '$context.requestTime',
+            sourceIp: '$context.identity.sourceIp',
+            caller: '$context.identity.caller',
+            userArn: '$context.identity.userArn',
+            routeKey: '$context.routeKey',
+            status: '$context.status',
+            responseLength: '$context.responseLength',
+            responseLatencyMs: '$context.responseLatency',
+            integrationStatus: '$context.integrationStatus',
+            integrationErrorMessage: '$context.integrationErrorMessage',
+            errorMessage: '$context.error.message',
+          }),
+        ),
+      },
+    });
+
+    for (const name of Object.keys(ROUTES) as ApiFunction[]) {
+      const integration = new HttpLambdaIntegration(`${name}Integration`, props.functions[name]);
+      for (const routeKey of ROUTES[name]) {
+        const { method, path } = parseRouteKey(routeKey);
+        this.httpApi.addRoutes({ path, methods: [method], integration });
+      }
+    }
+  }
+
+  /** The API's base URL, with a trailing slash. */
+  get url(): string {
+    return this.stage.url;
+  }
+}
+
+/** Splits an API Gateway route key such as `GET /health` into its method and path. */
+function parseRouteKey(routeKey: string): { method: apigwv2.HttpMethod; path: string } {
+  const [verb, path, ...rest] = routeKey.split(' ');
+  const method = Object.values(apigwv2.HttpMethod).find((candidate) => candidate === verb);
+  if (method === undefined || path === undefined || !path.startsWith('/') || rest.length > 0) {
+    throw new Error(`Route key "${routeKey}" is not "<METHOD> /<path>"`);
+  }
+  return { method, path };
+}

@@ -1,0 +1,104 @@
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { CONSUMER_BATCH_SIZE } from '../lambda/config.js';
+import { QUEUES } from '../lambda/resources.js';
+
+/** Properties of {@link DeliveryQueues}. */
+export interface DeliveryQueuesProps {
+  /**
+   * Visibility timeout of the delivery queue. AWS asks for at least 6 × the consumer's timeout
+   * (`queueVisibilityTimeoutSeconds`), or a batch still being worked on is handed out again.
+   */
+  readonly visibilityTimeout: Duration;
+  /**
+   * Receives after which SQS itself moves a message to the dead-letter queue. Only a backstop for
+   * crash loops (`backstopMaxReceiveCount`): the consumer dead-letters after real attempts, because
+   * messages riding behind a failing head are received without being attempted.
+   */
+  readonly maxReceiveCount: number;
+  /**
+   * How long either queue keeps a message.
+   * @default Duration.days(14), the SQS maximum
+   */
+  readonly retentionPeriod?: Duration;
+  /**
+   * What happens to the queues when they leave the stack.
+   * @default RemovalPolicy.DESTROY, the CDK default for queues
+   */
+  readonly removalPolicy?: RemovalPolicy;
+}
+
+/** Options of {@link DeliveryQueues.addConsumer}. */
+export interface DeliveryConsumerOptions {
+  /** Most concurrent invocations the event source mapping starts (2 to 1000). */
+  readonly maxConcurrency: number;
+}
+
+/**
+ * The SQS FIFO delivery queue, whose message groups are the partitions of the ordering contract,
+ * and its FIFO dead-letter queue.
+ *
+ * Both run in high-throughput mode (deduplication and throughput per message group), so an
+ * ordering key's volume is not capped by the queue-wide 300 calls/s of a plain FIFO queue.
+ * Deduplication ids are the events' ids, never a hash of the body.
+ */
+export class DeliveryQueues extends Construct {
+  /** The ordered queue the ingest function sends to and the consumer reads. */
+  readonly deliveryQueue: sqs.Queue;
+  /** Events the consumer gave up on, and SQS's backstop redrive. */
+  readonly deadLetterQueue: sqs.Queue;
+
+  constructor(scope: Construct, id: string, props: DeliveryQueuesProps) {
+    super(scope, id);
+    const common = {
+      fifo: true,
+      contentBasedDeduplication: false,
+      deduplicationScope: sqs.DeduplicationScope.MESSAGE_GROUP,
+      fifoThroughputLimit: sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: props.retentionPeriod ?? Duration.days(14),
+      removalPolicy: props.removalPolicy ?? RemovalPolicy.DESTROY,
+    } satisfies sqs.QueueProps;
+
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', common);
+    this.deliveryQueue = new sqs.Queue(this, 'DeliveryQueue', {
+      ...common,
+      visibilityTimeout: props.visibilityTimeout,
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: props.maxReceiveCount },
+    });
+  }
+
+  /** Lets `fn` send to the delivery queue and tells it the queue's URL. */
+  grantSendToDelivery(fn: lambda.Function): void {
+    this.deliveryQueue.grantSendMessages(fn);
+    fn.addEnvironment(QUEUES.delivery.envVar, this.deliveryQueue.queueUrl);
+  }
+
+  /**
+   * Makes `fn` the delivery queue's consumer: an event source mapping with Lambda's FIFO maximum
+   * batch of 10 and partial batch responses, so one group's failure does not send the other
+   * groups of the batch back. Grants receive, delete and change visibility (backoff of a failed
+   * head, release of its successors) and tells `fn` the queue's URL.
+   */
+  addConsumer(fn: lambda.Function, options: DeliveryConsumerOptions): void {
+    this.deliveryQueue.grantConsumeMessages(fn);
+    fn.addEnvironment(QUEUES.delivery.envVar, this.deliveryQueue.queueUrl);
+    fn.addEventSource(
+      new SqsEventSource(this.deliveryQueue, {
+        batchSize: CONSUMER_BATCH_SIZE,
+        reportBatchItemFailures: true,
+        maxConcurrency: options.maxConcurrency,
+      }),
+    );
+  }
+
+  /** Lets `fn` dead-letter events itself and tells it the dead-letter queue's URL. */
+  grantSendToDeadLetter(fn: lambda.Function): void {
+    this.deadLetterQueue.grantSendMessages(fn);
+    fn.addEnvironment(QUEUES.deadLetter.envVar, this.deadLetterQueue.queueUrl);
+  }
+}

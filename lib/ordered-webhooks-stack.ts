@@ -1,0 +1,92 @@
+import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import {
+  backstopMaxReceiveCount,
+  consumerTimeoutSeconds,
+  queueVisibilityTimeoutSeconds,
+  toEnvironment,
+  type Config,
+} from '../lambda/config.js';
+import { TABLES } from '../lambda/resources.js';
+import { DeliveryAlarms } from './alarms.js';
+import { WebhookApi } from './api.js';
+import { DeliveryQueues } from './delivery-queues.js';
+import { HandlerFunction, type HandlerName } from './handler-function.js';
+import { StateTables, type TableName } from './state-tables.js';
+
+/** Properties of {@link OrderedWebhooksStack}. */
+export interface OrderedWebhooksStackProps extends StackProps {
+  /** The validated configuration (`loadConfig(env, Deployment.deployed)`). */
+  readonly config: Config;
+}
+
+/**
+ * The whole deployed service: HTTP API → ingest → SQS FIFO → consumer → receivers, its DynamoDB
+ * state and its alarms. This class only wires constructs; each grant below also hands the
+ * function the name of what it is granted, so a function knows exactly what it may use.
+ */
+export class OrderedWebhooksStack extends Stack {
+  readonly tables: StateTables;
+  readonly queues: DeliveryQueues;
+  readonly functions: Readonly<Record<HandlerName, HandlerFunction>>;
+  readonly api: WebhookApi;
+  readonly alarms: DeliveryAlarms;
+
+  constructor(scope: Construct, id: string, props: OrderedWebhooksStackProps) {
+    super(scope, id, props);
+    const { config } = props;
+    const environment = toEnvironment(config);
+
+    const tables = new StateTables(this, 'State');
+    const queues = new DeliveryQueues(this, 'Queues', {
+      visibilityTimeout: Duration.seconds(queueVisibilityTimeoutSeconds(config)),
+      maxReceiveCount: backstopMaxReceiveCount(config),
+    });
+
+    const ingest = new HandlerFunction(this, 'Ingest', { handler: 'ingest', environment });
+    tables.grantReadData('subscriptions', ingest.function);
+    tables.grantReadWriteData('events', ingest.function);
+    queues.grantSendToDelivery(ingest.function);
+
+    const subscriptions = new HandlerFunction(this, 'Subscriptions', { handler: 'subscriptions', environment });
+    tables.grantReadWriteData('subscriptions', subscriptions.function);
+
+    const consumer = new HandlerFunction(this, 'Consumer', {
+      handler: 'consumer',
+      environment,
+      timeout: Duration.seconds(consumerTimeoutSeconds(config)),
+    });
+    tables.grantReadData('subscriptions', consumer.function);
+    tables.grantReadWriteData('events', consumer.function);
+    tables.grantReadWriteData('orderingKeys', consumer.function);
+    queues.addConsumer(consumer.function, { maxConcurrency: config.consumerConcurrency });
+    queues.grantSendToDeadLetter(consumer.function);
+
+    const api = new WebhookApi(this, 'Api', {
+      functions: { ingest: ingest.function, subscriptions: subscriptions.function },
+    });
+    const alarms = new DeliveryAlarms(this, 'Alarms', {
+      deliveryQueue: queues.deliveryQueue,
+      deadLetterQueue: queues.deadLetterQueue,
+      oldestMessageAgeThreshold: Duration.seconds(config.oldestMessageAlarmSeconds),
+      alarmEmail: config.alarmEmail,
+    });
+
+    new CfnOutput(this, 'ApiUrl', {
+      value: api.url,
+      description: 'Base URL of the HTTP API; requests are signed with SigV4 for the service execute-api',
+    });
+    new CfnOutput(this, 'DeliveryQueueUrl', { value: queues.deliveryQueue.queueUrl });
+    new CfnOutput(this, 'DeadLetterQueueUrl', { value: queues.deadLetterQueue.queueUrl });
+    for (const name of Object.keys(TABLES) as TableName[]) {
+      new CfnOutput(this, `${TABLES[name].localName}TableName`, { value: tables.table(name).tableName });
+    }
+    new CfnOutput(this, 'AlarmTopicArn', { value: alarms.topic.topicArn });
+
+    this.tables = tables;
+    this.queues = queues;
+    this.functions = { ingest, subscriptions, consumer };
+    this.api = api;
+    this.alarms = alarms;
+  }
+}

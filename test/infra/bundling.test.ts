@@ -1,0 +1,45 @@
+import { existsSync, readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import * as z from 'zod';
+import { HANDLER_ENTRIES } from '../../lambda/routes.js';
+import type { HandlerName } from '../../lib/handler-function.js';
+import { functionResource, synthesize, type SynthesizedStack } from './synthesize.js';
+
+const HANDLERS = Object.keys(HANDLER_ENTRIES) as HandlerName[];
+
+/** Catches a dependency pulled into a bundle whole by accident. */
+const BUNDLE_BUDGET_BYTES = 250 * 1024;
+
+describe('HandlerFunction bundling', () => {
+  let synthesized: SynthesizedStack;
+  beforeAll(() => {
+    synthesized = synthesize({}, { bundle: true });
+  });
+
+  const bundleOf = (handler: HandlerName): string => {
+    const { S3Key } = z.object({ S3Key: z.string() }).parse(functionResource(synthesized, handler).Properties.Code);
+    return path.join(synthesized.app.outdir, `asset.${S3Key.replace(/\.zip$/, '')}`, 'index.mjs');
+  };
+
+  it.each(HANDLERS)('bundles %s into one ES module with a require for CommonJS dependencies', (handler) => {
+    expect(existsSync(bundleOf(handler))).toBe(true);
+    const source = readFileSync(bundleOf(handler), 'utf8');
+    expect(source.startsWith("import { createRequire } from 'node:module';")).toBe(true);
+    expect(source).toMatch(/export\s*\{[^}]*\bhandler\b[^}]*\}/);
+  });
+
+  it.each(HANDLERS)('leaves the AWS SDK of %s to the runtime', (handler) => {
+    const source = readFileSync(bundleOf(handler), 'utf8');
+    // Every mention of the SDK is an import specifier: none of it was bundled.
+    const mentions = source.match(/@aws-sdk\/[\w-]+/g) ?? [];
+    const imports = (source.match(/from\s*"@aws-sdk\/[\w-]+"/g) ?? []).map((specifier) =>
+      specifier.replace(/^from\s*"|"$/g, ''),
+    );
+    expect(mentions).toEqual(imports);
+  });
+
+  it.each(HANDLERS)('keeps %s within its size budget', (handler) => {
+    expect(readFileSync(bundleOf(handler)).byteLength).toBeLessThan(BUNDLE_BUDGET_BYTES);
+  });
+});

@@ -1,0 +1,141 @@
+/**
+ * Builds the deployed stack the way bin/app.ts does, for assertions. `new App()` does not read
+ * cdk.json, so its context (feature flags) is passed in here: tests and `cdk synth` see one app.
+ */
+import { readFileSync } from 'node:fs';
+import { App, type Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import * as z from 'zod';
+import { Deployment, loadConfig, type Config } from '../../lambda/config.js';
+import type { HandlerName } from '../../lib/handler-function.js';
+import { OrderedWebhooksStack } from '../../lib/ordered-webhooks-stack.js';
+
+const cdkJsonSchema = z.object({ context: z.record(z.string(), z.unknown()).optional() });
+
+/** The context of cdk.json, as `cdk synth` passes it to the app. */
+export function cdkJsonContext(): Record<string, unknown> {
+  const cdkJson = cdkJsonSchema.parse(JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')));
+  return cdkJson.context ?? {};
+}
+
+export interface SynthesizedStack {
+  readonly app: App;
+  readonly stack: OrderedWebhooksStack;
+  readonly config: Config;
+  readonly template: Template;
+}
+
+export interface SynthesizeOptions {
+  /**
+   * Whether to bundle the functions with esbuild (about 3 s). Without it the assets are
+   * placeholders; everything else in the template is the same.
+   * @default false
+   */
+  readonly bundle?: boolean;
+}
+
+/** An app with the context of cdk.json, as `cdk synth` builds it. */
+export function createApp(options: SynthesizeOptions = {}): App {
+  // `aws:cdk:bundling-stacks` lists the stacks whose assets are bundled; empty means none.
+  const bundling = options.bundle === true ? {} : { 'aws:cdk:bundling-stacks': [] };
+  return new App({ context: { ...cdkJsonContext(), ...bundling } });
+}
+
+/** The stack for a deployment environment (defaults where empty) in its own app, with its template. */
+export function synthesize(
+  env: Readonly<Record<string, string>> = {},
+  options: SynthesizeOptions = {},
+): SynthesizedStack {
+  const config = loadConfig(env, Deployment.deployed);
+  const app = createApp(options);
+  const stack = new OrderedWebhooksStack(app, 'OrderedWebhooks', { config });
+  return { app, stack, config, template: Template.fromStack(stack) };
+}
+
+const refSchema = z.object({ Ref: z.string() });
+
+/** The logical id behind a token that resolves to a `Ref`, such as `table.tableName` or `role.roleName`. */
+export function logicalIdOf(stack: Stack, token: string): string {
+  return refSchema.parse(stack.resolve(token)).Ref;
+}
+
+const resourceSchema = z.object({
+  Type: z.string(),
+  Properties: z.record(z.string(), z.unknown()).default({}),
+  DeletionPolicy: z.string().optional(),
+});
+export type TemplateResource = z.infer<typeof resourceSchema>;
+
+/** The template's resource `logicalId`. */
+export function resourceOf(template: Template, logicalId: string): TemplateResource {
+  const resources: unknown = template.toJSON().Resources;
+  return resourceSchema.parse(z.record(z.string(), z.unknown()).parse(resources)[logicalId]);
+}
+
+/** Every resource of `type`, by logical id. */
+export function resourcesOfType(template: Template, type: string): Map<string, TemplateResource> {
+  return new Map(
+    Object.entries(template.findResources(type)).map(([logicalId, resource]) => [
+      logicalId,
+      resourceSchema.parse(resource),
+    ]),
+  );
+}
+
+/** The template's AWS::Lambda::Function of `handler`. */
+export function functionResource(synthesized: SynthesizedStack, handler: HandlerName): TemplateResource {
+  const { stack, template } = synthesized;
+  return resourceOf(template, logicalIdOf(stack, stack.functions[handler].function.functionName));
+}
+
+const environmentSchema = z.object({ Variables: z.record(z.string(), z.unknown()) });
+
+/** The environment variables of `handler`'s function. */
+export function environmentOf(synthesized: SynthesizedStack, handler: HandlerName): Record<string, unknown> {
+  return environmentSchema.parse(functionResource(synthesized, handler).Properties.Environment).Variables;
+}
+
+const statementSchema = z.object({
+  Effect: z.enum(['Allow', 'Deny']),
+  Action: z.union([z.string(), z.array(z.string())]),
+  Resource: z.unknown(),
+});
+const policySchema = z.object({
+  Properties: z.object({
+    PolicyDocument: z.object({ Statement: z.array(statementSchema) }),
+    Roles: z.array(z.unknown()),
+  }),
+});
+
+/** One allowed action on one resource, the resource as the template writes it. */
+export interface Permission {
+  readonly action: string;
+  readonly resource: unknown;
+}
+
+/** Every action the inline policies attached to `roleRef` allow, one entry per action and resource. */
+export function permissionsOf(template: Template, roleRef: unknown): Permission[] {
+  const permissions: Permission[] = [];
+  for (const resource of Object.values(template.findResources('AWS::IAM::Policy'))) {
+    const policy = policySchema.parse(resource);
+    if (!policy.Properties.Roles.some((role) => JSON.stringify(role) === JSON.stringify(roleRef))) continue;
+    for (const statement of policy.Properties.PolicyDocument.Statement) {
+      if (statement.Effect !== 'Allow') continue;
+      const actions = typeof statement.Action === 'string' ? [statement.Action] : statement.Action;
+      const resources = Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
+      for (const action of actions) for (const target of resources) permissions.push({ action, resource: target });
+    }
+  }
+  return permissions;
+}
+
+/** The actions of `permissions` on `resource`, sorted. */
+export function actionsOn(permissions: readonly Permission[], resource: unknown): string[] {
+  const key = JSON.stringify(resource);
+  return [...new Set(permissions.filter((p) => JSON.stringify(p.resource) === key).map((p) => p.action))].sort();
+}
+
+/** The distinct resources of `permissions`, as JSON, sorted. */
+export function grantedResources(permissions: readonly Permission[]): string[] {
+  return [...new Set(permissions.map((p) => JSON.stringify(p.resource)))].sort();
+}

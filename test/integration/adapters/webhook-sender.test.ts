@@ -1,0 +1,110 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkEndpoint, createWebhookSender } from '../../../lambda/adapters/webhook-sender.js';
+import { AttemptResultKind } from '../../../lambda/core/delivery.js';
+
+interface Received {
+  readonly path: string;
+  readonly headers: IncomingMessage['headers'];
+  readonly body: string;
+}
+
+let server: Server;
+let base: string;
+const received: Received[] = [];
+
+beforeAll(async () => {
+  server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      received.push({ path: request.url ?? '', headers: request.headers, body: Buffer.concat(chunks).toString('utf8') });
+      if (request.url === '/ok') return response.writeHead(204).end();
+      if (request.url === '/busy') return response.writeHead(429, { 'retry-after': '30' }).end('slow down');
+      if (request.url === '/broken') return response.writeHead(500).end('a body that is never logged');
+      if (request.url === '/redirect') return response.writeHead(302, { location: '/ok' }).end();
+      // '/slow' never answers within the test's timeout.
+      return undefined;
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+const request = { headers: { 'content-type': 'application/json', 'webhook-id': 'evt_1' }, body: '{"type":"x"}' };
+
+describe('createWebhookSender', () => {
+  const send = createWebhookSender({ timeoutMs: 300, allowPrivateEndpoints: true });
+
+  it('POSTs the body with the webhook headers and reads a 2xx', async () => {
+    expect(await send(`${base}/ok`, request)).toEqual({ kind: AttemptResultKind.response, statusCode: 204 });
+    const last = received.at(-1);
+    expect(last).toMatchObject({ path: '/ok', body: '{"type":"x"}' });
+    expect(last?.headers).toMatchObject({ 'content-type': 'application/json', 'webhook-id': 'evt_1', 'content-length': '12' });
+  });
+
+  it('reads Retry-After from a 429', async () => {
+    expect(await send(`${base}/busy`, request)).toEqual({ kind: AttemptResultKind.response, statusCode: 429, retryAfter: '30' });
+  });
+
+  it('reports a 500 and a redirect as responses, following nothing', async () => {
+    expect(await send(`${base}/broken`, request)).toEqual({ kind: AttemptResultKind.response, statusCode: 500 });
+    const before = received.length;
+    expect(await send(`${base}/redirect`, request)).toEqual({ kind: AttemptResultKind.response, statusCode: 302 });
+    expect(received.length).toBe(before + 1);
+  });
+
+  it('gives up after the delivery timeout', async () => {
+    const started = Date.now();
+    expect(await send(`${base}/slow`, request)).toEqual({ kind: AttemptResultKind.timeout, afterMs: 300 });
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it('reports a refused connection as unreachable', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    expect(await send(`http://127.0.0.1:${port}/`, request)).toEqual({ kind: AttemptResultKind.unreachable, message: 'ECONNREFUSED' });
+  });
+});
+
+describe('createWebhookSender without private endpoints', () => {
+  const send = createWebhookSender({ timeoutMs: 300, allowPrivateEndpoints: false });
+
+  it('refuses a private address literal without connecting', async () => {
+    const before = received.length;
+    expect(await send(`${base}/ok`, request)).toEqual({ kind: AttemptResultKind.endpointNotAllowed, address: '127.0.0.1' });
+    expect(received.length).toBe(before);
+  });
+
+  it('refuses a name that resolves to loopback at connection time (DNS rebinding)', async () => {
+    const before = received.length;
+    const port = new URL(base).port;
+    const result = await send(`http://localhost:${port}/ok`, request);
+    expect(result.kind).toBe(AttemptResultKind.endpointNotAllowed);
+    expect(received.length).toBe(before);
+  });
+});
+
+describe('checkEndpoint', () => {
+  it.each(['http://127.0.0.1/', 'http://localhost/', 'http://[::1]/', 'http://169.254.169.254/', 'http://[::ffff:10.0.0.1]/'])('refuses %s when private endpoints are not allowed', async (url) => {
+    expect((await checkEndpoint(url, false)).isAllowed).toBe(false);
+  });
+
+  it('allows anything when private endpoints are allowed, without resolving', async () => {
+    expect(await checkEndpoint('http://does-not-resolve.invalid/', true)).toEqual({ isAllowed: true });
+  });
+
+  it('refuses a name that does not resolve', async () => {
+    const check = await checkEndpoint('http://does-not-resolve.invalid/', false);
+    expect(check).toMatchObject({ isAllowed: false });
+    if (!check.isAllowed) expect(check.reason).toMatch(/could not be resolved/);
+  });
+});

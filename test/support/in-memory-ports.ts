@@ -1,0 +1,73 @@
+/**
+ * In-memory implementations of the core's ports, with the same rules as the DynamoDB adapter
+ * (tested against dynalite in test/integration/adapters). For core tests: no network, no SDK.
+ */
+import type { AttemptTicket, DeliveryStore, SettledEvent } from '../../lambda/core/delivery.js';
+import { RecordOutcome, type AcceptedEventRecord } from '../../lambda/core/ingest.js';
+
+interface KeyState {
+  lastSequence: number;
+  headEventId: string;
+  headSequence: number;
+  headAttempts: number;
+  headLastError: string | undefined;
+}
+
+export interface StoredEvent {
+  status: 'accepted' | 'delivered' | 'dead_lettered';
+  accepted?: AcceptedEventRecord;
+  sequence?: number;
+  attempts?: number;
+  reason?: string;
+}
+
+export class InMemoryDeliveryStore implements DeliveryStore {
+  readonly events = new Map<string, StoredEvent>();
+  readonly keys = new Map<string, KeyState>();
+  readonly writes: string[] = [];
+
+  readonly isSettled = async (eventId: string): Promise<boolean> => {
+    const status = this.events.get(eventId)?.status;
+    return status === 'delivered' || status === 'dead_lettered';
+  };
+
+  readonly beginAttempt = async (input: { orderingKey: string; eventId: string; maxAttempts: number }): Promise<AttemptTicket> => {
+    this.writes.push(`beginAttempt ${input.eventId}`);
+    const state = this.keys.get(input.orderingKey);
+    if (state === undefined || state.headEventId !== input.eventId) {
+      const sequence = (state?.lastSequence ?? 0) + 1;
+      this.keys.set(input.orderingKey, { lastSequence: sequence, headEventId: input.eventId, headSequence: sequence, headAttempts: 1, headLastError: undefined });
+      return { kind: 'attempt', sequence, attempts: 1 };
+    }
+    if (state.headAttempts >= input.maxAttempts) return { kind: 'exhausted', sequence: state.headSequence, attempts: state.headAttempts };
+    state.headAttempts += 1;
+    return { kind: 'attempt', sequence: state.headSequence, attempts: state.headAttempts };
+  };
+
+  readonly recordFailure = async (input: { orderingKey: string; eventId: string; reason: string }): Promise<void> => {
+    this.writes.push(`recordFailure ${input.eventId}`);
+    const state = this.keys.get(input.orderingKey);
+    if (state?.headEventId === input.eventId) state.headLastError = input.reason;
+  };
+
+  readonly markDelivered = async (input: SettledEvent): Promise<void> => {
+    this.writes.push(`markDelivered ${input.queued.event.event_id}`);
+    this.events.set(input.queued.event.event_id, { status: 'delivered', sequence: input.sequence, attempts: input.attempts });
+  };
+
+  readonly markDeadLettered = async (input: SettledEvent & { reason: string }): Promise<void> => {
+    this.writes.push(`markDeadLettered ${input.queued.event.event_id}`);
+    this.events.set(input.queued.event.event_id, { status: 'dead_lettered', sequence: input.sequence, attempts: input.attempts, reason: input.reason });
+  };
+
+  readonly findKnownEventIds = async (eventIds: readonly string[]): Promise<ReadonlySet<string>> =>
+    new Set(eventIds.filter((id) => this.events.has(id)));
+
+  readonly recordAccepted = async (record: AcceptedEventRecord): Promise<RecordOutcome> => {
+    this.writes.push(`recordAccepted ${record.eventId}`);
+    const existing = this.events.get(record.eventId);
+    if (existing?.accepted !== undefined) return RecordOutcome.alreadyRecorded;
+    this.events.set(record.eventId, { ...(existing ?? { status: 'accepted' }), accepted: record });
+    return RecordOutcome.recorded;
+  };
+}

@@ -1,0 +1,121 @@
+import {
+  ChangeMessageVisibilityBatchCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { changeVisibility, sendDeadLetter, sendMessageBatch } from '../../../lambda/adapters/sqs-queues.js';
+import { planGroupRetry } from '../../../lambda/core/consumer-batch.js';
+import type { ConsumerRecord } from '../../../lambda/core/delivery.js';
+import type { QueuedEvent } from '../../../lambda/core/event.js';
+import { createLogger } from '../../../lambda/handlers/logger.js';
+
+const sqs = mockClient(SQSClient);
+const client = new SQSClient({ region: 'us-east-1' });
+const logger = createLogger('test', 'SILENT');
+const queueUrl = 'https://sqs.us-east-1.amazonaws.com/123456789012/delivery.fifo';
+
+beforeEach(() => sqs.reset());
+
+describe('sendMessageBatch', () => {
+  const entries = [
+    { index: 0, orderingKey: 'a', messageGroupId: 'ga', deduplicationId: 'evt_0', body: '{"a":0}' },
+    { index: 3, orderingKey: 'b', messageGroupId: 'gb', deduplicationId: 'evt_3', body: '{"b":3}' },
+  ];
+
+  it('sends each event with its message group and its event id as deduplication id', async () => {
+    sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
+    const refused = await sendMessageBatch(client, queueUrl, entries, logger);
+    expect(refused.size).toBe(0);
+    expect(sqs.commandCalls(SendMessageBatchCommand)[0]?.args[0].input).toEqual({
+      QueueUrl: queueUrl,
+      Entries: [
+        { Id: '0', MessageBody: '{"a":0}', MessageGroupId: 'ga', MessageDeduplicationId: 'evt_0' },
+        { Id: '3', MessageBody: '{"b":3}', MessageGroupId: 'gb', MessageDeduplicationId: 'evt_3' },
+      ],
+    });
+  });
+
+  it('returns the entries SQS refused', async () => {
+    sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [{ Id: '3', Code: 'InternalError', SenderFault: false }] });
+    expect([...(await sendMessageBatch(client, queueUrl, entries, logger))]).toEqual([3]);
+  });
+
+  it('fails every entry when the call fails as a whole', async () => {
+    sqs.on(SendMessageBatchCommand).rejects(new Error('throttled'));
+    expect([...(await sendMessageBatch(client, queueUrl, entries, logger))]).toEqual([0, 3]);
+  });
+});
+
+describe('changeVisibility', () => {
+  it('backs off the head and releases the successors in one call', async () => {
+    sqs.on(ChangeMessageVisibilityBatchCommand).resolves({ Successful: [], Failed: [] });
+    const group: ConsumerRecord[] = ['m1', 'm2', 'm3'].map((id) => ({ messageId: id, receiptHandle: `rh-${id}`, body: '', messageGroupId: 'g', receiveCount: 1 }));
+    await changeVisibility(client, queueUrl, planGroupRetry(group, 0, 40).visibilityChanges, logger);
+    expect(sqs.commandCalls(ChangeMessageVisibilityBatchCommand)[0]?.args[0].input).toEqual({
+      QueueUrl: queueUrl,
+      Entries: [
+        { Id: '0', ReceiptHandle: 'rh-m1', VisibilityTimeout: 40 },
+        { Id: '1', ReceiptHandle: 'rh-m2', VisibilityTimeout: 0 },
+        { Id: '2', ReceiptHandle: 'rh-m3', VisibilityTimeout: 0 },
+      ],
+    });
+  });
+
+  it('makes no call when nothing changes', async () => {
+    await changeVisibility(client, queueUrl, [], logger);
+    expect(sqs.calls()).toHaveLength(0);
+  });
+});
+
+describe('sendDeadLetter', () => {
+  const queued: QueuedEvent = {
+    version: 1,
+    event: { event_id: 'evt_1', tenant_id: 't', subscription_id: 's', type: 'x', payload: { a: 1 } },
+    ordering_key: 's',
+    message_group_id: 'g',
+    accepted_at: '2026-12-02T12:00:00.000Z',
+  };
+
+  it('keeps the whole event as body, in its group, with reason, attempts and sequence', async () => {
+    sqs.on(SendMessageCommand).resolves({});
+    await sendDeadLetter(client, 'dlq', {
+      messageGroupId: 'g',
+      deduplicationId: 'evt_1',
+      reason: '5 of 5 attempts failed; last: HTTP 500',
+      attempts: 5,
+      sequence: 7,
+      deadLetteredAt: '2026-12-02T13:00:00.000Z',
+      queued,
+      unreadableBody: undefined,
+    });
+    const input = sqs.commandCalls(SendMessageCommand)[0]?.args[0].input;
+    expect(input).toMatchObject({ QueueUrl: 'dlq', MessageGroupId: 'g', MessageDeduplicationId: 'evt_1' });
+    expect(JSON.parse(input?.MessageBody ?? '')).toEqual(queued);
+    expect(input?.MessageAttributes).toEqual({
+      reason: { DataType: 'String', StringValue: '5 of 5 attempts failed; last: HTTP 500' },
+      attempts: { DataType: 'Number', StringValue: '5' },
+      sequence: { DataType: 'Number', StringValue: '7' },
+      dead_lettered_at: { DataType: 'String', StringValue: '2026-12-02T13:00:00.000Z' },
+    });
+  });
+
+  it('keeps an unreadable body as it was received', async () => {
+    sqs.on(SendMessageCommand).resolves({});
+    await sendDeadLetter(client, 'dlq', {
+      messageGroupId: 'malformed-m1',
+      deduplicationId: 'm1',
+      reason: 'malformed record: body is not JSON',
+      attempts: 0,
+      sequence: undefined,
+      deadLetteredAt: '2026-12-02T13:00:00.000Z',
+      queued: undefined,
+      unreadableBody: 'garbage',
+    });
+    const input = sqs.commandCalls(SendMessageCommand)[0]?.args[0].input;
+    expect(input?.MessageBody).toBe('garbage');
+    expect(input?.MessageAttributes?.sequence).toBeUndefined();
+  });
+});

@@ -1,0 +1,141 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createDocumentClient } from '../../../lambda/adapters/aws-clients.js';
+import { createEventStore } from '../../../lambda/adapters/event-store.js';
+import { createOrderingKeyStore } from '../../../lambda/adapters/ordering-key-store.js';
+import type { QueuedEvent } from '../../../lambda/core/event.js';
+
+const dynamo = mockClient(DynamoDBDocumentClient);
+const client = createDocumentClient({ region: 'us-east-1' });
+const store = {
+  ...createEventStore(client, { tableName: 'Events', ttlDays: 30 }),
+  ...createOrderingKeyStore(client, 'OrderingKeys'),
+};
+const conditionFailed = () => new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
+
+beforeEach(() => dynamo.reset());
+
+const queued: QueuedEvent = {
+  version: 1,
+  event: { event_id: 'evt_1', tenant_id: 't', subscription_id: 'sub_1', type: 'x', payload: {} },
+  ordering_key: 'sub_1',
+  message_group_id: 'g1',
+  accepted_at: '2026-12-02T12:00:00.000Z',
+};
+
+describe('recordAccepted', () => {
+  const record = { eventId: 'evt_1', subscriptionId: 'sub_1', tenantId: 't', orderingKey: 'sub_1', messageGroupId: 'g1', acceptedAt: '2026-12-02T12:00:00.000Z' };
+
+  it('writes once per event id, keeping a status the consumer may have written first, with a TTL', async () => {
+    dynamo.on(UpdateCommand).resolves({});
+    expect(await store.recordAccepted(record)).toBe('recorded');
+    const input = dynamo.commandCalls(UpdateCommand)[0]?.args[0].input;
+    expect(input).toMatchObject({ TableName: 'Events', Key: { event_id: 'evt_1' }, ConditionExpression: 'attribute_not_exists(accepted_at)' });
+    expect(input?.UpdateExpression).toContain('#status = if_not_exists(#status, :status)');
+    expect(input?.ExpressionAttributeValues).toMatchObject({ ':status': 'accepted', ':expires': Date.parse(record.acceptedAt) / 1000 + 30 * 86_400 });
+  });
+
+  it('answers already_recorded when the condition fails', async () => {
+    dynamo.on(UpdateCommand).rejects(conditionFailed());
+    expect(await store.recordAccepted(record)).toBe('already_recorded');
+  });
+
+  it('rethrows other errors as faults', async () => {
+    dynamo.on(UpdateCommand).rejects(new Error('ProvisionedThroughputExceeded'));
+    await expect(store.recordAccepted(record)).rejects.toThrow('ProvisionedThroughputExceeded');
+  });
+});
+
+describe('findKnownEventIds', () => {
+  it('reads only the keys, consistently', async () => {
+    dynamo.on(BatchGetCommand).resolves({ Responses: { Events: [{ event_id: 'b' }] } });
+    expect([...(await store.findKnownEventIds(['a', 'b', 'a']))]).toEqual(['b']);
+    expect(dynamo.commandCalls(BatchGetCommand)[0]?.args[0].input).toEqual({
+      RequestItems: { Events: { Keys: [{ event_id: 'a' }, { event_id: 'b' }], ProjectionExpression: '#a0', ExpressionAttributeNames: { '#a0': 'event_id' }, ConsistentRead: true } },
+    });
+  });
+
+  it('retries unprocessed keys', async () => {
+    dynamo
+      .on(BatchGetCommand)
+      .resolvesOnce({ Responses: { Events: [] }, UnprocessedKeys: { Events: { Keys: [{ event_id: 'a' }] } } })
+      .resolvesOnce({ Responses: { Events: [{ event_id: 'a' }] } });
+    expect([...(await store.findKnownEventIds(['a']))]).toEqual(['a']);
+    expect(dynamo.commandCalls(BatchGetCommand)).toHaveLength(2);
+  });
+});
+
+describe('beginAttempt', () => {
+  it('makes a new head with the next sequence in one conditional write', async () => {
+    dynamo.on(UpdateCommand).resolves({ Attributes: { head_event_id: 'evt_1', head_sequence: 4, head_attempts: 1 } });
+    expect(await store.beginAttempt({ orderingKey: 'sub_1', eventId: 'evt_1', maxAttempts: 5 })).toEqual({ kind: 'attempt', sequence: 4, attempts: 1 });
+    const calls = dynamo.commandCalls(UpdateCommand);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.args[0].input).toMatchObject({
+      TableName: 'OrderingKeys',
+      Key: { ordering_key: 'sub_1' },
+      ConditionExpression: 'attribute_not_exists(head_event_id) OR head_event_id <> :event',
+      ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':event': 'evt_1' },
+    });
+    expect(calls[0]?.args[0].input.UpdateExpression).toContain('head_sequence = if_not_exists(last_sequence, :zero) + :one');
+  });
+
+  it('counts one more attempt of the same head, keeping its sequence, below the maximum', async () => {
+    dynamo
+      .on(UpdateCommand)
+      .rejectsOnce(conditionFailed())
+      .resolvesOnce({ Attributes: { head_event_id: 'evt_1', head_sequence: 4, head_attempts: 3 } });
+    expect(await store.beginAttempt({ orderingKey: 'sub_1', eventId: 'evt_1', maxAttempts: 5 })).toEqual({ kind: 'attempt', sequence: 4, attempts: 3 });
+    expect(dynamo.commandCalls(UpdateCommand)[1]?.args[0].input).toMatchObject({
+      UpdateExpression: 'SET head_attempts = head_attempts + :one',
+      ConditionExpression: 'head_event_id = :event AND head_attempts < :max',
+      ExpressionAttributeValues: { ':one': 1, ':event': 'evt_1', ':max': 5 },
+    });
+  });
+
+  it('reports the attempts exhausted when both conditions fail', async () => {
+    dynamo.on(UpdateCommand).rejects(conditionFailed());
+    dynamo.on(GetCommand).resolves({ Item: { ordering_key: 'sub_1', head_event_id: 'evt_1', head_sequence: 4, head_attempts: 5 } });
+    expect(await store.beginAttempt({ orderingKey: 'sub_1', eventId: 'evt_1', maxAttempts: 5 })).toEqual({ kind: 'exhausted', sequence: 4, attempts: 5 });
+    expect(dynamo.commandCalls(GetCommand)[0]?.args[0].input).toMatchObject({ ConsistentRead: true });
+  });
+
+  it('refuses an item that is not shaped as the code expects', async () => {
+    dynamo.on(UpdateCommand).resolves({ Attributes: { head_event_id: 'evt_1', head_sequence: 'four', head_attempts: 1 } });
+    await expect(store.beginAttempt({ orderingKey: 'sub_1', eventId: 'evt_1', maxAttempts: 5 })).rejects.toThrow(/not readable: head_sequence/);
+  });
+});
+
+describe('settling', () => {
+  it('reads the status consistently to skip settled events', async () => {
+    dynamo.on(GetCommand).resolves({ Item: { status: 'delivered' } });
+    expect(await store.isSettled('evt_1')).toBe(true);
+    expect(dynamo.commandCalls(GetCommand)[0]?.args[0].input).toMatchObject({ TableName: 'Events', Key: { event_id: 'evt_1' }, ConsistentRead: true });
+    dynamo.on(GetCommand).resolves({ Item: { status: 'accepted' } });
+    expect(await store.isSettled('evt_1')).toBe(false);
+    dynamo.on(GetCommand).resolves({});
+    expect(await store.isSettled('evt_1')).toBe(false);
+  });
+
+  it('records a delivery with its sequence and attempts', async () => {
+    dynamo.on(UpdateCommand).resolves({});
+    await store.markDelivered({ queued, sequence: 4, attempts: 2, at: '2026-12-02T12:00:03.000Z' });
+    const input = dynamo.commandCalls(UpdateCommand)[0]?.args[0].input;
+    expect(input).toMatchObject({ TableName: 'Events', Key: { event_id: 'evt_1' } });
+    expect(input?.ExpressionAttributeValues).toMatchObject({ ':status': 'delivered', ':sequence': 4, ':attempts': 2, ':delivered_at': '2026-12-02T12:00:03.000Z' });
+  });
+
+  it('records a dead letter with its reason', async () => {
+    dynamo.on(UpdateCommand).resolves({});
+    await store.markDeadLettered({ queued, sequence: 4, attempts: 5, at: '2026-12-02T12:00:03.000Z', reason: 'gave up' });
+    expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input.ExpressionAttributeValues).toMatchObject({ ':status': 'dead_lettered', ':reason': 'gave up', ':dead_lettered_at': '2026-12-02T12:00:03.000Z' });
+  });
+
+  it('notes the head’s last error only while it is still the head', async () => {
+    dynamo.on(UpdateCommand).rejects(conditionFailed());
+    await expect(store.recordFailure({ orderingKey: 'sub_1', eventId: 'evt_1', reason: 'HTTP 500' })).resolves.toBeUndefined();
+    expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({ ConditionExpression: 'head_event_id = :event' });
+  });
+});

@@ -1,0 +1,160 @@
+import { describe, expect, it } from 'vitest';
+import {
+  backstopMaxReceiveCount,
+  ConfigError,
+  consumerTimeoutSeconds,
+  Deployment,
+  loadConfig,
+  loadResourceNames,
+  queueVisibilityTimeoutSeconds,
+  toEnvironment,
+} from '../../lambda/config.js';
+
+describe('loadConfig', () => {
+  it('gives the defaults of CONTRACT §4 locally', () => {
+    expect(loadConfig({}, Deployment.local)).toEqual({
+      port: 3000,
+      maxDeliveryAttempts: 5,
+      retryBaseSeconds: 5,
+      retryMaxSeconds: 900,
+      deliveryTimeoutMs: 10_000,
+      partitionCount: undefined,
+      consumerConcurrency: 4,
+      allowPrivateEndpoints: true,
+      dataDir: undefined,
+      oldestMessageAlarmSeconds: 900,
+      alarmEmail: undefined,
+      deliveryStateTtlDays: 30,
+      logLevel: 'INFO',
+    });
+  });
+
+  it('refuses private endpoints by default when deployed', () => {
+    expect(loadConfig({}, Deployment.deployed).allowPrivateEndpoints).toBe(false);
+    expect(loadConfig({ ALLOW_PRIVATE_ENDPOINTS: 'false' }, Deployment.local).allowPrivateEndpoints).toBe(false);
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig(
+      {
+        PORT: '8080',
+        MAX_DELIVERY_ATTEMPTS: '3',
+        RETRY_BASE_SECONDS: '0',
+        RETRY_MAX_SECONDS: '60',
+        DELIVERY_TIMEOUT_MS: '2500',
+        PARTITION_COUNT: '64',
+        CONSUMER_CONCURRENCY: '8',
+        ALLOW_PRIVATE_ENDPOINTS: 'TRUE',
+        DATA_DIR: './.data',
+        OLDEST_MESSAGE_ALARM_SECONDS: '300',
+        ALARM_EMAIL: 'ops@example.com',
+        DELIVERY_STATE_TTL_DAYS: '7',
+        LOG_LEVEL: 'debug',
+      },
+      Deployment.deployed,
+    );
+    expect(config).toMatchObject({
+      port: 8080,
+      maxDeliveryAttempts: 3,
+      retryBaseSeconds: 0,
+      retryMaxSeconds: 60,
+      deliveryTimeoutMs: 2500,
+      partitionCount: 64,
+      consumerConcurrency: 8,
+      allowPrivateEndpoints: true,
+      dataDir: './.data',
+      oldestMessageAlarmSeconds: 300,
+      alarmEmail: 'ops@example.com',
+      deliveryStateTtlDays: 7,
+      logLevel: 'DEBUG',
+    });
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(loadConfig({ PARTITION_COUNT: '', PORT: '' }, Deployment.local)).toMatchObject({ partitionCount: undefined, port: 3000 });
+  });
+
+  it.each([
+    { env: { PORT: 'abc' }, variable: 'PORT' },
+    { env: { PORT: '70000' }, variable: 'PORT' },
+    { env: { MAX_DELIVERY_ATTEMPTS: '0' }, variable: 'MAX_DELIVERY_ATTEMPTS' },
+    { env: { RETRY_BASE_SECONDS: '-1' }, variable: 'RETRY_BASE_SECONDS' },
+    { env: { RETRY_MAX_SECONDS: '50000' }, variable: 'RETRY_MAX_SECONDS' },
+    { env: { RETRY_BASE_SECONDS: '60', RETRY_MAX_SECONDS: '30' }, variable: 'RETRY_MAX_SECONDS' },
+    { env: { DELIVERY_TIMEOUT_MS: '1.5' }, variable: 'DELIVERY_TIMEOUT_MS' },
+    { env: { PARTITION_COUNT: '0' }, variable: 'PARTITION_COUNT' },
+    { env: { CONSUMER_CONCURRENCY: '1' }, variable: 'CONSUMER_CONCURRENCY' },
+    { env: { ALLOW_PRIVATE_ENDPOINTS: 'yes' }, variable: 'ALLOW_PRIVATE_ENDPOINTS' },
+    { env: { ALARM_EMAIL: 'not-an-address' }, variable: 'ALARM_EMAIL' },
+    { env: { LOG_LEVEL: 'LOUD' }, variable: 'LOG_LEVEL' },
+  ])('refuses $env, naming $variable', ({ env, variable }) => {
+    expect(() => loadConfig(env, Deployment.local)).toThrow(ConfigError);
+    expect(() => loadConfig(env, Deployment.local)).toThrow(new RegExp(`^Invalid configuration:\\n  - ${variable}: `));
+  });
+
+  it('names every refused variable at once', () => {
+    try {
+      loadConfig({ PORT: 'x', MAX_DELIVERY_ATTEMPTS: 'y' }, Deployment.local);
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).problems.map((p) => p.split(':')[0])).toEqual(['PORT', 'MAX_DELIVERY_ATTEMPTS']);
+    }
+  });
+});
+
+describe('toEnvironment', () => {
+  it('round-trips the settings a function needs, with private endpoints written out', () => {
+    const config = loadConfig({ PARTITION_COUNT: '16', MAX_DELIVERY_ATTEMPTS: '7' }, Deployment.deployed);
+    const environment = toEnvironment(config);
+    expect(environment.ALLOW_PRIVATE_ENDPOINTS).toBe('false');
+    const reread = loadConfig(environment, Deployment.local);
+    expect(reread).toMatchObject({
+      partitionCount: 16,
+      maxDeliveryAttempts: 7,
+      allowPrivateEndpoints: false,
+      retryBaseSeconds: config.retryBaseSeconds,
+      retryMaxSeconds: config.retryMaxSeconds,
+      deliveryTimeoutMs: config.deliveryTimeoutMs,
+      deliveryStateTtlDays: config.deliveryStateTtlDays,
+    });
+  });
+});
+
+describe('derived settings', () => {
+  it.each([
+    { timeoutMs: '10000', consumer: 130, visibility: 780 },
+    { timeoutMs: '60000', consumer: 630, visibility: 3780 },
+    { timeoutMs: '100', consumer: 31, visibility: 186 },
+  ])('gives the consumer time for 10 sequential attempts of $timeoutMs ms and the queue 6 × that', ({ timeoutMs, consumer, visibility }) => {
+    const config = loadConfig({ DELIVERY_TIMEOUT_MS: timeoutMs }, Deployment.deployed);
+    expect(consumerTimeoutSeconds(config)).toBe(consumer);
+    expect(queueVisibilityTimeoutSeconds(config)).toBe(visibility);
+    expect(consumer).toBeLessThanOrEqual(900);
+  });
+
+  it('puts the SQS backstop above the receives an unattempted successor can collect', () => {
+    for (const attempts of [1, 5, 20]) {
+      const config = loadConfig({ MAX_DELIVERY_ATTEMPTS: String(attempts) }, Deployment.deployed);
+      expect(backstopMaxReceiveCount(config)).toBeGreaterThan(10 * attempts);
+      expect(backstopMaxReceiveCount(config)).toBeGreaterThanOrEqual(10);
+    }
+  });
+});
+
+describe('loadResourceNames', () => {
+  const all = ['subscriptionsTable', 'eventsTable', 'orderingKeysTable', 'deliveryQueueUrl', 'deadLetterQueueUrl'] as const;
+
+  it('reads the physical names and names every missing one', () => {
+    expect(() => loadResourceNames({ EVENTS_TABLE: 'e' }, all)).toThrow(/SUBSCRIPTIONS_TABLE: must be set\n.*ORDERING_KEYS_TABLE: must be set/);
+    const names = loadResourceNames(
+      { SUBSCRIPTIONS_TABLE: 's', EVENTS_TABLE: 'e', ORDERING_KEYS_TABLE: 'k', DELIVERY_QUEUE_URL: 'q', DEAD_LETTER_QUEUE_URL: 'd' },
+      all,
+    );
+    expect(names).toEqual({ subscriptionsTable: 's', eventsTable: 'e', orderingKeysTable: 'k', deliveryQueueUrl: 'q', deadLetterQueueUrl: 'd' });
+  });
+
+  it('asks only for what a function is given', () => {
+    expect(loadResourceNames({ SUBSCRIPTIONS_TABLE: 's' }, ['subscriptionsTable'])).toEqual({ subscriptionsTable: 's' });
+  });
+});

@@ -1,0 +1,268 @@
+import { Webhook } from 'standardwebhooks';
+import { describe, expect, it } from 'vitest';
+import { groupByMessageGroup, processBatch } from '../../../lambda/core/consumer-batch.js';
+import {
+  AttemptResultKind,
+  OutcomeKind,
+  type AttemptResult,
+  type ConsumerRecord,
+  type DeadLetter,
+  type DeliveryPorts,
+} from '../../../lambda/core/delivery.js';
+import type { QueuedEvent } from '../../../lambda/core/event.js';
+import type { RetryPolicy } from '../../../lambda/core/retry-policy.js';
+import type { WebhookRequest } from '../../../lambda/core/webhook.js';
+import { InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
+
+const policy: RetryPolicy = { maxDeliveryAttempts: 3, retryBaseSeconds: 5, retryMaxSeconds: 900 };
+const secret = 'whsec_' + Buffer.alloc(32, 1).toString('base64');
+
+function queued(eventId: string, key: string): QueuedEvent {
+  return {
+    version: 1,
+    event: { event_id: eventId, tenant_id: 't', subscription_id: key, type: 'thing.happened', payload: { eventId } },
+    ordering_key: key,
+    message_group_id: `group-${key}`,
+    accepted_at: '2026-12-02T12:00:00.000Z',
+  };
+}
+
+/** A record of key `key`; its message id is the event id, so assertions read naturally. */
+function record(eventId: string, key: string, receiveCount = 1): ConsumerRecord {
+  return { messageId: eventId, receiptHandle: `rh-${eventId}`, body: JSON.stringify(queued(eventId, key)), messageGroupId: `group-${key}`, receiveCount };
+}
+
+interface Sent {
+  readonly eventId: string;
+  readonly sequence: number;
+  readonly request: WebhookRequest;
+}
+
+function harness(respond: (eventId: string, attempt: number) => AttemptResult = () => ({ kind: AttemptResultKind.response, statusCode: 204 })) {
+  const store = new InMemoryDeliveryStore();
+  const sent: Sent[] = [];
+  const deadLetters: DeadLetter[] = [];
+  const faults: string[] = [];
+  const ports: DeliveryPorts = {
+    store,
+    findTarget: async (subscriptionId) => (subscriptionId === 'gone' ? undefined : { url: `https://example.com/${subscriptionId}`, secret }),
+    send: async (_url, request) => {
+      const eventId = request.headers['webhook-id'] ?? '';
+      const attempt = sent.filter((s) => s.eventId === eventId).length + 1;
+      sent.push({ eventId, sequence: Number(request.headers['webhook-sequence']), request });
+      return respond(eventId, attempt);
+    },
+    deadLetter: async (deadLetter) => {
+      deadLetters.push(deadLetter);
+    },
+    now: () => new Date(),
+    random: () => 0.5,
+  };
+  const run = (records: ConsumerRecord[]) => processBatch(records, ports, policy, (_error, r) => faults.push(r.messageId));
+  return { store, sent, deadLetters, faults, ports, run };
+}
+
+const fail500: AttemptResult = { kind: AttemptResultKind.response, statusCode: 500 };
+const ok: AttemptResult = { kind: AttemptResultKind.response, statusCode: 200 };
+
+describe('groupByMessageGroup', () => {
+  it('keeps each group in SQS order and groups in order of first appearance', () => {
+    const records = [record('a1', 'a'), record('b1', 'b'), record('a2', 'a'), record('c1', 'c'), record('b2', 'b'), record('a3', 'a')];
+    expect(groupByMessageGroup(records).map((group) => group.map((r) => r.messageId))).toEqual([['a1', 'a2', 'a3'], ['b1', 'b2'], ['c1']]);
+  });
+});
+
+describe('processBatch', () => {
+  it('delivers several messages of one group strictly in order, with sequences 1, 2, 3', async () => {
+    const { run, sent } = harness();
+    const plan = await run([record('a1', 'a'), record('b1', 'b'), record('a2', 'a'), record('a3', 'a'), record('b2', 'b')]);
+    expect(plan.failedMessageIds).toEqual([]);
+    expect(plan.visibilityChanges).toEqual([]);
+    expect(sent.filter((s) => s.eventId.startsWith('a')).map((s) => [s.eventId, s.sequence])).toEqual([['a1', 1], ['a2', 2], ['a3', 3]]);
+    expect(sent.filter((s) => s.eventId.startsWith('b')).map((s) => [s.eventId, s.sequence])).toEqual([['b1', 1], ['b2', 2]]);
+  });
+
+  it('fails a failing head and every later record of its group, backing off the head and releasing the successors', async () => {
+    const { run, sent } = harness((eventId) => (eventId === 'a1' ? fail500 : ok));
+    const plan = await run([record('a1', 'a'), record('b1', 'b'), record('a2', 'a'), record('a3', 'a'), record('b2', 'b')]);
+    expect(plan.failedMessageIds).toEqual(['a1', 'a2', 'a3']);
+    expect(plan.visibilityChanges).toEqual([
+      // Attempt 1 backs off within [5, 10]; random 0.5 gives 5 + floor(0.5 × 6) = 8 s.
+      { messageId: 'a1', receiptHandle: 'rh-a1', timeoutSeconds: 8 },
+      { messageId: 'a2', receiptHandle: 'rh-a2', timeoutSeconds: 0 },
+      { messageId: 'a3', receiptHandle: 'rh-a3', timeoutSeconds: 0 },
+    ]);
+    // The successors were never attempted; the other group flowed.
+    expect(sent.map((s) => s.eventId).sort()).toEqual(['a1', 'b1', 'b2']);
+  });
+
+  it('fails from the first failing record on, when earlier records of the group succeeded', async () => {
+    const { run } = harness((eventId) => (eventId === 'a2' ? fail500 : ok));
+    const plan = await run([record('a1', 'a'), record('a2', 'a'), record('a3', 'a')]);
+    expect(plan.failedMessageIds).toEqual(['a2', 'a3']);
+    expect(plan.visibilityChanges.map((c) => [c.messageId, c.timeoutSeconds])).toEqual([['a2', 8], ['a3', 0]]);
+    expect(plan.outcomes.get('a1')?.kind).toBe(OutcomeKind.delivered);
+  });
+
+  it('never dead-letters a successor that was not attempted, across retries of its head', async () => {
+    const { run, sent, deadLetters, store } = harness((eventId) => (eventId === 'a1' ? fail500 : ok));
+    const batch = [record('a1', 'a'), record('a2', 'a'), record('a3', 'a')];
+    // SQS hands the same three messages out again after each backoff.
+    for (let invocation = 1; invocation < policy.maxDeliveryAttempts; invocation += 1) {
+      const plan = await run(batch.map((r) => ({ ...r, receiveCount: invocation })));
+      expect(plan.failedMessageIds).toEqual(['a1', 'a2', 'a3']);
+      expect(deadLetters).toEqual([]);
+    }
+    const last = await run(batch.map((r) => ({ ...r, receiveCount: policy.maxDeliveryAttempts })));
+    expect(last.failedMessageIds).toEqual([]);
+    expect(deadLetters.map((d) => [d.deduplicationId, d.attempts, d.sequence])).toEqual([['a1', 3, 1]]);
+    expect(deadLetters[0]?.reason).toBe('3 of 3 attempts failed; last: HTTP 500');
+    expect(deadLetters[0]?.queued?.event.event_id).toBe('a1');
+    // The key moved on in the same invocation, and the receiver sees the gap at 1.
+    expect(sent.map((s) => [s.eventId, s.sequence])).toEqual([['a1', 1], ['a1', 1], ['a1', 1], ['a2', 2], ['a3', 3]]);
+    expect(store.events.get('a1')).toMatchObject({ status: 'dead_lettered', attempts: 3, sequence: 1 });
+    for (const deadLetter of deadLetters) expect(deadLetter.attempts).toBeGreaterThan(0);
+  });
+
+  it('keeps an event’s sequence number and webhook-id on every retry', async () => {
+    const { run, sent } = harness((eventId, attempt) => (eventId === 'a2' && attempt < 3 ? fail500 : ok));
+    await run([record('a1', 'a'), record('a2', 'a')]);
+    await run([record('a2', 'a'), record('a3', 'a')]);
+    await run([record('a2', 'a'), record('a3', 'a')]);
+    const a2 = sent.filter((s) => s.eventId === 'a2');
+    expect(a2.map((s) => s.sequence)).toEqual([2, 2, 2]);
+    expect(new Set(a2.map((s) => s.request.body)).size).toBe(1);
+    expect(sent.find((s) => s.eventId === 'a3')?.sequence).toBe(3);
+  });
+
+  it('skips an event that was already delivered, without sending or counting it', async () => {
+    const { run, sent, store } = harness();
+    await run([record('a1', 'a')]);
+    const writes = store.writes.length;
+    const plan = await run([record('a1', 'a'), record('a2', 'a')]);
+    expect(plan.outcomes.get('a1')?.kind).toBe(OutcomeKind.duplicate);
+    expect(sent.map((s) => s.eventId)).toEqual(['a1', 'a2']);
+    expect(store.writes.slice(writes)).toEqual(['beginAttempt a2', 'markDelivered a2']);
+  });
+
+  it('dead-letters a malformed record at once with its reason, and goes on with the group', async () => {
+    const { run, sent, deadLetters } = harness();
+    const malformed: ConsumerRecord = { messageId: 'm1', receiptHandle: 'rh-m1', body: '{"version":1,"event":{}}', messageGroupId: 'group-a', receiveCount: 1 };
+    const plan = await run([malformed, record('a2', 'a')]);
+    expect(plan.failedMessageIds).toEqual([]);
+    expect(deadLetters).toHaveLength(1);
+    expect(deadLetters[0]).toMatchObject({ deduplicationId: 'm1', attempts: 0, sequence: undefined, unreadableBody: malformed.body });
+    expect(deadLetters[0]?.reason).toMatch(/^malformed record: /);
+    expect(sent.map((s) => s.eventId)).toEqual(['a2']);
+  });
+
+  it.each(['not json', '[]', '{"version":2}', ''])('dead-letters the unreadable body %j', async (body) => {
+    const { run, deadLetters, sent } = harness();
+    const plan = await run([{ messageId: 'm', receiptHandle: 'rh', body, messageGroupId: 'g', receiveCount: 1 }]);
+    expect(plan.failedMessageIds).toEqual([]);
+    expect(deadLetters.map((d) => d.reason.startsWith('malformed record'))).toEqual([true]);
+    expect(sent).toEqual([]);
+  });
+
+  it('dead-letters at once an event whose subscription no longer exists', async () => {
+    const { run, sent, deadLetters } = harness();
+    await run([record('g1', 'gone')]);
+    expect(sent).toEqual([]);
+    expect(deadLetters[0]).toMatchObject({ deduplicationId: 'g1', attempts: 0, sequence: 1 });
+    expect(deadLetters[0]?.reason).toMatch(/no longer exists/);
+  });
+
+  it('gives up without another attempt when the attempts were spent before a crash', async () => {
+    const { run, sent, deadLetters, store } = harness();
+    // Three attempts were counted, the last one's outcome was lost in a crash.
+    for (let i = 0; i < 3; i += 1) await store.beginAttempt({ orderingKey: 'a', eventId: 'a1', maxAttempts: 3 });
+    const plan = await run([record('a1', 'a'), record('a2', 'a')]);
+    expect(sent.map((s) => s.eventId)).toEqual(['a2']);
+    expect(deadLetters.map((d) => [d.deduplicationId, d.attempts])).toEqual([['a1', 3]]);
+    expect(plan.failedMessageIds).toEqual([]);
+  });
+
+  it('honours Retry-After for the head’s visibility', async () => {
+    const { run } = harness(() => ({ kind: AttemptResultKind.response, statusCode: 429, retryAfter: '120' }));
+    const plan = await run([record('a1', 'a'), record('a2', 'a')]);
+    expect(plan.visibilityChanges.map((c) => c.timeoutSeconds)).toEqual([120, 0]);
+  });
+
+  it.each([
+    { result: { kind: AttemptResultKind.timeout, afterMs: 50 } as AttemptResult, reason: 'no response within 50 ms' },
+    { result: { kind: AttemptResultKind.unreachable, message: 'ECONNREFUSED' } as AttemptResult, reason: 'unreachable: ECONNREFUSED' },
+    { result: { kind: AttemptResultKind.endpointNotAllowed, address: '10.0.0.1' } as AttemptResult, reason: 'endpoint resolved to 10.0.0.1, which is not a public address' },
+    { result: { kind: AttemptResultKind.response, statusCode: 302 } as AttemptResult, reason: 'HTTP 302' },
+  ])('counts $reason as a failed attempt and remembers it', async ({ result, reason }) => {
+    const { run, store } = harness(() => result);
+    const plan = await run([record('a1', 'a')]);
+    expect(plan.outcomes.get('a1')).toMatchObject({ kind: OutcomeKind.retryLater, reason });
+    expect(store.keys.get('a')?.headLastError).toBe(reason);
+  });
+
+  it('treats a fault as a wait: the group’s records fail, the head backs off by its receive count, other groups go on', async () => {
+    const { ports, faults, sent } = harness();
+    const faulty: DeliveryPorts = {
+      ...ports,
+      store: {
+        ...ports.store,
+        markDelivered: async (input) => {
+          if (input.queued.ordering_key === 'a') throw new Error('DynamoDB unavailable');
+          return ports.store.markDelivered(input);
+        },
+      },
+    };
+    const plan = await processBatch([record('a1', 'a', 3), record('a2', 'a', 3), record('b1', 'b')], faulty, policy, (_error, r) => faults.push(r.messageId));
+    expect(faults).toEqual(['a1']);
+    expect(plan.failedMessageIds).toEqual(['a1', 'a2']);
+    // Third receive: backoff in [5, 40], floor(0.5 × 36) above the base: 23 s.
+    expect(plan.visibilityChanges.map((c) => [c.messageId, c.timeoutSeconds])).toEqual([['a1', 23], ['a2', 0]]);
+    expect(sent.map((s) => s.eventId).sort()).toEqual(['a1', 'b1']);
+  });
+
+  it('redelivers after a crash between the receiver’s 2xx and the record with the same webhook-id and sequence', async () => {
+    const { ports, sent } = harness();
+    let isCrashing = true;
+    const crashing: DeliveryPorts = {
+      ...ports,
+      store: {
+        ...ports.store,
+        markDelivered: async (input) => {
+          if (isCrashing) throw new Error('crash before the record');
+          return ports.store.markDelivered(input);
+        },
+      },
+    };
+    await processBatch([record('a1', 'a')], crashing, policy, () => undefined);
+    isCrashing = false;
+    await processBatch([record('a1', 'a', 2)], crashing, policy, () => undefined);
+    expect(sent.map((s) => [s.request.headers['webhook-id'], s.sequence])).toEqual([['a1', 1], ['a1', 1]]);
+  });
+
+  it('signs what it sends so that the receiver can verify it', async () => {
+    const { run, sent } = harness();
+    await run([record('a1', 'a')]);
+    const request = sent[0]?.request;
+    expect(request).toBeDefined();
+    if (request !== undefined) expect(() => new Webhook(secret).verify(request.body, request.headers)).not.toThrow();
+  });
+
+  it('processes groups concurrently', async () => {
+    let releaseA: () => void = () => undefined;
+    const aMayFinish = new Promise<void>((resolve) => {
+      releaseA = resolve;
+    });
+    const { ports } = harness();
+    const concurrent: DeliveryPorts = {
+      ...ports,
+      send: async (url, request) => {
+        // a1 waits until b1 has been sent: only concurrent groups let this batch finish.
+        if (request.headers['webhook-id'] === 'a1') await aMayFinish;
+        if (request.headers['webhook-id'] === 'b1') releaseA();
+        return ports.send(url, request);
+      },
+    };
+    const plan = await processBatch([record('a1', 'a'), record('b1', 'b')], concurrent, policy, () => undefined);
+    expect(plan.failedMessageIds).toEqual([]);
+  });
+});

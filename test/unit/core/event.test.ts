@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { parseEventsRequest, readJsonBody } from '../../../lambda/core/event.js';
+
+const event = (overrides: Record<string, unknown> = {}) => ({
+  event_id: 'evt_1',
+  tenant_id: 'tenant_1',
+  subscription_id: 'sub_1',
+  type: 'order.updated',
+  payload: { id: 1 },
+  ...overrides,
+});
+
+function refusal(value: unknown) {
+  const parsed = parseEventsRequest(value);
+  if (parsed.ok) throw new Error('expected a refusal');
+  return parsed.response;
+}
+
+describe('readJsonBody', () => {
+  it('refuses a body over 1 MiB with 413', () => {
+    const body = JSON.stringify({ pad: 'x'.repeat(1_048_576) });
+    const result = readJsonBody(body, false);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.response).toMatchObject({ statusCode: 413, body: { error: { code: 'payload_too_large' } } });
+  });
+
+  it('accepts exactly 1 MiB', () => {
+    const body = JSON.stringify({ pad: 'x'.repeat(1_048_576 - 10) });
+    expect(Buffer.byteLength(body)).toBe(1_048_576);
+    expect(readJsonBody(body, false).ok).toBe(true);
+  });
+
+  it('counts bytes, not characters', () => {
+    const body = JSON.stringify({ pad: 'é'.repeat(600_000) });
+    expect(readJsonBody(body, false).ok).toBe(false);
+  });
+
+  it('decodes base64 bodies', () => {
+    const result = readJsonBody(Buffer.from('{"a":1}').toString('base64'), true);
+    expect(result).toEqual({ ok: true, value: { a: 1 } });
+  });
+
+  it.each(['', 'not json', '{"a":', '{"a":1}x'])('refuses %j as invalid_json', (body) => {
+    const result = readJsonBody(body, false);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.response).toMatchObject({ statusCode: 400, body: { error: { code: 'invalid_json' } } });
+  });
+});
+
+describe('parseEventsRequest', () => {
+  it('reads one event', () => {
+    const parsed = parseEventsRequest(event());
+    expect(parsed.ok && parsed.value.events).toEqual([event()]);
+  });
+
+  it('reads a batch in request order', () => {
+    const parsed = parseEventsRequest({ events: [event({ event_id: 'a' }), event({ event_id: 'b' })] });
+    expect(parsed.ok && parsed.value.events.map((e) => e.event_id)).toEqual(['a', 'b']);
+  });
+
+  it.each([
+    { name: 'a missing field', value: { events: [event(), event({ event_id: 'e2', type: undefined })] }, path: 'events[1].type' },
+    { name: 'an empty event_id', value: event({ event_id: '' }), path: 'event_id' },
+    { name: 'an event_id with a space', value: event({ event_id: 'evt 1' }), path: 'event_id' },
+    { name: 'a non-ASCII event_id', value: event({ event_id: 'évt' }), path: 'event_id' },
+    { name: 'an event_id of 129 characters', value: event({ event_id: 'e'.repeat(129) }), path: 'event_id' },
+    { name: 'a tenant_id of 129 characters', value: event({ tenant_id: 't'.repeat(129) }), path: 'tenant_id' },
+    { name: 'a resource_id of 257 characters', value: event({ resource_id: 'r'.repeat(257) }), path: 'resource_id' },
+    { name: 'an array payload', value: event({ payload: [1, 2] }), path: 'payload' },
+    { name: 'a null payload', value: event({ payload: null }), path: 'payload' },
+    { name: 'a numeric type', value: { events: [event({ type: 7 })] }, path: 'events[0].type' },
+    { name: 'an unknown field', value: event({ paylod: {} }), path: '(body)' },
+    { name: 'an empty batch', value: { events: [] }, path: 'events' },
+    { name: 'a batch of 101', value: { events: Array.from({ length: 101 }, (_, i) => event({ event_id: `e${i}` })) }, path: 'events' },
+    { name: 'events that is not an array', value: { events: {} }, path: 'events' },
+    { name: 'a body that is an array', value: [event()], path: '(body)' },
+    { name: 'a body that is a string', value: 'event', path: '(body)' },
+    { name: 'a repeated event_id', value: { events: [event(), event()] }, path: 'events[1].event_id' },
+  ])('refuses $name, naming $path', ({ value, path }) => {
+    const response = refusal(value);
+    expect(response.statusCode).toBe(400);
+    expect(response.body).toMatchObject({ error: { code: 'invalid_request' } });
+    const details = (response.body as { error: { details: { path: string; message: string }[] } }).error.details;
+    expect(details.map((d) => d.path)).toContain(path);
+    for (const detail of details) expect(detail.message.length).toBeGreaterThan(0);
+  });
+
+  it('accepts the SQS id alphabet in event ids, and 100 events', () => {
+    const punctuation = '!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~';
+    expect(parseEventsRequest(event({ event_id: `Az09${punctuation}` })).ok).toBe(true);
+    const hundred = { events: Array.from({ length: 100 }, (_, i) => event({ event_id: `e${i}` })) };
+    expect(parseEventsRequest(hundred).ok).toBe(true);
+  });
+});

@@ -1,0 +1,163 @@
+import { describe, expect, it } from 'vitest';
+import { parseEventsRequest, queuedEventSchema, type EventsRequest } from '../../../lambda/core/event.js';
+import type { OutgoingMessage } from '../../../lambda/core/enqueue-plan.js';
+import { ingestEvents, type IngestPorts } from '../../../lambda/core/ingest.js';
+import { messageGroupIdFor } from '../../../lambda/core/routing.js';
+import { InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
+
+const now = new Date('2026-12-02T12:00:00.000Z');
+
+function request(events: Record<string, unknown>[]): EventsRequest {
+  const parsed = parseEventsRequest({ events });
+  if (!parsed.ok) throw new Error('test request is invalid');
+  return parsed.value;
+}
+
+const event = (id: string, subscription = 'sub_a', tenant = 'tenant_1') => ({
+  event_id: id,
+  tenant_id: tenant,
+  subscription_id: subscription,
+  type: 'thing.happened',
+  payload: { id },
+});
+
+function setup(options: { refuse?: (message: OutgoingMessage) => boolean } = {}) {
+  const store = new InMemoryDeliveryStore();
+  const queue: OutgoingMessage[] = [];
+  const calls: OutgoingMessage[][] = [];
+  const ports: IngestPorts = {
+    findSubscriptionTenants: async (ids) =>
+      new Map(ids.filter((id) => ['sub_a', 'sub_b', 'sub_c'].includes(id)).map((id) => [id, 'tenant_1'] as const)),
+    findKnownEventIds: store.findKnownEventIds,
+    recordAccepted: store.recordAccepted,
+    sendBatch: async (entries) => {
+      calls.push([...entries]);
+      const refused = entries.filter((entry) => options.refuse?.(entry) ?? false);
+      queue.push(...entries.filter((entry) => !refused.includes(entry)));
+      return new Set(refused.map((entry) => entry.index));
+    },
+    now: () => now,
+  };
+  return { store, queue, calls, ports };
+}
+
+describe('ingestEvents', () => {
+  it('enqueues each key in request order, routed, deduplicated by event id, and answers 202', async () => {
+    const { queue, calls, ports, store } = setup();
+    const response = await ingestEvents(
+      request([event('1', 'sub_a'), event('2', 'sub_b'), event('3', 'sub_a'), event('4', 'sub_a')]),
+      ports,
+      { partitionCount: undefined },
+    );
+    expect(response.statusCode).toBe(202);
+    expect(response.body).toEqual({
+      results: [
+        { event_id: '1', status: 'accepted', message_group_id: messageGroupIdFor('sub_a', undefined) },
+        { event_id: '2', status: 'accepted', message_group_id: messageGroupIdFor('sub_b', undefined) },
+        { event_id: '3', status: 'accepted', message_group_id: messageGroupIdFor('sub_a', undefined) },
+        { event_id: '4', status: 'accepted', message_group_id: messageGroupIdFor('sub_a', undefined) },
+      ],
+    });
+    expect(queue.filter((m) => m.orderingKey === 'sub_a').map((m) => m.deduplicationId)).toEqual(['1', '3', '4']);
+    for (const call of calls) expect(new Set(call.map((m) => m.orderingKey)).size).toBe(call.length);
+    const body = queuedEventSchema.parse(JSON.parse(queue[0]?.body ?? ''));
+    expect(body).toEqual({
+      version: 1,
+      event: event('1', 'sub_a'),
+      ordering_key: 'sub_a',
+      message_group_id: messageGroupIdFor('sub_a', undefined),
+      accepted_at: now.toISOString(),
+    });
+    expect(store.events.get('1')?.accepted).toMatchObject({ orderingKey: 'sub_a', acceptedAt: now.toISOString() });
+  });
+
+  it('routes to partitions in partition mode', async () => {
+    const { queue, ports } = setup();
+    const response = await ingestEvents(request([event('1', 'sub_a')]), ports, { partitionCount: 16 });
+    expect(response.body).toMatchObject({ results: [{ message_group_id: messageGroupIdFor('sub_a', 16) }] });
+    expect(queue[0]?.messageGroupId).toMatch(/^partition-\d+$/);
+  });
+
+  it('answers a resent event_id as duplicate without enqueuing it again', async () => {
+    const { queue, ports } = setup();
+    await ingestEvents(request([event('1')]), ports, { partitionCount: undefined });
+    const again = await ingestEvents(request([event('1'), event('2')]), ports, { partitionCount: undefined });
+    expect(again.statusCode).toBe(202);
+    expect(again.body).toMatchObject({ results: [{ event_id: '1', status: 'duplicate' }, { event_id: '2', status: 'accepted' }] });
+    expect(queue.map((m) => m.deduplicationId)).toEqual(['1', '2']);
+  });
+
+  it('answers duplicate when a concurrent request recorded the event first', async () => {
+    const { ports, store } = setup();
+    const racing: IngestPorts = {
+      ...ports,
+      findKnownEventIds: async () => new Set(),
+    };
+    await ingestEvents(request([event('1')]), ports, { partitionCount: undefined });
+    const response = await ingestEvents(request([event('1')]), racing, { partitionCount: undefined });
+    expect(response.body).toMatchObject({ results: [{ event_id: '1', status: 'duplicate' }] });
+    expect(store.writes.filter((w) => w === 'recordAccepted 1')).toHaveLength(2);
+  });
+
+  it('refuses the whole request with 422 when a subscription is unknown, enqueuing and recording nothing', async () => {
+    const { queue, calls, ports, store } = setup();
+    const response = await ingestEvents(request([event('1', 'sub_a'), event('2', 'sub_x')]), ports, { partitionCount: undefined });
+    expect(response).toMatchObject({
+      statusCode: 422,
+      body: { error: { code: 'unknown_subscription', details: [{ path: 'events[1].subscription_id' }] } },
+    });
+    expect(calls).toHaveLength(0);
+    expect(queue).toHaveLength(0);
+    expect(store.writes).toHaveLength(0);
+  });
+
+  it('treats a subscription of another tenant as unknown', async () => {
+    const { queue, ports } = setup();
+    const response = await ingestEvents(request([event('1', 'sub_a', 'tenant_2')]), ports, { partitionCount: undefined });
+    expect(response.statusCode).toBe(422);
+    expect(queue).toHaveLength(0);
+  });
+
+  it('applies the partial-failure rule: 503, failed, then not_enqueued for the rest of that key only', async () => {
+    const { queue, ports, store } = setup({ refuse: (m) => m.deduplicationId === '3' });
+    const response = await ingestEvents(
+      request([event('1', 'sub_a'), event('2', 'sub_b'), event('3', 'sub_a'), event('4', 'sub_b'), event('5', 'sub_a')]),
+      ports,
+      { partitionCount: undefined },
+    );
+    expect(response.statusCode).toBe(503);
+    expect(response.body).toMatchObject({
+      error: { code: 'enqueue_failed' },
+      results: [
+        { event_id: '1', status: 'accepted' },
+        { event_id: '2', status: 'accepted' },
+        { event_id: '3', status: 'failed' },
+        { event_id: '4', status: 'accepted' },
+        { event_id: '5', status: 'not_enqueued' },
+      ],
+    });
+    expect(queue.map((m) => m.deduplicationId)).toEqual(['1', '2', '4']);
+    expect(store.events.has('3')).toBe(false);
+    expect(store.events.has('5')).toBe(false);
+  });
+
+  it('lets a retry of the whole request finish what failed, in order', async () => {
+    let refuse = true;
+    const { queue, ports } = setup({ refuse: (m) => refuse && m.deduplicationId === '2' });
+    const events = [event('1'), event('2'), event('3')];
+    expect((await ingestEvents(request(events), ports, { partitionCount: undefined })).statusCode).toBe(503);
+    refuse = false;
+    const retry = await ingestEvents(request(events), ports, { partitionCount: undefined });
+    expect(retry.statusCode).toBe(202);
+    expect(retry.body).toMatchObject({ results: [{ status: 'duplicate' }, { status: 'accepted' }, { status: 'accepted' }] });
+    expect(queue.map((m) => m.deduplicationId)).toEqual(['1', '2', '3']);
+  });
+
+  it('refuses an event too large for one SQS message with 413, enqueuing nothing', async () => {
+    const { queue, ports } = setup();
+    const huge = { ...event('1'), payload: { blob: 'x'.repeat(1_046_000) } };
+    const response = await ingestEvents(request([huge]), ports, { partitionCount: undefined });
+    expect(response).toMatchObject({ statusCode: 413, body: { error: { code: 'payload_too_large' } } });
+    expect(queue).toHaveLength(0);
+  });
+});

@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { backoffSeconds, decideAfterFailure, FailureDecisionKind, parseRetryAfter, type RetryPolicy } from '../../../lambda/core/retry-policy.js';
+
+const policy: RetryPolicy = { maxDeliveryAttempts: 5, retryBaseSeconds: 5, retryMaxSeconds: 900 };
+const lowest = () => 0;
+const highest = () => 0.999_999;
+
+describe('backoffSeconds', () => {
+  it.each([
+    { attempt: 1, min: 5, max: 10 },
+    { attempt: 2, min: 5, max: 20 },
+    { attempt: 3, min: 5, max: 40 },
+    { attempt: 4, min: 5, max: 80 },
+    { attempt: 8, min: 5, max: 900 },
+    { attempt: 30, min: 5, max: 900 },
+  ])('stays within [$min, $max] after attempt $attempt', ({ attempt, min, max }) => {
+    expect(backoffSeconds(attempt, policy, lowest)).toBe(min);
+    expect(backoffSeconds(attempt, policy, highest)).toBe(max);
+    for (let i = 0; i < 200; i += 1) {
+      const delay = backoffSeconds(attempt, policy, Math.random);
+      expect(delay).toBeGreaterThanOrEqual(min);
+      expect(delay).toBeLessThanOrEqual(max);
+      expect(Number.isInteger(delay)).toBe(true);
+    }
+  });
+
+  it('spreads delays (full jitter) rather than giving every key the same one', () => {
+    const delays = new Set(Array.from({ length: 200 }, () => backoffSeconds(4, policy, Math.random)));
+    expect(delays.size).toBeGreaterThan(20);
+  });
+
+  it('retries at once when the base is 0', () => {
+    const instant = { ...policy, retryBaseSeconds: 0 };
+    expect(backoffSeconds(3, instant, highest)).toBe(0);
+  });
+
+  it('never exceeds a maximum smaller than the base doubled', () => {
+    const tight = { ...policy, retryBaseSeconds: 10, retryMaxSeconds: 12 };
+    expect(backoffSeconds(1, tight, highest)).toBe(12);
+    expect(backoffSeconds(1, tight, lowest)).toBe(10);
+  });
+});
+
+describe('parseRetryAfter', () => {
+  const now = new Date('2026-12-02T12:00:00Z');
+  it.each([
+    { header: undefined, expected: undefined },
+    { header: '0', expected: 0 },
+    { header: '120', expected: 120 },
+    { header: ' 7 ', expected: 7 },
+    { header: 'Wed, 02 Dec 2026 12:00:30 GMT', expected: 30 },
+    { header: 'Wed, 02 Dec 2026 11:00:00 GMT', expected: 0 },
+    { header: 'soon', expected: undefined },
+    { header: '-5', expected: undefined },
+    { header: '1.5', expected: undefined },
+  ])('reads $header as $expected', ({ header, expected }) => {
+    expect(parseRetryAfter(header, now)).toBe(expected);
+  });
+});
+
+describe('decideAfterFailure', () => {
+  it.each([1, 2, 3, 4])('retries after attempt %i of 5', (attempts) => {
+    const decision = decideAfterFailure({ attempts, reason: 'HTTP 500', retryAfterSeconds: undefined }, policy, lowest);
+    expect(decision).toEqual({ kind: FailureDecisionKind.retryLater, delaySeconds: 5 });
+  });
+
+  it('dead-letters at the last real attempt, naming the attempts and the last reason', () => {
+    const decision = decideAfterFailure({ attempts: 5, reason: 'HTTP 500', retryAfterSeconds: undefined }, policy, lowest);
+    expect(decision).toEqual({ kind: FailureDecisionKind.deadLetter, reason: '5 of 5 attempts failed; last: HTTP 500' });
+  });
+
+  it('dead-letters at once when one attempt is allowed', () => {
+    const once = { ...policy, maxDeliveryAttempts: 1 };
+    expect(decideAfterFailure({ attempts: 1, reason: 'HTTP 503', retryAfterSeconds: 30 }, once, lowest).kind).toBe(FailureDecisionKind.deadLetter);
+  });
+
+  it.each([
+    { retryAfterSeconds: 60, expected: 60 },
+    { retryAfterSeconds: 0, expected: 5 },
+    { retryAfterSeconds: 86_400, expected: 900 },
+  ])('honours Retry-After $retryAfterSeconds within [base, max]', ({ retryAfterSeconds, expected }) => {
+    const decision = decideAfterFailure({ attempts: 1, reason: 'HTTP 429', retryAfterSeconds }, policy, highest);
+    expect(decision).toEqual({ kind: FailureDecisionKind.retryLater, delaySeconds: expected });
+  });
+
+  it('gives up even when Retry-After asks for more time, once the attempts are spent', () => {
+    const decision = decideAfterFailure({ attempts: 5, reason: 'HTTP 429', retryAfterSeconds: 10 }, policy, lowest);
+    expect(decision.kind).toBe(FailureDecisionKind.deadLetter);
+  });
+});

@@ -1,0 +1,109 @@
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import type { VisibilityChange } from '../../../lambda/core/consumer-batch.js';
+import { AttemptResultKind, type DeadLetter, type DeliveryPorts } from '../../../lambda/core/delivery.js';
+import type { QueuedEvent } from '../../../lambda/core/event.js';
+import { createConsumerHandler, toConsumerRecord } from '../../../lambda/handlers/consumer.js';
+import { createLogger } from '../../../lambda/handlers/logger.js';
+import { InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
+
+function sqsRecord(eventId: string, key: string): SQSRecord {
+  const queued: QueuedEvent = {
+    version: 1,
+    event: { event_id: eventId, tenant_id: 't', subscription_id: key, type: 'x.y', payload: {} },
+    ordering_key: key,
+    message_group_id: `g-${key}`,
+    accepted_at: '2026-12-02T12:00:00.000Z',
+  };
+  return {
+    messageId: eventId,
+    receiptHandle: `rh-${eventId}`,
+    body: JSON.stringify(queued),
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: '0',
+      SenderId: 's',
+      ApproximateFirstReceiveTimestamp: '0',
+      MessageGroupId: `g-${key}`,
+      MessageDeduplicationId: eventId,
+      SequenceNumber: '1',
+    },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:delivery.fifo',
+    awsRegion: 'us-east-1',
+  };
+}
+
+function setup(failing: ReadonlySet<string>, changeVisibility?: (changes: readonly VisibilityChange[]) => Promise<void>) {
+  const changes: VisibilityChange[] = [];
+  const deadLetters: DeadLetter[] = [];
+  const ports: DeliveryPorts = {
+    store: new InMemoryDeliveryStore(),
+    findTarget: async () => ({ url: 'https://example.com', secret: 'whsec_' + Buffer.alloc(24).toString('base64') }),
+    send: async (_url, request) => ({ kind: AttemptResultKind.response, statusCode: failing.has(request.headers['webhook-id'] ?? '') ? 503 : 200 }),
+    deadLetter: async (deadLetter) => {
+      deadLetters.push(deadLetter);
+    },
+    now: () => new Date(),
+    random: () => 0,
+  };
+  const handler = createConsumerHandler({
+    ports,
+    policy: { maxDeliveryAttempts: 5, retryBaseSeconds: 5, retryMaxSeconds: 900 },
+    changeVisibility:
+      changeVisibility ??
+      (async (batch) => {
+        changes.push(...batch);
+      }),
+    logger: createLogger('test', 'SILENT'),
+  });
+  return { handler, changes, deadLetters };
+}
+
+describe('consumer handler', () => {
+  it('reports the failing head and its successors, and changes their visibility', async () => {
+    const { handler, changes } = setup(new Set(['a1']));
+    const event: SQSEvent = { Records: [sqsRecord('a1', 'a'), sqsRecord('b1', 'b'), sqsRecord('a2', 'a')] };
+    const response = await handler(event);
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'a1' }, { itemIdentifier: 'a2' }] });
+    expect(changes.map((c) => [c.receiptHandle, c.timeoutSeconds])).toEqual([['rh-a1', 5], ['rh-a2', 0]]);
+  });
+
+  it('still reports the failures when the visibility changes fail', async () => {
+    const { handler } = setup(new Set(['a1']), async () => {
+      throw new Error('SQS unavailable');
+    });
+    const response = await handler({ Records: [sqsRecord('a1', 'a'), sqsRecord('a2', 'a')] });
+    expect(response.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['a1', 'a2']);
+  });
+
+  it('dead-letters a record without a message group as malformed, and fails nothing', async () => {
+    const { handler, deadLetters } = setup(new Set());
+    const record = sqsRecord('a1', 'a');
+    const withoutGroup = { ...record, attributes: { ...record.attributes, MessageGroupId: undefined } } as unknown as SQSRecord;
+    const response = await handler({ Records: [withoutGroup] });
+    expect(response.batchItemFailures).toEqual([]);
+    expect(deadLetters.map((d) => [d.messageGroupId, d.attempts])).toEqual([['malformed-a1', 0]]);
+    expect(deadLetters[0]?.reason).toMatch(/^malformed record: attributes.MessageGroupId/);
+  });
+});
+
+describe('toConsumerRecord', () => {
+  it('reads the fields the consumer relies on', () => {
+    expect(toConsumerRecord(sqsRecord('a1', 'a'), 0)).toEqual({
+      messageId: 'a1',
+      receiptHandle: 'rh-a1',
+      body: sqsRecord('a1', 'a').body,
+      messageGroupId: 'g-a',
+      receiveCount: 1,
+    });
+  });
+
+  it('keeps a record it cannot read as its own group', () => {
+    expect(toConsumerRecord({ body: 'x' }, 3)).toMatchObject({ messageId: 'record-3', receiptHandle: '', body: 'x', messageGroupId: 'malformed-record-3', receiveCount: 1 });
+    expect(toConsumerRecord({ body: 'x' }, 3).problem).toMatch(/messageId/);
+    expect(toConsumerRecord(null, 4)).toMatchObject({ messageId: 'record-4', messageGroupId: 'malformed-record-4' });
+  });
+});

@@ -1,0 +1,104 @@
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { Subscription, SubscriptionStore } from '../../../lambda/adapters/subscription-store.js';
+import { checkEndpoint } from '../../../lambda/adapters/webhook-sender.js';
+import { createLogger } from '../../../lambda/handlers/logger.js';
+import { createSubscriptionsHandler } from '../../../lambda/handlers/subscriptions.js';
+import { apiEvent, jsonOf } from '../../support/api-event.js';
+
+function setup(allowPrivateEndpoints: boolean) {
+  const items = new Map<string, Subscription>();
+  const store: SubscriptionStore = {
+    get: async (id) => items.get(id),
+    put: async ({ now, ...fields }) => {
+      const previous = items.get(fields.subscription_id);
+      const subscription = { ...fields, created_at: previous?.created_at ?? now };
+      items.set(fields.subscription_id, subscription);
+      return { created: previous === undefined, subscription };
+    },
+    findTenants: async () => new Map(),
+  };
+  let clock = Date.parse('2026-12-02T12:00:00Z');
+  const handler = createSubscriptionsHandler({
+    store,
+    checkEndpoint: (url) => checkEndpoint(url, allowPrivateEndpoints),
+    randomBytes,
+    now: () => new Date((clock += 1000)),
+    logger: createLogger('test', 'SILENT'),
+  });
+  const put = (id: string, body: unknown) =>
+    handler(apiEvent({ routeKey: 'PUT /v1/subscriptions/{subscription_id}', pathParameters: { subscription_id: id }, body: typeof body === 'string' ? body : JSON.stringify(body) }));
+  const get = (id: string) => handler(apiEvent({ routeKey: 'GET /v1/subscriptions/{subscription_id}', pathParameters: { subscription_id: id } }));
+  return { items, put, get };
+}
+
+const secret = 'whsec_' + Buffer.alloc(24, 3).toString('base64');
+
+describe('subscriptions handler', () => {
+  it('creates with 201 and a generated whsec_ secret, replaces with 200, and never returns the secret on GET', async () => {
+    const { put, get } = setup(true);
+    const created = await put('sub_1', { tenant_id: 't1', url: 'http://127.0.0.1:4000/hooks' });
+    expect(created.statusCode).toBe(201);
+    const body = jsonOf(created) as Record<string, string>;
+    expect(body).toMatchObject({ subscription_id: 'sub_1', tenant_id: 't1', url: 'http://127.0.0.1:4000/hooks' });
+    expect(body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+
+    const replaced = await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks', secret });
+    expect(replaced.statusCode).toBe(200);
+    expect(jsonOf(replaced)).toMatchObject({ url: 'https://example.com/hooks', secret });
+
+    const read = await get('sub_1');
+    expect(read.statusCode).toBe(200);
+    expect(jsonOf(read)).toEqual({ subscription_id: 'sub_1', tenant_id: 't1', url: 'https://example.com/hooks', created_at: '2026-12-02T12:00:01.000Z' });
+    expect(read.body).not.toContain('whsec_');
+  });
+
+  it('answers 404 for an unknown subscription', async () => {
+    const { get } = setup(true);
+    const result = await get('nope');
+    expect(result.statusCode).toBe(404);
+    expect(jsonOf(result)).toMatchObject({ error: { code: 'not_found' } });
+  });
+
+  it.each([
+    { name: 'a body that is not JSON', body: 'nope', code: 'invalid_json' },
+    { name: 'a missing tenant_id', body: { url: 'https://example.com' }, code: 'invalid_request', path: 'tenant_id' },
+    { name: 'an ftp url', body: { tenant_id: 't', url: 'ftp://example.com' }, code: 'invalid_request', path: 'url' },
+    { name: 'a relative url', body: { tenant_id: 't', url: '/hooks' }, code: 'invalid_request', path: 'url' },
+    { name: 'a secret without prefix', body: { tenant_id: 't', url: 'https://example.com', secret: Buffer.alloc(32).toString('base64') }, code: 'invalid_request', path: 'secret' },
+    { name: 'a secret of 16 bytes', body: { tenant_id: 't', url: 'https://example.com', secret: 'whsec_' + Buffer.alloc(16).toString('base64') }, code: 'invalid_request', path: 'secret' },
+    { name: 'an unknown field', body: { tenant_id: 't', url: 'https://example.com', urll: 'x' }, code: 'invalid_request' },
+  ])('refuses $name with 400 $code and changes nothing', async ({ body, code, path }) => {
+    const { put, items } = setup(true);
+    const result = await put('sub_1', body);
+    expect(result.statusCode).toBe(400);
+    const json = jsonOf(result) as { error: { code: string; details?: { path: string }[] } };
+    expect(json.error.code).toBe(code);
+    if (path !== undefined) expect(json.error.details?.map((d) => d.path)).toContain(path);
+    expect(items.size).toBe(0);
+  });
+
+  it('refuses a subscription id over 128 characters', async () => {
+    const { put, items } = setup(true);
+    const result = await put('s'.repeat(129), { tenant_id: 't', url: 'https://example.com' });
+    expect(result.statusCode).toBe(400);
+    expect(jsonOf(result)).toMatchObject({ error: { code: 'invalid_request', details: [{ path: 'subscription_id' }] } });
+    expect(items.size).toBe(0);
+  });
+
+  it.each(['http://127.0.0.1:4000/', 'http://localhost:4000/', 'http://10.0.0.8/', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/', 'http://[fd00:ec2::254]/'])(
+    'refuses %s with 422 endpoint_not_allowed when private endpoints are not allowed',
+    async (url) => {
+      const { put, items } = setup(false);
+      const result = await put('sub_1', { tenant_id: 't', url });
+      expect(result.statusCode).toBe(422);
+      expect(jsonOf(result)).toMatchObject({ error: { code: 'endpoint_not_allowed', details: [{ path: 'url' }] } });
+      expect(items.size).toBe(0);
+    },
+  );
+
+  it('allows a public address literal when private endpoints are not allowed', async () => {
+    const { put } = setup(false);
+    expect((await put('sub_1', { tenant_id: 't', url: 'https://93.184.216.34/hooks' })).statusCode).toBe(201);
+  });
+});
