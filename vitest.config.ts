@@ -6,5 +6,7 @@ export default defineConfig({
     environment: 'node',
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // Integration files wait mostly on I/O (emulators, receivers): one worker per core halves the suite's time.
+    maxWorkers: 2,
   },
 });

@@ -16,9 +16,6 @@ export const CONSUMER_BATCH_SIZE = 10;
 /** SQS visibility timeouts range from 0 s to 12 h; a backoff is a visibility timeout. */
 export const MAX_VISIBILITY_SECONDS = 43_200;
 
-/** SQS keeps messages at most 14 days; both queues keep them that long. */
-export const MESSAGE_RETENTION_SECONDS = 1_209_600;
-
 /** Lambda's hard ceiling on a function's timeout. */
 const MAX_LAMBDA_TIMEOUT_SECONDS = 900;
 

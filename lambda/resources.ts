@@ -54,6 +54,19 @@ export interface QueueDefinition {
   readonly envVar: string;
 }
 
+/**
+ * What both FIFO queues are, in the CDK stack and in the local stack alike. Deduplication by event
+ * id, never by content (two events with equal bodies are two events); high-throughput mode
+ * (deduplication and throughput per message group), since every key is its own group; messages
+ * kept as long as SQS allows (14 days).
+ */
+export const FIFO_QUEUE_SETTINGS = {
+  contentBasedDeduplication: false,
+  deduplicationScope: 'messageGroup',
+  fifoThroughputLimit: 'perMessageGroupId',
+  retentionSeconds: 1_209_600,
+} as const;
+
 export const QUEUES = {
   /** The ordered queue: one message group per ordering key (or per partition). */
   delivery: { localName: 'delivery.fifo', envVar: 'DELIVERY_QUEUE_URL' },

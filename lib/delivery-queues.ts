@@ -4,7 +4,7 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { CONSUMER_BATCH_SIZE } from '../lambda/config.js';
-import { QUEUES } from '../lambda/resources.js';
+import { FIFO_QUEUE_SETTINGS, QUEUES } from '../lambda/resources.js';
 
 /** Properties of {@link DeliveryQueues}. */
 export interface DeliveryQueuesProps {
@@ -19,11 +19,6 @@ export interface DeliveryQueuesProps {
    * messages riding behind a failing head are received without being attempted.
    */
   readonly maxReceiveCount: number;
-  /**
-   * How long either queue keeps a message.
-   * @default Duration.days(14), the SQS maximum
-   */
-  readonly retentionPeriod?: Duration;
   /**
    * What happens to the queues when they leave the stack.
    * @default RemovalPolicy.DESTROY, the CDK default for queues
@@ -53,14 +48,16 @@ export class DeliveryQueues extends Construct {
 
   constructor(scope: Construct, id: string, props: DeliveryQueuesProps) {
     super(scope, id);
+    // The same settings the local stack gives its queues (FIFO_QUEUE_SETTINGS); the CDK enums'
+    // values are SQS's attribute values.
     const common = {
       fifo: true,
-      contentBasedDeduplication: false,
-      deduplicationScope: sqs.DeduplicationScope.MESSAGE_GROUP,
-      fifoThroughputLimit: sqs.FifoThroughputLimit.PER_MESSAGE_GROUP_ID,
+      contentBasedDeduplication: FIFO_QUEUE_SETTINGS.contentBasedDeduplication,
+      deduplicationScope: FIFO_QUEUE_SETTINGS.deduplicationScope as sqs.DeduplicationScope,
+      fifoThroughputLimit: FIFO_QUEUE_SETTINGS.fifoThroughputLimit as sqs.FifoThroughputLimit,
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      retentionPeriod: props.retentionPeriod ?? Duration.days(14),
+      retentionPeriod: Duration.seconds(FIFO_QUEUE_SETTINGS.retentionSeconds),
       removalPolicy: props.removalPolicy ?? RemovalPolicy.DESTROY,
     } satisfies sqs.QueueProps;
 

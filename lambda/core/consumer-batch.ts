@@ -55,6 +55,12 @@ export function planGroupRetry(group: readonly ConsumerRecord[], headIndex: numb
   };
 }
 
+/**
+ * A fault waits at least this long even when RETRY_BASE_SECONDS is 0: retrying a dependency that
+ * is down at once would spin through SQS's receive count to the backstop in moments.
+ */
+export const MIN_FAULT_DELAY_SECONDS = 1;
+
 /** Called when processing a record throws: a fault, not an outcome. */
 export type FaultListener = (error: unknown, record: ConsumerRecord) => void;
 
@@ -75,7 +81,7 @@ async function processGroup(
       // costs seconds and a lasting one grows to the maximum delay (and, after many receives,
       // meets SQS's backstop redrive). Other groups are not held back.
       onFault(error, record);
-      return planGroupRetry(group, index, backoffSeconds(record.receiveCount, policy, ports.random));
+      return planGroupRetry(group, index, Math.max(MIN_FAULT_DELAY_SECONDS, backoffSeconds(record.receiveCount, policy, ports.random)));
     }
     outcomes.set(record.messageId, outcome);
     if (outcome.kind === OutcomeKind.retryLater) return planGroupRetry(group, index, outcome.delaySeconds);

@@ -68,7 +68,7 @@ export function readJsonBody(body: string | undefined, isBase64Encoded: boolean)
       response: errorResponse(
         413,
         ErrorCode.payloadTooLarge,
-        `The request body is ${bytes.byteLength} bytes; the limit is ${MAX_REQUEST_BYTES} bytes (1 MiB).`,
+        `The request body is larger than ${MAX_REQUEST_BYTES} bytes (1 MiB).`,
       ),
     };
   }

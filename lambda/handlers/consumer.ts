@@ -54,7 +54,14 @@ export interface ConsumerHandlerDeps {
 export function createConsumerHandler(deps: ConsumerHandlerDeps): ConsumerHandler {
   return async (event) => {
     const records = event.Records.map(toConsumerRecord);
-    const plan = await processBatch(records, deps.ports, deps.policy, (error, record) => {
+    // A batch often holds several events of one subscription: read each subscription once per invocation.
+    const targets = new Map<string, ReturnType<DeliveryPorts['findTarget']>>();
+    const findTarget: DeliveryPorts['findTarget'] = (subscriptionId) => {
+      const known = targets.get(subscriptionId) ?? deps.ports.findTarget(subscriptionId);
+      targets.set(subscriptionId, known);
+      return known;
+    };
+    const plan = await processBatch(records, { ...deps.ports, findTarget }, deps.policy, (error, record) => {
       deps.logger.error('record failed with a fault; it stays queued', { messageId: record.messageId, messageGroupId: record.messageGroupId, error });
     });
     for (const [messageId, outcome] of plan.outcomes) {
@@ -100,10 +107,13 @@ export function retryPolicyOf(config: Config): RetryPolicy {
   };
 }
 
+/** Wraps the delivery ports, e.g. for the local stack's tests to inject a crash at a chosen point. */
+export type DeliveryPortsWrapper = (ports: DeliveryPorts) => DeliveryPorts;
+
 /** Everything the consumer needs, from a configuration and clients: shared by Lambda and the local stack. */
-export function wireConsumerHandler(input: HandlerWiring): ConsumerHandler {
+export function wireConsumerHandler(input: HandlerWiring, wrapPorts: DeliveryPortsWrapper = (ports) => ports): ConsumerHandler {
   return createConsumerHandler({
-    ports: createDeliveryPorts(input),
+    ports: wrapPorts(createDeliveryPorts(input)),
     policy: retryPolicyOf(input.config),
     changeVisibility: (changes) => changeVisibility(input.sqs, input.resources.deliveryQueueUrl, changes, input.logger),
     logger: input.logger,

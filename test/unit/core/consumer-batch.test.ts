@@ -220,6 +220,13 @@ describe('processBatch', () => {
     expect(sent.map((s) => s.eventId).sort()).toEqual(['a1', 'b1']);
   });
 
+  it('waits at least a second after a fault even when the base delay is 0', async () => {
+    const { ports } = harness();
+    const faulty: DeliveryPorts = { ...ports, findTarget: async () => { throw new Error('DynamoDB unavailable'); } };
+    const plan = await processBatch([record('a1', 'a', 1)], faulty, { ...policy, retryBaseSeconds: 0 }, () => undefined);
+    expect(plan.visibilityChanges.map((c) => c.timeoutSeconds)).toEqual([1]);
+  });
+
   it('redelivers after a crash between the receiver’s 2xx and the record with the same webhook-id and sequence', async () => {
     const { ports, sent } = harness();
     let isCrashing = true;

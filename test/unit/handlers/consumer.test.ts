@@ -38,10 +38,14 @@ function sqsRecord(eventId: string, key: string): SQSRecord {
 
 function setup(failing: ReadonlySet<string>, changeVisibility?: (changes: readonly VisibilityChange[]) => Promise<void>) {
   const changes: VisibilityChange[] = [];
+  const lookups: string[] = [];
   const deadLetters: DeadLetter[] = [];
   const ports: DeliveryPorts = {
     store: new InMemoryDeliveryStore(),
-    findTarget: async () => ({ url: 'https://example.com', secret: 'whsec_' + Buffer.alloc(24).toString('base64') }),
+    findTarget: async (subscriptionId) => {
+      lookups.push(subscriptionId);
+      return { url: 'https://example.com', secret: 'whsec_' + Buffer.alloc(24).toString('base64') };
+    },
     send: async (_url, request) => ({ kind: AttemptResultKind.response, statusCode: failing.has(request.headers['webhook-id'] ?? '') ? 503 : 200 }),
     deadLetter: async (deadLetter) => {
       deadLetters.push(deadLetter);
@@ -59,7 +63,7 @@ function setup(failing: ReadonlySet<string>, changeVisibility?: (changes: readon
       }),
     logger: createLogger('test', 'SILENT'),
   });
-  return { handler, changes, deadLetters };
+  return { handler, changes, deadLetters, lookups };
 }
 
 describe('consumer handler', () => {
@@ -69,6 +73,14 @@ describe('consumer handler', () => {
     const response = await handler(event);
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'a1' }, { itemIdentifier: 'a2' }] });
     expect(changes.map((c) => [c.receiptHandle, c.timeoutSeconds])).toEqual([['rh-a1', 5], ['rh-a2', 0]]);
+  });
+
+  it('reads each subscription once per invocation', async () => {
+    const { handler, lookups } = setup(new Set());
+    await handler({ Records: [sqsRecord('a1', 'a'), sqsRecord('a2', 'a'), sqsRecord('b1', 'b'), sqsRecord('a3', 'a')] });
+    expect(lookups.sort()).toEqual(['a', 'b']);
+    await handler({ Records: [sqsRecord('a4', 'a')] });
+    expect(lookups.filter((id) => id === 'a')).toHaveLength(2);
   });
 
   it('still reports the failures when the visibility changes fail', async () => {

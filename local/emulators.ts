@@ -1,0 +1,65 @@
+/**
+ * The embedded emulators: fauxqs for SQS and dynalite for DynamoDB, on 127.0.0.1 with ports
+ * chosen by the OS. With a data directory both keep their state on disk (fauxqs in SQLite,
+ * dynalite in LevelDB), so a restart loses nothing; without one both run in memory.
+ */
+import { once } from 'node:events';
+import { mkdir } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import dynalite from 'dynalite';
+import { startFauxqs } from 'fauxqs';
+import { lockDataDir } from './data-dir-lock.js';
+
+/** The region the emulators and the SDK clients agree on; fauxqs takes it from the request signature. */
+export const LOCAL_REGION = 'us-east-1';
+
+/** Running emulators and where to reach them. */
+export interface Emulators {
+  readonly sqsEndpoint: string;
+  readonly dynamoEndpoint: string;
+  /** Stops both; dynalite closes its LevelDB after in-flight operations, fauxqs writes through. */
+  readonly stop: () => Promise<void>;
+}
+
+async function startDynalite(path: string | undefined): Promise<{ endpoint: string; stop: () => Promise<void> }> {
+  if (path !== undefined) await mkdir(path, { recursive: true });
+  // Tables are created at start-up and used at once: no artificial CREATING delay.
+  const server = dynalite({ ...(path === undefined ? {} : { path }), createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    stop: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeIdleConnections();
+      }),
+  };
+}
+
+/**
+ * Starts both emulators; `dataDir` keeps their state in `<dataDir>/sqs` and `<dataDir>/dynamodb`.
+ * @throws DataDirInUseError when another local stack runs on `dataDir`
+ */
+export async function startEmulators(dataDir: string | undefined): Promise<Emulators> {
+  const unlock = dataDir === undefined ? undefined : await lockDataDir(dataDir);
+  const [sqs, dynamo] = await Promise.all([
+    startFauxqs({
+      port: 0,
+      logger: false,
+      defaultRegion: LOCAL_REGION,
+      ...(dataDir === undefined ? {} : { dataDir: join(dataDir, 'sqs') }),
+    }),
+    startDynalite(dataDir === undefined ? undefined : join(dataDir, 'dynamodb')),
+  ]);
+  return {
+    sqsEndpoint: sqs.address,
+    dynamoEndpoint: dynamo.endpoint,
+    stop: async () => {
+      await Promise.all([sqs.stop(), dynamo.stop()]);
+      await unlock?.();
+    },
+  };
+}

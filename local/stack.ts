@@ -1,0 +1,108 @@
+/**
+ * The whole pipeline in one process: emulators, the resources the CDK stack declares, the HTTP API
+ * in front of the ingest and subscriptions handlers, and the consumer behind a poller that plays
+ * Lambda's event source mapping. `npm start` runs it; integration tests start it in-process.
+ */
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Config } from '../lambda/config.js';
+import { wireIngestHandler } from '../lambda/handlers/ingest.js';
+import { wireSubscriptionsHandler } from '../lambda/handlers/subscriptions.js';
+import type { HandlerWiring } from '../lambda/handlers/wiring.js';
+import type { ResourceNames } from '../lambda/resources.js';
+import { TABLES } from '../lambda/resources.js';
+import { createLocalClients } from './clients.js';
+import { wireConsumerHandler, type DeliveryPortsWrapper } from '../lambda/handlers/consumer.js';
+import { LOCAL_REGION, startEmulators } from './emulators.js';
+import { startEventSourceMapping } from './event-source-mapping.js';
+import { startHttpApi } from './http-api.js';
+import { ensureQueues } from './queues.js';
+import { ensureTables } from './tables.js';
+import { createTerminalLogger, type LogSink } from './terminal-logger.js';
+
+/** The HTTP API listens on loopback only: the local stack has no authentication. */
+export const LOCAL_HOST = '127.0.0.1';
+
+export interface LocalStackOptions {
+  readonly config: Config;
+  /** HTTP port; `config.port` when absent, 0 for one the OS chooses. */
+  readonly port?: number;
+  /** Where log lines go; the terminal when absent (warnings and errors on stderr). */
+  readonly logSink?: LogSink;
+  /** Test hook for fault injection into the consumer's ports. */
+  readonly wrapDeliveryPorts?: DeliveryPortsWrapper;
+  /** Whether the poller runs (default true); tests of the API alone keep the queue still. */
+  readonly isConsumerEnabled?: boolean;
+}
+
+export interface LocalStack {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string;
+  readonly config: Config;
+  readonly resources: ResourceNames;
+  readonly clients: { readonly sqs: SQSClient; readonly dynamo: DynamoDBDocumentClient };
+  /**
+   * Stops in dependency order: the HTTP API (in-flight requests finish), then the pollers
+   * (in-flight batches finish and are settled), then the clients and the emulators. With
+   * DATA_DIR, everything accepted is on disk when it resolves.
+   */
+  readonly stop: () => Promise<void>;
+}
+
+/** Stops what was started, last started first: the HTTP API, the pollers, the clients, the emulators. */
+type Stopper = () => Promise<void> | void;
+
+/**
+ * Starts the parts in dependency order. Stopping runs in reverse, so that every part still has
+ * what it depends on while it finishes its work: in-flight requests still reach SQS and DynamoDB,
+ * in-flight batches can still be settled. A failed start stops what had started and rethrows.
+ */
+export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
+  const { config } = options;
+  const logger = (service: string) => createTerminalLogger(service, config.logLevel, options.logSink);
+  const stoppers: Stopper[] = [];
+  const stopAll = async (): Promise<void> => {
+    for (const stop of stoppers.splice(0)) await stop();
+  };
+  try {
+    const emulators = await startEmulators(config.dataDir);
+    stoppers.unshift(emulators.stop);
+    const clients = createLocalClients(emulators);
+    stoppers.unshift(clients.destroy);
+
+    const [queues] = await Promise.all([ensureQueues(clients.sqs, config), ensureTables(clients.dynamo)]);
+    const resources: ResourceNames = {
+      subscriptionsTable: TABLES.subscriptions.localName,
+      eventsTable: TABLES.events.localName,
+      orderingKeysTable: TABLES.orderingKeys.localName,
+      deliveryQueueUrl: queues.delivery.url,
+      deadLetterQueueUrl: queues.deadLetter.url,
+    };
+    const wiring = (service: string): HandlerWiring => ({ config, resources, dynamo: clients.dynamo, sqs: clients.sqs, logger: logger(service) });
+
+    if (options.isConsumerEnabled !== false) {
+      const mapping = startEventSourceMapping({
+        sqs: clients.sqs,
+        queueUrl: queues.delivery.url,
+        source: { queueArn: queues.delivery.arn, region: LOCAL_REGION },
+        invoke: wireConsumerHandler(wiring('consumer'), options.wrapDeliveryPorts),
+        concurrency: config.consumerConcurrency,
+        logger: logger('event-source'),
+      });
+      stoppers.unshift(mapping.stop);
+    }
+
+    const api = await startHttpApi({
+      host: LOCAL_HOST,
+      port: options.port ?? config.port,
+      handlers: { ingest: wireIngestHandler(wiring('ingest')), subscriptions: wireSubscriptionsHandler(wiring('subscriptions')) },
+      logger: logger('http'),
+    });
+    stoppers.unshift(api.stop);
+
+    return { url: api.url, config, resources, clients: { sqs: clients.sqs, dynamo: clients.dynamo }, stop: stopAll };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * The tables of TABLES (lambda/resources.ts) in the embedded DynamoDB: named `localName`, keyed by
+ * their string partition key, on demand. TTL is not set: dynalite has no UpdateTimeToLive and
+ * never expires items, so locally event records are kept until DATA_DIR is removed.
+ */
+import { CreateTableCommand, DescribeTableCommand, ListTablesCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { TABLES, type TableDefinition } from '../lambda/resources.js';
+
+/** Longest wait for a new table to become ACTIVE; dynalite makes it so at once when told to. */
+const TABLE_ACTIVE_TIMEOUT_SECONDS = 10;
+
+async function listTableNames(dynamo: DynamoDBDocumentClient): Promise<Set<string>> {
+  const names = new Set<string>();
+  let start: string | undefined;
+  do {
+    const output = await dynamo.send(new ListTablesCommand({ ExclusiveStartTableName: start }));
+    for (const name of output.TableNames ?? []) names.add(name);
+    start = output.LastEvaluatedTableName;
+  } while (start !== undefined);
+  return names;
+}
+
+async function createTable(dynamo: DynamoDBDocumentClient, table: TableDefinition): Promise<void> {
+  await dynamo.send(
+    new CreateTableCommand({
+      TableName: table.localName,
+      AttributeDefinitions: [{ AttributeName: table.partitionKey, AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: table.partitionKey, KeyType: 'HASH' }],
+      BillingMode: 'PAY_PER_REQUEST',
+    }),
+  );
+  await waitUntilTableExists({ client: dynamo, maxWaitTime: TABLE_ACTIVE_TIMEOUT_SECONDS, minDelay: 1 }, { TableName: table.localName });
+}
+
+/**
+ * Creates the tables that do not exist yet and checks that existing ones (a restart on the same
+ * DATA_DIR) have the key the code relies on.
+ */
+export async function ensureTables(dynamo: DynamoDBDocumentClient): Promise<void> {
+  const existing = await listTableNames(dynamo);
+  for (const table of Object.values(TABLES)) {
+    if (!existing.has(table.localName)) {
+      await createTable(dynamo, table);
+      continue;
+    }
+    const { Table } = await dynamo.send(new DescribeTableCommand({ TableName: table.localName }));
+    const key = Table?.KeySchema?.find((element) => element.KeyType === 'HASH')?.AttributeName;
+    if (key !== table.partitionKey) {
+      throw new Error(`Table ${table.localName} in DATA_DIR is keyed by "${key}", not "${table.partitionKey}": remove DATA_DIR or use another one`);
+    }
+  }
+}
