@@ -41,6 +41,12 @@ export interface Config {
   readonly dataDir: string | undefined;
   /** Alarm threshold on the queue's oldest message age. */
   readonly oldestMessageAlarmSeconds: number;
+  /** A group whose head has been failing for longer than this is stalled. */
+  readonly stallThresholdSeconds: number;
+  /** Alarm threshold on the longest a pending event of any group has waited. */
+  readonly maxGroupWaitAlarmSeconds: number;
+  /** Alarm when at least this many groups are stalled. */
+  readonly stalledGroupsAlarmThreshold: number;
   /** Deployed only: e-mail address subscribed to the alarms' topic; unset means no subscription. */
   readonly alarmEmail: string | undefined;
   /** Days an event's idempotency and delivery record is kept (DynamoDB TTL). */
@@ -94,6 +100,9 @@ const environmentSchema = (deployment: Deployment) =>
       ALLOW_PRIVATE_ENDPOINTS: boolean.default(deployment === Deployment.local),
       DATA_DIR: nonEmpty.optional(),
       OLDEST_MESSAGE_ALARM_SECONDS: integer(60, 1_209_600).default(900),
+      STALL_THRESHOLD_SECONDS: integer(1, 1_209_600).default(300),
+      MAX_GROUP_WAIT_ALARM_SECONDS: integer(60, 1_209_600).default(900),
+      STALLED_GROUPS_ALARM_THRESHOLD: integer(1, 1_000_000).default(1),
       ALARM_EMAIL: z.email('must be an e-mail address').optional(),
       DELIVERY_STATE_TTL_DAYS: integer(1, 3650).default(30),
       LOG_LEVEL: z
@@ -143,6 +152,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     allowPrivateEndpoints: v.ALLOW_PRIVATE_ENDPOINTS,
     dataDir: v.DATA_DIR,
     oldestMessageAlarmSeconds: v.OLDEST_MESSAGE_ALARM_SECONDS,
+    stallThresholdSeconds: v.STALL_THRESHOLD_SECONDS,
+    maxGroupWaitAlarmSeconds: v.MAX_GROUP_WAIT_ALARM_SECONDS,
+    stalledGroupsAlarmThreshold: v.STALLED_GROUPS_ALARM_THRESHOLD,
     alarmEmail: v.ALARM_EMAIL,
     deliveryStateTtlDays: v.DELIVERY_STATE_TTL_DAYS,
     logLevel: v.LOG_LEVEL,
@@ -163,6 +175,7 @@ export function toEnvironment(config: Config): Record<string, string> {
     CONSUMER_CONCURRENCY: String(config.consumerConcurrency),
     ALLOW_PRIVATE_ENDPOINTS: String(config.allowPrivateEndpoints),
     DELIVERY_STATE_TTL_DAYS: String(config.deliveryStateTtlDays),
+    STALL_THRESHOLD_SECONDS: String(config.stallThresholdSeconds),
     LOG_LEVEL: config.logLevel,
   };
   if (config.partitionCount !== undefined) environment.PARTITION_COUNT = String(config.partitionCount);

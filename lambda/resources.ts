@@ -5,6 +5,15 @@
  * them through the environment variables named here.
  */
 
+/** A global secondary index, projecting all attributes. Sparse: only items that carry its key are in it. */
+export interface IndexDefinition {
+  readonly name: string;
+  /** String partition key. */
+  readonly partitionKey: string;
+  /** String sort key, when the index is read in order. */
+  readonly sortKey?: string;
+}
+
 /** A DynamoDB table: its key, its TTL attribute and its secondary indexes. */
 export interface TableDefinition {
   /** CDK construct id, and the table name in the local stack. */
@@ -15,6 +24,7 @@ export interface TableDefinition {
   readonly partitionKey: string;
   /** Epoch-seconds attribute after which DynamoDB may delete the item. */
   readonly ttlAttribute?: string;
+  readonly indexes?: readonly IndexDefinition[];
 }
 
 /** The tables, one concept each. */
@@ -34,6 +44,10 @@ export const TABLES = {
     envVar: 'EVENTS_TABLE',
     partitionKey: 'event_id',
     ttlAttribute: 'expires_at',
+    indexes: [
+      /** Dead-lettered events by subscription, oldest first: only they carry `dead_letter_subscription_id`. */
+      { name: 'dead-letters', partitionKey: 'dead_letter_subscription_id', sortKey: 'dead_lettered_at' },
+    ],
   },
   /**
    * One item per ordering key: the last `webhook-sequence` given out and the head event being
@@ -44,6 +58,23 @@ export const TABLES = {
     localName: 'OrderingKeys',
     envVar: 'ORDERING_KEYS_TABLE',
     partitionKey: 'ordering_key',
+  },
+  /**
+   * One item per message group: its lag (depth, oldest wait, the head's failures, dead letters).
+   * Written once per group per ingest request and once per group per consumer batch.
+   */
+  groups: {
+    localName: 'Groups',
+    envVar: 'GROUPS_TABLE',
+    partitionKey: 'message_group_id',
+    indexes: [
+      /**
+       * The groups with pending or dead-lettered events, and only those: the lag view and the lag
+       * job read this index, never the table, so their cost follows the active groups, not the keys.
+       * Spread over a few shards so that no index partition runs hot.
+       */
+      { name: 'active-groups', partitionKey: 'lag_shard' },
+    ],
   },
 } as const satisfies Record<string, TableDefinition>;
 
@@ -79,6 +110,7 @@ export interface ResourceNames {
   readonly subscriptionsTable: string;
   readonly eventsTable: string;
   readonly orderingKeysTable: string;
+  readonly groupsTable: string;
   readonly deliveryQueueUrl: string;
   readonly deadLetterQueueUrl: string;
 }
@@ -88,6 +120,7 @@ export const RESOURCE_ENV_VARS = {
   subscriptionsTable: TABLES.subscriptions.envVar,
   eventsTable: TABLES.events.envVar,
   orderingKeysTable: TABLES.orderingKeys.envVar,
+  groupsTable: TABLES.groups.envVar,
   deliveryQueueUrl: QUEUES.delivery.envVar,
   deadLetterQueueUrl: QUEUES.deadLetter.envVar,
 } as const satisfies Record<keyof ResourceNames, string>;

@@ -5,6 +5,7 @@
 export const ROUTES = {
   ingest: ['GET /health', 'POST /v1/events'],
   subscriptions: ['PUT /v1/subscriptions/{subscription_id}', 'GET /v1/subscriptions/{subscription_id}'],
+  operations: ['GET /v1/lag', 'GET /v1/dead-letters'],
 } as const;
 
 /** The functions behind the HTTP API. */
@@ -15,4 +16,7 @@ export const HANDLER_ENTRIES = {
   ingest: 'lambda/handlers/ingest.ts',
   subscriptions: 'lambda/handlers/subscriptions.ts',
   consumer: 'lambda/handlers/consumer.ts',
+  operations: 'lambda/handlers/operations.ts',
+  /** Scheduled every minute: publishes the lag metrics that the lag alarms watch. */
+  lagMetrics: 'lambda/handlers/lag-metrics.ts',
 } as const;

@@ -5,6 +5,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import type { LagMetricsJob } from './lag-metrics-job.js';
 
 /** Properties of {@link DeliveryAlarms}. */
 export interface DeliveryAlarmsProps {
@@ -19,6 +20,12 @@ export interface DeliveryAlarmsProps {
    * @default 3
    */
   readonly oldestMessageEvaluationPeriods?: number;
+  /** The lag job, whose metrics and whose own errors are watched. */
+  readonly lagMetrics: LagMetricsJob;
+  /** Wait of the longest-waiting pending event of any message group at which the alarm goes off. */
+  readonly maxGroupWaitThreshold: Duration;
+  /** Number of stalled message groups at which the alarm goes off. */
+  readonly stalledGroupsThreshold: number;
   /**
    * E-mail address subscribed to the alarms' topic (the subscription must be confirmed).
    * @default - no subscription; subscribe to the topic yourself
@@ -30,8 +37,10 @@ export interface DeliveryAlarmsProps {
  * The alarms of the delivery pipeline and the SNS topic they notify, on alarm and on recovery.
  *
  * `ApproximateAgeOfOldestMessage` is queue-wide: it shows a stuck group only while that group's
- * head is the oldest message, so per-group lag needs the project's own metric as well. The
- * dead-letter alarm fires on the first message, because every dead letter is a gap a receiver sees.
+ * head is the oldest message, so per-group lag is watched on the lag job's metrics as well: the
+ * longest wait of any group and the number of stalled groups. The lag job's own errors alarm too,
+ * or a broken job would leave those two alarms without data, quietly OK. The dead-letter alarm
+ * fires on the first message, because every dead letter is a gap a receiver sees.
  *
  * The topic requires TLS. It is not KMS-encrypted: CloudWatch cannot publish to a topic encrypted
  * with the AWS managed key `aws/sns`, and the notifications carry alarm states, never events.
@@ -40,6 +49,11 @@ export class DeliveryAlarms extends Construct {
   readonly topic: sns.Topic;
   readonly oldestMessageAlarm: cloudwatch.Alarm;
   readonly deadLetterAlarm: cloudwatch.Alarm;
+  readonly maxGroupWaitAlarm: cloudwatch.Alarm;
+  readonly stalledGroupsAlarm: cloudwatch.Alarm;
+  readonly lagJobErrorsAlarm: cloudwatch.Alarm;
+  /** Every alarm above, each notifying the topic. */
+  readonly alarms: readonly cloudwatch.Alarm[];
 
   constructor(scope: Construct, id: string, props: DeliveryAlarmsProps) {
     super(scope, id);
@@ -76,8 +90,53 @@ export class DeliveryAlarms extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
 
+    // The lag job publishes once a minute, and a run can land in a neighbouring minute: one breaching
+    // minute of three raises these alarms, and three quiet minutes clear them, so a missing datapoint
+    // does not flap them.
+    const lagAlarm = { evaluationPeriods: 3, datapointsToAlarm: 1 };
+    this.maxGroupWaitAlarm = new cloudwatch.Alarm(this, 'MaxGroupWait', {
+      alarmDescription:
+        'A pending event of some message group has waited too long: its group is stalled or slow. ' +
+        'See GET /v1/lag for the worst groups.',
+      metric: props.lagMetrics.metricMaxOldestWaitSeconds(),
+      threshold: props.maxGroupWaitThreshold.toSeconds(),
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      ...lagAlarm,
+      // No datapoint means no run: a failing lag job has its own alarm below.
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    this.stalledGroupsAlarm = new cloudwatch.Alarm(this, 'StalledGroups', {
+      alarmDescription:
+        'Message groups have a head that keeps failing: their later events wait behind it. ' +
+        'See GET /v1/lag for the groups and their last errors.',
+      metric: props.lagMetrics.metricStalledGroups(),
+      threshold: props.stalledGroupsThreshold,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      ...lagAlarm,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    this.lagJobErrorsAlarm = new cloudwatch.Alarm(this, 'LagJobErrors', {
+      alarmDescription:
+        'The lag job failed: the lag metrics, and the alarms on them, are missing. See its log group.',
+      metric: props.lagMetrics.handler.function.metricErrors({
+        statistic: cloudwatch.Stats.SUM,
+        period: Duration.minutes(5),
+      }),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+
+    this.alarms = [
+      this.oldestMessageAlarm,
+      this.deadLetterAlarm,
+      this.maxGroupWaitAlarm,
+      this.stalledGroupsAlarm,
+      this.lagJobErrorsAlarm,
+    ];
     const action = new SnsAction(this.topic);
-    for (const alarm of [this.oldestMessageAlarm, this.deadLetterAlarm]) {
+    for (const alarm of this.alarms) {
       alarm.addAlarmAction(action);
       alarm.addOkAction(action);
     }

@@ -24,6 +24,12 @@ export interface HandlerFunctionProps {
    */
   readonly environment: Readonly<Record<string, string>>;
   /**
+   * Powertools' service name (`POWERTOOLS_SERVICE_NAME`): the `service` key of its log lines and
+   * the `service` dimension of the metrics it publishes.
+   * @default `ordered-webhooks-<handler>`
+   */
+  readonly serviceName?: string;
+  /**
    * Maximum run time of one invocation.
    * @default Duration.seconds(30)
    */
@@ -80,7 +86,10 @@ export class HandlerFunction extends Construct {
       timeout: props.timeout ?? Duration.seconds(30),
       role: this.role,
       logGroup: this.logGroup,
-      environment: { ...props.environment, POWERTOOLS_SERVICE_NAME: `ordered-webhooks-${props.handler}` },
+      environment: {
+        ...props.environment,
+        POWERTOOLS_SERVICE_NAME: props.serviceName ?? `ordered-webhooks-${props.handler}`,
+      },
       bundling: {
         // Bundle with the esbuild devDependency on this machine: no Docker needed to synthesize.
         forceDockerBundling: false,

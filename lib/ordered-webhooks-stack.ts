@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import {
   backstopMaxReceiveCount,
@@ -12,6 +12,8 @@ import { DeliveryAlarms } from './alarms.js';
 import { WebhookApi } from './api.js';
 import { DeliveryQueues } from './delivery-queues.js';
 import { HandlerFunction, type HandlerName } from './handler-function.js';
+import { LagMetricsJob } from './lag-metrics-job.js';
+import { OperationsDashboard } from './operations-dashboard.js';
 import { StateTables, type TableName } from './state-tables.js';
 
 /** Properties of {@link OrderedWebhooksStack}. */
@@ -22,15 +24,18 @@ export interface OrderedWebhooksStackProps extends StackProps {
 
 /**
  * The whole deployed service: HTTP API → ingest → SQS FIFO → consumer → receivers, its DynamoDB
- * state and its alarms. This class only wires constructs; each grant below also hands the
- * function the name of what it is granted, so a function knows exactly what it may use.
+ * state, the lag job, its alarms and its dashboard. This class only wires constructs; each grant
+ * below also hands the function the name of what it is granted, so a function knows exactly what
+ * it may use.
  */
 export class OrderedWebhooksStack extends Stack {
   readonly tables: StateTables;
   readonly queues: DeliveryQueues;
   readonly functions: Readonly<Record<HandlerName, HandlerFunction>>;
+  readonly lagMetrics: LagMetricsJob;
   readonly api: WebhookApi;
   readonly alarms: DeliveryAlarms;
+  readonly dashboard: OperationsDashboard;
 
   constructor(scope: Construct, id: string, props: OrderedWebhooksStackProps) {
     super(scope, id, props);
@@ -46,6 +51,8 @@ export class OrderedWebhooksStack extends Stack {
     const ingest = new HandlerFunction(this, 'Ingest', { handler: 'ingest', environment });
     tables.grantReadData('subscriptions', ingest.function);
     tables.grantReadWriteData('events', ingest.function);
+    // One UpdateItem per group per request adds the request's events to the group's lag.
+    tables.grantUpdateItem('groups', ingest.function);
     queues.grantSendToDelivery(ingest.function);
 
     const subscriptions = new HandlerFunction(this, 'Subscriptions', { handler: 'subscriptions', environment });
@@ -59,17 +66,39 @@ export class OrderedWebhooksStack extends Stack {
     tables.grantReadData('subscriptions', consumer.function);
     tables.grantReadWriteData('events', consumer.function);
     tables.grantReadWriteData('orderingKeys', consumer.function);
+    tables.grantReadWriteData('groups', consumer.function);
     queues.addConsumer(consumer.function, { maxConcurrency: config.consumerConcurrency });
     queues.grantSendToDeadLetter(consumer.function);
 
+    // Reads only the sparse indexes: its cost follows the active groups and the dead letters.
+    const operations = new HandlerFunction(this, 'Operations', { handler: 'operations', environment });
+    tables.grantQueryIndex('groups', 'active-groups', operations.function);
+    tables.grantQueryIndex('events', 'dead-letters', operations.function);
+
+    const lagMetrics = new LagMetricsJob(this, 'LagMetrics', { environment });
+    tables.grantQueryIndex('groups', 'active-groups', lagMetrics.handler.function);
+
     const api = new WebhookApi(this, 'Api', {
-      functions: { ingest: ingest.function, subscriptions: subscriptions.function },
+      functions: { ingest: ingest.function, subscriptions: subscriptions.function, operations: operations.function },
     });
     const alarms = new DeliveryAlarms(this, 'Alarms', {
       deliveryQueue: queues.deliveryQueue,
       deadLetterQueue: queues.deadLetterQueue,
       oldestMessageAgeThreshold: Duration.seconds(config.oldestMessageAlarmSeconds),
+      lagMetrics,
+      maxGroupWaitThreshold: Duration.seconds(config.maxGroupWaitAlarmSeconds),
+      stalledGroupsThreshold: config.stalledGroupsAlarmThreshold,
       alarmEmail: config.alarmEmail,
+    });
+    const dashboard = new OperationsDashboard(this, 'Dashboard', {
+      deliveryQueue: queues.deliveryQueue,
+      deadLetterQueue: queues.deadLetterQueue,
+      ingest: ingest.function,
+      httpApi: api.httpApi,
+      consumer: consumer.function,
+      consumerMaxConcurrency: config.consumerConcurrency,
+      lagMetrics,
+      alarms,
     });
 
     new CfnOutput(this, 'ApiUrl', {
@@ -82,11 +111,19 @@ export class OrderedWebhooksStack extends Stack {
       new CfnOutput(this, `${TABLES[name].localName}TableName`, { value: tables.table(name).tableName });
     }
     new CfnOutput(this, 'AlarmTopicArn', { value: alarms.topic.topicArn });
+    new CfnOutput(this, 'DashboardName', { value: dashboard.dashboardName });
+    const consoleHome = `https://console.aws.amazon.com/cloudwatch/home?region=${Aws.REGION}`;
+    new CfnOutput(this, 'DashboardUrl', {
+      value: `${consoleHome}#dashboards/dashboard/${dashboard.dashboardName}`,
+      description: 'The CloudWatch dashboard of the service, in the AWS console',
+    });
 
     this.tables = tables;
     this.queues = queues;
-    this.functions = { ingest, subscriptions, consumer };
+    this.functions = { ingest, subscriptions, consumer, operations, lagMetrics: lagMetrics.handler };
+    this.lagMetrics = lagMetrics;
     this.api = api;
     this.alarms = alarms;
+    this.dashboard = dashboard;
   }
 }

@@ -1,11 +1,37 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { TABLES, type TableDefinition } from '../lambda/resources.js';
 
 /** A table of TABLES, by its key there. */
 export type TableName = keyof typeof TABLES;
+
+/** The names of the secondary indexes TABLES declares on table `T`. */
+export type IndexName<T extends TableName> = (typeof TABLES)[T] extends {
+  readonly indexes: readonly (infer I extends { readonly name: string })[];
+}
+  ? I['name']
+  : never;
+
+/**
+ * Item reads. The streams' actions (`GetRecords`, `GetShardIterator`) that the CDK's own grants add
+ * are left out: no table has a stream.
+ */
+const ITEM_READ_ACTIONS = [
+  'dynamodb:BatchGetItem',
+  'dynamodb:ConditionCheckItem',
+  'dynamodb:GetItem',
+  'dynamodb:Query',
+  'dynamodb:Scan',
+];
+const ITEM_WRITE_ACTIONS = [
+  'dynamodb:BatchWriteItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+];
 
 /** Properties of {@link StateTables}. */
 export interface StateTablesProps {
@@ -18,9 +44,13 @@ export interface StateTablesProps {
 }
 
 /**
- * The DynamoDB tables of TABLES, declared from those definitions so the deployed stack and the
- * local stack cannot disagree about a key or a TTL attribute. On demand, encrypted, with
- * point-in-time recovery.
+ * The DynamoDB tables of TABLES and their global secondary indexes, declared from those
+ * definitions so the deployed stack and the local stack cannot disagree about a key, an index or
+ * a TTL attribute. On demand, encrypted, with point-in-time recovery.
+ *
+ * The grants name the table and each index they reach by ARN. The CDK's own table grants add
+ * `<table>/index/*` to every grant as soon as a table has an index, so a function that only writes
+ * items could also query every index, and cdk-nag (AwsSolutions-IAM5) refuses the wildcard.
  */
 export class StateTables extends Construct {
   private readonly tables: Readonly<Record<TableName, dynamodb.Table>>;
@@ -28,8 +58,8 @@ export class StateTables extends Construct {
   constructor(scope: Construct, id: string, props: StateTablesProps = {}) {
     super(scope, id);
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
-    const declare = (definition: TableDefinition): dynamodb.Table =>
-      new dynamodb.Table(this, definition.localName, {
+    const declare = (definition: TableDefinition): dynamodb.Table => {
+      const table = new dynamodb.Table(this, definition.localName, {
         partitionKey: { name: definition.partitionKey, type: dynamodb.AttributeType.STRING },
         billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
         encryption: dynamodb.TableEncryption.AWS_MANAGED,
@@ -37,10 +67,22 @@ export class StateTables extends Construct {
         ...(definition.ttlAttribute === undefined ? {} : { timeToLiveAttribute: definition.ttlAttribute }),
         removalPolicy,
       });
+      for (const index of definition.indexes ?? []) {
+        const key = (name: string): dynamodb.Attribute => ({ name, type: dynamodb.AttributeType.STRING });
+        table.addGlobalSecondaryIndex({
+          indexName: index.name,
+          partitionKey: key(index.partitionKey),
+          ...(index.sortKey === undefined ? {} : { sortKey: key(index.sortKey) }),
+          projectionType: dynamodb.ProjectionType.ALL,
+        });
+      }
+      return table;
+    };
     this.tables = {
       subscriptions: declare(TABLES.subscriptions),
       events: declare(TABLES.events),
       orderingKeys: declare(TABLES.orderingKeys),
+      groups: declare(TABLES.groups),
     };
   }
 
@@ -49,15 +91,41 @@ export class StateTables extends Construct {
     return this.tables[name];
   }
 
-  /** Lets `fn` read the table and tells it the table's name. */
+  /** The ARN of one secondary index of the table `name`. */
+  indexArn<T extends TableName>(name: T, indexName: IndexName<T>): string {
+    return `${this.tables[name].tableArn}/index/${indexName}`;
+  }
+
+  /** Lets `fn` read the table's items (not its indexes) and tells it the table's name. */
   grantReadData(name: TableName, fn: lambda.Function): void {
-    this.tables[name].grantReadData(fn);
+    this.grantOnTable(name, fn, ITEM_READ_ACTIONS);
+  }
+
+  /** Lets `fn` read and write the table's items (not its indexes) and tells it the table's name. */
+  grantReadWriteData(name: TableName, fn: lambda.Function): void {
+    this.grantOnTable(name, fn, [...ITEM_READ_ACTIONS, ...ITEM_WRITE_ACTIONS]);
+  }
+
+  /**
+   * Lets `fn` update items of the table, and nothing else, and tells it the table's name. For
+   * writers that only add to an item with one `UpdateItem`, such as ingest on the groups table.
+   */
+  grantUpdateItem(name: TableName, fn: lambda.Function): void {
+    this.grantOnTable(name, fn, ['dynamodb:UpdateItem']);
+  }
+
+  /** Lets `fn` query one secondary index of the table, and nothing else, and tells it the table's name. */
+  grantQueryIndex<T extends TableName>(name: T, indexName: IndexName<T>, fn: lambda.Function): void {
+    iam.Grant.addToPrincipal({
+      grantee: fn,
+      actions: ['dynamodb:Query'],
+      resourceArns: [this.indexArn(name, indexName)],
+    });
     fn.addEnvironment(TABLES[name].envVar, this.tables[name].tableName);
   }
 
-  /** Lets `fn` read and write the table's items and tells it the table's name. */
-  grantReadWriteData(name: TableName, fn: lambda.Function): void {
-    this.tables[name].grantReadWriteData(fn);
+  private grantOnTable(name: TableName, fn: lambda.Function, actions: readonly string[]): void {
+    iam.Grant.addToPrincipal({ grantee: fn, actions: [...actions], resourceArns: [this.tables[name].tableArn] });
     fn.addEnvironment(TABLES[name].envVar, this.tables[name].tableName);
   }
 }

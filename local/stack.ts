@@ -13,6 +13,7 @@ import type { ResourceNames } from '../lambda/resources.js';
 import { TABLES } from '../lambda/resources.js';
 import { createLocalClients } from './clients.js';
 import { wireConsumerHandler, type DeliveryPortsWrapper } from '../lambda/handlers/consumer.js';
+import { wireOperationsHandler } from '../lambda/handlers/operations.js';
 import { LOCAL_REGION, startEmulators } from './emulators.js';
 import { startEventSourceMapping } from './event-source-mapping.js';
 import { startHttpApi } from './http-api.js';
@@ -75,6 +76,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       subscriptionsTable: TABLES.subscriptions.localName,
       eventsTable: TABLES.events.localName,
       orderingKeysTable: TABLES.orderingKeys.localName,
+      groupsTable: TABLES.groups.localName,
       deliveryQueueUrl: queues.delivery.url,
       deadLetterQueueUrl: queues.deadLetter.url,
     };
@@ -95,7 +97,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const api = await startHttpApi({
       host: LOCAL_HOST,
       port: options.port ?? config.port,
-      handlers: { ingest: wireIngestHandler(wiring('ingest')), subscriptions: wireSubscriptionsHandler(wiring('subscriptions')) },
+      handlers: {
+        ingest: wireIngestHandler(wiring('ingest')),
+        subscriptions: wireSubscriptionsHandler(wiring('subscriptions')),
+        operations: wireOperationsHandler(wiring('operations')),
+      },
       logger: logger('http'),
     });
     stoppers.unshift(api.stop);

@@ -3,9 +3,17 @@
  * their string partition key, on demand. TTL is not set: dynalite has no UpdateTimeToLive and
  * never expires items, so locally event records are kept until DATA_DIR is removed.
  */
-import { CreateTableCommand, DescribeTableCommand, ListTablesCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  ListTablesCommand,
+  UpdateTableCommand,
+  waitUntilTableExists,
+  type AttributeDefinition,
+  type GlobalSecondaryIndex,
+} from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { TABLES, type TableDefinition } from '../lambda/resources.js';
+import { TABLES, type IndexDefinition, type TableDefinition } from '../lambda/resources.js';
 
 /** Longest wait for a new table to become ACTIVE; dynalite makes it so at once when told to. */
 const TABLE_ACTIVE_TIMEOUT_SECONDS = 10;
@@ -21,13 +29,32 @@ async function listTableNames(dynamo: DynamoDBDocumentClient): Promise<Set<strin
   return names;
 }
 
+/** The string attributes a table's key and indexes are made of. */
+function attributeDefinitions(table: TableDefinition): AttributeDefinition[] {
+  const names = new Set([table.partitionKey, ...(table.indexes ?? []).flatMap((index) => [index.partitionKey, ...(index.sortKey === undefined ? [] : [index.sortKey])])]);
+  return [...names].map((name) => ({ AttributeName: name, AttributeType: 'S' }));
+}
+
+function toGlobalSecondaryIndex(index: IndexDefinition): GlobalSecondaryIndex {
+  return {
+    IndexName: index.name,
+    KeySchema: [
+      { AttributeName: index.partitionKey, KeyType: 'HASH' },
+      ...(index.sortKey === undefined ? [] : [{ AttributeName: index.sortKey, KeyType: 'RANGE' as const }]),
+    ],
+    Projection: { ProjectionType: 'ALL' },
+  };
+}
+
 async function createTable(dynamo: DynamoDBDocumentClient, table: TableDefinition): Promise<void> {
+  const indexes = (table.indexes ?? []).map(toGlobalSecondaryIndex);
   await dynamo.send(
     new CreateTableCommand({
       TableName: table.localName,
-      AttributeDefinitions: [{ AttributeName: table.partitionKey, AttributeType: 'S' }],
+      AttributeDefinitions: attributeDefinitions(table),
       KeySchema: [{ AttributeName: table.partitionKey, KeyType: 'HASH' }],
       BillingMode: 'PAY_PER_REQUEST',
+      ...(indexes.length === 0 ? {} : { GlobalSecondaryIndexes: indexes }),
     }),
   );
   await waitUntilTableExists({ client: dynamo, maxWaitTime: TABLE_ACTIVE_TIMEOUT_SECONDS, minDelay: 1 }, { TableName: table.localName });
@@ -39,7 +66,7 @@ async function createTable(dynamo: DynamoDBDocumentClient, table: TableDefinitio
  */
 export async function ensureTables(dynamo: DynamoDBDocumentClient): Promise<void> {
   const existing = await listTableNames(dynamo);
-  for (const table of Object.values(TABLES)) {
+  for (const table of Object.values<TableDefinition>(TABLES)) {
     if (!existing.has(table.localName)) {
       await createTable(dynamo, table);
       continue;
@@ -48,6 +75,18 @@ export async function ensureTables(dynamo: DynamoDBDocumentClient): Promise<void
     const key = Table?.KeySchema?.find((element) => element.KeyType === 'HASH')?.AttributeName;
     if (key !== table.partitionKey) {
       throw new Error(`Table ${table.localName} in DATA_DIR is keyed by "${key}", not "${table.partitionKey}": remove DATA_DIR or use another one`);
+    }
+    // A DATA_DIR made by an older version may lack an index added since.
+    const present = new Set((Table?.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName));
+    for (const index of table.indexes ?? []) {
+      if (present.has(index.name)) continue;
+      await dynamo.send(
+        new UpdateTableCommand({
+          TableName: table.localName,
+          AttributeDefinitions: attributeDefinitions(table),
+          GlobalSecondaryIndexUpdates: [{ Create: toGlobalSecondaryIndex(index) }],
+        }),
+      );
     }
   }
 }

@@ -3,7 +3,7 @@
  * SQS deduplication window) and its delivery outcome. Every change is a single-item write: no
  * transactions (half the cost, and dynalite has none).
  */
-import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { DeliveryStore, SettledEvent } from '../core/delivery.js';
 import { RecordOutcome, type AcceptedEventRecord } from '../core/ingest.js';
@@ -19,9 +19,35 @@ const SETTLED: readonly string[] = [EventItemStatus.delivered, EventItemStatus.d
 
 const eventStatusSchema = z.object({ status: z.enum(EventItemStatus).optional() });
 
+const DEAD_LETTERS_INDEX = TABLES.events.indexes[0].name;
+
+/** One row of `GET /v1/dead-letters` (CONTRACT §2), read from the dead-letters index. */
+const deadLetterRowSchema = z
+  .object({
+    event_id: z.string(),
+    subscription_id: z.string(),
+    message_group_id: z.string(),
+    sequence: z.number().int(),
+    attempts: z.number().int(),
+    reason: z.string(),
+    dead_lettered_at: z.string(),
+  })
+  .transform(({ event_id, subscription_id, message_group_id, sequence, attempts, reason, dead_lettered_at }) => ({
+    event_id,
+    subscription_id,
+    message_group_id,
+    sequence,
+    attempts,
+    reason,
+    dead_lettered_at,
+  }));
+export type DeadLetterRow = z.infer<typeof deadLetterRowSchema>;
+
 export interface EventStore extends Pick<DeliveryStore, 'isSettled' | 'markDelivered' | 'markDeadLettered'> {
   readonly findKnownEventIds: (eventIds: readonly string[]) => Promise<ReadonlySet<string>>;
   readonly recordAccepted: (record: AcceptedEventRecord) => Promise<RecordOutcome>;
+  /** A subscription's dead letters, oldest first. */
+  readonly listDeadLetters: (subscriptionId: string) => Promise<DeadLetterRow[]>;
 }
 
 export interface EventStoreOptions {
@@ -113,6 +139,32 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
     markDelivered: (input) => settle(input, { status: EventItemStatus.delivered, delivered_at: input.at }),
 
     markDeadLettered: (input) =>
-      settle(input, { status: EventItemStatus.deadLettered, dead_lettered_at: input.at, reason: input.reason }),
+      settle(input, {
+        status: EventItemStatus.deadLettered,
+        dead_lettered_at: input.at,
+        reason: input.reason,
+        // Puts the event in the sparse dead-letters index of its subscription.
+        dead_letter_subscription_id: input.queued.event.subscription_id,
+      }),
+
+    async listDeadLetters(subscriptionId) {
+      const letters: DeadLetterRow[] = [];
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const output: QueryCommandOutput = await client.send(
+          new QueryCommand({
+            TableName: options.tableName,
+            IndexName: DEAD_LETTERS_INDEX,
+            KeyConditionExpression: 'dead_letter_subscription_id = :subscription',
+            ExpressionAttributeValues: { ':subscription': subscriptionId },
+            ScanIndexForward: true,
+            ExclusiveStartKey: startKey,
+          }),
+        );
+        for (const item of output.Items ?? []) letters.push(parseItem(deadLetterRowSchema, item, options.tableName, String(item[eventKey])));
+        startKey = output.LastEvaluatedKey;
+      } while (startKey !== undefined);
+      return letters;
+    },
   };
 }

@@ -4,6 +4,7 @@
  * another. What must happen to SQS afterwards is returned as a value.
  */
 import { deliverRecord, OutcomeKind, type ConsumerRecord, type DeliveryOutcome, type DeliveryPorts } from './delivery.js';
+import { HeadState, type GroupHead, type GroupProgress } from './lag.js';
 import { backoffSeconds, type RetryPolicy } from './retry-policy.js';
 
 /** A visibility change to make before the invocation returns. */
@@ -20,6 +21,8 @@ export interface BatchPlan {
   readonly visibilityChanges: readonly VisibilityChange[];
   /** One entry per record that was processed, for logs and tests. */
   readonly outcomes: ReadonlyMap<string, DeliveryOutcome>;
+  /** What the batch did to each group, for its lag. */
+  readonly groups: readonly GroupProgress[];
 }
 
 /** Splits a batch by message group, each group in the order SQS gave it, groups in order of first appearance. */
@@ -64,13 +67,37 @@ export const MIN_FAULT_DELAY_SECONDS = 1;
 /** Called when processing a record throws: a fault, not an outcome. */
 export type FaultListener = (error: unknown, record: ConsumerRecord) => void;
 
+interface GroupPlan {
+  readonly failedMessageIds: string[];
+  readonly visibilityChanges: VisibilityChange[];
+  readonly progress: GroupProgress;
+}
+
+/** Sums up a group's outcomes in this batch for its lag. */
+export function summarizeGroup(messageGroupId: string, outcomes: readonly DeliveryOutcome[], head: GroupHead): GroupProgress {
+  let settled = 0;
+  let deadLettered = 0;
+  let lastSettledAcceptedAt: string | undefined;
+  for (const outcome of outcomes) {
+    // A record that could not be read was never counted as an accepted event.
+    if ((outcome.kind === OutcomeKind.delivered || outcome.kind === OutcomeKind.deadLettered) && outcome.acceptedAt !== undefined) {
+      settled += 1;
+      lastSettledAcceptedAt = outcome.acceptedAt;
+      if (outcome.kind === OutcomeKind.deadLettered) deadLettered += 1;
+    }
+  }
+  return { messageGroupId, settled, deadLettered, lastSettledAcceptedAt, head };
+}
+
 async function processGroup(
   group: readonly ConsumerRecord[],
   ports: DeliveryPorts,
   policy: RetryPolicy,
   onFault: FaultListener,
   outcomes: Map<string, DeliveryOutcome>,
-): Promise<{ failedMessageIds: string[]; visibilityChanges: VisibilityChange[] }> {
+): Promise<GroupPlan> {
+  const messageGroupId = group[0]?.messageGroupId ?? '';
+  const seen: DeliveryOutcome[] = [];
   for (const [index, record] of group.entries()) {
     let outcome: DeliveryOutcome;
     try {
@@ -81,12 +108,17 @@ async function processGroup(
       // costs seconds and a lasting one grows to the maximum delay (and, after many receives,
       // meets SQS's backstop redrive). Other groups are not held back.
       onFault(error, record);
-      return planGroupRetry(group, index, Math.max(MIN_FAULT_DELAY_SECONDS, backoffSeconds(record.receiveCount, policy, ports.random)));
+      const delaySeconds = Math.max(MIN_FAULT_DELAY_SECONDS, backoffSeconds(record.receiveCount, policy, ports.random));
+      return { ...planGroupRetry(group, index, delaySeconds), progress: summarizeGroup(messageGroupId, seen, { state: HeadState.unknown }) };
     }
     outcomes.set(record.messageId, outcome);
-    if (outcome.kind === OutcomeKind.retryLater) return planGroupRetry(group, index, outcome.delaySeconds);
+    seen.push(outcome);
+    if (outcome.kind === OutcomeKind.retryLater) {
+      const head: GroupHead = { state: HeadState.waiting, attempts: outcome.attempts, lastError: outcome.reason, acceptedAt: outcome.acceptedAt };
+      return { ...planGroupRetry(group, index, outcome.delaySeconds), progress: summarizeGroup(messageGroupId, seen, head) };
+    }
   }
-  return { failedMessageIds: [], visibilityChanges: [] };
+  return { failedMessageIds: [], visibilityChanges: [], progress: summarizeGroup(messageGroupId, seen, { state: HeadState.clear }) };
 }
 
 /** Processes a batch and plans what SQS must be told. */
@@ -104,5 +136,6 @@ export async function processBatch(
     failedMessageIds: plans.flatMap((plan) => plan.failedMessageIds),
     visibilityChanges: plans.flatMap((plan) => plan.visibilityChanges),
     outcomes,
+    groups: plans.map((plan) => plan.progress),
   };
 }

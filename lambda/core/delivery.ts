@@ -111,10 +111,17 @@ export const OutcomeKind = {
 } as const;
 
 export type DeliveryOutcome =
-  | { readonly kind: typeof OutcomeKind.delivered; readonly sequence: number; readonly attempts: number }
+  | { readonly kind: typeof OutcomeKind.delivered; readonly sequence: number; readonly attempts: number; readonly acceptedAt: string }
   | { readonly kind: typeof OutcomeKind.duplicate }
-  | { readonly kind: typeof OutcomeKind.deadLettered; readonly reason: string }
-  | { readonly kind: typeof OutcomeKind.retryLater; readonly delaySeconds: number; readonly reason: string };
+  /** `acceptedAt` is absent for a record that could not be read: it was never an accepted event. */
+  | { readonly kind: typeof OutcomeKind.deadLettered; readonly reason: string; readonly acceptedAt: string | undefined }
+  | {
+      readonly kind: typeof OutcomeKind.retryLater;
+      readonly delaySeconds: number;
+      readonly reason: string;
+      readonly attempts: number;
+      readonly acceptedAt: string;
+    };
 
 /** The SQS record fields delivery reads. */
 export interface ConsumerRecord {
@@ -165,7 +172,7 @@ async function giveUp(
     unreadableBody: undefined,
   });
   await ports.store.markDeadLettered({ queued, sequence: ticket.sequence, attempts: ticket.attempts, at, reason });
-  return { kind: OutcomeKind.deadLettered, reason };
+  return { kind: OutcomeKind.deadLettered, reason, acceptedAt: queued.accepted_at };
 }
 
 /**
@@ -186,7 +193,7 @@ export async function deliverRecord(record: ConsumerRecord, ports: DeliveryPorts
       queued: undefined,
       unreadableBody: record.body,
     });
-    return { kind: OutcomeKind.deadLettered, reason: read.reason };
+    return { kind: OutcomeKind.deadLettered, reason: read.reason, acceptedAt: undefined };
   }
   const { queued } = read;
   const eventId = queued.event.event_id;
@@ -218,7 +225,7 @@ export async function deliverRecord(record: ConsumerRecord, ports: DeliveryPorts
       attempts: ticket.attempts,
       at: ports.now().toISOString(),
     });
-    return { kind: OutcomeKind.delivered, sequence: ticket.sequence, attempts: ticket.attempts };
+    return { kind: OutcomeKind.delivered, sequence: ticket.sequence, attempts: ticket.attempts, acceptedAt: queued.accepted_at };
   }
 
   const reason = describeAttempt(result);
@@ -230,5 +237,5 @@ export async function deliverRecord(record: ConsumerRecord, ports: DeliveryPorts
   );
   if (decision.kind === FailureDecisionKind.deadLetter) return giveUp(ports, queued, ticket, decision.reason);
   await ports.store.recordFailure({ orderingKey: queued.ordering_key, eventId, reason });
-  return { kind: OutcomeKind.retryLater, delaySeconds: decision.delaySeconds, reason };
+  return { kind: OutcomeKind.retryLater, delaySeconds: decision.delaySeconds, reason, attempts: ticket.attempts, acceptedAt: queued.accepted_at };
 }

@@ -6,6 +6,7 @@ import { ErrorCode, errorResponse, type ApiResponse, type ErrorDetail } from './
 import type { EventsRequest, QueuedEvent, WebhookEvent } from './event.js';
 import { MAX_QUEUED_EVENT_BYTES } from './limits.js';
 import { SendStatus, sendInKeyOrder, type OutgoingMessage, type SendBatch } from './enqueue-plan.js';
+import type { GroupIntake } from './lag.js';
 import { messageGroupIdFor, partitionKey } from './routing.js';
 
 /** What ingest records for an accepted event: its idempotency record. */
@@ -29,6 +30,8 @@ export interface IngestPorts {
   readonly findKnownEventIds: (eventIds: readonly string[]) => Promise<ReadonlySet<string>>;
   /** Records a first acceptance; `already_recorded` when a concurrent request recorded it first. */
   readonly recordAccepted: (record: AcceptedEventRecord) => Promise<RecordOutcome>;
+  /** Adds to a group's lag count (negative: takes back events that were not enqueued after all). */
+  readonly recordGroupIntake: (intake: GroupIntake) => Promise<void>;
   readonly sendBatch: SendBatch;
   readonly now: () => Date;
 }
@@ -73,6 +76,23 @@ function unknownSubscriptions(
       },
     ];
   });
+}
+
+/** The intake of each group: one lag write per group per request, whatever the number of its events. */
+function intakeByGroup(events: readonly RoutedEvent[], acceptedAt: string, sign: 1 | -1): GroupIntake[] {
+  const groups = new Map<string, { events: number; keys: Set<string> }>();
+  for (const routed of events) {
+    const group = groups.get(routed.messageGroupId) ?? { events: 0, keys: new Set<string>() };
+    group.events += 1;
+    group.keys.add(routed.orderingKey);
+    groups.set(routed.messageGroupId, group);
+  }
+  return [...groups].map(([messageGroupId, group]) => ({
+    messageGroupId,
+    events: sign * group.events,
+    orderingKeys: [...group.keys],
+    acceptedAt,
+  }));
 }
 
 function toMessage(routed: RoutedEvent, acceptedAt: string): OutgoingMessage {
@@ -133,6 +153,8 @@ export async function ingestEvents(
     return errorResponse(413, ErrorCode.payloadTooLarge, 'Some events are too large to enqueue.', tooLarge);
   }
 
+  // Counted before they are sent, so that the consumer never settles an event not yet counted.
+  await Promise.all(intakeByGroup(fresh, acceptedAt, 1).map(ports.recordGroupIntake));
   const sendStatuses = await sendInKeyOrder(messages, ports.sendBatch);
   const statuses = new Map<number, EventStatus>();
   await Promise.all(
@@ -151,6 +173,9 @@ export async function ingestEvents(
       return statuses.set(r.index, outcome === RecordOutcome.recorded ? EventStatus.accepted : EventStatus.duplicate);
     }),
   );
+
+  const notAccepted = fresh.filter((r) => statuses.get(r.index) !== EventStatus.accepted);
+  await Promise.all(intakeByGroup(notAccepted, acceptedAt, -1).map(ports.recordGroupIntake));
 
   const results: EventResult[] = routed.map((r) => ({
     event_id: r.event.event_id,

@@ -7,10 +7,12 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
 import { Deployment, loadProcessConfig, loadProcessResourceNames, type Config } from '../config.js';
 import { processBatch, type VisibilityChange } from '../core/consumer-batch.js';
+import { hasProgress, type GroupProgress } from '../core/lag.js';
 import { OutcomeKind, type ConsumerRecord, type DeliveryPorts } from '../core/delivery.js';
 import type { RetryPolicy } from '../core/retry-policy.js';
 import { createDocumentClient, createSqsClient } from '../adapters/aws-clients.js';
 import { createEventStore } from '../adapters/event-store.js';
+import { createGroupStore } from '../adapters/group-store.js';
 import { createOrderingKeyStore } from '../adapters/ordering-key-store.js';
 import { changeVisibility, sendDeadLetter } from '../adapters/sqs-queues.js';
 import { createSubscriptionStore } from '../adapters/subscription-store.js';
@@ -48,6 +50,8 @@ export interface ConsumerHandlerDeps {
   readonly ports: DeliveryPorts;
   readonly policy: RetryPolicy;
   readonly changeVisibility: (changes: readonly VisibilityChange[]) => Promise<void>;
+  /** Records a group's lag after the batch: one write per group per batch. */
+  readonly recordGroupProgress: (progress: GroupProgress, now: Date) => Promise<void>;
   readonly logger: Logger;
 }
 
@@ -75,12 +79,23 @@ export function createConsumerHandler(deps: ConsumerHandlerDeps): ConsumerHandle
       // timeout, later than planned and still in order.
       deps.logger.error('visibility changes failed', { error, changes: plan.visibilityChanges.length });
     }
+    const now = deps.ports.now();
+    await Promise.all(
+      plan.groups.filter(hasProgress).map(async (progress) => {
+        try {
+          await deps.recordGroupProgress(progress, now);
+        } catch (error) {
+          // Lag is what operators see, not what receivers get: deliveries already made stand.
+          deps.logger.error('group lag not recorded', { messageGroupId: progress.messageGroupId, error });
+        }
+      }),
+    );
     return { batchItemFailures: plan.failedMessageIds.map((itemIdentifier) => ({ itemIdentifier })) };
   };
 }
 
 /** The resources the consumer uses, and is granted. */
-export const CONSUMER_RESOURCES = ['subscriptionsTable', 'eventsTable', 'orderingKeysTable', 'deliveryQueueUrl', 'deadLetterQueueUrl'] as const;
+export const CONSUMER_RESOURCES = ['subscriptionsTable', 'eventsTable', 'orderingKeysTable', 'groupsTable', 'deliveryQueueUrl', 'deadLetterQueueUrl'] as const;
 
 /** Connects the delivery ports to DynamoDB, SQS and HTTP. */
 export function createDeliveryPorts(input: HandlerWiring): DeliveryPorts {
@@ -116,6 +131,7 @@ export function wireConsumerHandler(input: HandlerWiring, wrapPorts: DeliveryPor
     ports: wrapPorts(createDeliveryPorts(input)),
     policy: retryPolicyOf(input.config),
     changeVisibility: (changes) => changeVisibility(input.sqs, input.resources.deliveryQueueUrl, changes, input.logger),
+    recordGroupProgress: createGroupStore(input.dynamo, input.resources.groupsTable).recordProgress,
     logger: input.logger,
   });
 }

@@ -7,6 +7,7 @@ import { parseEventsRequest, readJsonBody } from '../core/event.js';
 import { ingestEvents, type IngestPorts, type IngestSettings } from '../core/ingest.js';
 import { createDocumentClient, createSqsClient } from '../adapters/aws-clients.js';
 import { createEventStore } from '../adapters/event-store.js';
+import { createGroupStore } from '../adapters/group-store.js';
 import { sendMessageBatch } from '../adapters/sqs-queues.js';
 import { createSubscriptionStore } from '../adapters/subscription-store.js';
 import { createHttpHandler, type HttpHandler } from './http.js';
@@ -38,7 +39,7 @@ export function createIngestHandler(deps: IngestHandlerDeps): HttpHandler {
 }
 
 /** The resources ingest uses, and is granted. */
-export const INGEST_RESOURCES = ['subscriptionsTable', 'eventsTable', 'deliveryQueueUrl'] as const;
+export const INGEST_RESOURCES = ['subscriptionsTable', 'eventsTable', 'groupsTable', 'deliveryQueueUrl'] as const;
 type IngestWiring = HandlerWiring<(typeof INGEST_RESOURCES)[number]>;
 
 /** Connects the ingest ports to DynamoDB and SQS. */
@@ -49,6 +50,7 @@ export function createIngestPorts(input: IngestWiring): IngestPorts {
     findSubscriptionTenants: subscriptions.findTenants,
     findKnownEventIds: events.findKnownEventIds,
     recordAccepted: events.recordAccepted,
+    recordGroupIntake: createGroupStore(input.dynamo, input.resources.groupsTable).recordIntake,
     sendBatch: (entries) => sendMessageBatch(input.sqs, input.resources.deliveryQueueUrl, entries, input.logger),
     now: () => new Date(),
   };

@@ -12,15 +12,19 @@ import {
   queueVisibilityTimeoutSeconds,
   toEnvironment,
 } from '../../lambda/config.js';
+import { LAG_METRICS } from '../../lambda/core/lag.js';
 import { CONSUMER_RESOURCES } from '../../lambda/handlers/consumer.js';
 import { INGEST_RESOURCES } from '../../lambda/handlers/ingest.js';
+import { LAG_METRICS_RESOURCES } from '../../lambda/handlers/lag-metrics.js';
+import { OPERATIONS_RESOURCES } from '../../lambda/handlers/operations.js';
 import { SUBSCRIPTIONS_RESOURCES } from '../../lambda/handlers/subscriptions.js';
-import { QUEUES, RESOURCE_ENV_VARS, TABLES } from '../../lambda/resources.js';
+import { QUEUES, RESOURCE_ENV_VARS, TABLES, type ResourceNames, type TableDefinition } from '../../lambda/resources.js';
 import { HANDLER_ENTRIES, ROUTES, type ApiFunction } from '../../lambda/routes.js';
 import type { HandlerName } from '../../lib/handler-function.js';
 import type { TableName } from '../../lib/state-tables.js';
 import {
   actionsOn,
+  dashboardBodyOf,
   environmentOf,
   functionResource,
   grantedResources,
@@ -38,12 +42,18 @@ const CONFIGURED = {
   MAX_DELIVERY_ATTEMPTS: '8',
   CONSUMER_CONCURRENCY: '7',
   OLDEST_MESSAGE_ALARM_SECONDS: '600',
+  STALL_THRESHOLD_SECONDS: '120',
+  MAX_GROUP_WAIT_ALARM_SECONDS: '1200',
+  STALLED_GROUPS_ALARM_THRESHOLD: '3',
   LOG_LEVEL: 'debug',
 };
 
 const HANDLERS = Object.keys(HANDLER_ENTRIES) as HandlerName[];
+const API_FUNCTIONS = Object.keys(ROUTES) as ApiFunction[];
 const TABLE_NAMES = Object.keys(TABLES) as TableName[];
-const ROUTE_CASES = (Object.keys(ROUTES) as ApiFunction[]).flatMap((name) =>
+/** Every table's definition, widened so that the optional fields can be read on each. */
+const DEFINITIONS: Readonly<Record<TableName, TableDefinition>> = TABLES;
+const ROUTE_CASES = API_FUNCTIONS.flatMap((name) =>
   ROUTES[name].map((routeKey) => ({ name, routeKey })),
 );
 
@@ -68,7 +78,45 @@ describe('StateTables', () => {
   it.each(TABLE_NAMES)('keys the %s table by its string partition key alone', (name) => {
     const { Properties } = tableResource(name);
     expect(Properties.KeySchema).toEqual([{ AttributeName: TABLES[name].partitionKey, KeyType: 'HASH' }]);
-    expect(Properties.AttributeDefinitions).toEqual([{ AttributeName: TABLES[name].partitionKey, AttributeType: 'S' }]);
+    // Index keys are attributes too; every key is a string.
+    const indexKeys = (DEFINITIONS[name].indexes ?? []).flatMap((index) => [index.partitionKey, index.sortKey ?? []]);
+    const keys = new Set([TABLES[name].partitionKey, ...indexKeys.flat()]);
+    const attributes = z
+      .array(z.object({ AttributeName: z.string(), AttributeType: z.string() }))
+      .parse(Properties.AttributeDefinitions);
+    expect(attributes.map(({ AttributeName }) => AttributeName).sort()).toEqual([...keys].sort());
+    expect(attributes.filter(({ AttributeType }) => AttributeType !== 'S')).toEqual([]);
+  });
+
+  it.each(TABLE_NAMES)('declares the secondary indexes of %s from its definition, projecting everything', (name) => {
+    const expected = (DEFINITIONS[name].indexes ?? []).map((index) => ({
+      IndexName: index.name,
+      KeySchema: [
+        { AttributeName: index.partitionKey, KeyType: 'HASH' },
+        ...(index.sortKey === undefined ? [] : [{ AttributeName: index.sortKey, KeyType: 'RANGE' }]),
+      ],
+      // No ProvisionedThroughput: the indexes are billed on demand with their table.
+      Projection: { ProjectionType: 'ALL' },
+    }));
+    expect(tableResource(name).Properties.GlobalSecondaryIndexes ?? []).toEqual(expected);
+  });
+
+  it('indexes dead letters by subscription, oldest first, and active groups by lag shard', () => {
+    expect(tableResource('events').Properties.GlobalSecondaryIndexes).toEqual([
+      expect.objectContaining({
+        IndexName: 'dead-letters',
+        KeySchema: [
+          { AttributeName: 'dead_letter_subscription_id', KeyType: 'HASH' },
+          { AttributeName: 'dead_lettered_at', KeyType: 'RANGE' },
+        ],
+      }),
+    ]);
+    expect(tableResource('groups').Properties.GlobalSecondaryIndexes).toEqual([
+      expect.objectContaining({
+        IndexName: 'active-groups',
+        KeySchema: [{ AttributeName: 'lag_shard', KeyType: 'HASH' }],
+      }),
+    ]);
   });
 
   it.each(TABLE_NAMES)('bills %s on demand, encrypts it, recovers it to a point in time and retains it', (name) => {
@@ -88,8 +136,9 @@ describe('StateTables', () => {
     });
   });
 
-  // A subscription's secret and an ordering key's last sequence number must outlive any event.
-  it.each<TableName>(['subscriptions', 'orderingKeys'])('never expires items of %s', (name) => {
+  // A subscription's secret, an ordering key's last sequence number and a group's lag must outlive any event.
+  const WITHOUT_TTL = TABLE_NAMES.filter((name) => DEFINITIONS[name].ttlAttribute === undefined);
+  it.each(WITHOUT_TTL)('never expires items of %s', (name) => {
     expect(tableResource(name).Properties.TimeToLiveSpecification).toBeUndefined();
   });
 });
@@ -185,9 +234,12 @@ describe('HandlerFunction', () => {
         LoggingConfig: { LogGroup: stack.resolve(fn.logGroup.logGroupName) },
       }),
     );
+    // The lag job's service name is the `service` dimension of its metrics (see LagMetricsJob).
+    const serviceName = handler === 'lagMetrics' ? LAG_METRICS.service : `ordered-webhooks-${handler}`;
     expect(environmentOf(synthesized, handler)).toEqual(
-      expect.objectContaining({ ...toEnvironment(config), POWERTOOLS_SERVICE_NAME: `ordered-webhooks-${handler}` }),
+      expect.objectContaining({ ...toEnvironment(config), POWERTOOLS_SERVICE_NAME: serviceName }),
     );
+    expect(environmentOf(synthesized, handler).STALL_THRESHOLD_SECONDS).toBe('120');
     expect(environmentOf(synthesized, handler).LOG_LEVEL).toBe('DEBUG');
   });
 
@@ -202,9 +254,8 @@ describe('HandlerFunction', () => {
     expect(functionOf('consumer').Properties.Timeout).toBe(330);
   });
 
-  it('keeps the API functions within API Gateway’s 30 s integration timeout', () => {
-    expect(functionOf('ingest').Properties.Timeout).toBeLessThanOrEqual(30);
-    expect(functionOf('subscriptions').Properties.Timeout).toBeLessThanOrEqual(30);
+  it.each(API_FUNCTIONS)('keeps the API function %s within API Gateway’s 30 s integration timeout', (name) => {
+    expect(functionOf(name).Properties.Timeout).toBeLessThanOrEqual(30);
   });
 
   it('attaches no managed policy to any function role', () => {
@@ -214,24 +265,100 @@ describe('HandlerFunction', () => {
   });
 });
 
+describe('LagMetricsJob', () => {
+  const lagFunctionArn = (): unknown =>
+    synthesized.stack.resolve(synthesized.stack.lagMetrics.handler.function.functionArn);
+  const ruleArn = (): unknown => synthesized.stack.resolve(synthesized.stack.lagMetrics.rule.ruleArn);
+
+  it('runs the lag job every minute from one enabled EventBridge rule', () => {
+    const rules = [...resourcesOfType(synthesized.template, 'AWS::Events::Rule').values()];
+    expect(rules).toHaveLength(1);
+    expect(rules[0]?.Properties).toMatchObject({ ScheduleExpression: 'rate(1 minute)', State: 'ENABLED' });
+    expect(rules[0]?.Properties.Targets).toEqual([expect.objectContaining({ Arn: lagFunctionArn() })]);
+  });
+
+  it('lets only that rule invoke the lag job', () => {
+    const { stack, template } = synthesized;
+    const functionName = JSON.stringify(stack.resolve(stack.lagMetrics.handler.function.functionName));
+    const permissions = [...resourcesOfType(template, 'AWS::Lambda::Permission').values()].filter((permission) =>
+      [JSON.stringify(lagFunctionArn()), functionName].includes(JSON.stringify(permission.Properties.FunctionName)),
+    );
+    expect(permissions.map((permission) => permission.Properties)).toEqual([
+      {
+        Action: 'lambda:InvokeFunction',
+        FunctionName: lagFunctionArn(),
+        Principal: 'events.amazonaws.com',
+        SourceArn: ruleArn(),
+      },
+    ]);
+  });
+
+  it('gives a run at most its one-minute interval and never retries a failed run', () => {
+    const { stack, template } = synthesized;
+    expect(functionResource(synthesized, 'lagMetrics').Properties.Timeout).toBe(60);
+    const invokeConfigs = [...resourcesOfType(template, 'AWS::Lambda::EventInvokeConfig').values()];
+    expect(invokeConfigs.map((config) => config.Properties)).toEqual([
+      expect.objectContaining({
+        FunctionName: stack.resolve(stack.lagMetrics.handler.function.functionName),
+        MaximumRetryAttempts: 0,
+        MaximumEventAgeInSeconds: 60,
+      }),
+    ]);
+    const rule = [...resourcesOfType(template, 'AWS::Events::Rule').values()][0];
+    expect(rule?.Properties.Targets).toEqual([expect.objectContaining({ RetryPolicy: { MaximumRetryAttempts: 0 } })]);
+  });
+
+  it('publishes its metrics under the namespace and service dimension that the alarms watch', () => {
+    expect(environmentOf(synthesized, 'lagMetrics')).toMatchObject({
+      POWERTOOLS_METRICS_NAMESPACE: LAG_METRICS.namespace,
+      POWERTOOLS_SERVICE_NAME: LAG_METRICS.service,
+    });
+    const metrics = [
+      synthesized.stack.lagMetrics.metricMaxOldestWaitSeconds(),
+      synthesized.stack.lagMetrics.metricStalledGroups(),
+      synthesized.stack.lagMetrics.metricBacklog(),
+    ];
+    expect(metrics.map((metric) => [metric.namespace, metric.metricName, metric.dimensions])).toEqual(
+      [LAG_METRICS.maxOldestWaitSeconds, LAG_METRICS.stalledGroups, LAG_METRICS.backlog].map((metricName) => [
+        LAG_METRICS.namespace,
+        metricName,
+        { service: LAG_METRICS.service },
+      ]),
+    );
+  });
+
+  it('sets no metrics namespace on any other function', () => {
+    const others = HANDLERS.filter((handler) => handler !== 'lagMetrics');
+    const withNamespace = others.filter(
+      (handler) => 'POWERTOOLS_METRICS_NAMESPACE' in environmentOf(synthesized, handler),
+    );
+    expect(withNamespace).toEqual([]);
+  });
+});
+
 describe('permissions', () => {
   const permissions = (handler: HandlerName): Permission[] =>
     permissionsOf(synthesized.template, synthesized.stack.resolve(synthesized.stack.functions[handler].role.roleName));
   const table = (name: TableName): unknown => synthesized.stack.resolve(synthesized.stack.tables.table(name).tableArn);
+  const activeGroupsIndex = (): unknown =>
+    synthesized.stack.resolve(synthesized.stack.tables.indexArn('groups', 'active-groups'));
+  const deadLettersIndex = (): unknown =>
+    synthesized.stack.resolve(synthesized.stack.tables.indexArn('events', 'dead-letters'));
   const deliveryQueue = (): unknown => synthesized.stack.resolve(synthesized.stack.queues.deliveryQueue.queueArn);
   const deadLetterQueue = (): unknown => synthesized.stack.resolve(synthesized.stack.queues.deadLetterQueue.queueArn);
   const logGroup = (handler: HandlerName): unknown =>
     synthesized.stack.resolve(synthesized.stack.functions[handler].logGroup.logGroupArn);
   const asJson = (values: readonly unknown[]): string[] => values.map((value) => JSON.stringify(value)).sort();
 
-  it('lets ingest read subscriptions, write events and only send to the delivery queue', () => {
+  it('lets ingest read subscriptions, write events, only update groups and only send to the delivery queue', () => {
     const granted = permissions('ingest');
     expect(grantedResources(granted)).toEqual(
-      asJson([logGroup('ingest'), table('subscriptions'), table('events'), deliveryQueue()]),
+      asJson([logGroup('ingest'), table('subscriptions'), table('events'), table('groups'), deliveryQueue()]),
     );
     expect(actionsOn(granted, table('subscriptions'))).toContain('dynamodb:GetItem');
     for (const write of DYNAMODB_WRITES) expect(actionsOn(granted, table('subscriptions'))).not.toContain(write);
     expect(actionsOn(granted, table('events'))).toEqual(expect.arrayContaining(DYNAMODB_WRITES));
+    expect(actionsOn(granted, table('groups'))).toEqual(['dynamodb:UpdateItem']);
     expect(actionsOn(granted, deliveryQueue())).toEqual(SQS_SEND);
   });
 
@@ -250,6 +377,7 @@ describe('permissions', () => {
         table('subscriptions'),
         table('events'),
         table('orderingKeys'),
+        table('groups'),
         deliveryQueue(),
         deadLetterQueue(),
       ]),
@@ -257,16 +385,48 @@ describe('permissions', () => {
     for (const write of DYNAMODB_WRITES) expect(actionsOn(granted, table('subscriptions'))).not.toContain(write);
     expect(actionsOn(granted, table('events'))).toEqual(expect.arrayContaining(DYNAMODB_WRITES));
     expect(actionsOn(granted, table('orderingKeys'))).toEqual(expect.arrayContaining(DYNAMODB_WRITES));
+    expect(actionsOn(granted, table('groups'))).toEqual(expect.arrayContaining(DYNAMODB_WRITES));
     expect(actionsOn(granted, deliveryQueue())).toEqual(expect.arrayContaining(SQS_CONSUME));
     expect(actionsOn(granted, deliveryQueue())).not.toContain('sqs:SendMessage');
     expect(actionsOn(granted, deadLetterQueue())).toEqual(SQS_SEND);
+  });
+
+  it('lets the operations function only query the active-groups and dead-letters indexes', () => {
+    const granted = permissions('operations');
+    expect(grantedResources(granted)).toEqual(
+      asJson([logGroup('operations'), activeGroupsIndex(), deadLettersIndex()]),
+    );
+    expect(actionsOn(granted, activeGroupsIndex())).toEqual(['dynamodb:Query']);
+    expect(actionsOn(granted, deadLettersIndex())).toEqual(['dynamodb:Query']);
+  });
+
+  it('lets the lag job only query the active-groups index, and publish metrics through its logs alone', () => {
+    const granted = permissions('lagMetrics');
+    expect(grantedResources(granted)).toEqual(asJson([logGroup('lagMetrics'), activeGroupsIndex()]));
+    expect(actionsOn(granted, activeGroupsIndex())).toEqual(['dynamodb:Query']);
+    // Embedded metric format: CloudWatch reads the metrics from the log lines, no PutMetricData.
+    expect(granted.filter((permission) => permission.action.startsWith('cloudwatch:'))).toEqual([]);
+  });
+
+  it('names each index it grants, never every index of a table', () => {
+    expect(JSON.stringify(activeGroupsIndex())).toContain('/index/active-groups');
+    expect(JSON.stringify(deadLettersIndex())).toContain('/index/dead-letters');
+    const indexGrants = HANDLERS.flatMap(permissions).filter((permission) =>
+      JSON.stringify(permission.resource).includes('/index/'),
+    );
+    expect(new Set(indexGrants.map((permission) => JSON.stringify(permission.resource)))).toEqual(
+      new Set(asJson([activeGroupsIndex(), deadLettersIndex()])),
+    );
   });
 
   it.each(HANDLERS)('lets %s write only its own log group, with no wildcard action or resource', (handler) => {
     const granted = permissions(handler);
     expect(actionsOn(granted, logGroup(handler))).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
     expect(granted.filter((permission) => permission.action.startsWith('logs:'))).toHaveLength(2);
-    expect(granted.filter((permission) => permission.action.includes('*') || permission.resource === '*')).toEqual([]);
+    const wildcards = granted.filter(
+      (permission) => permission.action.includes('*') || JSON.stringify(permission.resource).includes('*'),
+    );
+    expect(wildcards).toEqual([]);
   });
 
   it('tells each function the names of exactly the resources it is granted', () => {
@@ -286,6 +446,7 @@ describe('permissions', () => {
     expect(variablesOf('ingest')).toEqual({
       [TABLES.subscriptions.envVar]: tableName('subscriptions'),
       [TABLES.events.envVar]: tableName('events'),
+      [TABLES.groups.envVar]: tableName('groups'),
       [QUEUES.delivery.envVar]: deliveryUrl,
     });
     expect(variablesOf('subscriptions')).toEqual({ [TABLES.subscriptions.envVar]: tableName('subscriptions') });
@@ -293,18 +454,29 @@ describe('permissions', () => {
       [TABLES.subscriptions.envVar]: tableName('subscriptions'),
       [TABLES.events.envVar]: tableName('events'),
       [TABLES.orderingKeys.envVar]: tableName('orderingKeys'),
+      [TABLES.groups.envVar]: tableName('groups'),
       [QUEUES.delivery.envVar]: deliveryUrl,
       [QUEUES.deadLetter.envVar]: deadLetterUrl,
     });
+    expect(variablesOf('operations')).toEqual({
+      [TABLES.groups.envVar]: tableName('groups'),
+      [TABLES.events.envVar]: tableName('events'),
+    });
+    expect(variablesOf('lagMetrics')).toEqual({ [TABLES.groups.envVar]: tableName('groups') });
   });
 
-  it.each([
-    { handler: 'ingest' as const, needs: INGEST_RESOURCES },
-    { handler: 'subscriptions' as const, needs: SUBSCRIPTIONS_RESOURCES },
-    { handler: 'consumer' as const, needs: CONSUMER_RESOURCES },
-  ])('gives the $handler function every resource name its handler reads at cold start', ({ handler, needs }) => {
-    const environment = environmentOf(synthesized, handler);
-    expect(Object.keys(environment)).toEqual(expect.arrayContaining(needs.map((name) => RESOURCE_ENV_VARS[name])));
+  // Typed by HandlerName: a new function cannot be left out.
+  const HANDLER_RESOURCES: Readonly<Record<HandlerName, readonly (keyof ResourceNames)[]>> = {
+    ingest: INGEST_RESOURCES,
+    subscriptions: SUBSCRIPTIONS_RESOURCES,
+    consumer: CONSUMER_RESOURCES,
+    operations: OPERATIONS_RESOURCES,
+    lagMetrics: LAG_METRICS_RESOURCES,
+  };
+  it.each(HANDLERS)('gives %s exactly the resource names its handler reads at cold start', (handler) => {
+    const resourceVariables = new Set<string>(Object.values(RESOURCE_ENV_VARS));
+    const given = Object.keys(environmentOf(synthesized, handler)).filter((name) => resourceVariables.has(name));
+    expect(given.sort()).toEqual(HANDLER_RESOURCES[handler].map((name) => RESOURCE_ENV_VARS[name]).sort());
   });
 });
 
@@ -360,10 +532,20 @@ describe('WebhookApi', () => {
   });
 });
 
+const ALARMS = [
+  'oldestMessageAlarm',
+  'deadLetterAlarm',
+  'maxGroupWaitAlarm',
+  'stalledGroupsAlarm',
+  'lagJobErrorsAlarm',
+] as const;
+type AlarmKey = (typeof ALARMS)[number];
+
 describe('DeliveryAlarms', () => {
-  const alarmProperties = (which: 'oldestMessageAlarm' | 'deadLetterAlarm') =>
+  const alarmProperties = (which: AlarmKey) =>
     resourceOf(synthesized.template, logicalIdOf(synthesized.stack, synthesized.stack.alarms[which].alarmName))
       .Properties;
+  const LAG_DIMENSIONS = [{ Name: 'service', Value: LAG_METRICS.service }];
 
   it('alarms when the delivery queue’s oldest message reaches the configured age', () => {
     const { stack, config } = synthesized;
@@ -394,7 +576,57 @@ describe('DeliveryAlarms', () => {
     });
   });
 
-  it.each(['oldestMessageAlarm', 'deadLetterAlarm'] as const)(
+  it('alarms when a pending event of any group has waited the configured time, without flapping on a late run', () => {
+    expect(synthesized.config.maxGroupWaitAlarmSeconds).toBe(1200);
+    expect(alarmProperties('maxGroupWaitAlarm')).toMatchObject({
+      Namespace: LAG_METRICS.namespace,
+      MetricName: LAG_METRICS.maxOldestWaitSeconds,
+      Dimensions: LAG_DIMENSIONS,
+      Statistic: 'Maximum',
+      Period: 60,
+      Threshold: 1200,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 1,
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
+  it('alarms when the configured number of groups are stalled', () => {
+    expect(synthesized.config.stalledGroupsAlarmThreshold).toBe(3);
+    expect(alarmProperties('stalledGroupsAlarm')).toMatchObject({
+      Namespace: LAG_METRICS.namespace,
+      MetricName: LAG_METRICS.stalledGroups,
+      Dimensions: LAG_DIMENSIONS,
+      Statistic: 'Maximum',
+      Period: 60,
+      Threshold: 3,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 1,
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
+  it('alarms when the lag job fails, so the lag alarms never go quiet unnoticed', () => {
+    const { stack } = synthesized;
+    expect(alarmProperties('lagJobErrorsAlarm')).toMatchObject({
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Errors',
+      Dimensions: [{ Name: 'FunctionName', Value: stack.resolve(stack.lagMetrics.handler.function.functionName) }],
+      Statistic: 'Sum',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      EvaluationPeriods: 1,
+    });
+  });
+
+  it('declares these five alarms and no other', () => {
+    expect(synthesized.stack.alarms.alarms).toHaveLength(ALARMS.length);
+    expect(resourcesOfType(synthesized.template, 'AWS::CloudWatch::Alarm').size).toBe(ALARMS.length);
+  });
+
+  it.each(ALARMS)(
     'notifies the topic when %s fires and when it recovers',
     (which) => {
       const topic = synthesized.stack.resolve(synthesized.stack.alarms.topic.topicArn);
@@ -438,6 +670,83 @@ describe('DeliveryAlarms', () => {
   });
 });
 
+describe('OperationsDashboard', () => {
+  const widgetSchema = z.object({
+    type: z.string(),
+    properties: z.object({
+      title: z.string().optional(),
+      alarms: z.array(z.unknown()).optional(),
+      metrics: z.array(z.array(z.unknown())).optional(),
+      annotations: z.object({ horizontal: z.array(z.object({ value: z.number() })) }).optional(),
+    }),
+  });
+  const widgets = () =>
+    z.object({ widgets: z.array(widgetSchema) }).parse(dashboardBodyOf(synthesized.template)).widgets;
+  /** Each graphed metric as `[namespace, name, dimension, value, ...]` and its statistic. */
+  const graphedMetrics = () =>
+    widgets().flatMap((widget) =>
+      (widget.properties.metrics ?? []).map((entry) => {
+        const options = z.object({ stat: z.string() }).parse(entry.at(-1));
+        return { metric: entry.slice(0, -1), stat: options.stat };
+      }),
+    );
+  const widgetGraphing = (namespace: string, metricName: string) =>
+    widgets().find((widget) =>
+      (widget.properties.metrics ?? []).some((entry) => entry[0] === namespace && entry[1] === metricName),
+    );
+
+  it('declares one dashboard', () => {
+    expect(resourcesOfType(synthesized.template, 'AWS::CloudWatch::Dashboard').size).toBe(1);
+  });
+
+  it('shows the state of every alarm', () => {
+    const { stack } = synthesized;
+    const alarmWidgets = widgets().filter((widget) => widget.type === 'alarm');
+    expect(alarmWidgets).toHaveLength(1);
+    expect(alarmWidgets[0]?.properties.alarms).toEqual(
+      ALARMS.map((which) => stack.resolve(stack.alarms[which].alarmArn)),
+    );
+  });
+
+  it('graphs the queues, ingest and its API, the consumer and the lag', () => {
+    const { stack } = synthesized;
+    const resolve = (token: string): unknown => stack.resolve(token);
+    const deliveryQueue = ['QueueName', resolve(stack.queues.deliveryQueue.queueName)];
+    const deadLetterQueue = ['QueueName', resolve(stack.queues.deadLetterQueue.queueName)];
+    const ingest = ['FunctionName', resolve(stack.functions.ingest.function.functionName)];
+    const consumer = ['FunctionName', resolve(stack.functions.consumer.function.functionName)];
+    const api = ['ApiId', resolve(stack.api.httpApi.apiId)];
+    const lag = ['service', LAG_METRICS.service];
+    const expected = [
+      { metric: ['AWS/SQS', 'ApproximateNumberOfMessagesVisible', ...deliveryQueue], stat: 'Maximum' },
+      { metric: ['AWS/SQS', 'ApproximateNumberOfMessagesNotVisible', ...deliveryQueue], stat: 'Maximum' },
+      { metric: ['AWS/SQS', 'ApproximateAgeOfOldestMessage', ...deliveryQueue], stat: 'Maximum' },
+      { metric: ['AWS/SQS', 'ApproximateNumberOfMessagesVisible', ...deadLetterQueue], stat: 'Maximum' },
+      { metric: ['AWS/Lambda', 'Invocations', ...ingest], stat: 'Sum' },
+      { metric: ['AWS/Lambda', 'Errors', ...ingest], stat: 'Sum' },
+      { metric: ['AWS/Lambda', 'Duration', ...ingest], stat: 'p99' },
+      { metric: ['AWS/ApiGateway', '4xx', ...api], stat: 'Sum' },
+      { metric: ['AWS/ApiGateway', '5xx', ...api], stat: 'Sum' },
+      { metric: ['AWS/ApiGateway', 'Latency', ...api], stat: 'p99' },
+      { metric: ['AWS/Lambda', 'Invocations', ...consumer], stat: 'Sum' },
+      { metric: ['AWS/Lambda', 'Errors', ...consumer], stat: 'Sum' },
+      { metric: ['AWS/Lambda', 'Duration', ...consumer], stat: 'p99' },
+      { metric: ['AWS/Lambda', 'ConcurrentExecutions', ...consumer], stat: 'Maximum' },
+      { metric: [LAG_METRICS.namespace, LAG_METRICS.maxOldestWaitSeconds, ...lag], stat: 'Maximum' },
+      { metric: [LAG_METRICS.namespace, LAG_METRICS.stalledGroups, ...lag], stat: 'Maximum' },
+      { metric: [LAG_METRICS.namespace, LAG_METRICS.backlog, ...lag], stat: 'Maximum' },
+    ];
+    expect(graphedMetrics()).toEqual(expect.arrayContaining(expected));
+  });
+
+  it('draws the configured alarm thresholds on the lag graphs', () => {
+    const thresholds = (metricName: string) =>
+      widgetGraphing(LAG_METRICS.namespace, metricName)?.properties.annotations?.horizontal.map(({ value }) => value);
+    expect(thresholds(LAG_METRICS.maxOldestWaitSeconds)).toEqual([1200]);
+    expect(thresholds(LAG_METRICS.stalledGroups)).toEqual([3]);
+  });
+});
+
 describe('outputs', () => {
   it('outputs the API URL, both queue URLs and the alarm topic', () => {
     const { stack, template } = synthesized;
@@ -446,6 +755,17 @@ describe('outputs', () => {
     template.hasOutput('DeliveryQueueUrl', { Value: stack.resolve(stack.queues.deliveryQueue.queueUrl) });
     template.hasOutput('DeadLetterQueueUrl', { Value: stack.resolve(stack.queues.deadLetterQueue.queueUrl) });
     template.hasOutput('AlarmTopicArn', { Value: stack.resolve(stack.alarms.topic.topicArn) });
+  });
+
+  it('outputs the dashboard’s name and its console URL', () => {
+    const { stack, template } = synthesized;
+    const dashboardName = stack.resolve(stack.dashboard.dashboardName);
+    expect(dashboardName).toEqual({ Ref: logicalIdOf(stack, stack.dashboard.dashboardName) });
+    template.hasOutput('DashboardName', { Value: dashboardName });
+    const url = JSON.stringify(template.findOutputs('DashboardUrl'));
+    expect(url).toContain('https://console.aws.amazon.com/cloudwatch/home?region=');
+    expect(url).toContain('#dashboards/dashboard/');
+    expect(url).toContain(JSON.stringify(dashboardName));
   });
 
   it.each(TABLE_NAMES)('outputs the name of the %s table', (name) => {
@@ -460,6 +780,8 @@ describe('outputs', () => {
       [
         'AlarmTopicArn',
         'ApiUrl',
+        'DashboardName',
+        'DashboardUrl',
         'DeadLetterQueueUrl',
         'DeliveryQueueUrl',
         ...TABLE_NAMES.map((name) => `${TABLES[name].localName}TableName`),

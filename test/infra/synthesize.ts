@@ -139,3 +139,34 @@ export function actionsOn(permissions: readonly Permission[], resource: unknown)
 export function grantedResources(permissions: readonly Permission[]): string[] {
   return [...new Set(permissions.map((p) => JSON.stringify(p.resource)))].sort();
 }
+
+const joinSchema = z.object({ 'Fn::Join': z.tuple([z.literal(''), z.array(z.unknown())]) });
+const dashboardSchema = z.object({ Properties: z.object({ DashboardBody: z.union([z.string(), joinSchema]) }) });
+
+/**
+ * The body of the template's one dashboard, parsed. CloudFormation builds it with `Fn::Join` around
+ * tokens (a queue's `GetAtt`, a function's `Ref`); a JSON string that is exactly one token comes
+ * back as that token, as `stack.resolve` writes it, so it compares with the resource it names.
+ */
+export function dashboardBodyOf(template: Template): unknown {
+  const dashboards = Object.values(template.findResources('AWS::CloudWatch::Dashboard'));
+  if (dashboards.length !== 1) throw new Error(`Expected one dashboard, found ${dashboards.length}`);
+  const body = dashboardSchema.parse(dashboards[0]).Properties.DashboardBody;
+  if (typeof body === 'string') return JSON.parse(body);
+  const tokens: unknown[] = [];
+  const source = body['Fn::Join'][1]
+    .map((part) => (typeof part === 'string' ? part : `@@token${tokens.push(part) - 1}@@`))
+    .join('');
+  const restore = (value: unknown): unknown => {
+    if (typeof value === 'string') {
+      const match = /^@@token(\d+)@@$/.exec(value);
+      return match === null ? value : tokens[Number(match[1])];
+    }
+    if (Array.isArray(value)) return value.map(restore);
+    if (typeof value === 'object' && value !== null) {
+      return Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, restore(entry)]));
+    }
+    return value;
+  };
+  return restore(JSON.parse(source));
+}

@@ -9,7 +9,7 @@ import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backstopMaxReceiveCount, queueVisibilityTimeoutSeconds } from '../../lambda/config.js';
-import { FIFO_QUEUE_SETTINGS, QUEUES, TABLES } from '../../lambda/resources.js';
+import { FIFO_QUEUE_SETTINGS, QUEUES, TABLES, type TableDefinition } from '../../lambda/resources.js';
 import { startTestStack, type TestStack } from './support/stack.js';
 
 async function queueAttributes(stack: TestStack, url: string): Promise<Record<string, string>> {
@@ -54,11 +54,23 @@ describe('local stack resources', { timeout: 60_000 }, () => {
           maxReceiveCount: backstopMaxReceiveCount(stack.config),
         });
 
-        for (const table of Object.values(TABLES)) {
+        for (const table of Object.values<TableDefinition>(TABLES)) {
           const { Table } = await stack.clients.dynamo.send(new DescribeTableCommand({ TableName: table.localName }));
           expect(Table?.KeySchema).toEqual([{ AttributeName: table.partitionKey, KeyType: 'HASH' }]);
-          expect(Table?.AttributeDefinitions).toEqual([{ AttributeName: table.partitionKey, AttributeType: 'S' }]);
+          expect(Table?.AttributeDefinitions).toContainEqual({ AttributeName: table.partitionKey, AttributeType: 'S' });
           expect(Table?.TableStatus).toBe('ACTIVE');
+          const indexes = (Table?.GlobalSecondaryIndexes ?? []).map((index) => ({
+            name: index.IndexName,
+            keys: index.KeySchema?.map((key) => `${key.KeyType}:${key.AttributeName}`),
+            projection: index.Projection?.ProjectionType,
+          }));
+          expect(indexes).toEqual(
+            (table.indexes ?? []).map((index) => ({
+              name: index.name,
+              keys: [`HASH:${index.partitionKey}`, ...(index.sortKey === undefined ? [] : [`RANGE:${index.sortKey}`])],
+              projection: 'ALL',
+            })),
+          );
         }
       } finally {
         await stack.stop();

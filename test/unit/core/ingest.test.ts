@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseEventsRequest, queuedEventSchema, type EventsRequest } from '../../../lambda/core/event.js';
 import type { OutgoingMessage } from '../../../lambda/core/enqueue-plan.js';
 import { ingestEvents, type IngestPorts } from '../../../lambda/core/ingest.js';
+import type { GroupIntake } from '../../../lambda/core/lag.js';
 import { messageGroupIdFor } from '../../../lambda/core/routing.js';
 import { InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
 
@@ -25,12 +26,20 @@ function setup(options: { refuse?: (message: OutgoingMessage) => boolean } = {})
   const store = new InMemoryDeliveryStore();
   const queue: OutgoingMessage[] = [];
   const calls: OutgoingMessage[][] = [];
+  const intakes: GroupIntake[] = [];
+  /** The lag count of each group after all intakes, and when each group was counted relative to sending. */
+  const depthOf = (group: string) => intakes.filter((i) => i.messageGroupId === group).reduce((sum, i) => sum + i.events, 0);
   const ports: IngestPorts = {
     findSubscriptionTenants: async (ids) =>
       new Map(ids.filter((id) => ['sub_a', 'sub_b', 'sub_c'].includes(id)).map((id) => [id, 'tenant_1'] as const)),
     findKnownEventIds: store.findKnownEventIds,
     recordAccepted: store.recordAccepted,
+    recordGroupIntake: async (intake) => {
+      intakes.push(intake);
+    },
     sendBatch: async (entries) => {
+      // Every event is counted in its group before it can reach the consumer.
+      for (const entry of entries) expect(depthOf(entry.messageGroupId)).toBeGreaterThan(0);
       calls.push([...entries]);
       const refused = entries.filter((entry) => options.refuse?.(entry) ?? false);
       queue.push(...entries.filter((entry) => !refused.includes(entry)));
@@ -38,7 +47,7 @@ function setup(options: { refuse?: (message: OutgoingMessage) => boolean } = {})
     },
     now: () => now,
   };
-  return { store, queue, calls, ports };
+  return { store, queue, calls, ports, intakes, depthOf };
 }
 
 describe('ingestEvents', () => {
@@ -69,6 +78,34 @@ describe('ingestEvents', () => {
       accepted_at: now.toISOString(),
     });
     expect(store.events.get('1')?.accepted).toMatchObject({ orderingKey: 'sub_a', acceptedAt: now.toISOString() });
+  });
+
+  it('counts each group once per request, before sending, with its keys', async () => {
+    const { ports, intakes, depthOf } = setup();
+    await ingestEvents(request([event('1', 'sub_a'), event('2', 'sub_b'), event('3', 'sub_a')]), ports, { partitionCount: undefined });
+    expect(intakes).toHaveLength(2);
+    expect(depthOf(messageGroupIdFor('sub_a', undefined))).toBe(2);
+    expect(intakes.find((i) => i.messageGroupId === messageGroupIdFor('sub_a', undefined))).toEqual({
+      messageGroupId: messageGroupIdFor('sub_a', undefined),
+      events: 2,
+      orderingKeys: ['sub_a'],
+      acceptedAt: now.toISOString(),
+    });
+  });
+
+  it('counts the keys of a partition together in partition mode', async () => {
+    const { ports, intakes } = setup();
+    const one = messageGroupIdFor('sub_a', 1);
+    await ingestEvents(request([event('1', 'sub_a'), event('2', 'sub_b')]), ports, { partitionCount: 1 });
+    expect(intakes).toEqual([{ messageGroupId: one, events: 2, orderingKeys: ['sub_a', 'sub_b'], acceptedAt: now.toISOString() }]);
+  });
+
+  it('takes back the count of events that were not enqueued, and counts no duplicate', async () => {
+    const { ports, depthOf } = setup({ refuse: (m) => m.deduplicationId === '3' });
+    await ingestEvents(request([event('1', 'sub_a')]), ports, { partitionCount: undefined });
+    await ingestEvents(request([event('1', 'sub_a'), event('2', 'sub_a'), event('3', 'sub_a'), event('4', 'sub_a')]), ports, { partitionCount: undefined });
+    // Accepted: 1 (first request) and 2; 3 failed, 4 not enqueued, the resent 1 a duplicate.
+    expect(depthOf(messageGroupIdFor('sub_a', undefined))).toBe(2);
   });
 
   it('routes to partitions in partition mode', async () => {

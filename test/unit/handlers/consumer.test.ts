@@ -5,6 +5,7 @@ import { AttemptResultKind, type DeadLetter, type DeliveryPorts } from '../../..
 import type { QueuedEvent } from '../../../lambda/core/event.js';
 import { createConsumerHandler, toConsumerRecord } from '../../../lambda/handlers/consumer.js';
 import { createLogger } from '../../../lambda/handlers/logger.js';
+import type { GroupProgress } from '../../../lambda/core/lag.js';
 import { InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
 
 function sqsRecord(eventId: string, key: string): SQSRecord {
@@ -39,6 +40,7 @@ function sqsRecord(eventId: string, key: string): SQSRecord {
 function setup(failing: ReadonlySet<string>, changeVisibility?: (changes: readonly VisibilityChange[]) => Promise<void>) {
   const changes: VisibilityChange[] = [];
   const lookups: string[] = [];
+  const progressed: GroupProgress[] = [];
   const deadLetters: DeadLetter[] = [];
   const ports: DeliveryPorts = {
     store: new InMemoryDeliveryStore(),
@@ -61,9 +63,12 @@ function setup(failing: ReadonlySet<string>, changeVisibility?: (changes: readon
       (async (batch) => {
         changes.push(...batch);
       }),
+    recordGroupProgress: async (progress) => {
+      progressed.push(progress);
+    },
     logger: createLogger('test', 'SILENT'),
   });
-  return { handler, changes, deadLetters, lookups };
+  return { handler, changes, deadLetters, lookups, progressed };
 }
 
 describe('consumer handler', () => {
@@ -81,6 +86,25 @@ describe('consumer handler', () => {
     expect(lookups.sort()).toEqual(['a', 'b']);
     await handler({ Records: [sqsRecord('a4', 'a')] });
     expect(lookups.filter((id) => id === 'a')).toHaveLength(2);
+  });
+
+  it('records each group’s lag once per batch, skipping groups where nothing changed', async () => {
+    const { handler, progressed } = setup(new Set(['b2']));
+    await handler({ Records: [sqsRecord('a1', 'a'), sqsRecord('b1', 'b'), sqsRecord('a2', 'a'), sqsRecord('b2', 'b'), sqsRecord('b3', 'b')] });
+    expect(progressed).toEqual([
+      { messageGroupId: 'g-a', settled: 2, deadLettered: 0, lastSettledAcceptedAt: '2026-12-02T12:00:00.000Z', head: { state: 'clear' } },
+      {
+        messageGroupId: 'g-b',
+        settled: 1,
+        deadLettered: 0,
+        lastSettledAcceptedAt: '2026-12-02T12:00:00.000Z',
+        head: { state: 'waiting', attempts: 1, lastError: 'HTTP 503', acceptedAt: '2026-12-02T12:00:00.000Z' },
+      },
+    ]);
+    progressed.length = 0;
+    // A batch of duplicates changes no lag: no write.
+    await handler({ Records: [sqsRecord('a1', 'a')] });
+    expect(progressed).toEqual([]);
   });
 
   it('still reports the failures when the visibility changes fail', async () => {

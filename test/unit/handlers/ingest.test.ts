@@ -13,6 +13,7 @@ function setup() {
       findSubscriptionTenants: async (ids) => new Map(ids.filter((id) => id === 'sub_1').map((id) => [id, 'tenant_1'] as const)),
       findKnownEventIds: store.findKnownEventIds,
       recordAccepted: store.recordAccepted,
+      recordGroupIntake: async () => undefined,
       sendBatch: async (entries) => {
         queue.push(...entries);
         return new Set();
@@ -85,6 +86,7 @@ describe('ingest handler', () => {
         },
         findKnownEventIds: async () => new Set(),
         recordAccepted: async () => 'recorded',
+        recordGroupIntake: async () => undefined,
         sendBatch: async () => new Set(),
         now: () => new Date(),
       },

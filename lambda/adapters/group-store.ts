@@ -1,0 +1,152 @@
+/**
+ * The Groups table: one item per message group with its lag, and the sparse `active-groups` index
+ * of the groups that have pending or dead-lettered events. Ingest writes a group once per request,
+ * the consumer once per batch; a group leaves the index when it drains.
+ */
+import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
+import { ALL_LAG_SHARDS, HeadState, lagShardOf, type GroupIntake, type GroupLag, type GroupProgress } from '../core/lag.js';
+import { TABLES } from '../resources.js';
+import { isConditionFailure } from './aws-clients.js';
+import { parseItem } from './dynamo-item.js';
+
+const ACTIVE_GROUPS_INDEX = TABLES.groups.indexes[0].name;
+
+/** `depth` is a DynamoDB reserved word. */
+const DEPTH = { '#depth': 'depth' };
+
+const groupItemSchema = z.object({
+  message_group_id: z.string(),
+  depth: z.number().int().default(0),
+  oldest_accepted_at: z.string().optional(),
+  head_attempts: z.number().int().optional(),
+  last_error: z.string().optional(),
+  head_failing_since: z.string().optional(),
+  dead_lettered: z.number().int().default(0),
+  /** A DynamoDB string set: the document client reads it as a Set. */
+  ordering_keys: z.set(z.string()).optional(),
+});
+
+function toGroupLag(item: z.infer<typeof groupItemSchema>): GroupLag {
+  return {
+    messageGroupId: item.message_group_id,
+    depth: item.depth,
+    oldestAcceptedAt: item.oldest_accepted_at,
+    headAttempts: item.head_attempts,
+    lastError: item.last_error,
+    headFailingSince: item.head_failing_since,
+    deadLettered: item.dead_lettered,
+    keysAffected: item.ordering_keys?.size ?? 0,
+  };
+}
+
+export interface GroupStore {
+  /**
+   * Counts a request's events into their groups, before they are sent, so that the consumer
+   * never settles an event that is not counted yet. `events` may be negative: the count of
+   * events that were then not enqueued after all.
+   */
+  readonly recordIntake: (intake: GroupIntake) => Promise<void>;
+  /** Records what a consumer batch did to a group; takes the group out of the index when it drains. */
+  readonly recordProgress: (progress: GroupProgress, now: Date) => Promise<void>;
+  /** Every group in the index of active groups. */
+  readonly listActiveGroups: () => Promise<GroupLag[]>;
+}
+
+export function createGroupStore(client: DynamoDBDocumentClient, tableName: string): GroupStore {
+  const key = (messageGroupId: string) => ({ [TABLES.groups.partitionKey]: messageGroupId });
+
+  const leaveIndexIfDrained = async (messageGroupId: string): Promise<void> => {
+    try {
+      await client.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: key(messageGroupId),
+          UpdateExpression: 'REMOVE lag_shard, oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since',
+          // Ingest may have counted new events since: then the group stays.
+          ConditionExpression: '#depth <= :zero AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
+          ExpressionAttributeNames: DEPTH,
+          ExpressionAttributeValues: { ':zero': 0 },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
+  };
+
+  return {
+    async recordIntake(intake) {
+      const isCompensation = intake.events < 0;
+      await client.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: key(intake.messageGroupId),
+          UpdateExpression: isCompensation
+            ? 'ADD #depth :events'
+            : 'ADD #depth :events, ordering_keys :keys SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted)',
+          ExpressionAttributeNames: DEPTH,
+          ExpressionAttributeValues: isCompensation
+            ? { ':events': intake.events }
+            : { ':events': intake.events, ':keys': new Set(intake.orderingKeys), ':shard': lagShardOf(intake.messageGroupId), ':accepted': intake.acceptedAt },
+        }),
+      );
+    },
+
+    async recordProgress(progress, now) {
+      const set = ['lag_shard = :shard'];
+      const remove: string[] = [];
+      const values: Record<string, unknown> = { ':settled': -progress.settled, ':dead': progress.deadLettered, ':shard': lagShardOf(progress.messageGroupId) };
+      if (progress.head.state === HeadState.waiting) {
+        set.push('head_attempts = :attempts', 'last_error = :error', 'oldest_accepted_at = :oldest');
+        // A head's first failure starts its stall clock; later failures of the same head keep it.
+        set.push(progress.head.attempts <= 1 ? 'head_failing_since = :now' : 'head_failing_since = if_not_exists(head_failing_since, :now)');
+        Object.assign(values, { ':attempts': progress.head.attempts, ':error': progress.head.lastError, ':oldest': progress.head.acceptedAt, ':now': now.toISOString() });
+      } else if (progress.head.state === HeadState.clear) {
+        remove.push('head_attempts', 'last_error', 'head_failing_since');
+        if (progress.lastSettledAcceptedAt !== undefined) {
+          // The next pending event was accepted no earlier than the last one settled.
+          set.push('oldest_accepted_at = :oldest');
+          values[':oldest'] = progress.lastSettledAcceptedAt;
+        }
+      }
+      const output = await client.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: key(progress.messageGroupId),
+          UpdateExpression: `ADD #depth :settled, dead_lettered :dead SET ${set.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}`,
+          ExpressionAttributeNames: DEPTH,
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      const group = toGroupLag(parseItem(groupItemSchema, output.Attributes, tableName, progress.messageGroupId));
+      if (group.depth <= 0 && group.deadLettered <= 0) await leaveIndexIfDrained(progress.messageGroupId);
+    },
+
+    async listActiveGroups() {
+      const shards = await Promise.all(
+        ALL_LAG_SHARDS.map(async (shard) => {
+          const groups: GroupLag[] = [];
+          let startKey: Record<string, unknown> | undefined;
+          do {
+            const output: QueryCommandOutput = await client.send(
+              new QueryCommand({
+                TableName: tableName,
+                IndexName: ACTIVE_GROUPS_INDEX,
+                KeyConditionExpression: 'lag_shard = :shard',
+                ExpressionAttributeValues: { ':shard': shard },
+                ExclusiveStartKey: startKey,
+              }),
+            );
+            for (const item of output.Items ?? []) {
+              groups.push(toGroupLag(parseItem(groupItemSchema, item, tableName, String(item[TABLES.groups.partitionKey]))));
+            }
+            startKey = output.LastEvaluatedKey;
+          } while (startKey !== undefined);
+          return groups;
+        }),
+      );
+      return shards.flat();
+    },
+  };
+}

@@ -1,0 +1,158 @@
+/**
+ * Lag per message group: the design's depth / oldest wait / keys affected view. Head-of-line
+ * blocking inside a key is the price of order; this is how an operator sees a stuck key before
+ * its customer does. Pure: the clock comes in as a parameter.
+ */
+import { blake2bDigest } from './routing.js';
+
+/** Shards of the sparse index of active groups: enough that no index partition runs hot. */
+export const LAG_SHARDS = 16;
+
+/** The shard of a group in the index of active groups. */
+export function lagShardOf(messageGroupId: string): string {
+  return `shard-${Buffer.from(blake2bDigest(messageGroupId, 8)).readBigUInt64BE(0) % BigInt(LAG_SHARDS)}`;
+}
+
+/** Every shard, for readers of the index. */
+export const ALL_LAG_SHARDS: readonly string[] = Array.from({ length: LAG_SHARDS }, (_, shard) => `shard-${shard}`);
+
+/** The CloudWatch metrics the lag job publishes (EMF) and the lag alarms watch. */
+export const LAG_METRICS = {
+  namespace: 'OrderedWebhooks',
+  /** Powertools Metrics adds this as the `service` dimension. */
+  service: 'lag',
+  maxOldestWaitSeconds: 'MaxOldestWaitSeconds',
+  stalledGroups: 'StalledGroups',
+  backlog: 'Backlog',
+} as const;
+
+/** A group's lag as stored. */
+export interface GroupLag {
+  readonly messageGroupId: string;
+  /** Events accepted and neither delivered nor dead-lettered, the head included. */
+  readonly depth: number;
+  /** When the oldest pending event was accepted (a lower bound while the group flows). */
+  readonly oldestAcceptedAt: string | undefined;
+  readonly headAttempts: number | undefined;
+  readonly lastError: string | undefined;
+  /** Since when the current head has been failing. */
+  readonly headFailingSince: string | undefined;
+  readonly deadLettered: number;
+  /** Ordering keys with events in the group since it was last drained (an upper bound in partition mode). */
+  readonly keysAffected: number;
+}
+
+/** One row of `GET /v1/lag` (CONTRACT §2), with the group's dead letters added. */
+export interface LagRow {
+  readonly message_group_id: string;
+  readonly depth: number;
+  readonly oldest_wait_seconds: number;
+  readonly keys_affected: number;
+  readonly head_attempts: number;
+  readonly last_error: string | null;
+  readonly dead_lettered: number;
+}
+
+function secondsSince(at: string | undefined, now: Date): number {
+  if (at === undefined) return 0;
+  return Math.max(0, Math.floor((now.getTime() - Date.parse(at)) / 1000));
+}
+
+/** Whether the group has anything an operator should see: pending or dead-lettered events. */
+export function isActive(group: GroupLag): boolean {
+  return group.depth > 0 || group.deadLettered > 0;
+}
+
+/**
+ * The lag view: active groups only, worst first (longest oldest wait, then most attempts on the
+ * head, then most dead letters).
+ */
+export function toLagRows(groups: readonly GroupLag[], now: Date): LagRow[] {
+  return groups
+    .filter(isActive)
+    .map((group) => {
+      const depth = Math.max(0, group.depth);
+      return {
+        message_group_id: group.messageGroupId,
+        depth,
+        oldest_wait_seconds: depth > 0 ? secondsSince(group.oldestAcceptedAt, now) : 0,
+        keys_affected: depth > 0 ? Math.max(1, group.keysAffected) : 0,
+        head_attempts: depth > 0 ? (group.headAttempts ?? 0) : 0,
+        last_error: depth > 0 ? (group.lastError ?? null) : null,
+        dead_lettered: Math.max(0, group.deadLettered),
+      };
+    })
+    .sort(
+      (a, b) =>
+        b.oldest_wait_seconds - a.oldest_wait_seconds ||
+        b.head_attempts - a.head_attempts ||
+        b.dead_lettered - a.dead_lettered ||
+        a.message_group_id.localeCompare(b.message_group_id),
+    );
+}
+
+/** What the lag job publishes. */
+export interface LagSummary {
+  readonly maxOldestWaitSeconds: number;
+  /** Groups whose head has been failing for longer than the stall threshold. */
+  readonly stalledGroups: number;
+  /** Pending events over all groups. */
+  readonly backlog: number;
+}
+
+export function summarizeLag(groups: readonly GroupLag[], now: Date, stallThresholdSeconds: number): LagSummary {
+  let maxOldestWaitSeconds = 0;
+  let stalledGroups = 0;
+  let backlog = 0;
+  for (const group of groups) {
+    if (group.depth <= 0) continue;
+    backlog += group.depth;
+    maxOldestWaitSeconds = Math.max(maxOldestWaitSeconds, secondsSince(group.oldestAcceptedAt, now));
+    if (group.headFailingSince !== undefined && secondsSince(group.headFailingSince, now) > stallThresholdSeconds) stalledGroups += 1;
+  }
+  return { maxOldestWaitSeconds, stalledGroups, backlog };
+}
+
+/** What one ingest request adds to a group, written once per group before the events are sent. */
+export interface GroupIntake {
+  readonly messageGroupId: string;
+  readonly events: number;
+  readonly orderingKeys: readonly string[];
+  readonly acceptedAt: string;
+}
+
+/** How a consumer batch left a group's head. */
+export const HeadState = {
+  /** Every record of the group in the batch was settled: no head is failing now. */
+  clear: 'clear',
+  /** The head failed and waits for its retry. */
+  waiting: 'waiting',
+  /** A fault stopped the group: what the head's state is, is not known. */
+  unknown: 'unknown',
+} as const;
+
+export type GroupHead =
+  | { readonly state: typeof HeadState.clear }
+  | { readonly state: typeof HeadState.unknown }
+  | {
+      readonly state: typeof HeadState.waiting;
+      readonly attempts: number;
+      readonly lastError: string;
+      readonly acceptedAt: string;
+    };
+
+/** What one consumer batch did to a group, written once per group per batch. */
+export interface GroupProgress {
+  readonly messageGroupId: string;
+  /** Events delivered or dead-lettered in this batch. */
+  readonly settled: number;
+  readonly deadLettered: number;
+  /** The acceptance time of the last event settled, a lower bound for the next one's. */
+  readonly lastSettledAcceptedAt: string | undefined;
+  readonly head: GroupHead;
+}
+
+/** Whether a batch changed anything worth a write (a batch of duplicates does not). */
+export function hasProgress(progress: GroupProgress): boolean {
+  return progress.settled > 0 || progress.head.state === HeadState.waiting;
+}

@@ -1,0 +1,75 @@
+/**
+ * Lag job: scheduled every minute, reads the sparse index of active groups (never the whole
+ * table) and publishes, through Powertools Metrics (EMF), what the lag alarms watch: the longest
+ * wait of any group, the stalled groups and the backlog.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { Deployment, loadProcessConfig, loadProcessResourceNames } from '../config.js';
+import { LAG_METRICS, summarizeLag, type GroupLag, type LagSummary } from '../core/lag.js';
+import { createDocumentClient } from '../adapters/aws-clients.js';
+import { createGroupStore } from '../adapters/group-store.js';
+import { createLogger } from './logger.js';
+import type { HandlerWiring } from './wiring.js';
+
+/** The resources the lag job uses, and is granted (read only). */
+export const LAG_METRICS_RESOURCES = ['groupsTable'] as const;
+
+export type LagMetricsHandler = () => Promise<LagSummary>;
+
+export interface LagMetricsHandlerDeps {
+  readonly listActiveGroups: () => Promise<GroupLag[]>;
+  readonly publish: (summary: LagSummary) => void;
+  readonly stallThresholdSeconds: number;
+  readonly now: () => Date;
+  readonly logger: Logger;
+}
+
+export function createLagMetricsHandler(deps: LagMetricsHandlerDeps): LagMetricsHandler {
+  return async () => {
+    const groups = await deps.listActiveGroups();
+    const summary = summarizeLag(groups, deps.now(), deps.stallThresholdSeconds);
+    deps.publish(summary);
+    deps.logger.info('lag published', { activeGroups: groups.length, ...summary });
+    return summary;
+  };
+}
+
+/** Publishes a summary as one EMF record in the `OrderedWebhooks` namespace, dimension `service=lag`. */
+export function publishWithPowertools(metrics: Metrics): (summary: LagSummary) => void {
+  return (summary) => {
+    metrics.addMetric(LAG_METRICS.maxOldestWaitSeconds, MetricUnit.Seconds, summary.maxOldestWaitSeconds);
+    metrics.addMetric(LAG_METRICS.stalledGroups, MetricUnit.Count, summary.stalledGroups);
+    metrics.addMetric(LAG_METRICS.backlog, MetricUnit.Count, summary.backlog);
+    metrics.publishStoredMetrics();
+  };
+}
+
+/** The lag job from a configuration and clients. */
+export function wireLagMetricsHandler(input: Omit<HandlerWiring<(typeof LAG_METRICS_RESOURCES)[number]>, 'sqs'>, metrics: Metrics): LagMetricsHandler {
+  return createLagMetricsHandler({
+    listActiveGroups: createGroupStore(input.dynamo, input.resources.groupsTable).listActiveGroups,
+    publish: publishWithPowertools(metrics),
+    stallThresholdSeconds: input.config.stallThresholdSeconds,
+    now: () => new Date(),
+    logger: input.logger,
+  });
+}
+
+function createFromEnvironment(): LagMetricsHandler {
+  const config = loadProcessConfig(Deployment.deployed);
+  return wireLagMetricsHandler(
+    {
+      config,
+      resources: loadProcessResourceNames(LAG_METRICS_RESOURCES),
+      dynamo: createDocumentClient(),
+      logger: createLogger(LAG_METRICS.service, config.logLevel),
+    },
+    new Metrics({ namespace: LAG_METRICS.namespace, serviceName: LAG_METRICS.service }),
+  );
+}
+
+let wired: LagMetricsHandler | undefined;
+
+/** Lambda entry point (EventBridge schedule), wired on the first invocation of a cold start. */
+export const handler: LagMetricsHandler = () => (wired ??= createFromEnvironment())();

@@ -1,0 +1,130 @@
+/**
+ * The lag view on the local stack: a stalled group shows in `GET /v1/lag` with its depth, a
+ * growing wait, the head's attempts and last error; it vanishes once drained. Its dead letter is
+ * listed by `GET /v1/dead-letters` with its sequence.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, makeEvent, postEvents, subscribe, uniquePrefix } from './support/api.js';
+import { waitFor } from './support/poll.js';
+import { startRecordingReceiver, type RecordingReceiver } from './support/receiver.js';
+import { startTestStack, type TestStack } from './support/stack.js';
+
+interface LagRow {
+  readonly message_group_id: string;
+  readonly depth: number;
+  readonly oldest_wait_seconds: number;
+  readonly keys_affected: number;
+  readonly head_attempts: number;
+  readonly last_error: string | null;
+  readonly dead_lettered: number;
+}
+
+describe('local stack lag view', { timeout: 60_000 }, () => {
+  const prefix = uniquePrefix('lag');
+  let stack: TestStack;
+  let receiver: RecordingReceiver;
+  let isRefusing = true;
+
+  beforeAll(async () => {
+    receiver = await startRecordingReceiver((webhook) => (isRefusing && (webhook.webhookId ?? '').startsWith(`${prefix}-stuck`) ? { statusCode: 503 } : undefined));
+    // Many attempts, 1 s apart: the head stays stuck for as long as the receiver refuses.
+    stack = await startTestStack({ MAX_DELIVERY_ATTEMPTS: '100', RETRY_BASE_SECONDS: '1', RETRY_MAX_SECONDS: '1' });
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+    await receiver?.stop();
+  });
+
+  const lag = async (): Promise<LagRow[]> => {
+    const answer = await call(stack.url, 'GET', '/v1/lag');
+    expect(answer.status).toBe(200);
+    return (answer.body as { groups: LagRow[] }).groups;
+  };
+
+  it('shows a stalled group with growing wait, worst first, and drops it when drained', async () => {
+    const stuck = `${prefix}-stuck`;
+    const flowing = `${prefix}-flowing`;
+    await subscribe(stack.url, stuck, receiver.endpointFor(stuck));
+    await subscribe(stack.url, flowing, receiver.endpointFor(flowing));
+    const [stuckGroup] = (await postEvents(stack.url, [1, 2, 3].map((n) => makeEvent(stuck, `${stuck}-${n}`)))).map((r) => r.message_group_id);
+    await postEvents(stack.url, [1, 2].map((n) => makeEvent(flowing, `${flowing}-${n}`)));
+
+    const first = await waitFor('the stuck group in the lag view after two failed attempts', async () =>
+      (await lag()).find((row) => row.message_group_id === stuckGroup && row.head_attempts >= 2),
+    );
+    expect(first).toMatchObject({ depth: 3, keys_affected: 1, last_error: 'HTTP 503', dead_lettered: 0 });
+    // Worst first: the stuck group heads the view.
+    expect((await lag())[0]?.message_group_id).toBe(stuckGroup);
+    await waitFor('the flowing key delivered and gone from the view', async () =>
+      receiver.deliveredTo(flowing).length === 2 && (await lag()).every((row) => !row.message_group_id.startsWith(flowing)),
+    );
+
+    const later = await waitFor('the wait and the attempts to grow', async () =>
+      (await lag()).find(
+        (row) => row.message_group_id === stuckGroup && row.oldest_wait_seconds > first.oldest_wait_seconds && row.head_attempts > first.head_attempts,
+      ),
+    );
+    expect(later).toMatchObject({ depth: 3, last_error: 'HTTP 503' });
+
+    isRefusing = false;
+    await waitFor('the stuck key delivered', () => receiver.deliveredTo(stuck).length === 3);
+    await waitFor('the drained group gone from the view', async () => (await lag()).every((row) => row.message_group_id !== stuckGroup));
+  });
+});
+
+describe('local stack dead letters view', { timeout: 60_000 }, () => {
+  const prefix = uniquePrefix('dl');
+  let stack: TestStack;
+  let receiver: RecordingReceiver;
+
+  beforeAll(async () => {
+    receiver = await startRecordingReceiver((webhook) => (webhook.webhookId === `${prefix}-sub-2` ? { statusCode: 500 } : undefined));
+    stack = await startTestStack({ MAX_DELIVERY_ATTEMPTS: '2' });
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+    await receiver?.stop();
+  });
+
+  it('lists a subscription’s dead letters with their sequence, and shows them in the lag view', async () => {
+    const subscription = `${prefix}-sub`;
+    await subscribe(stack.url, subscription, receiver.endpointFor(subscription));
+    const [group] = (await postEvents(stack.url, [1, 2, 3].map((n) => makeEvent(subscription, `${subscription}-${n}`)))).map((r) => r.message_group_id);
+    await waitFor('the rest of the key delivered', () => receiver.deliveredTo(subscription).length === 2);
+
+    const answer = await waitFor('the dead letter listed', async () => {
+      const listed = await call(stack.url, 'GET', `/v1/dead-letters?subscription_id=${encodeURIComponent(subscription)}`);
+      return (listed.body as { items: unknown[] }).items.length === 1 ? listed : undefined;
+    });
+    expect(answer.status).toBe(200);
+    expect((answer.body as { items: unknown[] }).items).toEqual([
+      {
+        event_id: `${subscription}-2`,
+        subscription_id: subscription,
+        message_group_id: group,
+        sequence: 2,
+        attempts: 2,
+        reason: '2 of 2 attempts failed; last: HTTP 500',
+        dead_lettered_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      },
+    ]);
+    const row = await waitFor('the group in the lag view for its dead letter', async () =>
+      (await lag(stack)).find((r) => r.message_group_id === group),
+    );
+    expect(row).toMatchObject({ depth: 0, dead_lettered: 1, oldest_wait_seconds: 0 });
+  });
+
+  it('refuses a request without subscription_id, and lists nothing for an unknown one', async () => {
+    const missing = await call(stack.url, 'GET', '/v1/dead-letters');
+    expect(missing.status).toBe(400);
+    expect(missing.body).toMatchObject({ error: { code: 'invalid_request', details: [{ path: 'subscription_id' }] } });
+    const unknown = await call(stack.url, 'GET', `/v1/dead-letters?subscription_id=${prefix}-nobody`);
+    expect(unknown).toMatchObject({ status: 200, body: { items: [] } });
+  });
+
+  async function lag(target: TestStack): Promise<LagRow[]> {
+    return ((await call(target.url, 'GET', '/v1/lag')).body as { groups: LagRow[] }).groups;
+  }
+});

@@ -1,0 +1,98 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createDocumentClient } from '../../../lambda/adapters/aws-clients.js';
+import { createGroupStore } from '../../../lambda/adapters/group-store.js';
+import { ALL_LAG_SHARDS, HeadState, lagShardOf } from '../../../lambda/core/lag.js';
+
+const dynamo = mockClient(DynamoDBDocumentClient);
+const store = createGroupStore(createDocumentClient({ region: 'us-east-1' }), 'Groups');
+const now = new Date('2026-12-02T12:00:00.000Z');
+
+beforeEach(() => dynamo.reset());
+
+describe('recordIntake', () => {
+  it('counts a request’s events into the group and puts it in the index, in one write', async () => {
+    dynamo.on(UpdateCommand).resolves({});
+    await store.recordIntake({ messageGroupId: 'g1', events: 3, orderingKeys: ['k1'], acceptedAt: now.toISOString() });
+    const calls = dynamo.commandCalls(UpdateCommand);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.args[0].input).toEqual({
+      TableName: 'Groups',
+      Key: { message_group_id: 'g1' },
+      UpdateExpression: 'ADD #depth :events, ordering_keys :keys SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted)',
+      ExpressionAttributeNames: { '#depth': 'depth' },
+      ExpressionAttributeValues: { ':events': 3, ':keys': new Set(['k1']), ':shard': lagShardOf('g1'), ':accepted': now.toISOString() },
+    });
+  });
+
+  it('takes back events that were not enqueued without touching anything else', async () => {
+    dynamo.on(UpdateCommand).resolves({});
+    await store.recordIntake({ messageGroupId: 'g1', events: -2, orderingKeys: ['k1'], acceptedAt: now.toISOString() });
+    expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({ UpdateExpression: 'ADD #depth :events', ExpressionAttributeValues: { ':events': -2 } });
+  });
+});
+
+describe('recordProgress', () => {
+  it('records a waiting head with its stall clock, in one write', async () => {
+    dynamo.on(UpdateCommand).resolves({ Attributes: { message_group_id: 'g1', depth: 4, dead_lettered: 0 } });
+    await store.recordProgress(
+      { messageGroupId: 'g1', settled: 1, deadLettered: 0, lastSettledAcceptedAt: 'a0', head: { state: HeadState.waiting, attempts: 1, lastError: 'HTTP 500', acceptedAt: 'a1' } },
+      now,
+    );
+    const calls = dynamo.commandCalls(UpdateCommand);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.args[0].input).toMatchObject({
+      UpdateExpression: 'ADD #depth :settled, dead_lettered :dead SET lag_shard = :shard, head_attempts = :attempts, last_error = :error, oldest_accepted_at = :oldest, head_failing_since = :now',
+      ExpressionAttributeValues: { ':settled': -1, ':dead': 0, ':attempts': 1, ':error': 'HTTP 500', ':oldest': 'a1', ':now': now.toISOString() },
+      ReturnValues: 'ALL_NEW',
+    });
+  });
+
+  it('keeps the stall clock of a head that fails again', async () => {
+    dynamo.on(UpdateCommand).resolves({ Attributes: { message_group_id: 'g1', depth: 4 } });
+    await store.recordProgress({ messageGroupId: 'g1', settled: 0, deadLettered: 0, lastSettledAcceptedAt: undefined, head: { state: HeadState.waiting, attempts: 3, lastError: 'HTTP 500', acceptedAt: 'a1' } }, now);
+    expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input.UpdateExpression).toContain('head_failing_since = if_not_exists(head_failing_since, :now)');
+  });
+
+  it('clears the head and takes a drained group out of the index, only if nothing new was counted', async () => {
+    dynamo.on(UpdateCommand).resolvesOnce({ Attributes: { message_group_id: 'g1', depth: 0, dead_lettered: 0 } }).resolvesOnce({});
+    await store.recordProgress({ messageGroupId: 'g1', settled: 2, deadLettered: 0, lastSettledAcceptedAt: 'a2', head: { state: HeadState.clear } }, now);
+    const calls = dynamo.commandCalls(UpdateCommand);
+    expect(calls[0]?.args[0].input.UpdateExpression).toBe('ADD #depth :settled, dead_lettered :dead SET lag_shard = :shard, oldest_accepted_at = :oldest REMOVE head_attempts, last_error, head_failing_since');
+    expect(calls[1]?.args[0].input).toMatchObject({
+      UpdateExpression: 'REMOVE lag_shard, oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since',
+      ConditionExpression: '#depth <= :zero AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
+    });
+  });
+
+  it('keeps a group that still has dead letters in the index', async () => {
+    dynamo.on(UpdateCommand).resolves({ Attributes: { message_group_id: 'g1', depth: 0, dead_lettered: 1 } });
+    await store.recordProgress({ messageGroupId: 'g1', settled: 1, deadLettered: 1, lastSettledAcceptedAt: 'a2', head: { state: HeadState.clear } }, now);
+    expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(1);
+  });
+
+  it('accepts that ingest counted new events meanwhile', async () => {
+    dynamo
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: { message_group_id: 'g1', depth: 0 } })
+      .rejectsOnce(new ConditionalCheckFailedException({ message: 'no', $metadata: {} }));
+    await expect(store.recordProgress({ messageGroupId: 'g1', settled: 1, deadLettered: 0, lastSettledAcceptedAt: 'a', head: { state: HeadState.clear } }, now)).resolves.toBeUndefined();
+  });
+});
+
+describe('listActiveGroups', () => {
+  it('reads every shard of the sparse index, page by page, never the table', async () => {
+    dynamo.on(QueryCommand).callsFake((input: { ExpressionAttributeValues: { ':shard': string }; ExclusiveStartKey?: unknown }) => {
+      if (input.ExpressionAttributeValues[':shard'] !== 'shard-3') return { Items: [] };
+      if (input.ExclusiveStartKey === undefined) return { Items: [{ message_group_id: 'g1', depth: 2, ordering_keys: new Set(['a', 'b']) }], LastEvaluatedKey: { message_group_id: 'g1' } };
+      return { Items: [{ message_group_id: 'g2', depth: 0, dead_lettered: 1 }] };
+    });
+    const groups = await store.listActiveGroups();
+    expect(groups.map((g) => [g.messageGroupId, g.depth, g.keysAffected, g.deadLettered])).toEqual([['g1', 2, 2, 0], ['g2', 0, 0, 1]]);
+    const calls = dynamo.commandCalls(QueryCommand);
+    expect(calls).toHaveLength(ALL_LAG_SHARDS.length + 1);
+    for (const call of calls) expect(call.args[0].input).toMatchObject({ TableName: 'Groups', IndexName: 'active-groups', KeyConditionExpression: 'lag_shard = :shard' });
+  });
+});
