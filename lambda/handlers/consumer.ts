@@ -5,20 +5,18 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
-import { Deployment, loadProcessConfig, loadProcessResourceNames, type Config } from '../config.js';
+import type { Config } from '../config.js';
 import { processBatch, type VisibilityChange } from '../core/consumer-batch.js';
 import { hasProgress, type GroupProgress } from '../core/lag.js';
 import { OutcomeKind, type ConsumerRecord, type DeliveryPorts } from '../core/delivery.js';
 import type { RetryPolicy } from '../core/retry-policy.js';
-import { createDocumentClient, createSqsClient } from '../adapters/aws-clients.js';
 import { createEventStore } from '../adapters/event-store.js';
 import { createGroupStore } from '../adapters/group-store.js';
 import { createOrderingKeyStore } from '../adapters/ordering-key-store.js';
 import { changeVisibility, sendDeadLetter } from '../adapters/sqs-queues.js';
 import { createSubscriptionStore } from '../adapters/subscription-store.js';
 import { createWebhookSender } from '../adapters/webhook-sender.js';
-import { createLogger } from './logger.js';
-import type { HandlerWiring } from './wiring.js';
+import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
 
 export type ConsumerHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
 
@@ -136,18 +134,5 @@ export function wireConsumerHandler(input: HandlerWiring, wrapPorts: DeliveryPor
   });
 }
 
-let wired: ConsumerHandler | undefined;
-
-function createFromEnvironment(): ConsumerHandler {
-  const config = loadProcessConfig(Deployment.deployed);
-  return wireConsumerHandler({
-    config,
-    resources: loadProcessResourceNames(CONSUMER_RESOURCES),
-    dynamo: createDocumentClient(),
-    sqs: createSqsClient(),
-    logger: createLogger('consumer', config.logLevel),
-  });
-}
-
-/** Lambda entry point, wired on the first invocation of a cold start. */
-export const handler: ConsumerHandler = (event) => (wired ??= createFromEnvironment())(event);
+/** Lambda entry point. */
+export const handler: ConsumerHandler = wiredOnFirstCall(() => wireConsumerHandler(wiringFromEnvironment('consumer', CONSUMER_RESOURCES)));

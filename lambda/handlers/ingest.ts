@@ -2,17 +2,14 @@
  * Ingest function: `POST /v1/events` and `GET /health` (CONTRACT §2).
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { Deployment, loadProcessConfig, loadProcessResourceNames } from '../config.js';
 import { parseEventsRequest, readJsonBody } from '../core/event.js';
 import { ingestEvents, type IngestPorts, type IngestSettings } from '../core/ingest.js';
-import { createDocumentClient, createSqsClient } from '../adapters/aws-clients.js';
 import { createEventStore } from '../adapters/event-store.js';
 import { createGroupStore } from '../adapters/group-store.js';
 import { sendMessageBatch } from '../adapters/sqs-queues.js';
 import { createSubscriptionStore } from '../adapters/subscription-store.js';
 import { createHttpHandler, type HttpHandler } from './http.js';
-import { createLogger } from './logger.js';
-import type { HandlerWiring } from './wiring.js';
+import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
 
 export interface IngestHandlerDeps {
   readonly ports: IngestPorts;
@@ -65,18 +62,5 @@ export function wireIngestHandler(input: IngestWiring): HttpHandler {
   });
 }
 
-function createFromEnvironment(): HttpHandler {
-  const config = loadProcessConfig(Deployment.deployed);
-  return wireIngestHandler({
-    config,
-    resources: loadProcessResourceNames(INGEST_RESOURCES),
-    dynamo: createDocumentClient(),
-    sqs: createSqsClient(),
-    logger: createLogger('ingest', config.logLevel),
-  });
-}
-
-let wired: HttpHandler | undefined;
-
-/** Lambda entry point, wired on the first invocation of a cold start (importing the module reads no environment). */
-export const handler: HttpHandler = (event) => (wired ??= createFromEnvironment())(event);
+/** Lambda entry point. */
+export const handler: HttpHandler = wiredOnFirstCall(() => wireIngestHandler(wiringFromEnvironment('ingest', INGEST_RESOURCES)));

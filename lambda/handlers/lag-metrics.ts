@@ -5,12 +5,9 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { Deployment, loadProcessConfig, loadProcessResourceNames } from '../config.js';
 import { LAG_METRICS, summarizeLag, type GroupLag, type LagSummary } from '../core/lag.js';
-import { createDocumentClient } from '../adapters/aws-clients.js';
 import { createGroupStore } from '../adapters/group-store.js';
-import { createLogger } from './logger.js';
-import type { HandlerWiring } from './wiring.js';
+import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
 
 /** The resources the lag job uses, and is granted (read only). */
 export const LAG_METRICS_RESOURCES = ['groupsTable'] as const;
@@ -56,20 +53,10 @@ export function wireLagMetricsHandler(input: Omit<HandlerWiring<(typeof LAG_METR
   });
 }
 
-function createFromEnvironment(): LagMetricsHandler {
-  const config = loadProcessConfig(Deployment.deployed);
-  return wireLagMetricsHandler(
-    {
-      config,
-      resources: loadProcessResourceNames(LAG_METRICS_RESOURCES),
-      dynamo: createDocumentClient(),
-      logger: createLogger(LAG_METRICS.service, config.logLevel),
-    },
+/** Lambda entry point (EventBridge schedule). */
+export const handler: LagMetricsHandler = wiredOnFirstCall(() =>
+  wireLagMetricsHandler(
+    wiringFromEnvironment(LAG_METRICS.service, LAG_METRICS_RESOURCES),
     new Metrics({ namespace: LAG_METRICS.namespace, serviceName: LAG_METRICS.service }),
-  );
-}
-
-let wired: LagMetricsHandler | undefined;
-
-/** Lambda entry point (EventBridge schedule), wired on the first invocation of a cold start. */
-export const handler: LagMetricsHandler = () => (wired ??= createFromEnvironment())();
+  ),
+);

@@ -2,16 +2,13 @@
  * Operations function: `GET /v1/lag` and `GET /v1/dead-letters` (CONTRACT §2).
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { Deployment, loadProcessConfig, loadProcessResourceNames } from '../config.js';
 import { ErrorCode, errorResponse } from '../core/api-error.js';
 import { subscriptionIdSchema, toDetails } from '../core/event.js';
 import { toLagRows, type GroupLag } from '../core/lag.js';
-import { createDocumentClient } from '../adapters/aws-clients.js';
 import { createEventStore, type DeadLetterRow } from '../adapters/event-store.js';
 import { createGroupStore } from '../adapters/group-store.js';
 import { createHttpHandler, type HttpHandler } from './http.js';
-import { createLogger } from './logger.js';
-import type { HandlerWiring } from './wiring.js';
+import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
 
 /** The resources the operations function uses, and is granted (read only). */
 export const OPERATIONS_RESOURCES = ['groupsTable', 'eventsTable'] as const;
@@ -50,17 +47,5 @@ export function wireOperationsHandler(input: Omit<HandlerWiring<(typeof OPERATIO
   });
 }
 
-function createFromEnvironment(): HttpHandler {
-  const config = loadProcessConfig(Deployment.deployed);
-  return wireOperationsHandler({
-    config,
-    resources: loadProcessResourceNames(OPERATIONS_RESOURCES),
-    dynamo: createDocumentClient(),
-    logger: createLogger('operations', config.logLevel),
-  });
-}
-
-let wired: HttpHandler | undefined;
-
-/** Lambda entry point, wired on the first invocation of a cold start. */
-export const handler: HttpHandler = (event) => (wired ??= createFromEnvironment())(event);
+/** Lambda entry point. */
+export const handler: HttpHandler = wiredOnFirstCall(() => wireOperationsHandler(wiringFromEnvironment('operations', OPERATIONS_RESOURCES)));

@@ -3,18 +3,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { Deployment, loadProcessConfig, loadProcessResourceNames } from '../config.js';
 import { ErrorCode, errorResponse } from '../core/api-error.js';
 import { readJsonBody } from '../core/event.js';
 import { generateSecret } from '../core/secret.js';
 import { parseSubscriptionBody, parseSubscriptionId } from '../core/subscription.js';
-import { createDocumentClient } from '../adapters/aws-clients.js';
 import { createSubscriptionStore, type SubscriptionStore } from '../adapters/subscription-store.js';
 import type { EndpointCheck } from '../adapters/webhook-sender.js';
 import { checkEndpoint } from '../adapters/webhook-sender.js';
 import { createHttpHandler, type HttpHandler } from './http.js';
-import { createLogger } from './logger.js';
-import type { HandlerWiring } from './wiring.js';
+import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
 
 export interface SubscriptionsHandlerDeps {
   readonly store: SubscriptionStore;
@@ -81,17 +78,5 @@ export function wireSubscriptionsHandler(input: Omit<HandlerWiring<(typeof SUBSC
   });
 }
 
-function createFromEnvironment(): HttpHandler {
-  const config = loadProcessConfig(Deployment.deployed);
-  return wireSubscriptionsHandler({
-    config,
-    resources: loadProcessResourceNames(SUBSCRIPTIONS_RESOURCES),
-    dynamo: createDocumentClient(),
-    logger: createLogger('subscriptions', config.logLevel),
-  });
-}
-
-let wired: HttpHandler | undefined;
-
-/** Lambda entry point, wired on the first invocation of a cold start. */
-export const handler: HttpHandler = (event) => (wired ??= createFromEnvironment())(event);
+/** Lambda entry point. */
+export const handler: HttpHandler = wiredOnFirstCall(() => wireSubscriptionsHandler(wiringFromEnvironment('subscriptions', SUBSCRIPTIONS_RESOURCES)));

@@ -1,8 +1,10 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Config } from '../config.js';
+import { createDocumentClient, createSqsClient } from '../adapters/aws-clients.js';
+import { Deployment, loadProcessConfig, loadProcessResourceNames, type Config } from '../config.js';
 import type { ResourceNames } from '../resources.js';
+import { createLogger } from './logger.js';
 
 /**
  * What a handler is wired from: the configuration, the resources' names and the SDK clients.
@@ -15,4 +17,25 @@ export interface HandlerWiring<K extends keyof ResourceNames = keyof ResourceNam
   readonly dynamo: DynamoDBDocumentClient;
   readonly sqs: SQSClient;
   readonly logger: Logger;
+}
+
+/** A function's wiring in Lambda: its configuration and the names of the resources it is granted. */
+export function wiringFromEnvironment<K extends keyof ResourceNames>(service: string, needed: readonly K[]): HandlerWiring<K> {
+  const config = loadProcessConfig(Deployment.deployed);
+  return {
+    config,
+    resources: loadProcessResourceNames(needed),
+    dynamo: createDocumentClient(),
+    sqs: createSqsClient(),
+    logger: createLogger(service, config.logLevel),
+  };
+}
+
+/**
+ * A Lambda entry point wired on its first invocation, once per cold start: importing the module
+ * reads no environment, so tests and the local stack can import the factories beside it.
+ */
+export function wiredOnFirstCall<A extends unknown[], R>(wire: () => (...args: A) => R): (...args: A) => R {
+  let wired: ((...args: A) => R) | undefined;
+  return (...args) => (wired ??= wire())(...args);
 }

@@ -4,20 +4,11 @@
  * listed by `GET /v1/dead-letters` with its sequence.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LagRow } from '../../lambda/core/lag.js';
 import { call, makeEvent, postEvents, subscribe, uniquePrefix } from './support/api.js';
 import { waitFor } from './support/poll.js';
 import { startRecordingReceiver, type RecordingReceiver } from './support/receiver.js';
 import { startTestStack, type TestStack } from './support/stack.js';
-
-interface LagRow {
-  readonly message_group_id: string;
-  readonly depth: number;
-  readonly oldest_wait_seconds: number;
-  readonly keys_affected: number;
-  readonly head_attempts: number;
-  readonly last_error: string | null;
-  readonly dead_lettered: number;
-}
 
 describe('local stack lag view', { timeout: 60_000 }, () => {
   const prefix = uniquePrefix('lag');
