@@ -4,6 +4,7 @@
  * here, once, next to its variable.
  */
 import * as z from 'zod';
+import { OnExhausted } from './core/retry-policy.js';
 import { RESOURCE_ENV_VARS, type ResourceNames } from './resources.js';
 
 /** Where the configuration is used: the defaults of a few variables differ (CONTRACT §4). */
@@ -16,6 +17,9 @@ export const CONSUMER_BATCH_SIZE = 10;
 /** SQS visibility timeouts range from 0 s to 12 h; a backoff is a visibility timeout. */
 export const MAX_VISIBILITY_SECONDS = 43_200;
 
+/** SQS's largest `maxReceiveCount` in a redrive policy. */
+const SQS_MAX_RECEIVE_COUNT = 1000;
+
 /** Lambda's hard ceiling on a function's timeout. */
 const MAX_LAMBDA_TIMEOUT_SECONDS = 900;
 
@@ -23,8 +27,10 @@ const MAX_LAMBDA_TIMEOUT_SECONDS = 900;
 export interface Config {
   /** HTTP port of the local stack on 127.0.0.1. */
   readonly port: number;
-  /** Real delivery attempts before an event is dead-lettered. */
+  /** Real delivery attempts before an event is dead-lettered (or, with `onExhausted: stall`, held). */
   readonly maxDeliveryAttempts: number;
+  /** What happens to an event that used all its attempts. */
+  readonly onExhausted: OnExhausted;
   /** Lower bound of every retry delay; 0 allowed. */
   readonly retryBaseSeconds: number;
   /** Upper bound of every retry delay, `Retry-After` included. */
@@ -89,6 +95,12 @@ const environmentSchema = (deployment: Deployment) =>
     .object({
       PORT: integer(1, 65_535).default(3000),
       MAX_DELIVERY_ATTEMPTS: integer(1, 100).default(5),
+      ON_EXHAUSTED: z
+        .string()
+        .trim()
+        .toLowerCase()
+        .pipe(z.enum(OnExhausted, `must be one of ${Object.values(OnExhausted).join(', ')}`))
+        .default(OnExhausted.deadLetter),
       RETRY_BASE_SECONDS: integer(0, MAX_VISIBILITY_SECONDS).default(5),
       RETRY_MAX_SECONDS: integer(1, MAX_VISIBILITY_SECONDS).default(900),
       // 10 records of one group may be delivered one after another in one invocation, and Lambda
@@ -144,6 +156,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
   return {
     port: v.PORT,
     maxDeliveryAttempts: v.MAX_DELIVERY_ATTEMPTS,
+    onExhausted: v.ON_EXHAUSTED,
     retryBaseSeconds: v.RETRY_BASE_SECONDS,
     retryMaxSeconds: v.RETRY_MAX_SECONDS,
     deliveryTimeoutMs: v.DELIVERY_TIMEOUT_MS,
@@ -169,6 +182,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
 export function toEnvironment(config: Config): Record<string, string> {
   const environment: Record<string, string> = {
     MAX_DELIVERY_ATTEMPTS: String(config.maxDeliveryAttempts),
+    ON_EXHAUSTED: config.onExhausted,
     RETRY_BASE_SECONDS: String(config.retryBaseSeconds),
     RETRY_MAX_SECONDS: String(config.retryMaxSeconds),
     DELIVERY_TIMEOUT_MS: String(config.deliveryTimeoutMs),
@@ -205,6 +219,9 @@ export function queueVisibilityTimeoutSeconds(config: Config): number {
  * times before its own first attempt. The backstop sits above that.
  */
 export function backstopMaxReceiveCount(config: Config): number {
+  // A stalled head and the successors riding with it are received again on every retry, without
+  // end: only SQS's own ceiling keeps the backstop from moving them to the dead-letter queue.
+  if (config.onExhausted === OnExhausted.stall) return SQS_MAX_RECEIVE_COUNT;
   return CONSUMER_BATCH_SIZE * (config.maxDeliveryAttempts + 1);
 }
 

@@ -4,7 +4,7 @@
  * (`consumer-batch.ts`) turns outcomes into SQS actions.
  */
 import { queuedEventSchema, type QueuedEvent } from './event.js';
-import { decideAfterFailure, FailureDecisionKind, parseRetryAfter, type RetryPolicy } from './retry-policy.js';
+import { attemptLimit, decideAfterFailure, FailureDecisionKind, parseRetryAfter, type RetryPolicy } from './retry-policy.js';
 import { signWebhook, type WebhookRequest } from './webhook.js';
 
 /** The subscription fields delivery needs. */
@@ -203,7 +203,7 @@ export async function deliverRecord(record: ConsumerRecord, ports: DeliveryPorts
   const ticket = await ports.store.beginAttempt({
     orderingKey: queued.ordering_key,
     eventId,
-    maxAttempts: policy.maxDeliveryAttempts,
+    maxAttempts: attemptLimit(policy),
   });
   if (target === undefined) {
     // Nowhere to send it: give up at once. The event keeps a sequence number so that the receiver

@@ -3,10 +3,25 @@
  * randomness and the clock come in as parameters.
  */
 
+/** What happens to an event that used all its attempts. */
+export const OnExhausted = {
+  /** Dead-letter it and move its key on (the default): order gives way to progress. */
+  deadLetter: 'dead_letter',
+  /** Keep retrying it at the maximum backoff: its key waits, and the stalled-group alarm pages. */
+  stall: 'stall',
+} as const;
+export type OnExhausted = (typeof OnExhausted)[keyof typeof OnExhausted];
+
 export interface RetryPolicy {
   readonly maxDeliveryAttempts: number;
   readonly retryBaseSeconds: number;
   readonly retryMaxSeconds: number;
+  readonly onExhausted: OnExhausted;
+}
+
+/** The most attempts the store may count: unbounded when exhausted heads stall instead of giving up. */
+export function attemptLimit(policy: RetryPolicy): number {
+  return policy.onExhausted === OnExhausted.stall ? Number.MAX_SAFE_INTEGER : policy.maxDeliveryAttempts;
 }
 
 /** What happens to an event after a failed attempt. */
@@ -55,11 +70,16 @@ export interface FailedAttempt {
 
 /**
  * The give-up rule: at `maxDeliveryAttempts` real attempts the event is dead-lettered so that its
- * key moves on; before that it is retried after the backoff, or after the receiver's
- * `Retry-After` when given, never beyond `retryMaxSeconds`.
+ * key moves on (or, with `ON_EXHAUSTED=stall`, retried at the maximum backoff for as long as it
+ * takes); before that it is retried after the backoff, or after the receiver's `Retry-After` when
+ * given, never beyond `retryMaxSeconds`.
  */
 export function decideAfterFailure(failed: FailedAttempt, policy: RetryPolicy, random: () => number): FailureDecision {
-  if (failed.attempts >= policy.maxDeliveryAttempts) {
+  const isExhausted = failed.attempts >= policy.maxDeliveryAttempts;
+  if (isExhausted && policy.onExhausted === OnExhausted.stall) {
+    return { kind: FailureDecisionKind.retryLater, delaySeconds: policy.retryMaxSeconds };
+  }
+  if (isExhausted) {
     return {
       kind: FailureDecisionKind.deadLetter,
       reason: `${failed.attempts} of ${policy.maxDeliveryAttempts} attempts failed; last: ${failed.reason}`,

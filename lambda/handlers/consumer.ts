@@ -68,7 +68,12 @@ export function createConsumerHandler(deps: ConsumerHandlerDeps): ConsumerHandle
     });
     for (const [messageId, outcome] of plan.outcomes) {
       if (outcome.kind === OutcomeKind.deadLettered) deps.logger.warn('event dead-lettered', { messageId, reason: outcome.reason });
-      if (outcome.kind === OutcomeKind.retryLater) deps.logger.info('delivery failed; retrying later', { messageId, reason: outcome.reason, delaySeconds: outcome.delaySeconds });
+      if (outcome.kind === OutcomeKind.retryLater) {
+        const details = { messageId, reason: outcome.reason, attempts: outcome.attempts, delaySeconds: outcome.delaySeconds };
+        // ON_EXHAUSTED=stall: the head used its attempts and holds its key until it gets through.
+        if (outcome.attempts >= deps.policy.maxDeliveryAttempts) deps.logger.warn('head exhausted its attempts; holding its key (ON_EXHAUSTED=stall)', details);
+        else deps.logger.info('delivery failed; retrying later', details);
+      }
     }
     try {
       await deps.changeVisibility(plan.visibilityChanges);
@@ -115,6 +120,7 @@ export function createDeliveryPorts(input: HandlerWiring): DeliveryPorts {
 export function retryPolicyOf(config: Config): RetryPolicy {
   return {
     maxDeliveryAttempts: config.maxDeliveryAttempts,
+    onExhausted: config.onExhausted,
     retryBaseSeconds: config.retryBaseSeconds,
     retryMaxSeconds: config.retryMaxSeconds,
   };

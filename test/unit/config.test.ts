@@ -15,6 +15,7 @@ describe('loadConfig', () => {
     expect(loadConfig({}, Deployment.local)).toEqual({
       port: 3000,
       maxDeliveryAttempts: 5,
+      onExhausted: 'dead_letter',
       retryBaseSeconds: 5,
       retryMaxSeconds: 900,
       deliveryTimeoutMs: 10_000,
@@ -42,6 +43,7 @@ describe('loadConfig', () => {
       {
         PORT: '8080',
         MAX_DELIVERY_ATTEMPTS: '3',
+        ON_EXHAUSTED: 'STALL',
         RETRY_BASE_SECONDS: '0',
         RETRY_MAX_SECONDS: '60',
         DELIVERY_TIMEOUT_MS: '2500',
@@ -62,6 +64,7 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({
       port: 8080,
       maxDeliveryAttempts: 3,
+      onExhausted: 'stall',
       retryBaseSeconds: 0,
       retryMaxSeconds: 60,
       deliveryTimeoutMs: 2500,
@@ -96,6 +99,7 @@ describe('loadConfig', () => {
     { env: { ALLOW_PRIVATE_ENDPOINTS: 'yes' }, variable: 'ALLOW_PRIVATE_ENDPOINTS' },
     { env: { ALARM_EMAIL: 'not-an-address' }, variable: 'ALARM_EMAIL' },
     { env: { LOG_LEVEL: 'LOUD' }, variable: 'LOG_LEVEL' },
+    { env: { ON_EXHAUSTED: 'retry' }, variable: 'ON_EXHAUSTED' },
     { env: { STALL_THRESHOLD_SECONDS: '0' }, variable: 'STALL_THRESHOLD_SECONDS' },
     { env: { MAX_GROUP_WAIT_ALARM_SECONDS: '10' }, variable: 'MAX_GROUP_WAIT_ALARM_SECONDS' },
     { env: { STALLED_GROUPS_ALARM_THRESHOLD: '0' }, variable: 'STALLED_GROUPS_ALARM_THRESHOLD' },
@@ -117,13 +121,14 @@ describe('loadConfig', () => {
 
 describe('toEnvironment', () => {
   it('round-trips the settings a function needs, with private endpoints written out', () => {
-    const config = loadConfig({ PARTITION_COUNT: '16', MAX_DELIVERY_ATTEMPTS: '7' }, Deployment.deployed);
+    const config = loadConfig({ PARTITION_COUNT: '16', MAX_DELIVERY_ATTEMPTS: '7', ON_EXHAUSTED: 'stall' }, Deployment.deployed);
     const environment = toEnvironment(config);
     expect(environment.ALLOW_PRIVATE_ENDPOINTS).toBe('false');
     const reread = loadConfig(environment, Deployment.local);
     expect(reread).toMatchObject({
       partitionCount: 16,
       maxDeliveryAttempts: 7,
+      onExhausted: 'stall',
       allowPrivateEndpoints: false,
       retryBaseSeconds: config.retryBaseSeconds,
       retryMaxSeconds: config.retryMaxSeconds,
@@ -143,6 +148,10 @@ describe('derived settings', () => {
     expect(consumerTimeoutSeconds(config)).toBe(consumer);
     expect(queueVisibilityTimeoutSeconds(config)).toBe(visibility);
     expect(consumer).toBeLessThanOrEqual(900);
+  });
+
+  it('lifts the backstop to SQS’s ceiling when exhausted heads stall, whose successors are received without end', () => {
+    expect(backstopMaxReceiveCount(loadConfig({ ON_EXHAUSTED: 'stall' }, Deployment.deployed))).toBe(1000);
   });
 
   it('puts the SQS backstop above the receives an unattempted successor can collect', () => {

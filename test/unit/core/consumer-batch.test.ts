@@ -14,7 +14,7 @@ import type { RetryPolicy } from '../../../lambda/core/retry-policy.js';
 import type { WebhookRequest } from '../../../lambda/core/webhook.js';
 import { InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
 
-const policy: RetryPolicy = { maxDeliveryAttempts: 3, retryBaseSeconds: 5, retryMaxSeconds: 900 };
+const policy: RetryPolicy = { maxDeliveryAttempts: 3, retryBaseSeconds: 5, retryMaxSeconds: 900, onExhausted: 'dead_letter' };
 const secret = 'whsec_' + Buffer.alloc(32, 1).toString('base64');
 
 function queued(eventId: string, key: string): QueuedEvent {
@@ -122,6 +122,20 @@ describe('processBatch', () => {
     expect(sent.map((s) => [s.eventId, s.sequence])).toEqual([['a1', 1], ['a1', 1], ['a1', 1], ['a2', 2], ['a3', 3]]);
     expect(store.events.get('a1')).toMatchObject({ status: 'dead_lettered', attempts: 3, sequence: 1 });
     for (const deadLetter of deadLetters) expect(deadLetter.attempts).toBeGreaterThan(0);
+  });
+
+  it('holds an exhausted head at the maximum backoff when ON_EXHAUSTED=stall, attempting no successor', async () => {
+    const { ports, sent, deadLetters, store } = harness((eventId) => (eventId === 'a1' ? fail500 : ok));
+    const stalling: RetryPolicy = { ...policy, onExhausted: 'stall' };
+    const batch = [record('a1', 'a'), record('a2', 'a')];
+    for (let invocation = 1; invocation <= policy.maxDeliveryAttempts + 3; invocation += 1) {
+      const plan = await processBatch(batch, ports, stalling, () => undefined);
+      expect(plan.failedMessageIds).toEqual(['a1', 'a2']);
+      if (invocation >= policy.maxDeliveryAttempts) expect(plan.visibilityChanges.map((c) => c.timeoutSeconds)).toEqual([900, 0]);
+    }
+    expect(deadLetters).toEqual([]);
+    expect(sent.every((s) => s.eventId === 'a1' && s.sequence === 1)).toBe(true);
+    expect(store.keys.get('a')?.headAttempts).toBe(policy.maxDeliveryAttempts + 3);
   });
 
   it('keeps an event’s sequence number and webhook-id on every retry', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { backoffSeconds, decideAfterFailure, FailureDecisionKind, parseRetryAfter, type RetryPolicy } from '../../../lambda/core/retry-policy.js';
+import { attemptLimit, backoffSeconds, decideAfterFailure, FailureDecisionKind, parseRetryAfter, type RetryPolicy } from '../../../lambda/core/retry-policy.js';
 
-const policy: RetryPolicy = { maxDeliveryAttempts: 5, retryBaseSeconds: 5, retryMaxSeconds: 900 };
+const policy: RetryPolicy = { maxDeliveryAttempts: 5, retryBaseSeconds: 5, retryMaxSeconds: 900, onExhausted: 'dead_letter' };
 const lowest = () => 0;
 const highest = () => 0.999_999;
 

@@ -57,7 +57,7 @@ function setup(failing: ReadonlySet<string>, changeVisibility?: (changes: readon
   };
   const handler = createConsumerHandler({
     ports,
-    policy: { maxDeliveryAttempts: 5, retryBaseSeconds: 5, retryMaxSeconds: 900 },
+    policy: { maxDeliveryAttempts: 5, retryBaseSeconds: 5, retryMaxSeconds: 900, onExhausted: 'dead_letter' },
     changeVisibility:
       changeVisibility ??
       (async (batch) => {
