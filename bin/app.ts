@@ -1,9 +1,9 @@
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { Deployment, loadConfig } from '../lambda/config.js';
+import { Deployment, loadProcessConfig } from '../lambda/config.js';
 import { OrderedWebhooksStack } from '../lib/ordered-webhooks-stack.js';
 
 const app = new App();
-new OrderedWebhooksStack(app, 'OrderedWebhooks', { config: loadConfig(process.env, Deployment.deployed) });
+new OrderedWebhooksStack(app, 'OrderedWebhooks', { config: loadProcessConfig(Deployment.deployed) });
 // cdk-nag findings fail the synthesis; an exception needs a written acknowledgement.
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app));

@@ -6,7 +6,7 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Config } from '../lambda/config.js';
-import { wireIngestHandler } from '../lambda/handlers/ingest.js';
+import { wireIngestHandler, type IngestPortsWrapper } from '../lambda/handlers/ingest.js';
 import { wireSubscriptionsHandler } from '../lambda/handlers/subscriptions.js';
 import type { HandlerWiring } from '../lambda/handlers/wiring.js';
 import type { ResourceNames } from '../lambda/resources.js';
@@ -32,6 +32,8 @@ export interface LocalStackOptions {
   readonly logSink?: LogSink;
   /** Test hook for fault injection into the consumer's ports. */
   readonly wrapDeliveryPorts?: DeliveryPortsWrapper;
+  /** Tests only: wraps the ingest handler's ports, e.g. to make SQS refuse an event. */
+  readonly wrapIngestPorts?: IngestPortsWrapper;
   /** Whether the poller runs (default true); tests of the API alone keep the queue still. */
   readonly isConsumerEnabled?: boolean;
 }
@@ -98,7 +100,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       host: LOCAL_HOST,
       port: options.port ?? config.port,
       handlers: {
-        ingest: wireIngestHandler(wiring('ingest')),
+        ingest: wireIngestHandler(wiring('ingest'), options.wrapIngestPorts),
         subscriptions: wireSubscriptionsHandler(wiring('subscriptions')),
         operations: wireOperationsHandler(wiring('operations')),
       },

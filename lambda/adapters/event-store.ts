@@ -5,7 +5,7 @@
  */
 import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import type { DeliveryStore, SettledEvent } from '../core/delivery.js';
+import type { DeliveryStore, SettledEvent, SettleResult } from '../core/delivery.js';
 import { RecordOutcome, type AcceptedEventRecord } from '../core/ingest.js';
 import { TABLES } from '../resources.js';
 import { isConditionFailure } from './aws-clients.js';
@@ -60,7 +60,7 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
   const eventKey = TABLES.events.partitionKey;
   const expiresAt = (at: string): number => Math.floor(Date.parse(at) / 1000) + options.ttlDays * 86_400;
 
-  const settle = async (input: SettledEvent, fields: Record<string, string | number>): Promise<void> => {
+  const settle = async (input: SettledEvent, fields: Record<string, string | number>): Promise<SettleResult> => {
     const values: Record<string, string | number> = {
       ':subscription': input.queued.event.subscription_id,
       ':tenant': input.queued.event.tenant_id,
@@ -75,15 +75,17 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
       assignments.push(`#${name} = :${name}`);
       values[`:${name}`] = value;
     }
-    await client.send(
+    const output = await client.send(
       new UpdateCommand({
         TableName: options.tableName,
         Key: { [eventKey]: input.queued.event.event_id },
         UpdateExpression: `SET ${assignments.join(', ')}`,
         ExpressionAttributeNames: { '#sequence': 'sequence', ...Object.fromEntries(Object.keys(fields).map((name) => [`#${name}`, name])) },
         ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_OLD',
       }),
     );
+    return { wasAccepted: output.Attributes?.accepted_at !== undefined };
   };
 
   return {
@@ -94,7 +96,7 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
 
     async recordAccepted(record) {
       try {
-        await client.send(
+        const output = await client.send(
           new UpdateCommand({
             TableName: options.tableName,
             Key: { [eventKey]: record.eventId },
@@ -113,9 +115,10 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
               ':status': EventItemStatus.accepted,
               ':expires': expiresAt(record.acceptedAt),
             },
+            ReturnValues: 'ALL_OLD',
           }),
         );
-        return RecordOutcome.recorded;
+        return output.Attributes?.status === undefined ? RecordOutcome.recorded : RecordOutcome.recordedSettled;
       } catch (error) {
         if (isConditionFailure(error)) return RecordOutcome.alreadyRecorded;
         throw error;

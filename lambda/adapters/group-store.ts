@@ -41,11 +41,7 @@ function toGroupLag(item: z.infer<typeof groupItemSchema>): GroupLag {
 }
 
 export interface GroupStore {
-  /**
-   * Counts a request's events into their groups, before they are sent, so that the consumer
-   * never settles an event that is not counted yet. `events` may be negative: the count of
-   * events that were then not enqueued after all.
-   */
+  /** Counts a request's recorded events into their group: one write per group per request. */
   readonly recordIntake: (intake: GroupIntake) => Promise<void>;
   /** Records what a consumer batch did to a group; takes the group out of the index when it drains. */
   readonly recordProgress: (progress: GroupProgress, now: Date) => Promise<void>;
@@ -76,20 +72,33 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
 
   return {
     async recordIntake(intake) {
-      const isCompensation = intake.events < 0;
-      await client.send(
-        new UpdateCommand({
-          TableName: tableName,
-          Key: key(intake.messageGroupId),
-          UpdateExpression: isCompensation
-            ? 'ADD #depth :events'
-            : 'ADD #depth :events, ordering_keys :keys SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted)',
-          ExpressionAttributeNames: DEPTH,
-          ExpressionAttributeValues: isCompensation
-            ? { ':events': intake.events }
-            : { ':events': intake.events, ':keys': new Set(intake.orderingKeys), ':shard': lagShardOf(intake.messageGroupId), ':accepted': intake.acceptedAt },
-        }),
-      );
+      const base = 'ADD #depth :events, ordering_keys :keys SET lag_shard = :shard';
+      const values = { ':events': intake.events, ':keys': new Set(intake.orderingKeys), ':shard': lagShardOf(intake.messageGroupId), ':accepted': intake.acceptedAt, ':zero': 0 };
+      try {
+        // An idle group (the common case for a quiet key): these events are now its oldest.
+        await client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: key(intake.messageGroupId),
+            UpdateExpression: `${base}, oldest_accepted_at = :accepted`,
+            ConditionExpression: 'attribute_not_exists(#depth) OR #depth <= :zero',
+            ExpressionAttributeNames: DEPTH,
+            ExpressionAttributeValues: values,
+          }),
+        );
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+        // A group with pending events keeps the acceptance time of its oldest.
+        await client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: key(intake.messageGroupId),
+            UpdateExpression: `${base}, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted)`,
+            ExpressionAttributeNames: DEPTH,
+            ExpressionAttributeValues: { ':events': values[':events'], ':keys': values[':keys'], ':shard': values[':shard'], ':accepted': values[':accepted'] },
+          }),
+        );
+      }
     },
 
     async recordProgress(progress, now) {

@@ -79,12 +79,12 @@ export function summarizeGroup(messageGroupId: string, outcomes: readonly Delive
   let deadLettered = 0;
   let lastSettledAcceptedAt: string | undefined;
   for (const outcome of outcomes) {
-    // A record that could not be read was never counted as an accepted event.
-    if ((outcome.kind === OutcomeKind.delivered || outcome.kind === OutcomeKind.deadLettered) && outcome.acceptedAt !== undefined) {
-      settled += 1;
-      lastSettledAcceptedAt = outcome.acceptedAt;
-      if (outcome.kind === OutcomeKind.deadLettered) deadLettered += 1;
-    }
+    if (outcome.kind !== OutcomeKind.delivered && outcome.kind !== OutcomeKind.deadLettered) continue;
+    lastSettledAcceptedAt = outcome.acceptedAt ?? lastSettledAcceptedAt;
+    // Only what ingest counted is uncounted; an unreadable record was never an accepted event.
+    if (!outcome.isCounted) continue;
+    settled += 1;
+    if (outcome.kind === OutcomeKind.deadLettered) deadLettered += 1;
   }
   return { messageGroupId, settled, deadLettered, lastSettledAcceptedAt, head };
 }

@@ -67,8 +67,17 @@ export interface DeliveryStore {
   }) => Promise<AttemptTicket>;
   /** Remembers why the head's last attempt failed. */
   readonly recordFailure: (input: { readonly orderingKey: string; readonly eventId: string; readonly reason: string }) => Promise<void>;
-  readonly markDelivered: (input: SettledEvent) => Promise<void>;
-  readonly markDeadLettered: (input: SettledEvent & { readonly reason: string }) => Promise<void>;
+  readonly markDelivered: (input: SettledEvent) => Promise<SettleResult>;
+  readonly markDeadLettered: (input: SettledEvent & { readonly reason: string }) => Promise<SettleResult>;
+}
+
+/**
+ * Whether the settled event had been recorded as accepted by ingest. The event's own item decides
+ * who counts it in its group's lag: ingest counts it only if it was not settled yet when recorded,
+ * the consumer uncounts it only if it was recorded when settled, so it is counted once or not at all.
+ */
+export interface SettleResult {
+  readonly wasAccepted: boolean;
 }
 
 export interface SettledEvent {
@@ -111,16 +120,25 @@ export const OutcomeKind = {
 } as const;
 
 export type DeliveryOutcome =
-  | { readonly kind: typeof OutcomeKind.delivered; readonly sequence: number; readonly attempts: number; readonly acceptedAt: string }
+  | {
+      readonly kind: typeof OutcomeKind.delivered;
+      readonly sequence: number;
+      readonly attempts: number;
+      readonly acceptedAt: string;
+      /** Whether ingest had counted it in its group's lag (see SettleResult). */
+      readonly isCounted: boolean;
+    }
   | { readonly kind: typeof OutcomeKind.duplicate }
-  /** `acceptedAt` is absent for a record that could not be read: it was never an accepted event. */
-  | { readonly kind: typeof OutcomeKind.deadLettered; readonly reason: string; readonly acceptedAt: string | undefined }
+  /** `acceptedAt` is absent, and `isCounted` false, for a record that could not be read. */
+  | { readonly kind: typeof OutcomeKind.deadLettered; readonly reason: string; readonly acceptedAt: string | undefined; readonly isCounted: boolean }
   | {
       readonly kind: typeof OutcomeKind.retryLater;
       readonly delaySeconds: number;
       readonly reason: string;
       readonly attempts: number;
       readonly acceptedAt: string;
+      /** The head used its attempts and is held (`ON_EXHAUSTED=stall`) rather than given up. */
+      readonly isHeld: boolean;
     };
 
 /** The SQS record fields delivery reads. */
@@ -171,8 +189,8 @@ async function giveUp(
     queued,
     unreadableBody: undefined,
   });
-  await ports.store.markDeadLettered({ queued, sequence: ticket.sequence, attempts: ticket.attempts, at, reason });
-  return { kind: OutcomeKind.deadLettered, reason, acceptedAt: queued.accepted_at };
+  const { wasAccepted } = await ports.store.markDeadLettered({ queued, sequence: ticket.sequence, attempts: ticket.attempts, at, reason });
+  return { kind: OutcomeKind.deadLettered, reason, acceptedAt: queued.accepted_at, isCounted: wasAccepted };
 }
 
 /**
@@ -193,7 +211,7 @@ export async function deliverRecord(record: ConsumerRecord, ports: DeliveryPorts
       queued: undefined,
       unreadableBody: record.body,
     });
-    return { kind: OutcomeKind.deadLettered, reason: read.reason, acceptedAt: undefined };
+    return { kind: OutcomeKind.deadLettered, reason: read.reason, acceptedAt: undefined, isCounted: false };
   }
   const { queued } = read;
   const eventId = queued.event.event_id;
@@ -208,7 +226,7 @@ export async function deliverRecord(record: ConsumerRecord, ports: DeliveryPorts
   if (target === undefined) {
     // Nowhere to send it: give up at once. The event keeps a sequence number so that the receiver
     // sees the gap; the ticket's own attempt is not made, so it is not counted.
-    const attempts = ticket.attempts - 1;
+    const attempts = ticket.kind === 'attempt' ? ticket.attempts - 1 : ticket.attempts;
     return giveUp(ports, queued, { sequence: ticket.sequence, attempts }, `subscription "${queued.event.subscription_id}" no longer exists`);
   }
   if (ticket.kind === 'exhausted') {
@@ -219,13 +237,13 @@ export async function deliverRecord(record: ConsumerRecord, ports: DeliveryPorts
   const request = signWebhook({ queued, sequence: ticket.sequence, secret: target.secret, attemptedAt });
   const result = await ports.send(target.url, request);
   if (isSuccess(result)) {
-    await ports.store.markDelivered({
+    const { wasAccepted } = await ports.store.markDelivered({
       queued,
       sequence: ticket.sequence,
       attempts: ticket.attempts,
       at: ports.now().toISOString(),
     });
-    return { kind: OutcomeKind.delivered, sequence: ticket.sequence, attempts: ticket.attempts, acceptedAt: queued.accepted_at };
+    return { kind: OutcomeKind.delivered, sequence: ticket.sequence, attempts: ticket.attempts, acceptedAt: queued.accepted_at, isCounted: wasAccepted };
   }
 
   const reason = describeAttempt(result);
@@ -237,5 +255,12 @@ export async function deliverRecord(record: ConsumerRecord, ports: DeliveryPorts
   );
   if (decision.kind === FailureDecisionKind.deadLetter) return giveUp(ports, queued, ticket, decision.reason);
   await ports.store.recordFailure({ orderingKey: queued.ordering_key, eventId, reason });
-  return { kind: OutcomeKind.retryLater, delaySeconds: decision.delaySeconds, reason, attempts: ticket.attempts, acceptedAt: queued.accepted_at };
+  return {
+    kind: OutcomeKind.retryLater,
+    delaySeconds: decision.delaySeconds,
+    reason,
+    attempts: ticket.attempts,
+    acceptedAt: queued.accepted_at,
+    isHeld: ticket.attempts >= policy.maxDeliveryAttempts,
+  };
 }

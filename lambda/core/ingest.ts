@@ -19,7 +19,14 @@ export interface AcceptedEventRecord {
   readonly acceptedAt: string;
 }
 
-export const RecordOutcome = { recorded: 'recorded', alreadyRecorded: 'already_recorded' } as const;
+export const RecordOutcome = {
+  /** First acceptance, still pending: ingest counts it in its group's lag. */
+  recorded: 'recorded',
+  /** First acceptance, but the consumer settled it already (and so did not uncount it): not counted. */
+  recordedSettled: 'recorded_settled',
+  /** A concurrent request recorded it first: a duplicate. */
+  alreadyRecorded: 'already_recorded',
+} as const;
 export type RecordOutcome = (typeof RecordOutcome)[keyof typeof RecordOutcome];
 
 /** The ports ingest needs; adapters implement them. */
@@ -30,7 +37,7 @@ export interface IngestPorts {
   readonly findKnownEventIds: (eventIds: readonly string[]) => Promise<ReadonlySet<string>>;
   /** Records a first acceptance; `already_recorded` when a concurrent request recorded it first. */
   readonly recordAccepted: (record: AcceptedEventRecord) => Promise<RecordOutcome>;
-  /** Adds to a group's lag count (negative: takes back events that were not enqueued after all). */
+  /** Counts recorded events into their group's lag. */
   readonly recordGroupIntake: (intake: GroupIntake) => Promise<void>;
   readonly sendBatch: SendBatch;
   readonly now: () => Date;
@@ -79,7 +86,7 @@ function unknownSubscriptions(
 }
 
 /** The intake of each group: one lag write per group per request, whatever the number of its events. */
-function intakeByGroup(events: readonly RoutedEvent[], acceptedAt: string, sign: 1 | -1): GroupIntake[] {
+function intakeByGroup(events: readonly RoutedEvent[], acceptedAt: string): GroupIntake[] {
   const groups = new Map<string, { events: number; keys: Set<string> }>();
   for (const routed of events) {
     const group = groups.get(routed.messageGroupId) ?? { events: 0, keys: new Set<string>() };
@@ -89,7 +96,7 @@ function intakeByGroup(events: readonly RoutedEvent[], acceptedAt: string, sign:
   }
   return [...groups].map(([messageGroupId, group]) => ({
     messageGroupId,
-    events: sign * group.events,
+    events: group.events,
     orderingKeys: [...group.keys],
     acceptedAt,
   }));
@@ -153,10 +160,9 @@ export async function ingestEvents(
     return errorResponse(413, ErrorCode.payloadTooLarge, 'Some events are too large to enqueue.', tooLarge);
   }
 
-  // Counted before they are sent, so that the consumer never settles an event not yet counted.
-  await Promise.all(intakeByGroup(fresh, acceptedAt, 1).map(ports.recordGroupIntake));
   const sendStatuses = await sendInKeyOrder(messages, ports.sendBatch);
   const statuses = new Map<number, EventStatus>();
+  const counted: RoutedEvent[] = [];
   await Promise.all(
     fresh.map(async (r) => {
       const sent = sendStatuses.get(r.index);
@@ -170,12 +176,14 @@ export async function ingestEvents(
         messageGroupId: r.messageGroupId,
         acceptedAt,
       });
-      return statuses.set(r.index, outcome === RecordOutcome.recorded ? EventStatus.accepted : EventStatus.duplicate);
+      if (outcome === RecordOutcome.recorded) counted.push(r);
+      return statuses.set(r.index, outcome === RecordOutcome.alreadyRecorded ? EventStatus.duplicate : EventStatus.accepted);
     }),
   );
 
-  const notAccepted = fresh.filter((r) => statuses.get(r.index) !== EventStatus.accepted);
-  await Promise.all(intakeByGroup(notAccepted, acceptedAt, -1).map(ports.recordGroupIntake));
+  // Each event is counted in its group's lag through its own record, so a resend or a failure
+  // can never count it twice; one write per group per request.
+  await Promise.all(intakeByGroup(counted, acceptedAt).map(ports.recordGroupIntake));
 
   const results: EventResult[] = routed.map((r) => ({
     event_id: r.event.event_id,

@@ -12,8 +12,8 @@ export interface RoutableEvent {
 
 /**
  * The ordering key of an event: everything that shares it is delivered in order, nothing else is.
- * This function is the whole ordering contract; changing it re-routes keys (see the README's
- * repartitioning notes).
+ * This function is the whole ordering contract; changing it re-routes keys, which is safe only
+ * with the queue empty (see the README on changing PARTITION_COUNT).
  */
 export function partitionKey(event: RoutableEvent): string {
   return event.subscription_id;

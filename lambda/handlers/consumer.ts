@@ -70,8 +70,7 @@ export function createConsumerHandler(deps: ConsumerHandlerDeps): ConsumerHandle
       if (outcome.kind === OutcomeKind.deadLettered) deps.logger.warn('event dead-lettered', { messageId, reason: outcome.reason });
       if (outcome.kind === OutcomeKind.retryLater) {
         const details = { messageId, reason: outcome.reason, attempts: outcome.attempts, delaySeconds: outcome.delaySeconds };
-        // ON_EXHAUSTED=stall: the head used its attempts and holds its key until it gets through.
-        if (outcome.attempts >= deps.policy.maxDeliveryAttempts) deps.logger.warn('head exhausted its attempts; holding its key (ON_EXHAUSTED=stall)', details);
+        if (outcome.isHeld) deps.logger.warn('head exhausted its attempts; holding its key (ON_EXHAUSTED=stall)', details);
         else deps.logger.info('delivery failed; retrying later', details);
       }
     }

@@ -54,9 +54,12 @@ export function createIngestPorts(input: IngestWiring): IngestPorts {
 }
 
 /** The ingest handler from a configuration and clients: shared by Lambda and the local stack. */
-export function wireIngestHandler(input: IngestWiring): HttpHandler {
+/** Wraps the ingest ports, e.g. for the local stack's tests to make SQS refuse an event. */
+export type IngestPortsWrapper = (ports: IngestPorts) => IngestPorts;
+
+export function wireIngestHandler(input: IngestWiring, wrapPorts: IngestPortsWrapper = (ports) => ports): HttpHandler {
   return createIngestHandler({
-    ports: createIngestPorts(input),
+    ports: wrapPorts(createIngestPorts(input)),
     settings: { partitionCount: input.config.partitionCount },
     logger: input.logger,
   });

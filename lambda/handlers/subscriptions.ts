@@ -51,10 +51,10 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
       },
       'GET /v1/subscriptions/{subscription_id}': async (event) => {
         const id = parseSubscriptionId(event.pathParameters?.subscription_id);
-        if (!id.ok) return id.response;
-        const subscription = await deps.store.get(id.value);
-        if (subscription === undefined) {
-          return errorResponse(404, ErrorCode.notFound, `No subscription "${id.value}".`);
+        // An id no PUT can create names no subscription: the contract answers GET with 200 or 404.
+        const subscription = id.ok ? await deps.store.get(id.value) : undefined;
+        if (!id.ok || subscription === undefined) {
+          return errorResponse(404, ErrorCode.notFound, 'No such subscription.');
         }
         const { subscription_id, tenant_id, url, created_at } = subscription;
         return { statusCode: 200, body: { subscription_id, tenant_id, url, created_at } };

@@ -2,6 +2,8 @@
  * Every refusal of CONTRACT §2 at the local HTTP API, in the contract's error shape, with nothing
  * enqueued and no event recorded. The consumer is off, so anything enqueued would stay in the queue.
  */
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { TABLES } from '../../lambda/resources.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BODY_CAP_BYTES } from '../../local/http-api.js';
 import { call, makeEvent, uniquePrefix, type ApiAnswer } from './support/api.js';
@@ -111,6 +113,11 @@ describe('local stack API errors', { timeout: 60_000 }, () => {
   });
 
   it('answers 400 invalid_request naming the field when a subscription is malformed, and changes nothing', async () => {
+    // The item itself, secret included: GET hides the secret, so it could not show a changed one.
+    const readItem = async () =>
+      (await stack.clients.dynamo.send(new GetCommand({ TableName: stack.resources.subscriptionsTable, Key: { [TABLES.subscriptions.partitionKey]: subscription }, ConsistentRead: true }))).Item;
+    const before = await readItem();
+    expect(before).toBeDefined();
     const cases: [unknown, string][] = [
       [{ url: PUBLIC_ENDPOINT }, 'tenant_id'],
       [{ tenant_id: tenant, url: 'ftp://example.com/hooks' }, 'url'],
@@ -124,6 +131,7 @@ describe('local stack API errors', { timeout: 60_000 }, () => {
     const invalidJson = await call(stack.url, 'PUT', `/v1/subscriptions/${subscription}`, '{');
     expect(invalidJson.status).toBe(400);
     expect(errorOf(invalidJson).code).toBe('invalid_json');
+    expect(await readItem()).toEqual(before);
     const stored = await call(stack.url, 'GET', `/v1/subscriptions/${subscription}`);
     expect(stored.body).toMatchObject({ subscription_id: subscription, tenant_id: tenant, url: PUBLIC_ENDPOINT });
     expect(stored.body).not.toHaveProperty('secret');

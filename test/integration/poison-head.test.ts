@@ -19,8 +19,8 @@ describe('local stack poison head', { timeout: 60_000 }, () => {
 
   beforeAll(async () => {
     receiver = await startRecordingReceiver((webhook) => (webhook.webhookId === poisonId ? { statusCode: 500 } : undefined));
-    // A fixed 1 s between attempts, so the poison head is retried for about 2 s while the other key flows.
-    stack = await startTestStack({ MAX_DELIVERY_ATTEMPTS: String(MAX_ATTEMPTS), RETRY_BASE_SECONDS: '1', RETRY_MAX_SECONDS: '1' });
+    // A fixed 2 s between attempts, so the poison head is retried for about 4 s while the other key flows.
+    stack = await startTestStack({ MAX_DELIVERY_ATTEMPTS: String(MAX_ATTEMPTS), RETRY_BASE_SECONDS: '2', RETRY_MAX_SECONDS: '2' });
   });
 
   afterAll(async () => {

@@ -2,7 +2,7 @@
  * In-memory implementations of the core's ports, with the same rules as the DynamoDB adapter
  * (tested against dynalite in test/integration/adapters). For core tests: no network, no SDK.
  */
-import type { AttemptTicket, DeliveryStore, SettledEvent } from '../../lambda/core/delivery.js';
+import type { AttemptTicket, DeliveryStore, SettledEvent, SettleResult } from '../../lambda/core/delivery.js';
 import { RecordOutcome, type AcceptedEventRecord } from '../../lambda/core/ingest.js';
 
 interface KeyState {
@@ -50,14 +50,18 @@ export class InMemoryDeliveryStore implements DeliveryStore {
     if (state?.headEventId === input.eventId) state.headLastError = input.reason;
   };
 
-  readonly markDelivered = async (input: SettledEvent): Promise<void> => {
+  readonly markDelivered = async (input: SettledEvent): Promise<SettleResult> => {
     this.writes.push(`markDelivered ${input.queued.event.event_id}`);
-    this.events.set(input.queued.event.event_id, { status: 'delivered', sequence: input.sequence, attempts: input.attempts });
+    const accepted = this.events.get(input.queued.event.event_id)?.accepted;
+    this.events.set(input.queued.event.event_id, { status: 'delivered', accepted, sequence: input.sequence, attempts: input.attempts });
+    return { wasAccepted: accepted !== undefined };
   };
 
-  readonly markDeadLettered = async (input: SettledEvent & { reason: string }): Promise<void> => {
+  readonly markDeadLettered = async (input: SettledEvent & { reason: string }): Promise<SettleResult> => {
     this.writes.push(`markDeadLettered ${input.queued.event.event_id}`);
-    this.events.set(input.queued.event.event_id, { status: 'dead_lettered', sequence: input.sequence, attempts: input.attempts, reason: input.reason });
+    const accepted = this.events.get(input.queued.event.event_id)?.accepted;
+    this.events.set(input.queued.event.event_id, { status: 'dead_lettered', accepted, sequence: input.sequence, attempts: input.attempts, reason: input.reason });
+    return { wasAccepted: accepted !== undefined };
   };
 
   readonly findKnownEventIds = async (eventIds: readonly string[]): Promise<ReadonlySet<string>> =>
@@ -68,6 +72,6 @@ export class InMemoryDeliveryStore implements DeliveryStore {
     const existing = this.events.get(record.eventId);
     if (existing?.accepted !== undefined) return RecordOutcome.alreadyRecorded;
     this.events.set(record.eventId, { ...(existing ?? { status: 'accepted' }), accepted: record });
-    return RecordOutcome.recorded;
+    return existing === undefined ? RecordOutcome.recorded : RecordOutcome.recordedSettled;
   };
 }

@@ -13,7 +13,7 @@ const now = new Date('2026-12-02T12:00:00.000Z');
 beforeEach(() => dynamo.reset());
 
 describe('recordIntake', () => {
-  it('counts a request’s events into the group and puts it in the index, in one write', async () => {
+  it('counts a request’s events into an idle group, with them as its oldest, in one write', async () => {
     dynamo.on(UpdateCommand).resolves({});
     await store.recordIntake({ messageGroupId: 'g1', events: 3, orderingKeys: ['k1'], acceptedAt: now.toISOString() });
     const calls = dynamo.commandCalls(UpdateCommand);
@@ -21,16 +21,26 @@ describe('recordIntake', () => {
     expect(calls[0]?.args[0].input).toEqual({
       TableName: 'Groups',
       Key: { message_group_id: 'g1' },
-      UpdateExpression: 'ADD #depth :events, ordering_keys :keys SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted)',
+      UpdateExpression: 'ADD #depth :events, ordering_keys :keys SET lag_shard = :shard, oldest_accepted_at = :accepted',
+      ConditionExpression: 'attribute_not_exists(#depth) OR #depth <= :zero',
       ExpressionAttributeNames: { '#depth': 'depth' },
-      ExpressionAttributeValues: { ':events': 3, ':keys': new Set(['k1']), ':shard': lagShardOf('g1'), ':accepted': now.toISOString() },
+      ExpressionAttributeValues: { ':events': 3, ':keys': new Set(['k1']), ':shard': lagShardOf('g1'), ':accepted': now.toISOString(), ':zero': 0 },
     });
   });
 
-  it('takes back events that were not enqueued without touching anything else', async () => {
-    dynamo.on(UpdateCommand).resolves({});
-    await store.recordIntake({ messageGroupId: 'g1', events: -2, orderingKeys: ['k1'], acceptedAt: now.toISOString() });
-    expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({ UpdateExpression: 'ADD #depth :events', ExpressionAttributeValues: { ':events': -2 } });
+  it('keeps the oldest acceptance of a group that has pending events', async () => {
+    dynamo
+      .on(UpdateCommand)
+      .rejectsOnce(new ConditionalCheckFailedException({ message: 'pending', $metadata: {} }))
+      .resolvesOnce({});
+    await store.recordIntake({ messageGroupId: 'g1', events: 2, orderingKeys: ['k1'], acceptedAt: now.toISOString() });
+    const calls = dynamo.commandCalls(UpdateCommand);
+    expect(calls).toHaveLength(2);
+    expect(calls[1]?.args[0].input).toMatchObject({
+      UpdateExpression: 'ADD #depth :events, ordering_keys :keys SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted)',
+      ExpressionAttributeValues: { ':events': 2 },
+    });
+    expect(calls[1]?.args[0].input.ConditionExpression).toBeUndefined();
   });
 });
 

@@ -37,6 +37,12 @@ describe('recordAccepted', () => {
     expect(input?.ExpressionAttributeValues).toMatchObject({ ':status': 'accepted', ':expires': Date.parse(record.acceptedAt) / 1000 + 30 * 86_400 });
   });
 
+  it('tells a first acceptance the consumer already settled from a pending one', async () => {
+    dynamo.on(UpdateCommand).resolves({ Attributes: { event_id: 'evt_1', status: 'delivered' } });
+    expect(await store.recordAccepted(record)).toBe('recorded_settled');
+    expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({ ReturnValues: 'ALL_OLD' });
+  });
+
   it('answers already_recorded when the condition fails', async () => {
     dynamo.on(UpdateCommand).rejects(conditionFailed());
     expect(await store.recordAccepted(record)).toBe('already_recorded');
@@ -117,6 +123,13 @@ describe('settling', () => {
     expect(await store.isSettled('evt_1')).toBe(false);
     dynamo.on(GetCommand).resolves({});
     expect(await store.isSettled('evt_1')).toBe(false);
+  });
+
+  it('says whether a settled event had been recorded as accepted (and so counted in its group)', async () => {
+    dynamo.on(UpdateCommand).resolves({ Attributes: { event_id: 'evt_1', accepted_at: '2026-12-02T12:00:00.000Z', status: 'accepted' } });
+    expect(await store.markDelivered({ queued, sequence: 4, attempts: 2, at: '2026-12-02T12:00:03.000Z' })).toEqual({ wasAccepted: true });
+    dynamo.on(UpdateCommand).resolves({});
+    expect(await store.markDeadLettered({ queued, sequence: 4, attempts: 5, at: '2026-12-02T12:00:03.000Z', reason: 'x' })).toEqual({ wasAccepted: false });
   });
 
   it('records a delivery with its sequence and attempts', async () => {

@@ -70,14 +70,16 @@ describe('lagShardOf', () => {
 });
 
 describe('summarizeGroup', () => {
-  it('counts settled events, dead letters and the last acceptance, never unreadable records', () => {
+  it('uncounts only what ingest counted, and keeps the last acceptance, never for unreadable records', () => {
     const progress = summarizeGroup(
       'g',
       [
-        { kind: OutcomeKind.delivered, sequence: 1, attempts: 1, acceptedAt: 'a1' },
+        { kind: OutcomeKind.delivered, sequence: 1, attempts: 1, acceptedAt: 'a1', isCounted: true },
         { kind: OutcomeKind.duplicate },
-        { kind: OutcomeKind.deadLettered, reason: 'malformed record: x', acceptedAt: undefined },
-        { kind: OutcomeKind.deadLettered, reason: 'gave up', acceptedAt: 'a3' },
+        { kind: OutcomeKind.deadLettered, reason: 'malformed record: x', acceptedAt: undefined, isCounted: false },
+        // Settled before ingest recorded it: ingest will not count it either.
+        { kind: OutcomeKind.delivered, sequence: 2, attempts: 1, acceptedAt: 'a2', isCounted: false },
+        { kind: OutcomeKind.deadLettered, reason: 'gave up', acceptedAt: 'a3', isCounted: true },
       ],
       { state: HeadState.clear },
     );
@@ -87,6 +89,6 @@ describe('summarizeGroup', () => {
   it('is worth a write when something settled or the head waits, and not for duplicates only', () => {
     expect(hasProgress(summarizeGroup('g', [{ kind: OutcomeKind.duplicate }], { state: HeadState.clear }))).toBe(false);
     expect(hasProgress(summarizeGroup('g', [], { state: HeadState.waiting, attempts: 1, lastError: 'HTTP 500', acceptedAt: 'a' }))).toBe(true);
-    expect(hasProgress(summarizeGroup('g', [{ kind: OutcomeKind.delivered, sequence: 1, attempts: 1, acceptedAt: 'a' }], { state: HeadState.clear }))).toBe(true);
+    expect(hasProgress(summarizeGroup('g', [{ kind: OutcomeKind.delivered, sequence: 1, attempts: 1, acceptedAt: 'a', isCounted: true }], { state: HeadState.clear }))).toBe(true);
   });
 });

@@ -42,8 +42,9 @@ function setup(failing: ReadonlySet<string>, changeVisibility?: (changes: readon
   const lookups: string[] = [];
   const progressed: GroupProgress[] = [];
   const deadLetters: DeadLetter[] = [];
+  const store = new InMemoryDeliveryStore();
   const ports: DeliveryPorts = {
-    store: new InMemoryDeliveryStore(),
+    store,
     findTarget: async (subscriptionId) => {
       lookups.push(subscriptionId);
       return { url: 'https://example.com', secret: 'whsec_' + Buffer.alloc(24).toString('base64') };
@@ -68,7 +69,7 @@ function setup(failing: ReadonlySet<string>, changeVisibility?: (changes: readon
     },
     logger: createLogger('test', 'SILENT'),
   });
-  return { handler, changes, deadLetters, lookups, progressed };
+  return { handler, changes, deadLetters, lookups, progressed, store };
 }
 
 describe('consumer handler', () => {
@@ -89,7 +90,11 @@ describe('consumer handler', () => {
   });
 
   it('records each group’s lag once per batch, skipping groups where nothing changed', async () => {
-    const { handler, progressed } = setup(new Set(['b2']));
+    const { handler, progressed, store } = setup(new Set(['b2']));
+    // Ingest recorded (and so counted) these events.
+    for (const [eventId, key] of [['a1', 'a'], ['a2', 'a'], ['b1', 'b'], ['b2', 'b'], ['b3', 'b']] as const) {
+      await store.recordAccepted({ eventId, subscriptionId: key, tenantId: 't', orderingKey: key, messageGroupId: `g-${key}`, acceptedAt: '2026-12-02T12:00:00.000Z' });
+    }
     await handler({ Records: [sqsRecord('a1', 'a'), sqsRecord('b1', 'b'), sqsRecord('a2', 'a'), sqsRecord('b2', 'b'), sqsRecord('b3', 'b')] });
     expect(progressed).toEqual([
       { messageGroupId: 'g-a', settled: 2, deadLettered: 0, lastSettledAcceptedAt: '2026-12-02T12:00:00.000Z', head: { state: 'clear' } },

@@ -53,9 +53,9 @@ describe('subscriptions handler', () => {
     expect(read.body).not.toContain('whsec_');
   });
 
-  it('answers 404 for an unknown subscription', async () => {
+  it.each(['nope', 's'.repeat(129), ''])('answers 404 for a subscription that does not exist: %j', async (id) => {
     const { get } = setup(true);
-    const result = await get('nope');
+    const result = await get(id);
     expect(result.statusCode).toBe(404);
     expect(jsonOf(result)).toMatchObject({ error: { code: 'not_found' } });
   });
