@@ -76,6 +76,15 @@ export const TABLES = {
       { name: 'active-groups', partitionKey: 'lag_shard' },
     ],
   },
+  /**
+   * Settings that change without a redeploy; one item, `routing`: the versioned routing (partition
+   * count) and whether ingest is paused, for the drain-and-switch of a repartitioning.
+   */
+  settings: {
+    localName: 'Settings',
+    envVar: 'SETTINGS_TABLE',
+    partitionKey: 'setting',
+  },
 } as const satisfies Record<string, TableDefinition>;
 
 /** An SQS FIFO queue. */
@@ -111,6 +120,7 @@ export interface ResourceNames {
   readonly eventsTable: string;
   readonly orderingKeysTable: string;
   readonly groupsTable: string;
+  readonly settingsTable: string;
   readonly deliveryQueueUrl: string;
   readonly deadLetterQueueUrl: string;
 }
@@ -121,6 +131,7 @@ export const RESOURCE_ENV_VARS = {
   eventsTable: TABLES.events.envVar,
   orderingKeysTable: TABLES.orderingKeys.envVar,
   groupsTable: TABLES.groups.envVar,
+  settingsTable: TABLES.settings.envVar,
   deliveryQueueUrl: QUEUES.delivery.envVar,
   deadLetterQueueUrl: QUEUES.deadLetter.envVar,
 } as const satisfies Record<keyof ResourceNames, string>;

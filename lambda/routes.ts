@@ -5,7 +5,16 @@
 export const ROUTES = {
   ingest: ['GET /health', 'POST /v1/events'],
   subscriptions: ['PUT /v1/subscriptions/{subscription_id}', 'GET /v1/subscriptions/{subscription_id}'],
-  operations: ['GET /v1/lag', 'GET /v1/dead-letters'],
+  operations: [
+    'GET /v1/lag',
+    'GET /v1/dead-letters',
+    'POST /v1/dead-letters/redrive',
+    'POST /v1/groups/{message_group_id}/skip',
+    'GET /v1/routing',
+    'PUT /v1/routing',
+    'POST /v1/routing/pause',
+    'POST /v1/routing/resume',
+  ],
 } as const;
 
 /** The functions behind the HTTP API. */

@@ -1,4 +1,5 @@
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -98,4 +99,35 @@ export class DeliveryQueues extends Construct {
     this.deadLetterQueue.grantSendMessages(fn);
     fn.addEnvironment(QUEUES.deadLetter.envVar, this.deadLetterQueue.queueUrl);
   }
+
+  /**
+   * Lets `fn` redrive dead letters, and tells it both queues' URLs: receive them from the
+   * dead-letter queue, release the ones it does not take (a batched `ChangeMessageVisibility`),
+   * delete the ones it took, send another key's dead letter to the back of its group, and send
+   * the redriven events to the delivery queue (`SendMessageBatch` is `sqs:SendMessage`). Nothing
+   * else: no `GetQueueUrl`, no `PurgeQueue`, no receive from the delivery queue.
+   */
+  grantRedrive(fn: lambda.Function): void {
+    grantOnQueue(fn, this.deadLetterQueue, QUEUES.deadLetter.envVar, [
+      'sqs:ReceiveMessage',
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
+      'sqs:SendMessage',
+    ]);
+    grantOnQueue(fn, this.deliveryQueue, QUEUES.delivery.envVar, ['sqs:SendMessage']);
+  }
+
+  /**
+   * Lets `fn` read the delivery queue's approximate counts (`GetQueueAttributes`), which the
+   * routing view shows and the routing switch requires to be zero, and tells it the queue's URL.
+   */
+  grantReadDeliveryCounts(fn: lambda.Function): void {
+    grantOnQueue(fn, this.deliveryQueue, QUEUES.delivery.envVar, ['sqs:GetQueueAttributes']);
+  }
+}
+
+/** Grants exactly `actions` on `queue`, by its ARN, and sets the variable that carries its URL. */
+function grantOnQueue(fn: lambda.Function, queue: sqs.IQueue, envVar: string, actions: readonly string[]): void {
+  iam.Grant.addToPrincipal({ grantee: fn, actions: [...actions], resourceArns: [queue.queueArn] });
+  fn.addEnvironment(envVar, queue.queueUrl);
 }

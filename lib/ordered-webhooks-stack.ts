@@ -16,6 +16,13 @@ import { LagMetricsJob } from './lag-metrics-job.js';
 import { OperationsDashboard } from './operations-dashboard.js';
 import { StateTables, type TableName } from './state-tables.js';
 
+/**
+ * Run time of one operations request. A redrive step stops taking dead letters after 20 s and
+ * finishes the batch in hand; 29 s lets it end, and log, before API Gateway's 30 s integration
+ * timeout answers 504 in its stead.
+ */
+const OPERATIONS_TIMEOUT = Duration.seconds(29);
+
 /** Properties of {@link OrderedWebhooksStack}. */
 export interface OrderedWebhooksStackProps extends StackProps {
   /** The validated configuration (`loadConfig(env, Deployment.deployed)`). */
@@ -52,7 +59,9 @@ export class OrderedWebhooksStack extends Stack {
     tables.grantReadData('subscriptions', ingest.function);
     tables.grantReadWriteData('events', ingest.function);
     // One UpdateItem per group per request adds the request's events to the group's lag.
-    tables.grantUpdateItem('groups', ingest.function);
+    tables.grantItemActions('groups', ingest.function, ['dynamodb:UpdateItem']);
+    // One consistent GetItem of the routing per request, so that a pause takes effect at once.
+    tables.grantItemActions('settings', ingest.function, ['dynamodb:GetItem']);
     queues.grantSendToDelivery(ingest.function);
 
     const subscriptions = new HandlerFunction(this, 'Subscriptions', { handler: 'subscriptions', environment });
@@ -70,10 +79,26 @@ export class OrderedWebhooksStack extends Stack {
     queues.addConsumer(consumer.function, { maxConcurrency: config.consumerConcurrency });
     queues.grantSendToDeadLetter(consumer.function);
 
-    // Reads only the sparse indexes: its cost follows the active groups and the dead letters.
-    const operations = new HandlerFunction(this, 'Operations', { handler: 'operations', environment });
+    const operations = new HandlerFunction(this, 'Operations', {
+      handler: 'operations',
+      environment,
+      timeout: OPERATIONS_TIMEOUT,
+    });
+    // Lists only the sparse indexes, so its cost follows the active groups and the dead letters,
+    // and is granted exactly the item calls of its routes.
     tables.grantQueryIndex('groups', 'active-groups', operations.function);
     tables.grantQueryIndex('events', 'dead-letters', operations.function);
+    // Skip reads a group's head; redrive moves a group's counts (the conditional writes of intake).
+    tables.grantItemActions('groups', operations.function, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    // Redrive marks a dead letter pending, then redriven.
+    tables.grantItemActions('events', operations.function, ['dynamodb:UpdateItem']);
+    // Skip asks the consumer, on the key's item, to dead-letter the head.
+    tables.grantItemActions('orderingKeys', operations.function, ['dynamodb:UpdateItem']);
+    // Routing: read, pause, resume and switch, by conditional writes of the one item.
+    tables.grantItemActions('settings', operations.function, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    queues.grantRedrive(operations.function);
+    // GET /v1/routing shows, and PUT /v1/routing checks, the delivery queue's counts.
+    queues.grantReadDeliveryCounts(operations.function);
 
     const lagMetrics = new LagMetricsJob(this, 'LagMetrics', { environment });
     tables.grantQueryIndex('groups', 'active-groups', lagMetrics.handler.function);

@@ -25,19 +25,23 @@ const ITEM_READ_ACTIONS = [
   'dynamodb:GetItem',
   'dynamodb:Query',
   'dynamodb:Scan',
-];
+] as const;
 const ITEM_WRITE_ACTIONS = [
   'dynamodb:BatchWriteItem',
   'dynamodb:DeleteItem',
   'dynamodb:PutItem',
   'dynamodb:UpdateItem',
-];
+] as const;
+
+/** One DynamoDB action on a table's items, for grants that name exactly the calls a function makes. */
+export type ItemAction = (typeof ITEM_READ_ACTIONS)[number] | (typeof ITEM_WRITE_ACTIONS)[number];
 
 /** Properties of {@link StateTables}. */
 export interface StateTablesProps {
   /**
-   * What happens to the tables when they leave the stack. Subscriptions hold signing secrets and
-   * ordering keys hold the last `webhook-sequence` given out: losing either breaks receivers.
+   * What happens to the tables when they leave the stack. Subscriptions hold signing secrets,
+   * ordering keys hold the last `webhook-sequence` given out and settings hold the routing in
+   * force: losing any of them breaks receivers.
    * @default RemovalPolicy.RETAIN
    */
   readonly removalPolicy?: RemovalPolicy;
@@ -83,6 +87,7 @@ export class StateTables extends Construct {
       events: declare(TABLES.events),
       orderingKeys: declare(TABLES.orderingKeys),
       groups: declare(TABLES.groups),
+      settings: declare(TABLES.settings),
     };
   }
 
@@ -107,11 +112,13 @@ export class StateTables extends Construct {
   }
 
   /**
-   * Lets `fn` update items of the table, and nothing else, and tells it the table's name. For
-   * writers that only add to an item with one `UpdateItem`, such as ingest on the groups table.
+   * Lets `fn` make exactly `actions` on the table's items (not its indexes), and tells it the
+   * table's name. For functions whose calls are few and known, such as ingest's one `UpdateItem`
+   * per group or its `GetItem` of the routing.
    */
-  grantUpdateItem(name: TableName, fn: lambda.Function): void {
-    this.grantOnTable(name, fn, ['dynamodb:UpdateItem']);
+  grantItemActions(name: TableName, fn: lambda.Function, actions: readonly ItemAction[]): void {
+    if (actions.length === 0) throw new Error(`A grant on the ${name} table names no action`);
+    this.grantOnTable(name, fn, actions);
   }
 
   /** Lets `fn` query one secondary index of the table, and nothing else, and tells it the table's name. */

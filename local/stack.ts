@@ -79,6 +79,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       eventsTable: TABLES.events.localName,
       orderingKeysTable: TABLES.orderingKeys.localName,
       groupsTable: TABLES.groups.localName,
+      settingsTable: TABLES.settings.localName,
       deliveryQueueUrl: queues.delivery.url,
       deadLetterQueueUrl: queues.deadLetter.url,
     };

@@ -48,6 +48,10 @@ export interface EventStore extends Pick<DeliveryStore, 'isSettled' | 'markDeliv
   readonly recordAccepted: (record: AcceptedEventRecord) => Promise<RecordOutcome>;
   /** A subscription's dead letters, oldest first. */
   readonly listDeadLetters: (subscriptionId: string) => Promise<DeadLetterRow[]>;
+  /** Makes a dead letter pending again for its redrive; it stays listed until it left the dead-letter queue. */
+  readonly markPending: (input: { readonly eventId: string; readonly messageGroupId: string; readonly at: string }) => Promise<void>;
+  /** Takes a redriven dead letter out of the dead-letters list, counting the redrive; its reason stays as history. */
+  readonly markRedriven: (eventId: string) => Promise<void>;
 }
 
 export interface EventStoreOptions {
@@ -149,6 +153,29 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
         // Puts the event in the sparse dead-letters index of its subscription.
         dead_letter_subscription_id: input.queued.event.subscription_id,
       }),
+
+    async markPending({ eventId, messageGroupId, at }) {
+      await client.send(
+        new UpdateCommand({
+          TableName: options.tableName,
+          Key: { [eventKey]: eventId },
+          UpdateExpression: 'SET #status = :accepted, redriven_at = :at, message_group_id = :group',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':accepted': EventItemStatus.accepted, ':at': at, ':group': messageGroupId },
+        }),
+      );
+    },
+
+    async markRedriven(eventId) {
+      await client.send(
+        new UpdateCommand({
+          TableName: options.tableName,
+          Key: { [eventKey]: eventId },
+          UpdateExpression: 'ADD redrives :one REMOVE dead_letter_subscription_id',
+          ExpressionAttributeValues: { ':one': 1 },
+        }),
+      );
+    },
 
     async listDeadLetters(subscriptionId) {
       const letters: DeadLetterRow[] = [];

@@ -3,7 +3,7 @@
  * of the groups that have pending or dead-lettered events. Ingest writes a group once per request,
  * the consumer once per batch; a group leaves the index when it drains.
  */
-import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { ALL_LAG_SHARDS, HeadState, lagShardOf, type GroupIntake, type GroupLag, type GroupProgress } from '../core/lag.js';
 import { TABLES } from '../resources.js';
@@ -22,6 +22,8 @@ const groupItemSchema = z.object({
   head_attempts: z.number().int().optional(),
   last_error: z.string().optional(),
   head_failing_since: z.string().optional(),
+  head_event_id: z.string().optional(),
+  head_ordering_key: z.string().optional(),
   dead_lettered: z.number().int().default(0),
   /** A DynamoDB string set: the document client reads it as a Set. */
   ordering_keys: z.set(z.string()).optional(),
@@ -35,6 +37,8 @@ function toGroupLag(item: z.infer<typeof groupItemSchema>): GroupLag {
     headAttempts: item.head_attempts,
     lastError: item.last_error,
     headFailingSince: item.head_failing_since,
+    headEventId: item.head_event_id,
+    headOrderingKey: item.head_ordering_key,
     deadLettered: item.dead_lettered,
     keysAffected: item.ordering_keys?.size ?? 0,
   };
@@ -47,6 +51,13 @@ export interface GroupStore {
   readonly recordProgress: (progress: GroupProgress, now: Date) => Promise<void>;
   /** Every group in the index of active groups. */
   readonly listActiveGroups: () => Promise<GroupLag[]>;
+  /** One group's lag, or undefined when the group has never had an event. */
+  readonly getGroup: (messageGroupId: string) => Promise<GroupLag | undefined>;
+  /**
+   * Moves redriven dead letters back to pending: `events` fewer dead letters in the group they
+   * died in, as many more pending events (one write each group).
+   */
+  readonly recordRedrive: (input: { readonly fromGroup: string; readonly toGroup: string; readonly orderingKey: string; readonly events: number; readonly at: string }) => Promise<void>;
 }
 
 export function createGroupStore(client: DynamoDBDocumentClient, tableName: string): GroupStore {
@@ -58,7 +69,7 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
         new UpdateCommand({
           TableName: tableName,
           Key: key(messageGroupId),
-          UpdateExpression: 'REMOVE lag_shard, oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since',
+          UpdateExpression: 'REMOVE lag_shard, oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key',
           // Ingest may have counted new events since: then the group stays.
           ConditionExpression: '#depth <= :zero AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
           ExpressionAttributeNames: DEPTH,
@@ -70,48 +81,57 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
     }
   };
 
+  const recordIntake = async (intake: GroupIntake): Promise<void> => {
+    const base = 'ADD #depth :events, ordering_keys :keys SET lag_shard = :shard';
+    const values = { ':events': intake.events, ':keys': new Set(intake.orderingKeys), ':shard': lagShardOf(intake.messageGroupId), ':accepted': intake.acceptedAt, ':zero': 0 };
+    try {
+      // An idle group (the common case for a quiet key): these events are now its oldest.
+      await client.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: key(intake.messageGroupId),
+          UpdateExpression: `${base}, oldest_accepted_at = :accepted`,
+          ConditionExpression: 'attribute_not_exists(#depth) OR #depth <= :zero',
+          ExpressionAttributeNames: DEPTH,
+          ExpressionAttributeValues: values,
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      // A group with pending events keeps the acceptance time of its oldest.
+      await client.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: key(intake.messageGroupId),
+          UpdateExpression: `${base}, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted)`,
+          ExpressionAttributeNames: DEPTH,
+          ExpressionAttributeValues: { ':events': values[':events'], ':keys': values[':keys'], ':shard': values[':shard'], ':accepted': values[':accepted'] },
+        }),
+      );
+    }
+  };
+
   return {
-    async recordIntake(intake) {
-      const base = 'ADD #depth :events, ordering_keys :keys SET lag_shard = :shard';
-      const values = { ':events': intake.events, ':keys': new Set(intake.orderingKeys), ':shard': lagShardOf(intake.messageGroupId), ':accepted': intake.acceptedAt, ':zero': 0 };
-      try {
-        // An idle group (the common case for a quiet key): these events are now its oldest.
-        await client.send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: key(intake.messageGroupId),
-            UpdateExpression: `${base}, oldest_accepted_at = :accepted`,
-            ConditionExpression: 'attribute_not_exists(#depth) OR #depth <= :zero',
-            ExpressionAttributeNames: DEPTH,
-            ExpressionAttributeValues: values,
-          }),
-        );
-      } catch (error) {
-        if (!isConditionFailure(error)) throw error;
-        // A group with pending events keeps the acceptance time of its oldest.
-        await client.send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: key(intake.messageGroupId),
-            UpdateExpression: `${base}, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted)`,
-            ExpressionAttributeNames: DEPTH,
-            ExpressionAttributeValues: { ':events': values[':events'], ':keys': values[':keys'], ':shard': values[':shard'], ':accepted': values[':accepted'] },
-          }),
-        );
-      }
-    },
+    recordIntake,
 
     async recordProgress(progress, now) {
       const set = ['lag_shard = :shard'];
       const remove: string[] = [];
       const values: Record<string, unknown> = { ':settled': -progress.settled, ':dead': progress.deadLettered, ':shard': lagShardOf(progress.messageGroupId) };
       if (progress.head.state === HeadState.waiting) {
-        set.push('head_attempts = :attempts', 'last_error = :error', 'oldest_accepted_at = :oldest');
+        set.push('head_attempts = :attempts', 'last_error = :error', 'oldest_accepted_at = :oldest', 'head_event_id = :head', 'head_ordering_key = :headKey');
         // A head's first failure starts its stall clock; later failures of the same head keep it.
         set.push(progress.head.attempts <= 1 ? 'head_failing_since = :now' : 'head_failing_since = if_not_exists(head_failing_since, :now)');
-        Object.assign(values, { ':attempts': progress.head.attempts, ':error': progress.head.lastError, ':oldest': progress.head.acceptedAt, ':now': now.toISOString() });
+        Object.assign(values, {
+          ':attempts': progress.head.attempts,
+          ':error': progress.head.lastError,
+          ':oldest': progress.head.acceptedAt,
+          ':head': progress.head.eventId,
+          ':headKey': progress.head.orderingKey,
+          ':now': now.toISOString(),
+        });
       } else if (progress.head.state === HeadState.clear) {
-        remove.push('head_attempts', 'last_error', 'head_failing_since');
+        remove.push('head_attempts', 'last_error', 'head_failing_since', 'head_event_id', 'head_ordering_key');
         if (progress.lastSettledAcceptedAt !== undefined) {
           // The next pending event was accepted no earlier than the last one settled.
           set.push('oldest_accepted_at = :oldest');
@@ -130,6 +150,23 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
       );
       const group = toGroupLag(parseItem(groupItemSchema, output.Attributes, tableName, progress.messageGroupId));
       if (group.depth <= 0 && group.deadLettered <= 0) await leaveIndexIfDrained(progress.messageGroupId);
+    },
+
+    async getGroup(messageGroupId) {
+      const output = await client.send(new GetCommand({ TableName: tableName, Key: key(messageGroupId), ConsistentRead: true }));
+      return output.Item === undefined ? undefined : toGroupLag(parseItem(groupItemSchema, output.Item, tableName, messageGroupId));
+    },
+
+    async recordRedrive({ fromGroup, toGroup, orderingKey, events, at }) {
+      await client.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: key(fromGroup),
+          UpdateExpression: 'ADD dead_lettered :gone',
+          ExpressionAttributeValues: { ':gone': -events },
+        }),
+      );
+      await recordIntake({ messageGroupId: toGroup, events, orderingKeys: [orderingKey], acceptedAt: at });
     },
 
     async listActiveGroups() {

@@ -14,9 +14,16 @@ const headSchema = z.object({
   head_event_id: z.string(),
   head_sequence: z.number().int().positive(),
   head_attempts: z.number().int().nonnegative(),
+  skip_event_id: z.string().optional(),
 });
 
-export type OrderingKeyStore = Pick<DeliveryStore, 'beginAttempt' | 'recordFailure'>;
+export type OrderingKeyStore = Pick<DeliveryStore, 'beginAttempt' | 'recordFailure'> & {
+  /**
+   * Asks the consumer to dead-letter the key's head at its next receive instead of attempting it.
+   * @returns false when `eventId` is not the key's head (any more)
+   */
+  readonly requestSkip: (input: { readonly orderingKey: string; readonly eventId: string; readonly at: string }) => Promise<boolean>;
+};
 
 export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName: string): OrderingKeyStore {
   const orderingKey = TABLES.orderingKeys.partitionKey;
@@ -27,18 +34,22 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
   };
 
   return {
-    async beginAttempt({ orderingKey: key, eventId, maxAttempts }): Promise<AttemptTicket> {
+    async beginAttempt({ orderingKey: key, eventId, maxAttempts, keptSequence }): Promise<AttemptTicket> {
       try {
         // A new head: the key's next sequence number, attempt 1. Both SET operands read the item
-        // as it was before this write, so head_sequence equals the new last_sequence.
+        // as it was before this write, so head_sequence equals the new last_sequence. A redriven
+        // dead letter keeps the number it was given and takes none.
         const output = await client.send(
           new UpdateCommand({
             TableName: tableName,
             Key: { [orderingKey]: key },
             UpdateExpression:
-              'SET last_sequence = if_not_exists(last_sequence, :zero) + :one, head_sequence = if_not_exists(last_sequence, :zero) + :one, head_event_id = :event, head_attempts = :one REMOVE head_last_error',
+              keptSequence === undefined
+                ? 'SET last_sequence = if_not_exists(last_sequence, :zero) + :one, head_sequence = if_not_exists(last_sequence, :zero) + :one, head_event_id = :event, head_attempts = :one REMOVE head_last_error, skip_event_id, skip_requested_at'
+                : 'SET head_sequence = :kept, head_event_id = :event, head_attempts = :one REMOVE head_last_error, skip_event_id, skip_requested_at',
             ConditionExpression: 'attribute_not_exists(head_event_id) OR head_event_id <> :event',
-            ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':event': eventId },
+            ExpressionAttributeValues:
+              keptSequence === undefined ? { ':zero': 0, ':one': 1, ':event': eventId } : { ':one': 1, ':event': eventId, ':kept': keptSequence },
             ReturnValues: 'ALL_NEW',
           }),
         );
@@ -54,7 +65,7 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
             TableName: tableName,
             Key: { [orderingKey]: key },
             UpdateExpression: 'SET head_attempts = head_attempts + :one',
-            ConditionExpression: 'head_event_id = :event AND head_attempts < :max',
+            ConditionExpression: 'head_event_id = :event AND head_attempts < :max AND (attribute_not_exists(skip_event_id) OR skip_event_id <> :event)',
             ExpressionAttributeValues: { ':one': 1, ':event': eventId, ':max': maxAttempts },
             ReturnValues: 'ALL_NEW',
           }),
@@ -66,7 +77,26 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
       }
       const head = await readHead(key);
       if (head.head_event_id !== eventId) throw new Error(`ordering key ${key} changed head while ${eventId} was being attempted`);
+      if (head.skip_event_id === eventId) return { kind: 'skipped', sequence: head.head_sequence, attempts: head.head_attempts };
       return { kind: 'exhausted', sequence: head.head_sequence, attempts: head.head_attempts };
+    },
+
+    async requestSkip({ orderingKey: key, eventId, at }) {
+      try {
+        await client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: { [orderingKey]: key },
+            UpdateExpression: 'SET skip_event_id = :event, skip_requested_at = :at',
+            ConditionExpression: 'head_event_id = :event',
+            ExpressionAttributeValues: { ':event': eventId, ':at': at },
+          }),
+        );
+        return true;
+      } catch (error) {
+        if (isConditionFailure(error)) return false;
+        throw error;
+      }
     },
 
     async recordFailure({ orderingKey: key, eventId, reason }) {

@@ -3,9 +3,11 @@
  */
 import {
   ChangeMessageVisibilityBatchCommand,
+  GetQueueAttributesCommand,
   SendMessageBatchCommand,
   SendMessageCommand,
   type MessageAttributeValue,
+  type QueueAttributeName,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { Logger } from '@aws-lambda-powertools/logger';
@@ -108,4 +110,20 @@ export async function sendDeadLetter(client: SQSClient, queueUrl: string, deadLe
       MessageAttributes: attributes,
     }),
   );
+}
+
+/** The delivery queue's approximate counts: visible, in flight (received, not deleted) and delayed. */
+export async function queueCounts(client: SQSClient, queueUrl: string): Promise<{ queued: number; inFlight: number; delayed: number }> {
+  const output = await client.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+    }),
+  );
+  const count = (name: QueueAttributeName): number => Number(output.Attributes?.[name] ?? 0);
+  return {
+    queued: count('ApproximateNumberOfMessages'),
+    inFlight: count('ApproximateNumberOfMessagesNotVisible'),
+    delayed: count('ApproximateNumberOfMessagesDelayed'),
+  };
 }

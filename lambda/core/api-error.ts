@@ -10,6 +10,7 @@ export const ErrorCode = {
   unknownSubscription: 'unknown_subscription',
   endpointNotAllowed: 'endpoint_not_allowed',
   enqueueFailed: 'enqueue_failed',
+  ingestPaused: 'ingest_paused',
   notFound: 'not_found',
   methodNotAllowed: 'method_not_allowed',
   internalError: 'internal_error',

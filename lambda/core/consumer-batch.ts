@@ -114,7 +114,14 @@ async function processGroup(
     outcomes.set(record.messageId, outcome);
     seen.push(outcome);
     if (outcome.kind === OutcomeKind.retryLater) {
-      const head: GroupHead = { state: HeadState.waiting, attempts: outcome.attempts, lastError: outcome.reason, acceptedAt: outcome.acceptedAt };
+      const head: GroupHead = {
+        state: HeadState.waiting,
+        eventId: outcome.eventId,
+        orderingKey: outcome.orderingKey,
+        attempts: outcome.attempts,
+        lastError: outcome.reason,
+        acceptedAt: outcome.acceptedAt,
+      };
       return { ...planGroupRetry(group, index, outcome.delaySeconds), progress: summarizeGroup(messageGroupId, seen, head) };
     }
   }

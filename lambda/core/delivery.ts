@@ -50,7 +50,9 @@ export function describeAttempt(result: AttemptResult): string {
 export type AttemptTicket =
   | { readonly kind: 'attempt'; readonly sequence: number; readonly attempts: number }
   /** A crash after the last allowed attempt: give up without attempting again. */
-  | { readonly kind: 'exhausted'; readonly sequence: number; readonly attempts: number };
+  | { readonly kind: 'exhausted'; readonly sequence: number; readonly attempts: number }
+  /** An operator asked to skip this head: dead-letter it without attempting it. */
+  | { readonly kind: 'skipped'; readonly sequence: number; readonly attempts: number };
 
 /** What the consumer writes and reads about events and ordering keys. */
 export interface DeliveryStore {
@@ -64,6 +66,8 @@ export interface DeliveryStore {
     readonly orderingKey: string;
     readonly eventId: string;
     readonly maxAttempts: number;
+    /** A redriven dead letter's original sequence number, kept instead of taking the next. */
+    readonly keptSequence?: number;
   }) => Promise<AttemptTicket>;
   /** Remembers why the head's last attempt failed. */
   readonly recordFailure: (input: { readonly orderingKey: string; readonly eventId: string; readonly reason: string }) => Promise<void>;
@@ -137,6 +141,8 @@ export type DeliveryOutcome =
       readonly reason: string;
       readonly attempts: number;
       readonly acceptedAt: string;
+      readonly eventId: string;
+      readonly orderingKey: string;
       /** The head used its attempts and is held (`ON_EXHAUSTED=stall`) rather than given up. */
       readonly isHeld: boolean;
     };
@@ -222,12 +228,16 @@ export async function deliverRecord(record: ConsumerRecord, ports: DeliveryPorts
     orderingKey: queued.ordering_key,
     eventId,
     maxAttempts: attemptLimit(policy),
+    ...(queued.redrive?.sequence === undefined ? {} : { keptSequence: queued.redrive.sequence }),
   });
   if (target === undefined) {
     // Nowhere to send it: give up at once. The event keeps a sequence number so that the receiver
     // sees the gap; the ticket's own attempt is not made, so it is not counted.
     const attempts = ticket.kind === 'attempt' ? ticket.attempts - 1 : ticket.attempts;
     return giveUp(ports, queued, { sequence: ticket.sequence, attempts }, `subscription "${queued.event.subscription_id}" no longer exists`);
+  }
+  if (ticket.kind === 'skipped') {
+    return giveUp(ports, queued, ticket, `skipped by an operator after ${ticket.attempts} attempt${ticket.attempts === 1 ? '' : 's'}`);
   }
   if (ticket.kind === 'exhausted') {
     return giveUp(ports, queued, ticket, `${ticket.attempts} of ${policy.maxDeliveryAttempts} attempts made; giving up`);
@@ -261,6 +271,8 @@ export async function deliverRecord(record: ConsumerRecord, ports: DeliveryPorts
     reason,
     attempts: ticket.attempts,
     acceptedAt: queued.accepted_at,
+    eventId,
+    orderingKey: queued.ordering_key,
     isHeld: ticket.attempts >= policy.maxDeliveryAttempts,
   };
 }

@@ -122,5 +122,15 @@ export const queuedEventSchema = z.strictObject({
   ordering_key: z.string(),
   message_group_id: z.string().min(1),
   accepted_at: z.iso.datetime(),
+  /**
+   * Set on an event redriven from the dead-letter queue: it keeps the sequence number it was given
+   * (unknown for one moved there by SQS's backstop), and the receiver is told it is late.
+   */
+  redrive: z
+    .strictObject({
+      sequence: z.number().int().positive().optional(),
+      redriven_at: z.iso.datetime(),
+    })
+    .optional(),
 });
 export type QueuedEvent = z.infer<typeof queuedEventSchema>;

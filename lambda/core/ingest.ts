@@ -43,9 +43,15 @@ export interface IngestPorts {
   readonly now: () => Date;
 }
 
+/** The routing ingest applies to a request (read per request: a pause takes effect at once). */
 export interface IngestSettings {
   readonly partitionCount: number | undefined;
+  /** Paused for a repartitioning: refuse with 503 and Retry-After, enqueue nothing. */
+  readonly isPaused?: boolean;
 }
+
+/** How long a producer is asked to wait while ingest is paused. */
+export const PAUSED_RETRY_AFTER_SECONDS = 5;
 
 export const EventStatus = {
   accepted: 'accepted',
@@ -140,6 +146,12 @@ export async function ingestEvents(
   ports: IngestPorts,
   settings: IngestSettings,
 ): Promise<ApiResponse> {
+  if (settings.isPaused === true) {
+    return {
+      ...errorResponse(503, ErrorCode.ingestPaused, 'Ingest is paused while the routing changes; nothing was enqueued. Retry after the delay.'),
+      headers: { 'retry-after': String(PAUSED_RETRY_AFTER_SECONDS) },
+    };
+  }
   const routed: RoutedEvent[] = request.events.map((event, index) => {
     const orderingKey = partitionKey(event);
     return { index, event, orderingKey, messageGroupId: messageGroupIdFor(orderingKey, settings.partitionCount) };

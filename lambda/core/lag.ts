@@ -37,6 +37,9 @@ export interface GroupLag {
   readonly lastError: string | undefined;
   /** Since when the current head has been failing. */
   readonly headFailingSince: string | undefined;
+  /** The failing head, for an operator's skip. */
+  readonly headEventId: string | undefined;
+  readonly headOrderingKey: string | undefined;
   readonly deadLettered: number;
   /** Ordering keys with events in the group since it was last drained (an upper bound in partition mode). */
   readonly keysAffected: number;
@@ -136,6 +139,8 @@ export type GroupHead =
   | { readonly state: typeof HeadState.unknown }
   | {
       readonly state: typeof HeadState.waiting;
+      readonly eventId: string;
+      readonly orderingKey: string;
       readonly attempts: number;
       readonly lastError: string;
       readonly acceptedAt: string;

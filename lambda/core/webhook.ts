@@ -10,6 +10,8 @@ export const WebhookHeader = {
   timestamp: 'webhook-timestamp',
   signature: 'webhook-signature',
   sequence: 'webhook-sequence',
+  /** Present, `true`, on a redelivery of a dead letter: it arrives after later events of its key. */
+  redelivery: 'webhook-redelivery',
 } as const;
 
 /** One signed attempt, ready to be POSTed. */
@@ -47,6 +49,7 @@ export function signWebhook(input: {
       [WebhookHeader.timestamp]: String(Math.floor(input.attemptedAt.getTime() / 1000)),
       [WebhookHeader.signature]: new Webhook(input.secret).sign(id, input.attemptedAt, body),
       [WebhookHeader.sequence]: String(input.sequence),
+      ...(input.queued.redrive === undefined ? {} : { [WebhookHeader.redelivery]: 'true' }),
     },
   };
 }

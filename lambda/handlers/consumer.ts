@@ -100,7 +100,9 @@ export function createConsumerHandler(deps: ConsumerHandlerDeps): ConsumerHandle
 export const CONSUMER_RESOURCES = ['subscriptionsTable', 'eventsTable', 'orderingKeysTable', 'groupsTable', 'deliveryQueueUrl', 'deadLetterQueueUrl'] as const;
 
 /** Connects the delivery ports to DynamoDB, SQS and HTTP. */
-export function createDeliveryPorts(input: HandlerWiring): DeliveryPorts {
+type ConsumerWiring = HandlerWiring<(typeof CONSUMER_RESOURCES)[number]>;
+
+export function createDeliveryPorts(input: ConsumerWiring): DeliveryPorts {
   const subscriptions = createSubscriptionStore(input.dynamo, input.resources.subscriptionsTable);
   return {
     store: {
@@ -129,7 +131,7 @@ export function retryPolicyOf(config: Config): RetryPolicy {
 export type DeliveryPortsWrapper = (ports: DeliveryPorts) => DeliveryPorts;
 
 /** Everything the consumer needs, from a configuration and clients: shared by Lambda and the local stack. */
-export function wireConsumerHandler(input: HandlerWiring, wrapPorts: DeliveryPortsWrapper = (ports) => ports): ConsumerHandler {
+export function wireConsumerHandler(input: ConsumerWiring, wrapPorts: DeliveryPortsWrapper = (ports) => ports): ConsumerHandler {
   return createConsumerHandler({
     ports: wrapPorts(createDeliveryPorts(input)),
     policy: retryPolicyOf(input.config),

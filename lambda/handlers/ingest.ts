@@ -6,6 +6,7 @@ import { parseEventsRequest, readJsonBody } from '../core/event.js';
 import { ingestEvents, type IngestPorts, type IngestSettings } from '../core/ingest.js';
 import { createEventStore } from '../adapters/event-store.js';
 import { createGroupStore } from '../adapters/group-store.js';
+import { createSettingsStore } from '../adapters/settings-store.js';
 import { sendMessageBatch } from '../adapters/sqs-queues.js';
 import { createSubscriptionStore } from '../adapters/subscription-store.js';
 import { createHttpHandler, type HttpHandler } from './http.js';
@@ -13,7 +14,8 @@ import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './w
 
 export interface IngestHandlerDeps {
   readonly ports: IngestPorts;
-  readonly settings: IngestSettings;
+  /** The routing in force, read on every request. */
+  readonly readSettings: () => Promise<IngestSettings>;
   readonly logger: Logger;
 }
 
@@ -26,7 +28,7 @@ export function createIngestHandler(deps: IngestHandlerDeps): HttpHandler {
         if (!body.ok) return body.response;
         const request = parseEventsRequest(body.value);
         if (!request.ok) return request.response;
-        const response = await ingestEvents(request.value, deps.ports, deps.settings);
+        const response = await ingestEvents(request.value, deps.ports, await deps.readSettings());
         deps.logger.info('events answered', { requestId: event.requestContext.requestId, statusCode: response.statusCode, events: request.value.events.length });
         return response;
       },
@@ -36,7 +38,7 @@ export function createIngestHandler(deps: IngestHandlerDeps): HttpHandler {
 }
 
 /** The resources ingest uses, and is granted. */
-export const INGEST_RESOURCES = ['subscriptionsTable', 'eventsTable', 'groupsTable', 'deliveryQueueUrl'] as const;
+export const INGEST_RESOURCES = ['subscriptionsTable', 'eventsTable', 'groupsTable', 'settingsTable', 'deliveryQueueUrl'] as const;
 type IngestWiring = HandlerWiring<(typeof INGEST_RESOURCES)[number]>;
 
 /** Connects the ingest ports to DynamoDB and SQS. */
@@ -58,9 +60,13 @@ export function createIngestPorts(input: IngestWiring): IngestPorts {
 export type IngestPortsWrapper = (ports: IngestPorts) => IngestPorts;
 
 export function wireIngestHandler(input: IngestWiring, wrapPorts: IngestPortsWrapper = (ports) => ports): HttpHandler {
+  const settings = createSettingsStore(input.dynamo, input.resources.settingsTable, input.config.partitionCount);
   return createIngestHandler({
     ports: wrapPorts(createIngestPorts(input)),
-    settings: { partitionCount: input.config.partitionCount },
+    readSettings: async () => {
+      const routing = await settings.getRouting();
+      return { partitionCount: routing.partitionCount, isPaused: routing.isPaused };
+    },
     logger: input.logger,
   });
 }

@@ -23,6 +23,7 @@ import { HANDLER_ENTRIES, ROUTES, type ApiFunction } from '../../lambda/routes.j
 import type { HandlerName } from '../../lib/handler-function.js';
 import type { TableName } from '../../lib/state-tables.js';
 import {
+  actionsByResource,
   actionsOn,
   dashboardBodyOf,
   environmentOf,
@@ -119,6 +120,15 @@ describe('StateTables', () => {
     ]);
   });
 
+  it('keeps the routing in a settings table keyed by setting alone, with no index and no TTL', () => {
+    expect(TABLES.settings.partitionKey).toBe('setting');
+    const { Properties } = tableResource('settings');
+    expect(Properties.KeySchema).toEqual([{ AttributeName: 'setting', KeyType: 'HASH' }]);
+    expect(Properties.AttributeDefinitions).toEqual([{ AttributeName: 'setting', AttributeType: 'S' }]);
+    expect(Properties.GlobalSecondaryIndexes).toBeUndefined();
+    expect(Properties.TimeToLiveSpecification).toBeUndefined();
+  });
+
   it.each(TABLE_NAMES)('bills %s on demand, encrypts it, recovers it to a point in time and retains it', (name) => {
     const table = tableResource(name);
     expect(table.Properties).toMatchObject({
@@ -136,7 +146,8 @@ describe('StateTables', () => {
     });
   });
 
-  // A subscription's secret, an ordering key's last sequence number and a group's lag must outlive any event.
+  // A subscription's secret, an ordering key's last sequence number, a group's lag and the routing
+  // in force must outlive any event.
   const WITHOUT_TTL = TABLE_NAMES.filter((name) => DEFINITIONS[name].ttlAttribute === undefined);
   it.each(WITHOUT_TTL)('never expires items of %s', (name) => {
     expect(tableResource(name).Properties.TimeToLiveSpecification).toBeUndefined();
@@ -258,6 +269,10 @@ describe('HandlerFunction', () => {
     expect(functionOf(name).Properties.Timeout).toBeLessThanOrEqual(30);
   });
 
+  it('gives the operations function 29 s: a 20 s redrive step and its last batch, ending before API Gateway does', () => {
+    expect(functionOf('operations').Properties.Timeout).toBe(29);
+  });
+
   it('attaches no managed policy to any function role', () => {
     const roles = resourcesOfType(synthesized.template, 'AWS::IAM::Role');
     expect(roles.size).toBe(HANDLERS.length);
@@ -350,15 +365,23 @@ describe('permissions', () => {
     synthesized.stack.resolve(synthesized.stack.functions[handler].logGroup.logGroupArn);
   const asJson = (values: readonly unknown[]): string[] => values.map((value) => JSON.stringify(value)).sort();
 
-  it('lets ingest read subscriptions, write events, only update groups and only send to the delivery queue', () => {
+  it('lets ingest read subscriptions, write events, only update groups, only get the routing and only send to the delivery queue', () => {
     const granted = permissions('ingest');
     expect(grantedResources(granted)).toEqual(
-      asJson([logGroup('ingest'), table('subscriptions'), table('events'), table('groups'), deliveryQueue()]),
+      asJson([
+        logGroup('ingest'),
+        table('subscriptions'),
+        table('events'),
+        table('groups'),
+        table('settings'),
+        deliveryQueue(),
+      ]),
     );
     expect(actionsOn(granted, table('subscriptions'))).toContain('dynamodb:GetItem');
     for (const write of DYNAMODB_WRITES) expect(actionsOn(granted, table('subscriptions'))).not.toContain(write);
     expect(actionsOn(granted, table('events'))).toEqual(expect.arrayContaining(DYNAMODB_WRITES));
     expect(actionsOn(granted, table('groups'))).toEqual(['dynamodb:UpdateItem']);
+    expect(actionsOn(granted, table('settings'))).toEqual(['dynamodb:GetItem']);
     expect(actionsOn(granted, deliveryQueue())).toEqual(SQS_SEND);
   });
 
@@ -391,13 +414,51 @@ describe('permissions', () => {
     expect(actionsOn(granted, deadLetterQueue())).toEqual(SQS_SEND);
   });
 
-  it('lets the operations function only query the active-groups and dead-letters indexes', () => {
-    const granted = permissions('operations');
-    expect(grantedResources(granted)).toEqual(
-      asJson([logGroup('operations'), activeGroupsIndex(), deadLettersIndex()]),
+  it('lets the operations function make exactly the calls of its routes, each on exactly its resource', () => {
+    const expected = (entries: readonly (readonly [unknown, readonly string[]])[]): Record<string, string[]> =>
+      Object.fromEntries(entries.map(([resource, actions]) => [JSON.stringify(resource), [...actions].sort()]));
+    expect(actionsByResource(permissions('operations'))).toEqual(
+      expected([
+        [logGroup('operations'), ['logs:CreateLogStream', 'logs:PutLogEvents']],
+        // GET /v1/lag, and the routing switch's count of groups with pending events.
+        [activeGroupsIndex(), ['dynamodb:Query']],
+        // Skip reads the group's head; redrive moves its counts.
+        [table('groups'), ['dynamodb:GetItem', 'dynamodb:UpdateItem']],
+        // GET /v1/dead-letters, and the dead letters a redrive takes.
+        [deadLettersIndex(), ['dynamodb:Query']],
+        // Redrive marks each dead letter pending, then redriven.
+        [table('events'), ['dynamodb:UpdateItem']],
+        // Skip marks the head on its ordering key.
+        [table('orderingKeys'), ['dynamodb:UpdateItem']],
+        // GET and PUT /v1/routing, pause and resume.
+        [table('settings'), ['dynamodb:GetItem', 'dynamodb:UpdateItem']],
+        // Redrive enqueues (SendMessageBatch); the switch reads the approximate counts.
+        [deliveryQueue(), ['sqs:GetQueueAttributes', 'sqs:SendMessage']],
+        // Redrive receives, releases (batched), deletes, and sends another key's dead letter to the back.
+        [deadLetterQueue(), ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:ReceiveMessage', 'sqs:SendMessage']],
+      ]),
     );
-    expect(actionsOn(granted, activeGroupsIndex())).toEqual(['dynamodb:Query']);
-    expect(actionsOn(granted, deadLettersIndex())).toEqual(['dynamodb:Query']);
+  });
+
+  it('lets the operations function neither scan, put nor delete items, nor consume the delivery queue', () => {
+    const granted = permissions('operations');
+    const refused = ['dynamodb:Scan', 'dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'sqs:PurgeQueue'];
+    expect(granted.filter((permission) => refused.includes(permission.action))).toEqual([]);
+    expect(actionsOn(granted, deliveryQueue())).not.toContain('sqs:ReceiveMessage');
+    expect(actionsOn(granted, deliveryQueue())).not.toContain('sqs:DeleteMessage');
+  });
+
+  it('lets only ingest and the operations function reach the settings table, and only operations write it', () => {
+    const { stack } = synthesized;
+    const settingsId = logicalIdOf(stack, stack.tables.table('settings').tableName);
+    const reaching = HANDLERS.filter((handler) =>
+      permissions(handler).some((permission) => JSON.stringify(permission.resource).includes(`"${settingsId}"`)),
+    );
+    expect(reaching.sort()).toEqual(['ingest', 'operations']);
+    const writers = HANDLERS.filter((handler) =>
+      actionsOn(permissions(handler), table('settings')).some((action) => DYNAMODB_WRITES.includes(action)),
+    );
+    expect(writers).toEqual(['operations']);
   });
 
   it('lets the lag job only query the active-groups index, and publish metrics through its logs alone', () => {
@@ -447,6 +508,7 @@ describe('permissions', () => {
       [TABLES.subscriptions.envVar]: tableName('subscriptions'),
       [TABLES.events.envVar]: tableName('events'),
       [TABLES.groups.envVar]: tableName('groups'),
+      [TABLES.settings.envVar]: tableName('settings'),
       [QUEUES.delivery.envVar]: deliveryUrl,
     });
     expect(variablesOf('subscriptions')).toEqual({ [TABLES.subscriptions.envVar]: tableName('subscriptions') });
@@ -461,6 +523,10 @@ describe('permissions', () => {
     expect(variablesOf('operations')).toEqual({
       [TABLES.groups.envVar]: tableName('groups'),
       [TABLES.events.envVar]: tableName('events'),
+      [TABLES.orderingKeys.envVar]: tableName('orderingKeys'),
+      [TABLES.settings.envVar]: tableName('settings'),
+      [QUEUES.delivery.envVar]: deliveryUrl,
+      [QUEUES.deadLetter.envVar]: deadLetterUrl,
     });
     expect(variablesOf('lagMetrics')).toEqual({ [TABLES.groups.envVar]: tableName('groups') });
   });
@@ -513,6 +579,28 @@ describe('WebhookApi', () => {
       IntegrationUri: stack.resolve(stack.functions[name].function.functionArn),
       PayloadFormatVersion: '2.0',
     });
+  });
+
+  it('sends the lag view, the dead letters and the operator’s actions to the operations function', () => {
+    const operatorRoutes = [
+      'GET /v1/lag',
+      'GET /v1/dead-letters',
+      'POST /v1/dead-letters/redrive',
+      'POST /v1/groups/{message_group_id}/skip',
+      'GET /v1/routing',
+      'PUT /v1/routing',
+      'POST /v1/routing/pause',
+      'POST /v1/routing/resume',
+    ];
+    const { stack, template } = synthesized;
+    const operationsArn = JSON.stringify(stack.resolve(stack.functions.operations.function.functionArn));
+    const servedByOperations = routes()
+      .filter((route) => {
+        const integration = resourceOf(template, route.Target['Fn::Join'][1][1].Ref);
+        return JSON.stringify(integration.Properties.IntegrationUri) === operationsArn;
+      })
+      .map((route) => route.RouteKey);
+    expect(servedByOperations.sort()).toEqual([...operatorRoutes].sort());
   });
 
   it('serves the $default stage, deployed automatically, with JSON access logs kept for a year', () => {

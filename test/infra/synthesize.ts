@@ -135,6 +135,16 @@ export function actionsOn(permissions: readonly Permission[], resource: unknown)
   return [...new Set(permissions.filter((p) => JSON.stringify(p.resource) === key).map((p) => p.action))].sort();
 }
 
+/**
+ * Every resource of `permissions` (as JSON) with its actions, sorted: a role's whole grant in one
+ * value, so that one `toEqual` shows any action or resource too many or too few.
+ */
+export function actionsByResource(permissions: readonly Permission[]): Record<string, string[]> {
+  const byResource: Record<string, string[]> = {};
+  for (const resource of grantedResources(permissions)) byResource[resource] = actionsOn(permissions, JSON.parse(resource));
+  return byResource;
+}
+
 /** The distinct resources of `permissions`, as JSON, sorted. */
 export function grantedResources(permissions: readonly Permission[]): string[] {
   return [...new Set(permissions.map((p) => JSON.stringify(p.resource)))].sort();

@@ -11,6 +11,7 @@ interface KeyState {
   headSequence: number;
   headAttempts: number;
   headLastError: string | undefined;
+  skipEventId?: string;
 }
 
 export interface StoredEvent {
@@ -31,17 +32,26 @@ export class InMemoryDeliveryStore implements DeliveryStore {
     return status === 'delivered' || status === 'dead_lettered';
   };
 
-  readonly beginAttempt = async (input: { orderingKey: string; eventId: string; maxAttempts: number }): Promise<AttemptTicket> => {
+  readonly beginAttempt = async (input: { orderingKey: string; eventId: string; maxAttempts: number; keptSequence?: number }): Promise<AttemptTicket> => {
     this.writes.push(`beginAttempt ${input.eventId}`);
     const state = this.keys.get(input.orderingKey);
     if (state === undefined || state.headEventId !== input.eventId) {
-      const sequence = (state?.lastSequence ?? 0) + 1;
-      this.keys.set(input.orderingKey, { lastSequence: sequence, headEventId: input.eventId, headSequence: sequence, headAttempts: 1, headLastError: undefined });
+      const lastSequence = input.keptSequence === undefined ? (state?.lastSequence ?? 0) + 1 : (state?.lastSequence ?? 0);
+      const sequence = input.keptSequence ?? lastSequence;
+      this.keys.set(input.orderingKey, { lastSequence, headEventId: input.eventId, headSequence: sequence, headAttempts: 1, headLastError: undefined });
       return { kind: 'attempt', sequence, attempts: 1 };
     }
+    if (state.skipEventId === input.eventId) return { kind: 'skipped', sequence: state.headSequence, attempts: state.headAttempts };
     if (state.headAttempts >= input.maxAttempts) return { kind: 'exhausted', sequence: state.headSequence, attempts: state.headAttempts };
     state.headAttempts += 1;
     return { kind: 'attempt', sequence: state.headSequence, attempts: state.headAttempts };
+  };
+
+  readonly requestSkip = async (input: { orderingKey: string; eventId: string }): Promise<boolean> => {
+    const state = this.keys.get(input.orderingKey);
+    if (state?.headEventId !== input.eventId) return false;
+    state.skipEventId = input.eventId;
+    return true;
   };
 
   readonly recordFailure = async (input: { orderingKey: string; eventId: string; reason: string }): Promise<void> => {

@@ -48,21 +48,22 @@ describe('recordProgress', () => {
   it('records a waiting head with its stall clock, in one write', async () => {
     dynamo.on(UpdateCommand).resolves({ Attributes: { message_group_id: 'g1', depth: 4, dead_lettered: 0 } });
     await store.recordProgress(
-      { messageGroupId: 'g1', settled: 1, deadLettered: 0, lastSettledAcceptedAt: 'a0', head: { state: HeadState.waiting, attempts: 1, lastError: 'HTTP 500', acceptedAt: 'a1' } },
+      { messageGroupId: 'g1', settled: 1, deadLettered: 0, lastSettledAcceptedAt: 'a0', head: { state: HeadState.waiting, eventId: 'e1', orderingKey: 'k1', attempts: 1, lastError: 'HTTP 500', acceptedAt: 'a1' } },
       now,
     );
     const calls = dynamo.commandCalls(UpdateCommand);
     expect(calls).toHaveLength(1);
     expect(calls[0]?.args[0].input).toMatchObject({
-      UpdateExpression: 'ADD #depth :settled, dead_lettered :dead SET lag_shard = :shard, head_attempts = :attempts, last_error = :error, oldest_accepted_at = :oldest, head_failing_since = :now',
-      ExpressionAttributeValues: { ':settled': -1, ':dead': 0, ':attempts': 1, ':error': 'HTTP 500', ':oldest': 'a1', ':now': now.toISOString() },
+      UpdateExpression:
+        'ADD #depth :settled, dead_lettered :dead SET lag_shard = :shard, head_attempts = :attempts, last_error = :error, oldest_accepted_at = :oldest, head_event_id = :head, head_ordering_key = :headKey, head_failing_since = :now',
+      ExpressionAttributeValues: { ':settled': -1, ':dead': 0, ':attempts': 1, ':error': 'HTTP 500', ':oldest': 'a1', ':head': 'e1', ':headKey': 'k1', ':now': now.toISOString() },
       ReturnValues: 'ALL_NEW',
     });
   });
 
   it('keeps the stall clock of a head that fails again', async () => {
     dynamo.on(UpdateCommand).resolves({ Attributes: { message_group_id: 'g1', depth: 4 } });
-    await store.recordProgress({ messageGroupId: 'g1', settled: 0, deadLettered: 0, lastSettledAcceptedAt: undefined, head: { state: HeadState.waiting, attempts: 3, lastError: 'HTTP 500', acceptedAt: 'a1' } }, now);
+    await store.recordProgress({ messageGroupId: 'g1', settled: 0, deadLettered: 0, lastSettledAcceptedAt: undefined, head: { state: HeadState.waiting, eventId: 'e1', orderingKey: 'k1', attempts: 3, lastError: 'HTTP 500', acceptedAt: 'a1' } }, now);
     expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input.UpdateExpression).toContain('head_failing_since = if_not_exists(head_failing_since, :now)');
   });
 
@@ -70,9 +71,11 @@ describe('recordProgress', () => {
     dynamo.on(UpdateCommand).resolvesOnce({ Attributes: { message_group_id: 'g1', depth: 0, dead_lettered: 0 } }).resolvesOnce({});
     await store.recordProgress({ messageGroupId: 'g1', settled: 2, deadLettered: 0, lastSettledAcceptedAt: 'a2', head: { state: HeadState.clear } }, now);
     const calls = dynamo.commandCalls(UpdateCommand);
-    expect(calls[0]?.args[0].input.UpdateExpression).toBe('ADD #depth :settled, dead_lettered :dead SET lag_shard = :shard, oldest_accepted_at = :oldest REMOVE head_attempts, last_error, head_failing_since');
+    expect(calls[0]?.args[0].input.UpdateExpression).toBe(
+      'ADD #depth :settled, dead_lettered :dead SET lag_shard = :shard, oldest_accepted_at = :oldest REMOVE head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key',
+    );
     expect(calls[1]?.args[0].input).toMatchObject({
-      UpdateExpression: 'REMOVE lag_shard, oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since',
+      UpdateExpression: 'REMOVE lag_shard, oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key',
       ConditionExpression: '#depth <= :zero AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
     });
   });

@@ -96,7 +96,7 @@ describe('beginAttempt', () => {
     expect(await store.beginAttempt({ orderingKey: 'sub_1', eventId: 'evt_1', maxAttempts: 5 })).toEqual({ kind: 'attempt', sequence: 4, attempts: 3 });
     expect(dynamo.commandCalls(UpdateCommand)[1]?.args[0].input).toMatchObject({
       UpdateExpression: 'SET head_attempts = head_attempts + :one',
-      ConditionExpression: 'head_event_id = :event AND head_attempts < :max',
+      ConditionExpression: 'head_event_id = :event AND head_attempts < :max AND (attribute_not_exists(skip_event_id) OR skip_event_id <> :event)',
       ExpressionAttributeValues: { ':one': 1, ':event': 'evt_1', ':max': 5 },
     });
   });
@@ -106,6 +106,28 @@ describe('beginAttempt', () => {
     dynamo.on(GetCommand).resolves({ Item: { ordering_key: 'sub_1', head_event_id: 'evt_1', head_sequence: 4, head_attempts: 5 } });
     expect(await store.beginAttempt({ orderingKey: 'sub_1', eventId: 'evt_1', maxAttempts: 5 })).toEqual({ kind: 'exhausted', sequence: 4, attempts: 5 });
     expect(dynamo.commandCalls(GetCommand)[0]?.args[0].input).toMatchObject({ ConsistentRead: true });
+  });
+
+  it('keeps a redriven dead letter’s sequence instead of taking the next', async () => {
+    dynamo.on(UpdateCommand).resolves({ Attributes: { head_event_id: 'evt_1', head_sequence: 2, head_attempts: 1 } });
+    expect(await store.beginAttempt({ orderingKey: 'sub_1', eventId: 'evt_1', maxAttempts: 5, keptSequence: 2 })).toEqual({ kind: 'attempt', sequence: 2, attempts: 1 });
+    const input = dynamo.commandCalls(UpdateCommand)[0]?.args[0].input;
+    expect(input?.UpdateExpression).toBe('SET head_sequence = :kept, head_event_id = :event, head_attempts = :one REMOVE head_last_error, skip_event_id, skip_requested_at');
+    expect(input?.ExpressionAttributeValues).toEqual({ ':one': 1, ':event': 'evt_1', ':kept': 2 });
+  });
+
+  it('reports a head an operator asked to skip', async () => {
+    dynamo.on(UpdateCommand).rejects(conditionFailed());
+    dynamo.on(GetCommand).resolves({ Item: { ordering_key: 'sub_1', head_event_id: 'evt_1', head_sequence: 4, head_attempts: 2, skip_event_id: 'evt_1' } });
+    expect(await store.beginAttempt({ orderingKey: 'sub_1', eventId: 'evt_1', maxAttempts: 5 })).toEqual({ kind: 'skipped', sequence: 4, attempts: 2 });
+  });
+
+  it('asks for a skip only of the current head', async () => {
+    dynamo.on(UpdateCommand).resolves({});
+    expect(await store.requestSkip({ orderingKey: 'sub_1', eventId: 'evt_1', at: '2026-12-02T12:00:00.000Z' })).toBe(true);
+    expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({ ConditionExpression: 'head_event_id = :event' });
+    dynamo.on(UpdateCommand).rejects(conditionFailed());
+    expect(await store.requestSkip({ orderingKey: 'sub_1', eventId: 'evt_1', at: '2026-12-02T12:00:00.000Z' })).toBe(false);
   });
 
   it('refuses an item that is not shaped as the code expects', async () => {

@@ -138,6 +138,33 @@ describe('processBatch', () => {
     expect(store.keys.get('a')?.headAttempts).toBe(policy.maxDeliveryAttempts + 3);
   });
 
+  it('delivers a redriven dead letter with its original sequence and marked as a redelivery, taking no new number', async () => {
+    const { run, sent, store } = harness();
+    await run([record('a1', 'a'), record('a3', 'a')]);
+    const redriven: ConsumerRecord = {
+      ...record('a2', 'a'),
+      body: JSON.stringify({ ...queued('a2', 'a'), redrive: { sequence: 2, redriven_at: '2026-12-02T13:00:00.000Z' } }),
+    };
+    await run([redriven, record('a4', 'a')]);
+    expect(sent.map((s) => [s.eventId, s.sequence, s.request.headers['webhook-redelivery'] ?? null])).toEqual([
+      ['a1', 1, null],
+      ['a3', 2, null],
+      ['a2', 2, 'true'],
+      ['a4', 3, null],
+    ]);
+    expect(store.keys.get('a')?.lastSequence).toBe(3);
+  });
+
+  it('dead-letters a head an operator asked to skip, without attempting it, and moves on', async () => {
+    const { run, sent, deadLetters, store } = harness((eventId) => (eventId === 'a1' ? fail500 : ok));
+    await run([record('a1', 'a'), record('a2', 'a')]);
+    expect(await store.requestSkip({ orderingKey: 'a', eventId: 'a1' })).toBe(true);
+    const plan = await run([record('a1', 'a'), record('a2', 'a')]);
+    expect(plan.failedMessageIds).toEqual([]);
+    expect(deadLetters.map((d) => [d.deduplicationId, d.reason, d.sequence])).toEqual([['a1', 'skipped by an operator after 1 attempt', 1]]);
+    expect(sent.map((s) => s.eventId)).toEqual(['a1', 'a2']);
+  });
+
   it('keeps an event’s sequence number and webhook-id on every retry', async () => {
     const { run, sent } = harness((eventId, attempt) => (eventId === 'a2' && attempt < 3 ? fail500 : ok));
     await run([record('a1', 'a'), record('a2', 'a')]);

@@ -141,6 +141,15 @@ describe('ingestEvents', () => {
     expect(depthOf(messageGroupIdFor('sub_a', undefined))).toBe(0);
   });
 
+  it('refuses everything with 503 ingest_paused and Retry-After while paused, touching nothing', async () => {
+    const { ports, calls, store, intakes } = setup();
+    const response = await ingestEvents(request([event('1')]), ports, { partitionCount: undefined, isPaused: true });
+    expect(response).toMatchObject({ statusCode: 503, headers: { 'retry-after': '5' }, body: { error: { code: 'ingest_paused' } } });
+    expect(calls).toEqual([]);
+    expect(store.writes).toEqual([]);
+    expect(intakes).toEqual([]);
+  });
+
   it('routes to partitions in partition mode', async () => {
     const { queue, ports } = setup();
     const response = await ingestEvents(request([event('1', 'sub_a')]), ports, { partitionCount: 16 });

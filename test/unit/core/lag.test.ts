@@ -12,6 +12,8 @@ const group = (overrides: Partial<GroupLag>): GroupLag => ({
   headAttempts: undefined,
   lastError: undefined,
   headFailingSince: undefined,
+  headEventId: undefined,
+  headOrderingKey: undefined,
   deadLettered: 0,
   keysAffected: 1,
   ...overrides,
@@ -88,7 +90,7 @@ describe('summarizeGroup', () => {
 
   it('is worth a write when something settled or the head waits, and not for duplicates only', () => {
     expect(hasProgress(summarizeGroup('g', [{ kind: OutcomeKind.duplicate }], { state: HeadState.clear }))).toBe(false);
-    expect(hasProgress(summarizeGroup('g', [], { state: HeadState.waiting, attempts: 1, lastError: 'HTTP 500', acceptedAt: 'a' }))).toBe(true);
+    expect(hasProgress(summarizeGroup('g', [], { state: HeadState.waiting, eventId: 'e', orderingKey: 'k', attempts: 1, lastError: 'HTTP 500', acceptedAt: 'a' }))).toBe(true);
     expect(hasProgress(summarizeGroup('g', [{ kind: OutcomeKind.delivered, sequence: 1, attempts: 1, acceptedAt: 'a', isCounted: true }], { state: HeadState.clear }))).toBe(true);
   });
 });

@@ -103,7 +103,7 @@ describe('consumer handler', () => {
         settled: 1,
         deadLettered: 0,
         lastSettledAcceptedAt: '2026-12-02T12:00:00.000Z',
-        head: { state: 'waiting', attempts: 1, lastError: 'HTTP 503', acceptedAt: '2026-12-02T12:00:00.000Z' },
+        head: { state: 'waiting', eventId: 'b2', orderingKey: 'b', attempts: 1, lastError: 'HTTP 503', acceptedAt: '2026-12-02T12:00:00.000Z' },
       },
     ]);
     progressed.length = 0;

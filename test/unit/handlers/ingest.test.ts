@@ -20,7 +20,7 @@ function setup() {
       },
       now: () => new Date('2026-12-02T12:00:00Z'),
     },
-    settings: { partitionCount: undefined },
+    readSettings: async () => ({ partitionCount: undefined }),
     logger: createLogger('test', 'SILENT'),
   });
   const post = (body: string, isBase64Encoded = false) => handler(apiEvent({ routeKey: 'POST /v1/events', body, isBase64Encoded }));
@@ -90,7 +90,7 @@ describe('ingest handler', () => {
         sendBatch: async () => new Set(),
         now: () => new Date(),
       },
-      settings: { partitionCount: undefined },
+      readSettings: async () => ({ partitionCount: undefined }),
       logger: createLogger('test', 'SILENT'),
     });
     const result = await handler(apiEvent({ routeKey: 'POST /v1/events', body: JSON.stringify(event) }));

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LAG_METRICS, type GroupLag } from '../../../lambda/core/lag.js';
 import { createLagMetricsHandler, publishWithPowertools } from '../../../lambda/handlers/lag-metrics.js';
 import { createLogger } from '../../../lambda/handlers/logger.js';
+import type { PendingWork, RoutingSettings } from '../../../lambda/core/routing-settings.js';
 import { createOperationsHandler } from '../../../lambda/handlers/operations.js';
 import { apiEvent, jsonOf } from '../../support/api-event.js';
 
@@ -14,23 +15,47 @@ const stuck: GroupLag = {
   headAttempts: 3,
   lastError: 'HTTP 500',
   headFailingSince: '2026-12-02T12:00:05.000Z',
+  headEventId: 'evt_1',
+  headOrderingKey: 'sub_1',
   deadLettered: 0,
   keysAffected: 1,
 };
 
-function setup() {
+function setup(pending: PendingWork = { queued: 0, inFlight: 0, delayed: 0, groupsWithPending: 0 }) {
   const asked: string[] = [];
+  const skips: string[] = [];
+  let routing: RoutingSettings = { version: 0, partitionCount: undefined, isPaused: false, pausedAt: undefined };
   const handler = createOperationsHandler({
     listActiveGroups: async () => [stuck],
+    getGroup: async (id) => (id === 'g1' ? stuck : undefined),
     listDeadLetters: async (subscriptionId) => {
       asked.push(subscriptionId);
       return [];
     },
+    requestSkip: async ({ eventId }) => {
+      skips.push(eventId);
+      return true;
+    },
+    redrive: async () => ({ redriven: [{ event_id: 'e1', sequence: 2 }], remaining: 0, isDone: true }),
+    routing: {
+      get: async () => routing,
+      setPaused: async (isPaused, at) => (routing = { ...routing, isPaused, pausedAt: isPaused ? at : undefined }),
+      switchRouting: async ({ expectedVersion, partitionCount }) => {
+        if (expectedVersion !== routing.version) return false;
+        routing = { ...routing, version: routing.version + 1, partitionCount };
+        return true;
+      },
+      pendingWork: async () => pending,
+    },
     now: () => now,
     logger: createLogger('test', 'SILENT'),
   });
-  return { handler, asked };
+  const pause = (at: string) => (routing = { ...routing, isPaused: true, pausedAt: at });
+  return { handler, asked, skips, pause, routingNow: () => routing };
 }
+
+const post = (routeKey: string, body?: unknown, pathParameters?: Record<string, string>) =>
+  apiEvent({ routeKey, ...(body === undefined ? {} : { body: JSON.stringify(body) }), ...(pathParameters === undefined ? {} : { pathParameters }) });
 
 describe('operations handler', () => {
   it('answers GET /v1/lag with the lag view', async () => {
@@ -62,6 +87,51 @@ describe('operations handler', () => {
       expect(asked).toEqual([]);
     },
   );
+});
+
+describe('operations handler: operator actions', () => {
+  it('redrives a subscription’s dead letters step by step', async () => {
+    const { handler } = setup();
+    const result = await handler(post('POST /v1/dead-letters/redrive', { subscription_id: 'sub_1' }));
+    expect(result.statusCode).toBe(200);
+    expect(jsonOf(result)).toEqual({ subscription_id: 'sub_1', redriven: [{ event_id: 'e1', sequence: 2 }], remaining: 0, is_done: true });
+  });
+
+  it.each([{ body: {} }, { body: { subscription_id: '' } }, { body: { subscription_id: 's', extra: 1 } }])('refuses a redrive of $body with 400', async ({ body }) => {
+    const { handler } = setup();
+    expect((await handler(post('POST /v1/dead-letters/redrive', body))).statusCode).toBe(400);
+  });
+
+  it('skips a group’s failing head, and only the head the operator saw', async () => {
+    const { handler, skips } = setup();
+    const skipped = await handler(post('POST /v1/groups/{message_group_id}/skip', { event_id: 'evt_1' }, { message_group_id: 'g1' }));
+    expect(skipped.statusCode).toBe(202);
+    expect(jsonOf(skipped)).toEqual({ message_group_id: 'g1', event_id: 'evt_1', status: 'skip_requested' });
+    const other = await handler(post('POST /v1/groups/{message_group_id}/skip', { event_id: 'evt_9' }, { message_group_id: 'g1' }));
+    expect(other.statusCode).toBe(409);
+    expect(jsonOf(other)).toMatchObject({ error: { code: 'head_changed' } });
+    const idle = await handler(post('POST /v1/groups/{message_group_id}/skip', undefined, { message_group_id: 'g-idle' }));
+    expect(jsonOf(idle)).toMatchObject({ error: { code: 'no_failing_head' } });
+    expect(skips).toEqual(['evt_1']);
+  });
+
+  it('pauses, refuses to switch too early or while work is pending, switches, and resumes', async () => {
+    const busy = setup({ queued: 1, inFlight: 0, delayed: 0, groupsWithPending: 1 });
+    expect(jsonOf(await busy.handler(post('PUT /v1/routing', { partition_count: 16, expected_version: 0 })))).toMatchObject({ error: { code: 'not_paused' } });
+    expect((await busy.handler(post('POST /v1/routing/pause'))).statusCode).toBe(200);
+    expect(jsonOf(await busy.handler(post('PUT /v1/routing', { partition_count: 16, expected_version: 0 })))).toMatchObject({ error: { code: 'pause_too_recent' } });
+    busy.pause('2026-12-02T12:00:00.000Z');
+    expect(jsonOf(await busy.handler(post('PUT /v1/routing', { partition_count: 16, expected_version: 0 })))).toMatchObject({ error: { code: 'queue_not_empty' } });
+    expect(busy.routingNow().version).toBe(0);
+
+    const idle = setup();
+    idle.pause('2026-12-02T12:00:00.000Z');
+    expect(jsonOf(await idle.handler(post('PUT /v1/routing', { partition_count: 16, expected_version: 3 })))).toMatchObject({ error: { code: 'version_conflict' } });
+    const switched = await idle.handler(post('PUT /v1/routing', { partition_count: 16, expected_version: 0 }));
+    expect(switched.statusCode).toBe(200);
+    expect(jsonOf(switched)).toMatchObject({ version: 1, partition_count: 16, is_paused: true, pending: { queued: 0, in_flight: 0, delayed: 0, groups_with_pending: 0 } });
+    expect(jsonOf(await idle.handler(post('POST /v1/routing/resume')))).toMatchObject({ version: 1, partition_count: 16, is_paused: false, paused_at: null });
+  });
 });
 
 describe('lag job', () => {

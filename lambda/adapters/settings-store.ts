@@ -1,0 +1,84 @@
+/**
+ * The Settings table: the `routing` item that ingest reads on every request (a consistent read,
+ * so a pause takes effect at once) and that the drain-and-switch changes with conditional writes.
+ */
+import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
+import { initialRouting, type RoutingSettings } from '../core/routing-settings.js';
+import { TABLES } from '../resources.js';
+import { isConditionFailure } from './aws-clients.js';
+import { parseItem } from './dynamo-item.js';
+
+const ROUTING = 'routing';
+
+const routingItemSchema = z.object({
+  version: z.number().int().nonnegative(),
+  partition_count: z.number().int().positive().optional(),
+  is_paused: z.boolean(),
+  paused_at: z.string().optional(),
+});
+
+export interface SettingsStore {
+  /** The routing in force: the stored one, or the deployment's own before any switch. */
+  readonly getRouting: () => Promise<RoutingSettings>;
+  readonly setPaused: (isPaused: boolean, at: string) => Promise<RoutingSettings>;
+  /** Switches the partition count and resumes nothing; false when the version or the pause changed meanwhile. */
+  readonly switchRouting: (input: { readonly expectedVersion: number; readonly partitionCount: number | undefined; readonly at: string }) => Promise<boolean>;
+}
+
+export function createSettingsStore(client: DynamoDBDocumentClient, tableName: string, deployedPartitionCount: number | undefined): SettingsStore {
+  const key = { [TABLES.settings.partitionKey]: ROUTING };
+  const initial = initialRouting(deployedPartitionCount);
+  const toRouting = (item: unknown): RoutingSettings => {
+    const parsed = parseItem(routingItemSchema, item, tableName, ROUTING);
+    return { version: parsed.version, partitionCount: parsed.partition_count, isPaused: parsed.is_paused, pausedAt: parsed.paused_at };
+  };
+  // Version 0 is never written with a partition count of its own: the deployment's stays in force.
+  const partitionFields = (partitionCount: number | undefined) =>
+    partitionCount === undefined ? { set: '', remove: ' REMOVE partition_count', values: {} } : { set: ', partition_count = :partitions', remove: '', values: { ':partitions': partitionCount } };
+
+  const getRouting = async (): Promise<RoutingSettings> => {
+    const output = await client.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
+    return output.Item === undefined ? initial : toRouting(output.Item);
+  };
+
+  return {
+    getRouting,
+
+    async setPaused(isPaused, at) {
+      const current = await getRouting();
+      const fields = partitionFields(current.partitionCount);
+      const output = await client.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: key,
+          UpdateExpression: isPaused
+            ? `SET version = if_not_exists(version, :zero), is_paused = :paused, paused_at = if_not_exists(paused_at, :at)${fields.set}${fields.remove}`
+            : `SET version = if_not_exists(version, :zero), is_paused = :paused${fields.set} REMOVE paused_at${fields.remove.replace(' REMOVE', ',')}`,
+          ExpressionAttributeValues: { ':zero': 0, ':paused': isPaused, ...(isPaused ? { ':at': at } : {}), ...fields.values },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return toRouting(output.Attributes);
+    },
+
+    async switchRouting({ expectedVersion, partitionCount, at }) {
+      const fields = partitionFields(partitionCount);
+      try {
+        await client.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: key,
+            UpdateExpression: `SET version = :next, switched_at = :at${fields.set}${fields.remove}`,
+            ConditionExpression: 'version = :expected AND is_paused = :true',
+            ExpressionAttributeValues: { ':next': expectedVersion + 1, ':expected': expectedVersion, ':true': true, ':at': at, ...fields.values },
+          }),
+        );
+        return true;
+      } catch (error) {
+        if (isConditionFailure(error)) return false;
+        throw error;
+      }
+    },
+  };
+}

@@ -1,0 +1,75 @@
+/**
+ * The versioned routing that ingest reads on every request, and the rules of the drain-and-switch
+ * that changes it: a key's events must never be pending in two message groups at once, so the
+ * partition count changes only while ingest is paused and nothing is pending anywhere.
+ */
+
+/** The routing in force. Version 0 is the deployment's own PARTITION_COUNT, before any switch. */
+export interface RoutingSettings {
+  readonly version: number;
+  /** Undefined: one message group per key. */
+  readonly partitionCount: number | undefined;
+  readonly isPaused: boolean;
+  readonly pausedAt: string | undefined;
+}
+
+export function initialRouting(partitionCount: number | undefined): RoutingSettings {
+  return { version: 0, partitionCount, isPaused: false, pausedAt: undefined };
+}
+
+/** What is still pending: the queue's messages (visible, in flight, delayed) and the lag view's groups. */
+export interface PendingWork {
+  readonly queued: number;
+  readonly inFlight: number;
+  readonly delayed: number;
+  readonly groupsWithPending: number;
+}
+
+export function hasPendingWork(pending: PendingWork): boolean {
+  return pending.queued + pending.inFlight + pending.delayed + pending.groupsWithPending > 0;
+}
+
+/**
+ * A request that read the routing just before the pause may still be enqueueing under the old
+ * routing: API Gateway gives an integration at most 30 s. The switch waits that long after the pause.
+ */
+export const PAUSE_GRACE_SECONDS = 30;
+
+/** Why a switch is refused. */
+export const SwitchRefusal = {
+  notPaused: 'not_paused',
+  pauseTooRecent: 'pause_too_recent',
+  queueNotEmpty: 'queue_not_empty',
+  versionConflict: 'version_conflict',
+} as const;
+export type SwitchRefusal = (typeof SwitchRefusal)[keyof typeof SwitchRefusal];
+
+/** Whether the routing may switch now; the refusal otherwise, the first that applies. */
+export function checkSwitch(input: {
+  readonly current: RoutingSettings;
+  readonly expectedVersion: number;
+  readonly pending: PendingWork;
+  readonly now: Date;
+}): SwitchRefusal | undefined {
+  if (input.current.version !== input.expectedVersion) return SwitchRefusal.versionConflict;
+  if (!input.current.isPaused || input.current.pausedAt === undefined) return SwitchRefusal.notPaused;
+  if (input.now.getTime() - Date.parse(input.current.pausedAt) < PAUSE_GRACE_SECONDS * 1000) return SwitchRefusal.pauseTooRecent;
+  if (hasPendingWork(input.pending)) return SwitchRefusal.queueNotEmpty;
+  return undefined;
+}
+
+/** The routing as `GET /v1/routing` shows it. */
+export function toRoutingView(routing: RoutingSettings, pending: PendingWork) {
+  return {
+    version: routing.version,
+    partition_count: routing.partitionCount ?? null,
+    is_paused: routing.isPaused,
+    paused_at: routing.pausedAt ?? null,
+    pending: {
+      queued: pending.queued,
+      in_flight: pending.inFlight,
+      delayed: pending.delayed,
+      groups_with_pending: pending.groupsWithPending,
+    },
+  };
+}

@@ -1,0 +1,126 @@
+/**
+ * The operator's actions on the local stack: redrive a key's dead letters in their original order
+ * with their event ids and sequence numbers, marked as redeliveries; skip a stuck head on purpose.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LagRow } from '../../lambda/core/lag.js';
+import { call, makeEvent, postEvents, subscribe, uniquePrefix } from './support/api.js';
+import { waitFor } from './support/poll.js';
+import { startRecordingReceiver, type RecordingReceiver } from './support/receiver.js';
+import { startTestStack, type TestStack } from './support/stack.js';
+
+interface DeadLetterItem {
+  readonly event_id: string;
+  readonly sequence: number;
+  readonly reason: string;
+}
+
+describe('local stack operator actions', { timeout: 60_000 }, () => {
+  const prefix = uniquePrefix('ops');
+  /** Event ids the receiver refuses for now. */
+  const refusing = new Set<string>();
+  let stack: TestStack;
+  let receiver: RecordingReceiver;
+
+  beforeAll(async () => {
+    receiver = await startRecordingReceiver((webhook) => (refusing.has(webhook.webhookId ?? '') ? { statusCode: 500 } : undefined));
+    stack = await startTestStack({ MAX_DELIVERY_ATTEMPTS: '2' });
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+    await receiver?.stop();
+  });
+
+  const deadLetters = async (subscription: string): Promise<DeadLetterItem[]> =>
+    ((await call(stack.url, 'GET', `/v1/dead-letters?subscription_id=${encodeURIComponent(subscription)}`)).body as { items: DeadLetterItem[] }).items;
+
+  it('redrives a key’s dead letters in their original order, with their ids and sequences, marked as redeliveries', async () => {
+    const key = `${prefix}-redrive`;
+    await subscribe(stack.url, key, receiver.endpointFor(key));
+    refusing.add(`${key}-2`).add(`${key}-4`);
+    const [group] = (await postEvents(stack.url, [1, 2, 3, 4, 5].map((n) => makeEvent(key, `${key}-${n}`)))).map((r) => r.message_group_id);
+    await waitFor('the healthy events delivered', () => receiver.deliveredTo(key).length === 3);
+    await waitFor('two dead letters listed', async () => (await deadLetters(key)).length === 2);
+    expect((await deadLetters(key)).map((letter) => [letter.event_id, letter.sequence])).toEqual([
+      [`${key}-2`, 2],
+      [`${key}-4`, 4],
+    ]);
+
+    refusing.clear();
+    let answer: { redriven: { event_id: string; sequence: number | null }[]; remaining: number; is_done: boolean } | undefined;
+    const redriven: { event_id: string; sequence: number | null }[] = [];
+    for (let step = 0; step < 10 && answer?.is_done !== true; step += 1) {
+      const response = await call(stack.url, 'POST', '/v1/dead-letters/redrive', { subscription_id: key });
+      expect(response.status).toBe(200);
+      answer = response.body as typeof answer;
+      redriven.push(...(answer?.redriven ?? []));
+    }
+    expect(answer).toMatchObject({ remaining: 0, is_done: true });
+    expect(redriven).toEqual([
+      { event_id: `${key}-2`, sequence: 2 },
+      { event_id: `${key}-4`, sequence: 4 },
+    ]);
+
+    await waitFor('the redriven events delivered', () => receiver.deliveredTo(key).length === 5);
+    const late = receiver.deliveredTo(key).slice(3);
+    expect(late.map((d) => [d.webhookId, d.sequence, d.headers['webhook-redelivery']])).toEqual([
+      [`${key}-2`, 2, 'true'],
+      [`${key}-4`, 4, 'true'],
+    ]);
+    expect(receiver.deliveredTo(key).slice(0, 3).every((d) => d.headers['webhook-redelivery'] === undefined)).toBe(true);
+    expect(await deadLetters(key)).toEqual([]);
+    expect(await stack.eventItem(`${key}-2`)).toMatchObject({ status: 'delivered', redrives: 1, sequence: 2 });
+    await waitFor('nothing of the key left in the lag view', async () =>
+      ((await call(stack.url, 'GET', '/v1/lag')).body as { groups: LagRow[] }).groups.every((row) => row.message_group_id !== group),
+    );
+  });
+
+  it('answers a redrive with nothing to do as done', async () => {
+    const response = await call(stack.url, 'POST', '/v1/dead-letters/redrive', { subscription_id: `${prefix}-nobody` });
+    expect(response).toMatchObject({ status: 200, body: { redriven: [], remaining: 0, is_done: true } });
+  });
+
+});
+
+describe('local stack skip', { timeout: 60_000 }, () => {
+  const prefix = uniquePrefix('skip');
+  let stack: TestStack;
+  let receiver: RecordingReceiver;
+
+  beforeAll(async () => {
+    receiver = await startRecordingReceiver((webhook) => (webhook.webhookId === `${prefix}-key-1` ? { statusCode: 500 } : undefined));
+    // So many attempts, 1 s apart, that only the operator's skip ends this head.
+    stack = await startTestStack({ MAX_DELIVERY_ATTEMPTS: '100', RETRY_BASE_SECONDS: '1', RETRY_MAX_SECONDS: '1' });
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+    await receiver?.stop();
+  });
+
+  it('dead-letters a stuck head on purpose, recorded with its reason, and the key moves on in order', async () => {
+    const key = `${prefix}-key`;
+    await subscribe(stack.url, key, receiver.endpointFor(key));
+    const [group] = (await postEvents(stack.url, [1, 2].map((n) => makeEvent(key, `${key}-${n}`)))).map((r) => r.message_group_id);
+    await waitFor('the failing head in the lag view', async () =>
+      ((await call(stack.url, 'GET', '/v1/lag')).body as { groups: LagRow[] }).groups.find((r) => r.message_group_id === group && r.head_attempts >= 2),
+    );
+
+    const wrongHead = await call(stack.url, 'POST', `/v1/groups/${group}/skip`, { event_id: `${key}-2` });
+    expect(wrongHead).toMatchObject({ status: 409, body: { error: { code: 'head_changed' } } });
+    const skip = await call(stack.url, 'POST', `/v1/groups/${group}/skip`, { event_id: `${key}-1` });
+    expect(skip).toMatchObject({ status: 202, body: { message_group_id: group, event_id: `${key}-1`, status: 'skip_requested' } });
+
+    await waitFor('the rest of the key delivered', () => receiver.deliveredTo(key).length === 1);
+    expect(receiver.deliveredTo(key).map((d) => [d.webhookId, d.sequence])).toEqual([[`${key}-2`, 2]]);
+    const listed = await waitFor('the skipped head listed as a dead letter', async () => {
+      const items = ((await call(stack.url, 'GET', `/v1/dead-letters?subscription_id=${key}`)).body as { items: DeadLetterItem[] }).items;
+      return items.length === 1 ? items : undefined;
+    });
+    expect(listed[0]).toMatchObject({ event_id: `${key}-1`, sequence: 1 });
+    expect(listed[0]?.reason).toMatch(/^skipped by an operator after \d+ attempts?$/);
+    const idle = await call(stack.url, 'POST', `/v1/groups/${group}/skip`, {});
+    expect(idle).toMatchObject({ status: 409, body: { error: { code: 'no_failing_head' } } });
+  });
+});

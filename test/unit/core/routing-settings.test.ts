@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { checkSwitch, hasPendingWork, PAUSE_GRACE_SECONDS, type PendingWork, type RoutingSettings } from '../../../lambda/core/routing-settings.js';
+
+const now = new Date('2026-12-02T12:10:00.000Z');
+const idle: PendingWork = { queued: 0, inFlight: 0, delayed: 0, groupsWithPending: 0 };
+const pausedLongAgo: RoutingSettings = { version: 2, partitionCount: 16, isPaused: true, pausedAt: '2026-12-02T12:00:00.000Z' };
+
+describe('checkSwitch', () => {
+  it('allows a switch when paused long enough, with nothing pending, at the expected version', () => {
+    expect(checkSwitch({ current: pausedLongAgo, expectedVersion: 2, pending: idle, now })).toBeUndefined();
+  });
+
+  it.each([
+    { name: 'a stale version', current: pausedLongAgo, expectedVersion: 1, pending: idle, refusal: 'version_conflict' },
+    { name: 'ingest running', current: { ...pausedLongAgo, isPaused: false, pausedAt: undefined }, expectedVersion: 2, pending: idle, refusal: 'not_paused' },
+    { name: 'a fresh pause', current: { ...pausedLongAgo, pausedAt: new Date(now.getTime() - (PAUSE_GRACE_SECONDS - 1) * 1000).toISOString() }, expectedVersion: 2, pending: idle, refusal: 'pause_too_recent' },
+    { name: 'a message in flight', current: pausedLongAgo, expectedVersion: 2, pending: { ...idle, inFlight: 1 }, refusal: 'queue_not_empty' },
+    { name: 'a delayed message', current: pausedLongAgo, expectedVersion: 2, pending: { ...idle, delayed: 1 }, refusal: 'queue_not_empty' },
+    { name: 'a group with pending events', current: pausedLongAgo, expectedVersion: 2, pending: { ...idle, groupsWithPending: 1 }, refusal: 'queue_not_empty' },
+  ])('refuses with $refusal on $name', ({ current, expectedVersion, pending, refusal }) => {
+    expect(checkSwitch({ current, expectedVersion, pending, now })).toBe(refusal);
+  });
+
+  it('counts every kind of pending work', () => {
+    expect(hasPendingWork(idle)).toBe(false);
+    expect(hasPendingWork({ ...idle, queued: 1 })).toBe(true);
+  });
+});
