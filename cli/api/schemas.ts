@@ -1,0 +1,80 @@
+/**
+ * The answers of the HTTP API (CONTRACT §2 and the operations routes), validated before use:
+ * an answer of another shape is reported, never cast. Objects are loose, so that fields the
+ * API adds later pass through to `--json` output.
+ */
+import * as z from 'zod';
+
+/** The contract's error body: `{"error": {"code", "message", "details"?}}`. */
+export const errorBodySchema = z.object({
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  }),
+});
+
+/** One message group of `GET /v1/lag`. */
+export const lagRowSchema = z.looseObject({
+  message_group_id: z.string(),
+  depth: z.number(),
+  oldest_wait_seconds: z.number(),
+  keys_affected: z.number(),
+  head_attempts: z.number(),
+  last_error: z.string().nullable(),
+  /** Added after the contract's first version: absent from an older API. */
+  dead_lettered: z.number().optional(),
+});
+export type LagRow = z.infer<typeof lagRowSchema>;
+
+export const lagAnswerSchema = z.looseObject({ groups: z.array(lagRowSchema) });
+export type LagAnswer = z.infer<typeof lagAnswerSchema>;
+
+/** One event of `GET /v1/dead-letters`. */
+export const deadLetterSchema = z.looseObject({
+  event_id: z.string(),
+  subscription_id: z.string(),
+  message_group_id: z.string(),
+  sequence: z.number(),
+  attempts: z.number(),
+  reason: z.string(),
+  dead_lettered_at: z.string(),
+});
+export type DeadLetter = z.infer<typeof deadLetterSchema>;
+
+export const deadLettersAnswerSchema = z.looseObject({ items: z.array(deadLetterSchema) });
+
+/** One answer of `POST /v1/dead-letters/redrive`: a page of re-enqueued events and what is left. */
+export const redriveAnswerSchema = z.looseObject({
+  subscription_id: z.string(),
+  /** `sequence` is null for an event SQS's own backstop dead-lettered before it had one. */
+  redriven: z.array(z.looseObject({ event_id: z.string(), sequence: z.number().nullable() })),
+  remaining: z.number(),
+  is_done: z.boolean(),
+});
+export type RedriveAnswer = z.infer<typeof redriveAnswerSchema>;
+
+/** The answer of `POST /v1/groups/{message_group_id}/skip`. */
+export const skipAnswerSchema = z.looseObject({
+  message_group_id: z.string(),
+  event_id: z.string(),
+  status: z.literal('skip_requested'),
+});
+export type SkipAnswer = z.infer<typeof skipAnswerSchema>;
+
+/** The versioned routing setting and what is still pending under it (`/v1/routing`). */
+export const routingSchema = z.looseObject({
+  version: z.number(),
+  /** null: one message group per ordering key. */
+  partition_count: z.number().nullable(),
+  is_paused: z.boolean(),
+  /** When ingest was paused; null while it is not. */
+  paused_at: z.string().nullable().optional(),
+  pending: z.looseObject({
+    queued: z.number(),
+    in_flight: z.number(),
+    delayed: z.number(),
+    groups_with_pending: z.number(),
+  }),
+});
+export type Routing = z.infer<typeof routingSchema>;

@@ -1,0 +1,71 @@
+/**
+ * The command line's one boundary: picks the command, prints help, runs it, and turns every
+ * expected failure into a message on stderr and its exit code. Only a fault shows a stack.
+ */
+import type { Command, CommandIo } from './command.js';
+import { deadLettersCommand } from './commands/dead-letters.js';
+import { lagCommand } from './commands/lag.js';
+import { redriveCommand } from './commands/redrive.js';
+import { repartitionCommand } from './commands/repartition.js';
+import { skipCommand } from './commands/skip.js';
+import { CliError } from './errors.js';
+import { EXIT_CODES_HELP, ExitCode } from './exit-codes.js';
+import { COMMON_OPTIONS_HELP } from './options.js';
+import { writeLine } from './output/stream.js';
+
+/** Every command, in the order the help lists them. */
+export const COMMANDS: readonly Command[] = [lagCommand, deadLettersCommand, redriveCommand, skipCommand, repartitionCommand];
+
+const HELP_FLAGS: ReadonlySet<string> = new Set(['--help', '-h']);
+
+export function generalHelp(): string {
+  const width = Math.max(...COMMANDS.map((command) => command.name.length));
+  return `Usage: ordered-webhooks <command> [options]
+
+Operates an ordered-webhooks API: the local stack (npm start) or a deployed one (IAM-signed).
+
+Commands:
+${COMMANDS.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`).join('\n')}
+
+Run \`ordered-webhooks <command> --help\` for a command's options.
+
+${COMMON_OPTIONS_HELP}
+
+${EXIT_CODES_HELP}
+`;
+}
+
+function commandHelp(command: Command): string {
+  return `${command.help}\n\n${COMMON_OPTIONS_HELP}\n\n${EXIT_CODES_HELP}\n`;
+}
+
+/** Runs `ordered-webhooks <args>`; resolves with the exit code and never throws for expected failures. */
+export async function runCli(args: readonly string[], io: CommandIo): Promise<ExitCode> {
+  const [name, ...rest] = args;
+  if (name === undefined || HELP_FLAGS.has(name) || name === 'help') {
+    const command = COMMANDS.find((candidate) => candidate.name === rest[0]);
+    if (name === undefined) {
+      io.stderr.write(generalHelp());
+      return ExitCode.usage;
+    }
+    io.stdout.write(command === undefined ? generalHelp() : commandHelp(command));
+    return ExitCode.ok;
+  }
+  const command = COMMANDS.find((candidate) => candidate.name === name);
+  if (command === undefined) {
+    writeLine(io.stderr, `ordered-webhooks: unknown command "${name}". Commands: ${COMMANDS.map((candidate) => candidate.name).join(', ')}. See --help.`);
+    return ExitCode.usage;
+  }
+  if (rest.some((arg) => HELP_FLAGS.has(arg))) {
+    io.stdout.write(commandHelp(command));
+    return ExitCode.ok;
+  }
+  try {
+    return await command.run(rest, io);
+  } catch (error) {
+    if (!(error instanceof CliError)) throw error;
+    writeLine(io.stderr, `ordered-webhooks ${command.name}: ${error.message}`);
+    if (error.exitCode === ExitCode.usage) writeLine(io.stderr, `See \`ordered-webhooks ${command.name} --help\`.`);
+    return error.exitCode;
+  }
+}

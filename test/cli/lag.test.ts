@@ -1,0 +1,138 @@
+/**
+ * `ordered-webhooks lag` against a fake API: the table, --json, --fail-on-stalled and the exit
+ * codes of failures.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ExitCode } from '../../cli/exit-codes.js';
+import { apiError, startFakeApi, type FakeApi } from './support/fake-api.js';
+import { runCommand } from './support/run-cli.js';
+
+const STUCK = {
+  message_group_id: '3f2a9c0e1b7d4a6e8f0c2b4d6e8a0c1f',
+  depth: 12,
+  oldest_wait_seconds: 192,
+  keys_affected: 1,
+  head_attempts: 4,
+  last_error: 'HTTP 503',
+  dead_lettered: 2,
+};
+const FLOWING = { message_group_id: 'partition-7', depth: 1, oldest_wait_seconds: 3, keys_affected: 3, head_attempts: 0, last_error: null, dead_lettered: 0 };
+
+describe('lag command', () => {
+  let api: FakeApi;
+
+  beforeEach(async () => {
+    api = await startFakeApi();
+  });
+
+  afterEach(async () => {
+    await api.stop();
+  });
+
+  it('prints a table of the groups, worst first, with human waits when asked', async () => {
+    api.on('GET /v1/lag', { status: 200, body: { groups: [STUCK, FLOWING] } });
+
+    const run = await runCommand(['lag', '--url', api.url]);
+
+    expect(run.exitCode).toBe(ExitCode.ok);
+    expect(run.stderr).toBe('');
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/^GROUP\s+DEPTH\s+OLDEST WAIT\s+KEYS\s+HEAD ATTEMPTS\s+LAST ERROR\s+DEAD LETTERS$/);
+    expect(lines[1]?.split(/\s{2,}/)).toEqual([STUCK.message_group_id, '12', '3m12s', '1', '4', 'HTTP 503', '2']);
+    expect(lines[2]?.split(/\s{2,}/)).toEqual(['partition-7', '1', '3s', '3', '0', '-', '0']);
+    expect(api.calls()).toEqual(['GET /v1/lag']);
+  });
+
+  it('prints the API answer as it is with --json, unknown fields included', async () => {
+    const body = { groups: [{ ...STUCK, added_later: 'kept' }] };
+    api.on('GET /v1/lag', { status: 200, body });
+
+    const run = await runCommand(['lag', '--url', api.url, '--json']);
+
+    expect(run.exitCode).toBe(ExitCode.ok);
+    expect(JSON.parse(run.stdout)).toEqual(body);
+  });
+
+  it('says so when no group has pending or dead-lettered events', async () => {
+    api.on('GET /v1/lag', { status: 200, body: { groups: [] } });
+
+    const run = await runCommand(['lag', '--url', api.url]);
+
+    expect(run.exitCode).toBe(ExitCode.ok);
+    expect(run.stdout).toBe('No message group has pending or dead-lettered events.\n');
+  });
+
+  it('exits 3 with --fail-on-stalled when a group has waited at least that long', async () => {
+    api.on('GET /v1/lag', { status: 200, body: { groups: [FLOWING, STUCK] } });
+
+    const stalled = await runCommand(['lag', '--url', api.url, '--fail-on-stalled', '3m']);
+    const fine = await runCommand(['lag', '--url', api.url, '--fail-on-stalled', '193', '--json']);
+
+    expect(stalled.exitCode).toBe(ExitCode.attentionNeeded);
+    expect(stalled.stderr).toContain(`1 message group(s) have waited at least 3m00s; the worst, ${STUCK.message_group_id}, 3m12s`);
+    expect(fine.exitCode).toBe(ExitCode.ok);
+    expect(fine.stderr).toBe('');
+  });
+
+  it('uses ORDERED_WEBHOOKS_URL when --url is absent', async () => {
+    api.on('GET /v1/lag', { status: 200, body: { groups: [] } });
+
+    const run = await runCommand(['lag'], { environment: { ORDERED_WEBHOOKS_URL: `${api.url}/` } });
+
+    expect(run.exitCode).toBe(ExitCode.ok);
+    expect(api.calls()).toEqual(['GET /v1/lag']);
+  });
+
+  it('keeps the stage path of the base URL', async () => {
+    api.on('GET /prod/v1/lag', { status: 200, body: { groups: [] } });
+
+    const run = await runCommand(['lag', '--url', `${api.url}/prod`]);
+
+    expect(run.exitCode).toBe(ExitCode.ok);
+  });
+
+  it("exits 1 with the API's error code and message when the API fails", async () => {
+    api.on('GET /v1/lag', apiError(500, 'internal_error', 'Something broke.'));
+
+    const run = await runCommand(['lag', '--url', api.url]);
+
+    expect(run.exitCode).toBe(ExitCode.failed);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe('ordered-webhooks lag: GET /v1/lag answered 500 internal_error: Something broke.\n');
+  });
+
+  it('exits 1 naming the answer when its body is not what the contract says', async () => {
+    api.on('GET /v1/lag', { status: 200, body: { rows: [] } });
+
+    const run = await runCommand(['lag', '--url', api.url]);
+
+    expect(run.exitCode).toBe(ExitCode.failed);
+    expect(run.stderr).toContain('GET /v1/lag answered 200 with a body this CLI does not understand: {"rows":[]}');
+  });
+
+  it('exits 1 without a stack trace when nothing listens', async () => {
+    const url = api.url;
+    await api.stop();
+    api = await startFakeApi();
+
+    const run = await runCommand(['lag', '--url', url]);
+
+    expect(run.exitCode).toBe(ExitCode.failed);
+    expect(run.stderr).toMatch(/^ordered-webhooks lag: GET \/v1\/lag: cannot reach http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED/);
+    expect(run.stderr).not.toContain('    at ');
+  });
+
+  it.each([
+    [['lag', '--fail-on-stalled', 'soon'], '--fail-on-stalled must be a duration'],
+    [['lag', '--nope'], "Unknown option '--nope'"],
+    [['lag', 'extra'], "Unexpected argument 'extra'"],
+    [['lag', '--url', 'ftp://example.com'], '--url must be an http(s) URL'],
+  ])('exits 2 and sends nothing for %j', async (args, message) => {
+    const run = await runCommand([...args, ...(args.includes('--url') ? [] : ['--url', api.url])]);
+
+    expect(run.exitCode).toBe(ExitCode.usage);
+    expect(run.stderr).toContain(message);
+    expect(api.requests).toHaveLength(0);
+  });
+});
