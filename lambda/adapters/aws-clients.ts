@@ -2,7 +2,7 @@
  * SDK clients, created once per cold start. `endpoint` points them at the local emulators.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, type UpdateCommand, type UpdateCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 
 /** Where the clients connect; empty in Lambda, where the SDK finds region and credentials itself. */
@@ -25,4 +25,17 @@ export function createSqsClient(options: ClientOptions = {}): SQSClient {
 /** Whether an SDK error is DynamoDB's refusal of a condition expression: an expected outcome, not a fault. */
 export function isConditionFailure(error: unknown): boolean {
   return error instanceof Error && error.name === 'ConditionalCheckFailedException';
+}
+
+/**
+ * Sends a conditional UpdateItem whose refused condition is an expected outcome, not a fault.
+ * @returns the output, or undefined when the condition was not met
+ */
+export async function updateIfCondition(client: DynamoDBDocumentClient, command: UpdateCommand): Promise<UpdateCommandOutput | undefined> {
+  try {
+    return await client.send(command);
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
 }

@@ -8,7 +8,7 @@ import * as z from 'zod';
 import type { DeliveryStore, SettledEvent, SettleResult } from '../core/delivery.js';
 import { RecordOutcome, type AcceptedEventRecord } from '../core/ingest.js';
 import { TABLES } from '../resources.js';
-import { isConditionFailure } from './aws-clients.js';
+import { updateIfCondition } from './aws-clients.js';
 import { batchGetItems } from './batch-get.js';
 import { parseItem } from './dynamo-item.js';
 
@@ -99,34 +99,31 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
     },
 
     async recordAccepted(record) {
-      try {
-        const output = await client.send(
-          new UpdateCommand({
-            TableName: options.tableName,
-            Key: { [eventKey]: record.eventId },
-            // The consumer may have settled the event already (it can be delivered within
-            // milliseconds of being enqueued): keep its status, add what ingest knows.
-            UpdateExpression:
-              'SET accepted_at = :accepted, subscription_id = :subscription, tenant_id = :tenant, ordering_key = :key, message_group_id = :group, #status = if_not_exists(#status, :status), expires_at = if_not_exists(expires_at, :expires)',
-            ConditionExpression: 'attribute_not_exists(accepted_at)',
-            ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: {
-              ':accepted': record.acceptedAt,
-              ':subscription': record.subscriptionId,
-              ':tenant': record.tenantId,
-              ':key': record.orderingKey,
-              ':group': record.messageGroupId,
-              ':status': EventItemStatus.accepted,
-              ':expires': expiresAt(record.acceptedAt),
-            },
-            ReturnValues: 'ALL_OLD',
-          }),
-        );
-        return output.Attributes?.status === undefined ? RecordOutcome.recorded : RecordOutcome.recordedSettled;
-      } catch (error) {
-        if (isConditionFailure(error)) return RecordOutcome.alreadyRecorded;
-        throw error;
-      }
+      const output = await updateIfCondition(
+        client,
+        new UpdateCommand({
+          TableName: options.tableName,
+          Key: { [eventKey]: record.eventId },
+          // The consumer may have settled the event already (it can be delivered within
+          // milliseconds of being enqueued): keep its status, add what ingest knows.
+          UpdateExpression:
+            'SET accepted_at = :accepted, subscription_id = :subscription, tenant_id = :tenant, ordering_key = :key, message_group_id = :group, #status = if_not_exists(#status, :status), expires_at = if_not_exists(expires_at, :expires)',
+          ConditionExpression: 'attribute_not_exists(accepted_at)',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':accepted': record.acceptedAt,
+            ':subscription': record.subscriptionId,
+            ':tenant': record.tenantId,
+            ':key': record.orderingKey,
+            ':group': record.messageGroupId,
+            ':status': EventItemStatus.accepted,
+            ':expires': expiresAt(record.acceptedAt),
+          },
+          ReturnValues: 'ALL_OLD',
+        }),
+      );
+      if (output === undefined) return RecordOutcome.alreadyRecorded;
+      return output.Attributes?.status === undefined ? RecordOutcome.recorded : RecordOutcome.recordedSettled;
     },
 
     async isSettled(eventId) {

@@ -7,7 +7,7 @@ import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient, t
 import * as z from 'zod';
 import { ALL_LAG_SHARDS, HeadState, lagShardOf, type GroupIntake, type GroupLag, type GroupProgress } from '../core/lag.js';
 import { TABLES } from '../resources.js';
-import { isConditionFailure } from './aws-clients.js';
+import { updateIfCondition } from './aws-clients.js';
 import { parseItem } from './dynamo-item.js';
 
 const ACTIVE_GROUPS_INDEX = TABLES.groups.indexes[0].name;
@@ -64,40 +64,36 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
   const key = (messageGroupId: string) => ({ [TABLES.groups.partitionKey]: messageGroupId });
 
   const leaveIndexIfDrained = async (messageGroupId: string): Promise<void> => {
-    try {
-      await client.send(
-        new UpdateCommand({
-          TableName: tableName,
-          Key: key(messageGroupId),
-          UpdateExpression: 'REMOVE lag_shard, oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key',
-          // Ingest may have counted new events since: then the group stays.
-          ConditionExpression: '#depth <= :zero AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
-          ExpressionAttributeNames: DEPTH,
-          ExpressionAttributeValues: { ':zero': 0 },
-        }),
-      );
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-    }
+    await updateIfCondition(
+      client,
+      new UpdateCommand({
+        TableName: tableName,
+        Key: key(messageGroupId),
+        UpdateExpression: 'REMOVE lag_shard, oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key',
+        // Ingest may have counted new events since: then the group stays.
+        ConditionExpression: '#depth <= :zero AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
+        ExpressionAttributeNames: DEPTH,
+        ExpressionAttributeValues: { ':zero': 0 },
+      }),
+    );
   };
 
   const recordIntake = async (intake: GroupIntake): Promise<void> => {
     const base = 'ADD #depth :events, ordering_keys :keys SET lag_shard = :shard';
     const values = { ':events': intake.events, ':keys': new Set(intake.orderingKeys), ':shard': lagShardOf(intake.messageGroupId), ':accepted': intake.acceptedAt, ':zero': 0 };
-    try {
-      // An idle group (the common case for a quiet key): these events are now its oldest.
-      await client.send(
-        new UpdateCommand({
-          TableName: tableName,
-          Key: key(intake.messageGroupId),
-          UpdateExpression: `${base}, oldest_accepted_at = :accepted`,
-          ConditionExpression: 'attribute_not_exists(#depth) OR #depth <= :zero',
-          ExpressionAttributeNames: DEPTH,
-          ExpressionAttributeValues: values,
-        }),
-      );
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
+    // An idle group (the common case for a quiet key): these events are now its oldest.
+    const isIdle = await updateIfCondition(
+      client,
+      new UpdateCommand({
+        TableName: tableName,
+        Key: key(intake.messageGroupId),
+        UpdateExpression: `${base}, oldest_accepted_at = :accepted`,
+        ConditionExpression: 'attribute_not_exists(#depth) OR #depth <= :zero',
+        ExpressionAttributeNames: DEPTH,
+        ExpressionAttributeValues: values,
+      }),
+    );
+    if (isIdle === undefined) {
       // A group with pending events keeps the acceptance time of its oldest.
       await client.send(
         new UpdateCommand({

@@ -7,7 +7,7 @@ import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk
 import * as z from 'zod';
 import type { AttemptTicket, DeliveryStore } from '../core/delivery.js';
 import { TABLES } from '../resources.js';
-import { isConditionFailure } from './aws-clients.js';
+import { updateIfCondition } from './aws-clients.js';
 import { parseItem } from './dynamo-item.js';
 
 const headSchema = z.object({
@@ -35,32 +35,29 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
 
   return {
     async beginAttempt({ orderingKey: key, eventId, maxAttempts, keptSequence }): Promise<AttemptTicket> {
-      try {
-        // A new head: the key's next sequence number, attempt 1. Both SET operands read the item
-        // as it was before this write, so head_sequence equals the new last_sequence. A redriven
-        // dead letter keeps the number it was given and takes none.
-        const output = await client.send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: { [orderingKey]: key },
-            UpdateExpression:
-              keptSequence === undefined
-                ? 'SET last_sequence = if_not_exists(last_sequence, :zero) + :one, head_sequence = if_not_exists(last_sequence, :zero) + :one, head_event_id = :event, head_attempts = :one REMOVE head_last_error, skip_event_id, skip_requested_at'
-                : 'SET head_sequence = :kept, head_event_id = :event, head_attempts = :one REMOVE head_last_error, skip_event_id, skip_requested_at',
-            ConditionExpression: 'attribute_not_exists(head_event_id) OR head_event_id <> :event',
-            ExpressionAttributeValues:
-              keptSequence === undefined ? { ':zero': 0, ':one': 1, ':event': eventId } : { ':one': 1, ':event': eventId, ':kept': keptSequence },
-            ReturnValues: 'ALL_NEW',
-          }),
-        );
-        const head = parseItem(headSchema, output.Attributes, tableName, key);
-        return { kind: 'attempt', sequence: head.head_sequence, attempts: head.head_attempts };
-      } catch (error) {
-        if (!isConditionFailure(error)) throw error;
-      }
-      try {
-        // The same head again (a retry): keep its number, count one more real attempt.
-        const output = await client.send(
+      // A new head: the key's next sequence number, attempt 1. Both SET operands read the item as
+      // it was before this write, so head_sequence equals the new last_sequence. A redriven dead
+      // letter keeps the number it was given and takes none.
+      const started = await updateIfCondition(
+        client,
+        new UpdateCommand({
+          TableName: tableName,
+          Key: { [orderingKey]: key },
+          UpdateExpression:
+            keptSequence === undefined
+              ? 'SET last_sequence = if_not_exists(last_sequence, :zero) + :one, head_sequence = if_not_exists(last_sequence, :zero) + :one, head_event_id = :event, head_attempts = :one REMOVE head_last_error, skip_event_id, skip_requested_at'
+              : 'SET head_sequence = :kept, head_event_id = :event, head_attempts = :one REMOVE head_last_error, skip_event_id, skip_requested_at',
+          ConditionExpression: 'attribute_not_exists(head_event_id) OR head_event_id <> :event',
+          ExpressionAttributeValues:
+            keptSequence === undefined ? { ':zero': 0, ':one': 1, ':event': eventId } : { ':one': 1, ':event': eventId, ':kept': keptSequence },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      // Otherwise the same head again (a retry): keep its number, count one more real attempt.
+      const counted =
+        started ??
+        (await updateIfCondition(
+          client,
           new UpdateCommand({
             TableName: tableName,
             Key: { [orderingKey]: key },
@@ -69,11 +66,10 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
             ExpressionAttributeValues: { ':one': 1, ':event': eventId, ':max': maxAttempts },
             ReturnValues: 'ALL_NEW',
           }),
-        );
-        const head = parseItem(headSchema, output.Attributes, tableName, key);
+        ));
+      if (counted !== undefined) {
+        const head = parseItem(headSchema, counted.Attributes, tableName, key);
         return { kind: 'attempt', sequence: head.head_sequence, attempts: head.head_attempts };
-      } catch (error) {
-        if (!isConditionFailure(error)) throw error;
       }
       const head = await readHead(key);
       if (head.head_event_id !== eventId) throw new Error(`ordering key ${key} changed head while ${eventId} was being attempted`);
@@ -82,38 +78,31 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
     },
 
     async requestSkip({ orderingKey: key, eventId, at }) {
-      try {
-        await client.send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: { [orderingKey]: key },
-            UpdateExpression: 'SET skip_event_id = :event, skip_requested_at = :at',
-            ConditionExpression: 'head_event_id = :event',
-            ExpressionAttributeValues: { ':event': eventId, ':at': at },
-          }),
-        );
-        return true;
-      } catch (error) {
-        if (isConditionFailure(error)) return false;
-        throw error;
-      }
+      const output = await updateIfCondition(
+        client,
+        new UpdateCommand({
+          TableName: tableName,
+          Key: { [orderingKey]: key },
+          UpdateExpression: 'SET skip_event_id = :event, skip_requested_at = :at',
+          ConditionExpression: 'head_event_id = :event',
+          ExpressionAttributeValues: { ':event': eventId, ':at': at },
+        }),
+      );
+      return output !== undefined;
     },
 
     async recordFailure({ orderingKey: key, eventId, reason }) {
-      try {
-        await client.send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: { [orderingKey]: key },
-            UpdateExpression: 'SET head_last_error = :reason',
-            ConditionExpression: 'head_event_id = :event',
-            ExpressionAttributeValues: { ':reason': reason, ':event': eventId },
-          }),
-        );
-      } catch (error) {
-        // Another event is head already: its own state matters, this note does not.
-        if (!isConditionFailure(error)) throw error;
-      }
+      // Refused when another event is head already: its own state matters, this note does not.
+      await updateIfCondition(
+        client,
+        new UpdateCommand({
+          TableName: tableName,
+          Key: { [orderingKey]: key },
+          UpdateExpression: 'SET head_last_error = :reason',
+          ConditionExpression: 'head_event_id = :event',
+          ExpressionAttributeValues: { ':reason': reason, ':event': eventId },
+        }),
+      );
     },
   };
 }

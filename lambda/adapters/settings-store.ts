@@ -6,7 +6,7 @@ import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk
 import * as z from 'zod';
 import { initialRouting, type RoutingSettings } from '../core/routing-settings.js';
 import { TABLES } from '../resources.js';
-import { isConditionFailure } from './aws-clients.js';
+import { updateIfCondition } from './aws-clients.js';
 import { parseItem } from './dynamo-item.js';
 
 const ROUTING = 'routing';
@@ -64,21 +64,17 @@ export function createSettingsStore(client: DynamoDBDocumentClient, tableName: s
 
     async switchRouting({ expectedVersion, partitionCount, at }) {
       const fields = partitionFields(partitionCount);
-      try {
-        await client.send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: key,
-            UpdateExpression: `SET version = :next, switched_at = :at${fields.set}${fields.remove}`,
-            ConditionExpression: 'version = :expected AND is_paused = :true',
-            ExpressionAttributeValues: { ':next': expectedVersion + 1, ':expected': expectedVersion, ':true': true, ':at': at, ...fields.values },
-          }),
-        );
-        return true;
-      } catch (error) {
-        if (isConditionFailure(error)) return false;
-        throw error;
-      }
+      const output = await updateIfCondition(
+        client,
+        new UpdateCommand({
+          TableName: tableName,
+          Key: key,
+          UpdateExpression: `SET version = :next, switched_at = :at${fields.set}${fields.remove}`,
+          ConditionExpression: 'version = :expected AND is_paused = :true',
+          ExpressionAttributeValues: { ':next': expectedVersion + 1, ':expected': expectedVersion, ':true': true, ':at': at, ...fields.values },
+        }),
+      );
+      return output !== undefined;
     },
   };
 }

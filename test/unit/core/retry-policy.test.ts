@@ -83,6 +83,15 @@ describe('decideAfterFailure', () => {
     expect(decision).toEqual({ kind: FailureDecisionKind.retryLater, delaySeconds: expected });
   });
 
+  it('retries at the maximum backoff instead of giving up when exhausted heads stall', () => {
+    const stalling: RetryPolicy = { ...policy, onExhausted: 'stall' };
+    for (const attempts of [5, 6, 50]) {
+      expect(decideAfterFailure({ attempts, reason: 'HTTP 500', retryAfterSeconds: 1 }, stalling, lowest)).toEqual({ kind: FailureDecisionKind.retryLater, delaySeconds: 900 });
+    }
+    expect(attemptLimit(stalling)).toBe(Number.MAX_SAFE_INTEGER);
+    expect(attemptLimit(policy)).toBe(5);
+  });
+
   it('gives up even when Retry-After asks for more time, once the attempts are spent', () => {
     const decision = decideAfterFailure({ attempts: 5, reason: 'HTTP 429', retryAfterSeconds: 10 }, policy, lowest);
     expect(decision.kind).toBe(FailureDecisionKind.deadLetter);
