@@ -63,15 +63,20 @@ export interface GroupStore {
 export function createGroupStore(client: DynamoDBDocumentClient, tableName: string): GroupStore {
   const key = (messageGroupId: string) => ({ [TABLES.groups.partitionKey]: messageGroupId });
 
-  const leaveIndexIfDrained = async (messageGroupId: string): Promise<void> => {
+  /**
+   * A group with nothing pending forgets its oldest acceptance and its head, so that its next
+   * events start its wait afresh; it leaves the index when it has no dead letters either. Only
+   * written when a write saw the group drain; conditional, as ingest may have counted new events.
+   */
+  const forgetIfDrained = async (messageGroupId: string, deadLettered: number): Promise<void> => {
+    const hasDeadLetters = deadLettered > 0;
     await updateIfCondition(
       client,
       new UpdateCommand({
         TableName: tableName,
         Key: key(messageGroupId),
-        UpdateExpression: 'REMOVE lag_shard, oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key',
-        // Ingest may have counted new events since: then the group stays.
-        ConditionExpression: '#depth <= :zero AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
+        UpdateExpression: `REMOVE ${hasDeadLetters ? '' : 'lag_shard, '}oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key`,
+        ConditionExpression: hasDeadLetters ? '#depth <= :zero' : '#depth <= :zero AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
         ExpressionAttributeNames: DEPTH,
         ExpressionAttributeValues: { ':zero': 0 },
       }),
@@ -79,32 +84,22 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
   };
 
   const recordIntake = async (intake: GroupIntake): Promise<void> => {
-    const base = 'ADD #depth :events, ordering_keys :keys SET lag_shard = :shard';
-    const values = { ':events': intake.events, ':keys': new Set(intake.orderingKeys), ':shard': lagShardOf(intake.messageGroupId), ':accepted': intake.acceptedAt, ':zero': 0 };
-    // An idle group (the common case for a quiet key): these events are now its oldest.
-    const isIdle = await updateIfCondition(
-      client,
+    // An idle group has no oldest acceptance (forgetIfDrained): these events become it; a group
+    // with pending events keeps its own.
+    const output = await client.send(
       new UpdateCommand({
         TableName: tableName,
         Key: key(intake.messageGroupId),
-        UpdateExpression: `${base}, oldest_accepted_at = :accepted`,
-        ConditionExpression: 'attribute_not_exists(#depth) OR #depth <= :zero',
+        UpdateExpression: 'ADD #depth :events, ordering_keys :keys SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted)',
         ExpressionAttributeNames: DEPTH,
-        ExpressionAttributeValues: values,
+        ExpressionAttributeValues: { ':events': intake.events, ':keys': new Set(intake.orderingKeys), ':shard': lagShardOf(intake.messageGroupId), ':accepted': intake.acceptedAt },
+        ReturnValues: 'ALL_NEW',
       }),
     );
-    if (isIdle === undefined) {
-      // A group with pending events keeps the acceptance time of its oldest.
-      await client.send(
-        new UpdateCommand({
-          TableName: tableName,
-          Key: key(intake.messageGroupId),
-          UpdateExpression: `${base}, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted)`,
-          ExpressionAttributeNames: DEPTH,
-          ExpressionAttributeValues: { ':events': values[':events'], ':keys': values[':keys'], ':shard': values[':shard'], ':accepted': values[':accepted'] },
-        }),
-      );
-    }
+    // The consumer settled these events before this count arrived (a race of milliseconds): the
+    // group is drained already, and must not keep this acceptance as its oldest.
+    const group = toGroupLag(parseItem(groupItemSchema, output.Attributes, tableName, intake.messageGroupId));
+    if (group.depth <= 0) await forgetIfDrained(intake.messageGroupId, group.deadLettered);
   };
 
   return {
@@ -145,7 +140,7 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
         }),
       );
       const group = toGroupLag(parseItem(groupItemSchema, output.Attributes, tableName, progress.messageGroupId));
-      if (group.depth <= 0 && group.deadLettered <= 0) await leaveIndexIfDrained(progress.messageGroupId);
+      if (group.depth <= 0) await forgetIfDrained(progress.messageGroupId, group.deadLettered);
     },
 
     async getGroup(messageGroupId) {

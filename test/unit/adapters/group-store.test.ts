@@ -13,34 +13,30 @@ const now = new Date('2026-12-02T12:00:00.000Z');
 beforeEach(() => dynamo.reset());
 
 describe('recordIntake', () => {
-  it('counts a request’s events into an idle group, with them as its oldest, in one write', async () => {
-    dynamo.on(UpdateCommand).resolves({});
+  it('counts a request’s events into their group in one write, keeping a busy group’s oldest acceptance', async () => {
+    dynamo.on(UpdateCommand).resolves({ Attributes: { message_group_id: 'g1', depth: 3 } });
     await store.recordIntake({ messageGroupId: 'g1', events: 3, orderingKeys: ['k1'], acceptedAt: now.toISOString() });
     const calls = dynamo.commandCalls(UpdateCommand);
     expect(calls).toHaveLength(1);
     expect(calls[0]?.args[0].input).toEqual({
       TableName: 'Groups',
       Key: { message_group_id: 'g1' },
-      UpdateExpression: 'ADD #depth :events, ordering_keys :keys SET lag_shard = :shard, oldest_accepted_at = :accepted',
-      ConditionExpression: 'attribute_not_exists(#depth) OR #depth <= :zero',
+      UpdateExpression: 'ADD #depth :events, ordering_keys :keys SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted)',
       ExpressionAttributeNames: { '#depth': 'depth' },
-      ExpressionAttributeValues: { ':events': 3, ':keys': new Set(['k1']), ':shard': lagShardOf('g1'), ':accepted': now.toISOString(), ':zero': 0 },
+      ExpressionAttributeValues: { ':events': 3, ':keys': new Set(['k1']), ':shard': lagShardOf('g1'), ':accepted': now.toISOString() },
+      ReturnValues: 'ALL_NEW',
     });
   });
 
-  it('keeps the oldest acceptance of a group that has pending events', async () => {
-    dynamo
-      .on(UpdateCommand)
-      .rejectsOnce(new ConditionalCheckFailedException({ message: 'pending', $metadata: {} }))
-      .resolvesOnce({});
-    await store.recordIntake({ messageGroupId: 'g1', events: 2, orderingKeys: ['k1'], acceptedAt: now.toISOString() });
+  it('forgets the group again when the consumer settled its events before this count arrived', async () => {
+    dynamo.on(UpdateCommand).resolvesOnce({ Attributes: { message_group_id: 'g1', depth: 0 } }).resolvesOnce({});
+    await store.recordIntake({ messageGroupId: 'g1', events: 1, orderingKeys: ['k1'], acceptedAt: now.toISOString() });
     const calls = dynamo.commandCalls(UpdateCommand);
     expect(calls).toHaveLength(2);
     expect(calls[1]?.args[0].input).toMatchObject({
-      UpdateExpression: 'ADD #depth :events, ordering_keys :keys SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted)',
-      ExpressionAttributeValues: { ':events': 2 },
+      UpdateExpression: 'REMOVE lag_shard, oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key',
+      ConditionExpression: '#depth <= :zero AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
     });
-    expect(calls[1]?.args[0].input.ConditionExpression).toBeUndefined();
   });
 });
 
@@ -80,10 +76,15 @@ describe('recordProgress', () => {
     });
   });
 
-  it('keeps a group that still has dead letters in the index', async () => {
-    dynamo.on(UpdateCommand).resolves({ Attributes: { message_group_id: 'g1', depth: 0, dead_lettered: 1 } });
+  it('keeps a drained group that still has dead letters in the index, forgetting its oldest acceptance', async () => {
+    dynamo.on(UpdateCommand).resolvesOnce({ Attributes: { message_group_id: 'g1', depth: 0, dead_lettered: 1 } }).resolvesOnce({});
     await store.recordProgress({ messageGroupId: 'g1', settled: 1, deadLettered: 1, lastSettledAcceptedAt: 'a2', head: { state: HeadState.clear } }, now);
-    expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(1);
+    const calls = dynamo.commandCalls(UpdateCommand);
+    expect(calls).toHaveLength(2);
+    expect(calls[1]?.args[0].input).toMatchObject({
+      UpdateExpression: 'REMOVE oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key',
+      ConditionExpression: '#depth <= :zero',
+    });
   });
 
   it('accepts that ingest counted new events meanwhile', async () => {
