@@ -15,9 +15,7 @@ import { parseItem } from './dynamo-item.js';
 /** The `status` attribute of an event item. */
 export const EventItemStatus = { accepted: 'accepted', delivered: 'delivered', deadLettered: 'dead_lettered' } as const;
 
-const SETTLED: readonly string[] = [EventItemStatus.delivered, EventItemStatus.deadLettered];
-
-const eventStatusSchema = z.object({ status: z.enum(EventItemStatus).optional() });
+const eventStatusSchema = z.object({ status: z.enum(EventItemStatus).optional(), dead_lettered_at: z.string().optional() });
 
 const DEAD_LETTERS_INDEX = TABLES.events.indexes[0].name;
 
@@ -48,10 +46,14 @@ export interface EventStore extends Pick<DeliveryStore, 'isSettled' | 'markDeliv
   readonly recordAccepted: (record: AcceptedEventRecord) => Promise<RecordOutcome>;
   /** A subscription's dead letters, oldest first. */
   readonly listDeadLetters: (subscriptionId: string) => Promise<DeadLetterRow[]>;
-  /** Makes a dead letter pending again for its redrive; it stays listed until it left the dead-letter queue. */
-  readonly markPending: (input: { readonly eventId: string; readonly messageGroupId: string; readonly at: string }) => Promise<void>;
-  /** Takes a redriven dead letter out of the dead-letters list, counting the redrive; its reason stays as history. */
-  readonly markRedriven: (eventId: string) => Promise<void>;
+  /**
+   * Takes a redriven dead letter out of the dead-letters list and counts the redrive (its reason
+   * stays as history). Conditional, so a repeated step after a crash counts it once.
+   * @returns false when it was not listed any more
+   */
+  readonly markRedriven: (input: { readonly eventId: string; readonly messageGroupId: string; readonly at: string }) => Promise<boolean>;
+  /** Whether the event was redriven and is listed no more. */
+  readonly wasRedriven: (eventId: string) => Promise<boolean>;
 }
 
 export interface EventStoreOptions {
@@ -64,7 +66,7 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
   const eventKey = TABLES.events.partitionKey;
   const expiresAt = (at: string): number => Math.floor(Date.parse(at) / 1000) + options.ttlDays * 86_400;
 
-  const settle = async (input: SettledEvent, fields: Record<string, string | number>): Promise<SettleResult> => {
+  const settle = async (input: SettledEvent, fields: Record<string, string | number>, removed: readonly string[] = []): Promise<SettleResult> => {
     const values: Record<string, string | number> = {
       ':subscription': input.queued.event.subscription_id,
       ':tenant': input.queued.event.tenant_id,
@@ -83,7 +85,7 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
       new UpdateCommand({
         TableName: options.tableName,
         Key: { [eventKey]: input.queued.event.event_id },
-        UpdateExpression: `SET ${assignments.join(', ')}`,
+        UpdateExpression: `SET ${assignments.join(', ')}${removed.length === 0 ? '' : ` REMOVE ${removed.join(', ')}`}`,
         ExpressionAttributeNames: { '#sequence': 'sequence', ...Object.fromEntries(Object.keys(fields).map((name) => [`#${name}`, name])) },
         ExpressionAttributeValues: values,
         ReturnValues: 'ALL_OLD',
@@ -126,21 +128,24 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
       return output.Attributes?.status === undefined ? RecordOutcome.recorded : RecordOutcome.recordedSettled;
     },
 
-    async isSettled(eventId) {
+    async isSettled(eventId, redrivenAt) {
       const output = await client.send(
         new GetCommand({
           TableName: options.tableName,
           Key: { [eventKey]: eventId },
-          ProjectionExpression: '#status',
+          ProjectionExpression: '#status, dead_lettered_at',
           ExpressionAttributeNames: { '#status': 'status' },
           ConsistentRead: true,
         }),
       );
-      const { status } = parseItem(eventStatusSchema, output.Item ?? {}, options.tableName, eventId);
-      return status !== undefined && SETTLED.includes(status);
+      const { status, dead_lettered_at: deadLetteredAt } = parseItem(eventStatusSchema, output.Item ?? {}, options.tableName, eventId);
+      if (status === EventItemStatus.delivered) return true;
+      if (status !== EventItemStatus.deadLettered) return false;
+      return redrivenAt === undefined || (deadLetteredAt !== undefined && deadLetteredAt > redrivenAt);
     },
 
-    markDelivered: (input) => settle(input, { status: EventItemStatus.delivered, delivered_at: input.at }),
+    // A delivered event is no dead letter, whatever a crashed redrive step left listed.
+    markDelivered: (input) => settle(input, { status: EventItemStatus.delivered, delivered_at: input.at }, ['dead_letter_subscription_id']),
 
     markDeadLettered: (input) =>
       settle(input, {
@@ -151,27 +156,30 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
         dead_letter_subscription_id: input.queued.event.subscription_id,
       }),
 
-    async markPending({ eventId, messageGroupId, at }) {
-      await client.send(
+    async markRedriven({ eventId, messageGroupId, at }) {
+      const output = await updateIfCondition(
+        client,
         new UpdateCommand({
           TableName: options.tableName,
           Key: { [eventKey]: eventId },
-          UpdateExpression: 'SET #status = :accepted, redriven_at = :at, message_group_id = :group',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':accepted': EventItemStatus.accepted, ':at': at, ':group': messageGroupId },
+          UpdateExpression: 'SET redriven_at = :at, message_group_id = :group ADD redrives :one REMOVE dead_letter_subscription_id',
+          ConditionExpression: 'attribute_exists(dead_letter_subscription_id)',
+          ExpressionAttributeValues: { ':at': at, ':group': messageGroupId, ':one': 1 },
         }),
       );
+      return output !== undefined;
     },
 
-    async markRedriven(eventId) {
-      await client.send(
-        new UpdateCommand({
+    async wasRedriven(eventId) {
+      const output = await client.send(
+        new GetCommand({
           TableName: options.tableName,
           Key: { [eventKey]: eventId },
-          UpdateExpression: 'ADD redrives :one REMOVE dead_letter_subscription_id',
-          ExpressionAttributeValues: { ':one': 1 },
+          ProjectionExpression: 'redriven_at, dead_letter_subscription_id',
+          ConsistentRead: true,
         }),
       );
+      return output.Item?.redriven_at !== undefined && output.Item.dead_letter_subscription_id === undefined;
     },
 
     async listDeadLetters(subscriptionId) {

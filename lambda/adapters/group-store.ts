@@ -12,6 +12,9 @@ import { parseItem } from './dynamo-item.js';
 
 const ACTIVE_GROUPS_INDEX = TABLES.groups.indexes[0].name;
 
+/** Ordering keys a group remembers at most, for `keys_affected` (≤ 128 KB of keys in a 400 KB item). */
+export const MAX_KEYS_TRACKED = 1000;
+
 /** `depth` is a DynamoDB reserved word. */
 const DEPTH = { '#depth': 'depth' };
 
@@ -84,18 +87,36 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
   };
 
   const recordIntake = async (intake: GroupIntake): Promise<void> => {
+    const values = { ':events': intake.events, ':shard': lagShardOf(intake.messageGroupId), ':accepted': intake.acceptedAt };
     // An idle group has no oldest acceptance (forgetIfDrained): these events become it; a group
     // with pending events keeps its own.
-    const output = await client.send(
+    const counting = 'ADD #depth :events SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted)';
+    // The keys seen are kept up to MAX_KEYS_TRACKED (a busy partition never drains, and an item
+    // holds at most 400 KB): beyond, the count goes on without them.
+    const withKeys = await updateIfCondition(
+      client,
       new UpdateCommand({
         TableName: tableName,
         Key: key(intake.messageGroupId),
-        UpdateExpression: 'ADD #depth :events, ordering_keys :keys SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted)',
+        UpdateExpression: counting.replace('ADD #depth :events', 'ADD #depth :events, ordering_keys :keys'),
+        ConditionExpression: 'attribute_not_exists(ordering_keys) OR size(ordering_keys) < :cap',
         ExpressionAttributeNames: DEPTH,
-        ExpressionAttributeValues: { ':events': intake.events, ':keys': new Set(intake.orderingKeys), ':shard': lagShardOf(intake.messageGroupId), ':accepted': intake.acceptedAt },
+        ExpressionAttributeValues: { ...values, ':keys': new Set(intake.orderingKeys), ':cap': MAX_KEYS_TRACKED },
         ReturnValues: 'ALL_NEW',
       }),
     );
+    const output =
+      withKeys ??
+      (await client.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: key(intake.messageGroupId),
+          UpdateExpression: counting,
+          ExpressionAttributeNames: DEPTH,
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_NEW',
+        }),
+      ));
     // The consumer settled these events before this count arrived (a race of milliseconds): the
     // group is drained already, and must not keep this acceptance as its oldest.
     const group = toGroupLag(parseItem(groupItemSchema, output.Attributes, tableName, intake.messageGroupId));

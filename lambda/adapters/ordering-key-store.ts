@@ -34,7 +34,10 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
   };
 
   return {
-    async beginAttempt({ orderingKey: key, eventId, maxAttempts, keptSequence }): Promise<AttemptTicket> {
+    async beginAttempt({ orderingKey: key, eventId, maxAttempts, redrive }): Promise<AttemptTicket> {
+      // A redrive is a new attempt series of the same event: it is told apart by its redrive time.
+      const redriveValues = redrive === undefined ? {} : { ':redrive': redrive.redrivenAt };
+      const isKeptSequence = redrive?.sequence !== undefined;
       // A new head: the key's next sequence number, attempt 1. Both SET operands read the item as
       // it was before this write, so head_sequence equals the new last_sequence. A redriven dead
       // letter keeps the number it was given and takes none.
@@ -43,13 +46,25 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
         new UpdateCommand({
           TableName: tableName,
           Key: { [orderingKey]: key },
-          UpdateExpression:
-            keptSequence === undefined
-              ? 'SET last_sequence = if_not_exists(last_sequence, :zero) + :one, head_sequence = if_not_exists(last_sequence, :zero) + :one, head_event_id = :event, head_attempts = :one REMOVE head_last_error, skip_event_id, skip_requested_at'
-              : 'SET head_sequence = :kept, head_event_id = :event, head_attempts = :one REMOVE head_last_error, skip_event_id, skip_requested_at',
-          ConditionExpression: 'attribute_not_exists(head_event_id) OR head_event_id <> :event',
-          ExpressionAttributeValues:
-            keptSequence === undefined ? { ':zero': 0, ':one': 1, ':event': eventId } : { ':one': 1, ':event': eventId, ':kept': keptSequence },
+          UpdateExpression: [
+            isKeptSequence
+              ? 'SET head_sequence = :kept'
+              : 'SET last_sequence = if_not_exists(last_sequence, :zero) + :one, head_sequence = if_not_exists(last_sequence, :zero) + :one',
+            ', head_event_id = :event, head_attempts = :one',
+            redrive === undefined ? '' : ', head_redrive = :redrive',
+            ' REMOVE head_last_error, skip_event_id, skip_requested_at',
+            redrive === undefined ? ', head_redrive' : '',
+          ].join(''),
+          ConditionExpression:
+            redrive === undefined
+              ? 'attribute_not_exists(head_event_id) OR head_event_id <> :event'
+              : 'attribute_not_exists(head_event_id) OR head_event_id <> :event OR attribute_not_exists(head_redrive) OR head_redrive <> :redrive',
+          ExpressionAttributeValues: {
+            ':one': 1,
+            ':event': eventId,
+            ...(isKeptSequence ? { ':kept': redrive?.sequence } : { ':zero': 0 }),
+            ...redriveValues,
+          },
           ReturnValues: 'ALL_NEW',
         }),
       );
@@ -62,8 +77,8 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
             TableName: tableName,
             Key: { [orderingKey]: key },
             UpdateExpression: 'SET head_attempts = head_attempts + :one',
-            ConditionExpression: 'head_event_id = :event AND head_attempts < :max AND (attribute_not_exists(skip_event_id) OR skip_event_id <> :event)',
-            ExpressionAttributeValues: { ':one': 1, ':event': eventId, ':max': maxAttempts },
+            ConditionExpression: `head_event_id = :event AND head_attempts < :max AND (attribute_not_exists(skip_event_id) OR skip_event_id <> :event)${redrive === undefined ? '' : ' AND head_redrive = :redrive'}`,
+            ExpressionAttributeValues: { ':one': 1, ':event': eventId, ':max': maxAttempts, ...redriveValues },
             ReturnValues: 'ALL_NEW',
           }),
         ));

@@ -29,11 +29,12 @@ export interface SettingsStore {
 export function createSettingsStore(client: DynamoDBDocumentClient, tableName: string, deployedPartitionCount: number | undefined): SettingsStore {
   const key = { [TABLES.settings.partitionKey]: ROUTING };
   const initial = initialRouting(deployedPartitionCount);
+  // Version 0 is the deployment's PARTITION_COUNT, whatever pausing wrote: a switch stores its own.
   const toRouting = (item: unknown): RoutingSettings => {
     const parsed = parseItem(routingItemSchema, item, tableName, ROUTING);
-    return { version: parsed.version, partitionCount: parsed.partition_count, isPaused: parsed.is_paused, pausedAt: parsed.paused_at };
+    const partitionCount = parsed.version === 0 ? deployedPartitionCount : parsed.partition_count;
+    return { version: parsed.version, partitionCount, isPaused: parsed.is_paused, pausedAt: parsed.paused_at };
   };
-  // Version 0 is never written with a partition count of its own: the deployment's stays in force.
   const partitionFields = (partitionCount: number | undefined) =>
     partitionCount === undefined ? { set: '', remove: ' REMOVE partition_count', values: {} } : { set: ', partition_count = :partitions', remove: '', values: { ':partitions': partitionCount } };
 
@@ -46,16 +47,15 @@ export function createSettingsStore(client: DynamoDBDocumentClient, tableName: s
     getRouting,
 
     async setPaused(isPaused, at) {
-      const current = await getRouting();
-      const fields = partitionFields(current.partitionCount);
+      // Only the pause: the routing itself changes by a switch alone.
       const output = await client.send(
         new UpdateCommand({
           TableName: tableName,
           Key: key,
           UpdateExpression: isPaused
-            ? `SET version = if_not_exists(version, :zero), is_paused = :paused, paused_at = if_not_exists(paused_at, :at)${fields.set}${fields.remove}`
-            : `SET version = if_not_exists(version, :zero), is_paused = :paused${fields.set} REMOVE paused_at${fields.remove.replace(' REMOVE', ',')}`,
-          ExpressionAttributeValues: { ':zero': 0, ':paused': isPaused, ...(isPaused ? { ':at': at } : {}), ...fields.values },
+            ? 'SET version = if_not_exists(version, :zero), is_paused = :paused, paused_at = if_not_exists(paused_at, :at)'
+            : 'SET version = if_not_exists(version, :zero), is_paused = :paused REMOVE paused_at',
+          ExpressionAttributeValues: { ':zero': 0, ':paused': isPaused, ...(isPaused ? { ':at': at } : {}) },
           ReturnValues: 'ALL_NEW',
         }),
       );

@@ -57,7 +57,12 @@ export type AttemptTicket =
 /** What the consumer writes and reads about events and ordering keys. */
 export interface DeliveryStore {
   /** Whether the event was already delivered or dead-lettered. */
-  readonly isSettled: (eventId: string) => Promise<boolean>;
+  /**
+   * Whether the event was already delivered or dead-lettered. For a redriven dead letter
+   * (`redrivenAt`), its own earlier dead-lettering does not count: only a delivery, or a
+   * dead-lettering after this redrive.
+   */
+  readonly isSettled: (eventId: string, redrivenAt: string | undefined) => Promise<boolean>;
   /**
    * Counts a real attempt before it is made: a new head gets the key's next sequence number and
    * attempt 1; the same head again keeps its number and counts one more, up to `maxAttempts`.
@@ -66,8 +71,11 @@ export interface DeliveryStore {
     readonly orderingKey: string;
     readonly eventId: string;
     readonly maxAttempts: number;
-    /** A redriven dead letter's original sequence number, kept instead of taking the next. */
-    readonly keptSequence?: number;
+    /**
+     * Set for a redriven dead letter: a new head even if it was its key's last head (its attempts
+     * start again), keeping its original sequence number when it has one.
+     */
+    readonly redrive?: { readonly redrivenAt: string; readonly sequence: number | undefined };
   }) => Promise<AttemptTicket>;
   /** Remembers why the head's last attempt failed. */
   readonly recordFailure: (input: { readonly orderingKey: string; readonly eventId: string; readonly reason: string }) => Promise<void>;
@@ -159,6 +167,14 @@ export interface ConsumerRecord {
   readonly problem?: string;
 }
 
+/**
+ * Since when the event has been waiting, for the lag view: its acceptance, or its redrive (a
+ * redriven dead letter accepted long ago must not show as a group waiting that long).
+ */
+export function waitingSince(queued: QueuedEvent): string {
+  return queued.redrive?.redriven_at ?? queued.accepted_at;
+}
+
 /** Reads a record's body; undefined with a reason when it is not a queued event. */
 export function readRecord(record: ConsumerRecord): { queued: QueuedEvent } | { reason: string } {
   if (record.problem !== undefined) return { reason: `malformed record: ${record.problem}` };
@@ -196,7 +212,7 @@ async function giveUp(
     unreadableBody: undefined,
   });
   const { wasAccepted } = await ports.store.markDeadLettered({ queued, sequence: ticket.sequence, attempts: ticket.attempts, at, reason });
-  return { kind: OutcomeKind.deadLettered, reason, acceptedAt: queued.accepted_at, isCounted: wasAccepted };
+  return { kind: OutcomeKind.deadLettered, reason, acceptedAt: waitingSince(queued), isCounted: wasAccepted };
 }
 
 /**
@@ -221,14 +237,14 @@ export async function deliverRecord(record: ConsumerRecord, ports: DeliveryPorts
   }
   const { queued } = read;
   const eventId = queued.event.event_id;
-  if (await ports.store.isSettled(eventId)) return { kind: OutcomeKind.duplicate };
+  if (await ports.store.isSettled(eventId, queued.redrive?.redriven_at)) return { kind: OutcomeKind.duplicate };
 
   const target = await ports.findTarget(queued.event.subscription_id);
   const ticket = await ports.store.beginAttempt({
     orderingKey: queued.ordering_key,
     eventId,
     maxAttempts: attemptLimit(policy),
-    ...(queued.redrive?.sequence === undefined ? {} : { keptSequence: queued.redrive.sequence }),
+    ...(queued.redrive === undefined ? {} : { redrive: { redrivenAt: queued.redrive.redriven_at, sequence: queued.redrive.sequence } }),
   });
   if (target === undefined) {
     // Nowhere to send it: give up at once. The event keeps a sequence number so that the receiver
@@ -253,7 +269,7 @@ export async function deliverRecord(record: ConsumerRecord, ports: DeliveryPorts
       attempts: ticket.attempts,
       at: ports.now().toISOString(),
     });
-    return { kind: OutcomeKind.delivered, sequence: ticket.sequence, attempts: ticket.attempts, acceptedAt: queued.accepted_at, isCounted: wasAccepted };
+    return { kind: OutcomeKind.delivered, sequence: ticket.sequence, attempts: ticket.attempts, acceptedAt: waitingSince(queued), isCounted: wasAccepted };
   }
 
   const reason = describeAttempt(result);
@@ -270,7 +286,7 @@ export async function deliverRecord(record: ConsumerRecord, ports: DeliveryPorts
     delaySeconds: decision.delaySeconds,
     reason,
     attempts: ticket.attempts,
-    acceptedAt: queued.accepted_at,
+    acceptedAt: waitingSince(queued),
     eventId,
     orderingKey: queued.ordering_key,
     isHeld: ticket.attempts >= policy.maxDeliveryAttempts,

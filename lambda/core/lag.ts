@@ -63,7 +63,8 @@ function secondsSince(at: string | undefined, now: Date): number {
 
 /** Whether the group has anything an operator should see: pending or dead-lettered events. */
 export function isActive(group: GroupLag): boolean {
-  return group.depth > 0 || group.deadLettered > 0;
+  // A failing head shows even if the depth count drifted: a stuck key must never be hidden.
+  return group.depth > 0 || group.deadLettered > 0 || group.headFailingSince !== undefined;
 }
 
 /**
@@ -74,14 +75,14 @@ export function toLagRows(groups: readonly GroupLag[], now: Date): LagRow[] {
   return groups
     .filter(isActive)
     .map((group) => {
-      const depth = Math.max(0, group.depth);
+      const hasPending = group.depth > 0 || group.headFailingSince !== undefined;
       return {
         message_group_id: group.messageGroupId,
-        depth,
-        oldest_wait_seconds: depth > 0 ? secondsSince(group.oldestAcceptedAt, now) : 0,
-        keys_affected: depth > 0 ? Math.max(1, group.keysAffected) : 0,
-        head_attempts: depth > 0 ? (group.headAttempts ?? 0) : 0,
-        last_error: depth > 0 ? (group.lastError ?? null) : null,
+        depth: Math.max(hasPending ? 1 : 0, group.depth),
+        oldest_wait_seconds: hasPending ? secondsSince(group.oldestAcceptedAt, now) : 0,
+        keys_affected: hasPending ? Math.max(1, group.keysAffected) : 0,
+        head_attempts: hasPending ? (group.headAttempts ?? 0) : 0,
+        last_error: hasPending ? (group.lastError ?? null) : null,
         dead_lettered: Math.max(0, group.deadLettered),
       };
     })
@@ -108,10 +109,11 @@ export function summarizeLag(groups: readonly GroupLag[], now: Date, stallThresh
   let stalledGroups = 0;
   let backlog = 0;
   for (const group of groups) {
-    if (group.depth <= 0) continue;
-    backlog += group.depth;
-    maxOldestWaitSeconds = Math.max(maxOldestWaitSeconds, secondsSince(group.oldestAcceptedAt, now));
+    // A failing head counts whatever the depth says (see isActive).
     if (group.headFailingSince !== undefined && secondsSince(group.headFailingSince, now) > stallThresholdSeconds) stalledGroups += 1;
+    if (group.depth <= 0 && group.headFailingSince === undefined) continue;
+    backlog += Math.max(1, group.depth);
+    maxOldestWaitSeconds = Math.max(maxOldestWaitSeconds, secondsSince(group.oldestAcceptedAt, now));
   }
   return { maxOldestWaitSeconds, stalledGroups, backlog };
 }

@@ -26,6 +26,7 @@ export interface ListedDeadLetter {
 }
 
 export interface RedrivePorts {
+  /** The subscription's listed dead letters (those not redriven yet). */
   readonly listDeadLetters: (subscriptionId: string) => Promise<readonly ListedDeadLetter[]>;
   /** Receives up to 10 dead letters, invisible to others until released or removed. */
   readonly receive: () => Promise<readonly DeadLetterMessage[]>;
@@ -36,12 +37,12 @@ export interface RedrivePorts {
   /** Enqueues into the delivery queue; false when SQS refused it. */
   readonly enqueue: (message: OutgoingMessage) => Promise<boolean>;
   /**
-   * Makes the event pending again before it is enqueued: the consumer skips an event it finds
-   * settled, so a dead-lettered status would swallow the redelivery.
+   * Takes the event off the dead-letters list and moves it in its groups' lag, once: false when a
+   * crashed earlier step did it already.
    */
-  readonly markPending: (input: { readonly queued: QueuedEvent; readonly at: string }) => Promise<void>;
-  /** Once it is out of the dead-letter queue: out of the dead-letters list, and moved in its groups' lag. */
-  readonly markRedriven: (input: { readonly queued: QueuedEvent; readonly fromGroup: string; readonly at: string }) => Promise<void>;
+  readonly markRedriven: (input: { readonly queued: QueuedEvent; readonly fromGroup: string; readonly at: string }) => Promise<boolean>;
+  /** Whether an earlier step redrove this event (it is in the queue again, or delivered). */
+  readonly wasRedriven: (eventId: string) => Promise<boolean>;
   /** The message group the key routes to now (the routing may have changed since). */
   readonly groupOf: (orderingKey: string) => Promise<string>;
   /** A deduplication id for this redrive of this event: unique, at most 128 characters. */
@@ -67,62 +68,92 @@ function readQueued(body: string): QueuedEvent | undefined {
 }
 
 /**
- * One step: the dead-letter queue hands out a message group's messages in order and holds the rest
- * of the group while one is out, so each of this subscription's dead letters is enqueued and then
- * removed before the next; dead letters of other groups are held and released at the end; another
- * key's dead letters in the same group (partition mode) go to the back of the queue, their own
- * order kept.
+ * One step. The dead-letter queue hands out a group's messages in order and holds the rest of the
+ * group while one is out, so each dead letter of the subscription is enqueued, taken off the list
+ * and removed before the next; they go in sequence order even when they sit in two groups (dead
+ * letters from before and after a repartition). Dead letters of other groups are held and released
+ * at the end; another key's dead letters in the same group (partition mode) go to the back of the
+ * queue, their own order kept.
+ *
+ * Crash safety: enqueue, then list/lag, then remove. A step repeated after a crash enqueues a dead
+ * letter again (the consumer delivers it once: a redriven copy counts as settled once delivered),
+ * counts it once (the listing is the condition), and removes what is left in the queue.
  */
 export async function redriveStep(subscriptionId: string, ports: RedrivePorts): Promise<RedriveStep> {
-  const listed = await ports.listDeadLetters(subscriptionId);
-  if (listed.length === 0) return { redriven: [], remaining: 0, isDone: true };
-  const groups = new Set(listed.map((letter) => letter.message_group_id));
-  const sequenceOf = new Map(listed.map((letter) => [letter.event_id, letter.sequence]));
+  const listed = [...(await ports.listDeadLetters(subscriptionId))].sort((a, b) => a.sequence - b.sequence);
+  const waiting = new Map(listed.map((letter) => [letter.event_id, letter.sequence]));
   const held: DeadLetterMessage[] = [];
+  /** This subscription's dead letters received before their turn. */
+  let deferred: { message: DeadLetterMessage; queued: QueuedEvent }[] = [];
   const redriven: { event_id: string; sequence: number | null }[] = [];
+  const lowestWaiting = (): number => Math.min(...waiting.values());
+  const sequenceOf = (message: DeadLetterMessage, queued: QueuedEvent): number | undefined => message.sequence ?? waiting.get(queued.event.event_id);
+
+  /** Redrives one dead letter of the subscription; false when SQS refused it (stop, in order). */
+  const redriveOne = async (message: DeadLetterMessage, queued: QueuedEvent): Promise<boolean> => {
+    const eventId = queued.event.event_id;
+    const sequence = sequenceOf(message, queued);
+    const at = ports.now().toISOString();
+    const group = await ports.groupOf(queued.ordering_key);
+    const body: QueuedEvent = { ...queued, message_group_id: group, redrive: { ...(sequence === undefined ? {} : { sequence }), redriven_at: at } };
+    const isEnqueued = await ports.enqueue({
+      index: 0,
+      orderingKey: queued.ordering_key,
+      messageGroupId: group,
+      deduplicationId: ports.deduplicationIdOf(eventId, at),
+      body: JSON.stringify(body),
+    });
+    if (!isEnqueued) return false;
+    await ports.markRedriven({ queued: body, fromGroup: message.messageGroupId, at });
+    await ports.remove(message);
+    waiting.delete(eventId);
+    redriven.push({ event_id: eventId, sequence: sequence ?? null });
+    return true;
+  };
+
+  /** Redrives the deferred dead letters whose turn has come; false when SQS refused one. */
+  const redriveDeferred = async (): Promise<boolean> => {
+    for (;;) {
+      const next = deferred.find(({ message, queued }) => waiting.size === 0 || (sequenceOf(message, queued) ?? 0) <= lowestWaiting());
+      if (next === undefined) return true;
+      deferred = deferred.filter((entry) => entry !== next);
+      if (!(await redriveOne(next.message, next.queued))) {
+        held.push(next.message);
+        return false;
+      }
+    }
+  };
+
   try {
-    while (ports.hasTime() && redriven.length < listed.length) {
+    receiving: while (ports.hasTime() && waiting.size > 0) {
       const batch = await ports.receive();
       if (batch.length === 0) break;
       for (const message of batch) {
-        const queued = groups.has(message.messageGroupId) ? readQueued(message.body) : undefined;
+        const queued = readQueued(message.body);
         if (queued === undefined) {
           held.push(message);
           continue;
         }
         if (queued.event.subscription_id !== subscriptionId) {
-          await ports.moveToBack(message);
+          // Another key in a group of this one's dead letters would block them: to the back.
+          const isBlocking = listed.some((letter) => letter.message_group_id === message.messageGroupId);
+          if (isBlocking) await ports.moveToBack(message);
+          else held.push(message);
           continue;
         }
-        const at = ports.now().toISOString();
-        const sequence = message.sequence ?? sequenceOf.get(queued.event.event_id);
-        const group = await ports.groupOf(queued.ordering_key);
-        const body: QueuedEvent = {
-          ...queued,
-          message_group_id: group,
-          redrive: { ...(sequence === undefined ? {} : { sequence }), redriven_at: at },
-        };
-        await ports.markPending({ queued: body, at });
-        const isEnqueued = await ports.enqueue({
-          index: 0,
-          orderingKey: queued.ordering_key,
-          messageGroupId: group,
-          deduplicationId: ports.deduplicationIdOf(queued.event.event_id, at),
-          body: JSON.stringify(body),
-        });
-        if (!isEnqueued) {
-          // Stop here, in order: the next call starts again from this dead letter, still listed.
-          held.push(message);
-          return { redriven, remaining: listed.length - redriven.length, isDone: false };
+        if (!waiting.has(queued.event.event_id)) {
+          // An earlier step enqueued it and took it off the list, then crashed before removing it;
+          // anything else unlisted (SQS's backstop moved it, without a record) is left alone.
+          if (await ports.wasRedriven(queued.event.event_id)) await ports.remove(message);
+          else held.push(message);
+          continue;
         }
-        await ports.remove(message);
-        await ports.markRedriven({ queued: body, fromGroup: message.messageGroupId, at });
-        redriven.push({ event_id: queued.event.event_id, sequence: sequence ?? null });
+        deferred.push({ message, queued });
+        if (!(await redriveDeferred())) break receiving;
       }
     }
   } finally {
-    await ports.release(held);
+    await ports.release([...held, ...deferred.map((entry) => entry.message)]);
   }
-  const remaining = Math.max(0, listed.length - redriven.length);
-  return { redriven, remaining, isDone: remaining === 0 };
+  return { redriven, remaining: waiting.size, isDone: waiting.size === 0 };
 }

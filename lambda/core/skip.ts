@@ -11,7 +11,7 @@ export type SkipTarget = { readonly eventId: string; readonly orderingKey: strin
 
 /** The head to skip in a group, given the event the operator named (if any). */
 export function findSkipTarget(group: GroupLag | undefined, requestedEventId: string | undefined): SkipTarget {
-  if (group?.headEventId === undefined || group.headOrderingKey === undefined || group.depth <= 0) return { refusal: SkipRefusal.noFailingHead };
+  if (group?.headEventId === undefined || group.headOrderingKey === undefined) return { refusal: SkipRefusal.noFailingHead };
   if (requestedEventId !== undefined && requestedEventId !== group.headEventId) return { refusal: SkipRefusal.headChanged };
   return { eventId: group.headEventId, orderingKey: group.headOrderingKey };
 }

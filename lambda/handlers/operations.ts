@@ -95,6 +95,8 @@ export function createOperationsHandler(deps: OperationsHandlerDeps): HttpHandle
       'POST /v1/dead-letters/redrive': async (event) => {
         const body = parseBody(event.body, event.isBase64Encoded, redriveBodySchema);
         if (!body.ok) return body.response;
+        // A redrive routes by the routing in force: not while it may be switching.
+        if ((await deps.routing.get()).isPaused) return conflict('ingest_paused', 'Ingest is paused for a routing switch; redrive after it resumes.');
         const step = await deps.redrive(body.value.subscription_id);
         deps.logger.info('dead letters redriven', { subscriptionId: body.value.subscription_id, redriven: step.redriven.length, remaining: step.remaining });
         return { statusCode: 200, body: { subscription_id: body.value.subscription_id, redriven: step.redriven, remaining: step.remaining, is_done: step.isDone } };
@@ -155,11 +157,12 @@ export function wireOperationsHandler(input: OperationsWiring): HttpHandler {
     listDeadLetters: events.listDeadLetters,
     ...deadLetterQueue,
     enqueue: async (message) => (await sendMessageBatch(sqs, resources.deliveryQueueUrl, [message], logger)).size === 0,
-    markPending: ({ queued, at }) => events.markPending({ eventId: queued.event.event_id, messageGroupId: queued.message_group_id, at }),
     markRedriven: async ({ queued, fromGroup, at }) => {
-      await events.markRedriven(queued.event.event_id);
-      await groups.recordRedrive({ fromGroup, toGroup: queued.message_group_id, orderingKey: queued.ordering_key, events: 1, at });
+      const isListed = await events.markRedriven({ eventId: queued.event.event_id, messageGroupId: queued.message_group_id, at });
+      if (isListed) await groups.recordRedrive({ fromGroup, toGroup: queued.message_group_id, orderingKey: queued.ordering_key, events: 1, at });
+      return isListed;
     },
+    wasRedriven: events.wasRedriven,
     groupOf: async (orderingKey) => messageGroupIdFor(orderingKey, (await settings.getRouting()).partitionCount),
     // The event id may be 128 characters long: a digest keeps the id within SQS's 128.
     deduplicationIdOf: (eventId, at) => `redrive-${createHash('sha256').update(`${eventId} ${at}`).digest('hex')}`,

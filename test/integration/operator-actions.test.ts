@@ -76,6 +76,19 @@ describe('local stack operator actions', { timeout: 60_000 }, () => {
     );
   });
 
+  it('redrives a dead letter that was its key’s last head, attempting it afresh', async () => {
+    const key = `${prefix}-last`;
+    await subscribe(stack.url, key, receiver.endpointFor(key));
+    refusing.add(`${key}-1`);
+    await postEvents(stack.url, [makeEvent(key, `${key}-1`)]);
+    await waitFor('the only event dead-lettered', async () => (await deadLetters(key)).length === 1);
+    refusing.clear();
+    await waitFor('the redrive done', async () => ((await call(stack.url, 'POST', '/v1/dead-letters/redrive', { subscription_id: key })).body as { is_done: boolean }).is_done);
+    await waitFor('the redriven event delivered', () => receiver.deliveredTo(key).length === 1);
+    expect(receiver.deliveredTo(key).map((d) => [d.webhookId, d.sequence, d.headers['webhook-redelivery']])).toEqual([[`${key}-1`, 1, 'true']]);
+    expect(await deadLetters(key)).toEqual([]);
+  });
+
   it('answers a redrive with nothing to do as done', async () => {
     const response = await call(stack.url, 'POST', '/v1/dead-letters/redrive', { subscription_id: `${prefix}-nobody` });
     expect(response).toMatchObject({ status: 200, body: { redriven: [], remaining: 0, is_done: true } });

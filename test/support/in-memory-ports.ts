@@ -6,6 +6,7 @@ import type { AttemptTicket, DeliveryStore, SettledEvent, SettleResult } from '.
 import { RecordOutcome, type AcceptedEventRecord } from '../../lambda/core/ingest.js';
 
 interface KeyState {
+  headRedrive?: string;
   lastSequence: number;
   headEventId: string;
   headSequence: number;
@@ -27,18 +28,33 @@ export class InMemoryDeliveryStore implements DeliveryStore {
   readonly keys = new Map<string, KeyState>();
   readonly writes: string[] = [];
 
-  readonly isSettled = async (eventId: string): Promise<boolean> => {
+  readonly isSettled = async (eventId: string, redrivenAt: string | undefined): Promise<boolean> => {
     const status = this.events.get(eventId)?.status;
-    return status === 'delivered' || status === 'dead_lettered';
+    // A redriven copy is not settled by its own earlier dead-lettering (the store compares times).
+    return status === 'delivered' || (status === 'dead_lettered' && redrivenAt === undefined);
   };
 
-  readonly beginAttempt = async (input: { orderingKey: string; eventId: string; maxAttempts: number; keptSequence?: number }): Promise<AttemptTicket> => {
+  readonly beginAttempt = async (input: {
+    orderingKey: string;
+    eventId: string;
+    maxAttempts: number;
+    redrive?: { redrivenAt: string; sequence: number | undefined };
+  }): Promise<AttemptTicket> => {
     this.writes.push(`beginAttempt ${input.eventId}`);
     const state = this.keys.get(input.orderingKey);
-    if (state === undefined || state.headEventId !== input.eventId) {
-      const lastSequence = input.keptSequence === undefined ? (state?.lastSequence ?? 0) + 1 : (state?.lastSequence ?? 0);
-      const sequence = input.keptSequence ?? lastSequence;
-      this.keys.set(input.orderingKey, { lastSequence, headEventId: input.eventId, headSequence: sequence, headAttempts: 1, headLastError: undefined });
+    const isNewRedrive = input.redrive !== undefined && state?.headRedrive !== input.redrive.redrivenAt;
+    if (state === undefined || state.headEventId !== input.eventId || isNewRedrive) {
+      const kept = input.redrive?.sequence;
+      const lastSequence = kept === undefined ? (state?.lastSequence ?? 0) + 1 : (state?.lastSequence ?? 0);
+      const sequence = kept ?? lastSequence;
+      this.keys.set(input.orderingKey, {
+        lastSequence,
+        headEventId: input.eventId,
+        headSequence: sequence,
+        headAttempts: 1,
+        headLastError: undefined,
+        ...(input.redrive === undefined ? {} : { headRedrive: input.redrive.redrivenAt }),
+      });
       return { kind: 'attempt', sequence, attempts: 1 };
     }
     if (state.skipEventId === input.eventId) return { kind: 'skipped', sequence: state.headSequence, attempts: state.headAttempts };

@@ -22,10 +22,22 @@ describe('recordIntake', () => {
       TableName: 'Groups',
       Key: { message_group_id: 'g1' },
       UpdateExpression: 'ADD #depth :events, ordering_keys :keys SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted)',
+      ConditionExpression: 'attribute_not_exists(ordering_keys) OR size(ordering_keys) < :cap',
       ExpressionAttributeNames: { '#depth': 'depth' },
-      ExpressionAttributeValues: { ':events': 3, ':keys': new Set(['k1']), ':shard': lagShardOf('g1'), ':accepted': now.toISOString() },
+      ExpressionAttributeValues: { ':events': 3, ':keys': new Set(['k1']), ':shard': lagShardOf('g1'), ':accepted': now.toISOString(), ':cap': 1000 },
       ReturnValues: 'ALL_NEW',
     });
+  });
+
+  it('goes on counting without the keys once a group remembers 1000 of them', async () => {
+    dynamo
+      .on(UpdateCommand)
+      .rejectsOnce(new ConditionalCheckFailedException({ message: 'full', $metadata: {} }))
+      .resolvesOnce({ Attributes: { message_group_id: 'p1', depth: 5000 } });
+    await store.recordIntake({ messageGroupId: 'p1', events: 2, orderingKeys: ['k1', 'k2'], acceptedAt: now.toISOString() });
+    const calls = dynamo.commandCalls(UpdateCommand);
+    expect(calls).toHaveLength(2);
+    expect(calls[1]?.args[0].input.UpdateExpression).toBe('ADD #depth :events SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted)');
   });
 
   it('forgets the group again when the consumer settled its events before this count arrived', async () => {

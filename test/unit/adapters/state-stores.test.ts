@@ -85,7 +85,9 @@ describe('beginAttempt', () => {
       ConditionExpression: 'attribute_not_exists(head_event_id) OR head_event_id <> :event',
       ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':event': 'evt_1' },
     });
-    expect(calls[0]?.args[0].input.UpdateExpression).toContain('head_sequence = if_not_exists(last_sequence, :zero) + :one');
+    expect(calls[0]?.args[0].input.UpdateExpression).toBe(
+      'SET last_sequence = if_not_exists(last_sequence, :zero) + :one, head_sequence = if_not_exists(last_sequence, :zero) + :one, head_event_id = :event, head_attempts = :one REMOVE head_last_error, skip_event_id, skip_requested_at, head_redrive',
+    );
   });
 
   it('counts one more attempt of the same head, keeping its sequence, below the maximum', async () => {
@@ -110,10 +112,13 @@ describe('beginAttempt', () => {
 
   it('keeps a redriven dead letter’s sequence instead of taking the next', async () => {
     dynamo.on(UpdateCommand).resolves({ Attributes: { head_event_id: 'evt_1', head_sequence: 2, head_attempts: 1 } });
-    expect(await store.beginAttempt({ orderingKey: 'sub_1', eventId: 'evt_1', maxAttempts: 5, keptSequence: 2 })).toEqual({ kind: 'attempt', sequence: 2, attempts: 1 });
+    const redrive = { redrivenAt: '2026-12-02T13:00:00.000Z', sequence: 2 };
+    expect(await store.beginAttempt({ orderingKey: 'sub_1', eventId: 'evt_1', maxAttempts: 5, redrive })).toEqual({ kind: 'attempt', sequence: 2, attempts: 1 });
     const input = dynamo.commandCalls(UpdateCommand)[0]?.args[0].input;
-    expect(input?.UpdateExpression).toBe('SET head_sequence = :kept, head_event_id = :event, head_attempts = :one REMOVE head_last_error, skip_event_id, skip_requested_at');
-    expect(input?.ExpressionAttributeValues).toEqual({ ':one': 1, ':event': 'evt_1', ':kept': 2 });
+    expect(input?.UpdateExpression).toBe('SET head_sequence = :kept, head_event_id = :event, head_attempts = :one, head_redrive = :redrive REMOVE head_last_error, skip_event_id, skip_requested_at');
+    // Even as the key's last head (dead-lettered with its attempts spent), a redrive starts afresh.
+    expect(input?.ConditionExpression).toBe('attribute_not_exists(head_event_id) OR head_event_id <> :event OR attribute_not_exists(head_redrive) OR head_redrive <> :redrive');
+    expect(input?.ExpressionAttributeValues).toEqual({ ':one': 1, ':event': 'evt_1', ':kept': 2, ':redrive': '2026-12-02T13:00:00.000Z' });
   });
 
   it('reports a head an operator asked to skip', async () => {
@@ -139,12 +144,20 @@ describe('beginAttempt', () => {
 describe('settling', () => {
   it('reads the status consistently to skip settled events', async () => {
     dynamo.on(GetCommand).resolves({ Item: { status: 'delivered' } });
-    expect(await store.isSettled('evt_1')).toBe(true);
+    expect(await store.isSettled('evt_1', undefined)).toBe(true);
     expect(dynamo.commandCalls(GetCommand)[0]?.args[0].input).toMatchObject({ TableName: 'Events', Key: { event_id: 'evt_1' }, ConsistentRead: true });
     dynamo.on(GetCommand).resolves({ Item: { status: 'accepted' } });
-    expect(await store.isSettled('evt_1')).toBe(false);
+    expect(await store.isSettled('evt_1', undefined)).toBe(false);
     dynamo.on(GetCommand).resolves({});
-    expect(await store.isSettled('evt_1')).toBe(false);
+    expect(await store.isSettled('evt_1', undefined)).toBe(false);
+  });
+
+  it('does not count a redriven dead letter’s own earlier dead-lettering as settled', async () => {
+    dynamo.on(GetCommand).resolves({ Item: { status: 'dead_lettered', dead_lettered_at: '2026-12-02T12:00:00.000Z' } });
+    expect(await store.isSettled('evt_1', undefined)).toBe(true);
+    expect(await store.isSettled('evt_1', '2026-12-02T13:00:00.000Z')).toBe(false);
+    // Dead-lettered again after this redrive: settled.
+    expect(await store.isSettled('evt_1', '2026-12-02T11:00:00.000Z')).toBe(true);
   });
 
   it('says whether a settled event had been recorded as accepted (and so counted in its group)', async () => {

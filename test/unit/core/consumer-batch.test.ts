@@ -155,6 +155,23 @@ describe('processBatch', () => {
     expect(store.keys.get('a')?.lastSequence).toBe(3);
   });
 
+  it('attempts a redriven dead letter afresh even when it was its key’s last head, exhausted or skipped', async () => {
+    let isFailing = true;
+    const { run, sent, deadLetters, store } = harness(() => (isFailing ? fail500 : ok));
+    for (let i = 0; i < policy.maxDeliveryAttempts; i += 1) await run([record('a1', 'a')]);
+    expect(deadLetters.map((d) => d.deduplicationId)).toEqual(['a1']);
+    isFailing = false;
+    const redriven = (redrivenAt: string): ConsumerRecord => ({
+      ...record('a1', 'a'),
+      body: JSON.stringify({ ...queued('a1', 'a'), redrive: { sequence: 1, redriven_at: redrivenAt } }),
+    });
+    store.events.delete('a1');
+    const plan = await run([redriven('2026-12-02T13:00:00.000Z')]);
+    expect(plan.outcomes.get('a1')).toMatchObject({ kind: OutcomeKind.delivered, sequence: 1, attempts: 1 });
+    expect(sent.at(-1)?.request.headers['webhook-redelivery']).toBe('true');
+    expect(deadLetters).toHaveLength(1);
+  });
+
   it('dead-letters a head an operator asked to skip, without attempting it, and moves on', async () => {
     const { run, sent, deadLetters, store } = harness((eventId) => (eventId === 'a1' ? fail500 : ok));
     await run([record('a1', 'a'), record('a2', 'a')]);

@@ -50,12 +50,18 @@ describe('summarizeLag', () => {
         group({ depth: 3, oldestAcceptedAt: '2026-12-02T12:00:00.000Z', headFailingSince: '2026-12-02T12:01:00.000Z' }),
         group({ depth: 2, oldestAcceptedAt: '2026-12-02T12:08:00.000Z', headFailingSince: '2026-12-02T12:08:30.000Z' }),
         group({ depth: 5 }),
-        group({ depth: 0, deadLettered: 4, headFailingSince: '2026-12-02T11:00:00.000Z' }),
+        group({ depth: 0, deadLettered: 4, oldestAcceptedAt: undefined }),
       ],
       now,
       300,
     );
     expect(summary).toEqual({ maxOldestWaitSeconds: 600, stalledGroups: 1, backlog: 10 });
+  });
+
+  it('never hides a failing head behind a depth count that drifted to zero', () => {
+    const drifted = group({ messageGroupId: 'drifted', depth: -1, headFailingSince: '2026-12-02T12:00:00.000Z', headAttempts: 7, lastError: 'HTTP 500' });
+    expect(summarizeLag([drifted], now, 300)).toEqual({ maxOldestWaitSeconds: 60, stalledGroups: 1, backlog: 1 });
+    expect(toLagRows([drifted], now)).toMatchObject([{ message_group_id: 'drifted', depth: 1, head_attempts: 7, last_error: 'HTTP 500' }]);
   });
 
   it('is all zeros with nothing pending', () => {

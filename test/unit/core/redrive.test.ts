@@ -20,11 +20,13 @@ function letter(eventId: string, subscription: string, group: string, sequence: 
 }
 
 /** A dead-letter queue that hands out its messages as FIFO does: a group's next only after the previous left. */
-function fakeQueue(initial: DeadLetterMessage[], options: { refuse?: (message: OutgoingMessage) => boolean; listed: ListedDeadLetter[] }) {
+function fakeQueue(
+  initial: DeadLetterMessage[],
+  options: { refuse?: (message: OutgoingMessage) => boolean; listed: ListedDeadLetter[]; redrivenBefore?: readonly string[] },
+) {
   const queue = [...initial];
   const inFlight = new Set<string>();
   const enqueued: OutgoingMessage[] = [];
-  const pending: string[] = [];
   const redriven: string[] = [];
   const released: string[] = [];
   const ports: RedrivePorts = {
@@ -62,21 +64,45 @@ function fakeQueue(initial: DeadLetterMessage[], options: { refuse?: (message: O
       enqueued.push(message);
       return true;
     },
-    markPending: async ({ queued: event }) => {
-      pending.push(event.event.event_id);
-    },
     markRedriven: async ({ queued: event }) => {
+      const isListed = !redriven.includes(event.event.event_id);
       redriven.push(event.event.event_id);
+      return isListed;
     },
+    wasRedriven: async (eventId) => options.redrivenBefore?.includes(eventId) ?? false,
     groupOf: async (key) => `now-${key}`,
     deduplicationIdOf: (eventId) => `redrive-${eventId}`,
     now: () => at,
     hasTime: () => true,
   };
-  return { ports, queue, enqueued, pending, redriven, released };
+  return { ports, queue, enqueued, redriven, released };
 }
 
 describe('redriveStep', () => {
+  it('goes in sequence order when a key’s dead letters sit in two groups (before and after a repartition)', async () => {
+    const listed = [
+      { event_id: 'a1', message_group_id: 'partition-3', sequence: 1 },
+      { event_id: 'a2', message_group_id: 'old', sequence: 2 },
+    ];
+    // The newer group's dead letter is handed out first.
+    const fake = fakeQueue([letter('a2', 'sub_a', 'old', 2), letter('a1', 'sub_a', 'partition-3', 1)], { listed });
+    const step = await redriveStep('sub_a', fake.ports);
+    expect(step.isDone).toBe(true);
+    expect(fake.enqueued.map((m) => m.deduplicationId)).toEqual(['redrive-a1', 'redrive-a2']);
+  });
+
+  it('removes what a crashed step left in the queue after listing it off, enqueuing it once', async () => {
+    // a2 was enqueued and taken off the list; the step crashed before removing it.
+    const fake = fakeQueue([letter('a2', 'sub_a', 'ga', 2), letter('a3', 'sub_a', 'ga', 3)], {
+      listed: [{ event_id: 'a3', message_group_id: 'ga', sequence: 3 }],
+      redrivenBefore: ['a2'],
+    });
+    const step = await redriveStep('sub_a', fake.ports);
+    expect(step).toEqual({ redriven: [{ event_id: 'a3', sequence: 3 }], remaining: 0, isDone: true });
+    expect(fake.enqueued.map((m) => m.deduplicationId)).toEqual(['redrive-a3']);
+    expect(fake.queue).toEqual([]);
+  });
+
   it('re-enqueues a key’s dead letters in their order, keeping ids and sequences, marked and routed as now', async () => {
     const listed = [
       { event_id: 'a2', message_group_id: 'ga', sequence: 2 },
@@ -91,8 +117,6 @@ describe('redriveStep', () => {
     ]);
     const body = queuedEventSchema.parse(JSON.parse(fake.enqueued[0]?.body ?? ''));
     expect(body).toMatchObject({ event: { event_id: 'a2', payload: { eventId: 'a2' } }, message_group_id: 'now-sub_a', redrive: { sequence: 2, redriven_at: at.toISOString() } });
-    // Pending before enqueued (or the consumer would skip it as settled); listed until removed.
-    expect(fake.pending).toEqual(['a2', 'a4']);
     expect(fake.redriven).toEqual(['a2', 'a4']);
     // Another key's dead letter stays, released.
     expect(fake.queue.map((m) => m.messageId)).toEqual(['m-b1']);
@@ -121,11 +145,21 @@ describe('redriveStep', () => {
     expect(fake.released).toEqual(['m-a4']);
   });
 
-  it('takes the sequence from the list when the dead letter lacks it, and is done at once with nothing listed', async () => {
+  it('takes the sequence from the list when the dead letter lacks it, and enqueues nothing unlisted', async () => {
     const fake = fakeQueue([letter('a2', 'sub_a', 'ga', undefined)], { listed: [{ event_id: 'a2', message_group_id: 'ga', sequence: 7 }] });
     expect((await redriveStep('sub_a', fake.ports)).redriven).toEqual([{ event_id: 'a2', sequence: 7 }]);
-    const empty = fakeQueue([letter('a9', 'sub_a', 'ga', 1)], { listed: [] });
+    const empty = fakeQueue([letter('b9', 'sub_b', 'gb', 1)], { listed: [] });
     expect(await redriveStep('sub_a', empty.ports)).toEqual({ redriven: [], remaining: 0, isDone: true });
     expect(empty.enqueued).toEqual([]);
+    expect(empty.queue.map((m) => m.messageId)).toEqual(['m-b9']);
+  });
+
+  it('leaves alone a dead letter of the subscription that was never listed (moved by SQS’s backstop)', async () => {
+    const fake = fakeQueue([letter('a0', 'sub_a', 'ga', undefined), letter('a2', 'sub_a', 'gb', 2)], { listed: [{ event_id: 'a2', message_group_id: 'gb', sequence: 2 }] });
+    const step = await redriveStep('sub_a', fake.ports);
+    expect(step.isDone).toBe(true);
+    expect(fake.enqueued.map((m) => m.deduplicationId)).toEqual(['redrive-a2']);
+    expect(fake.queue.map((m) => m.messageId)).toEqual(['m-a0']);
+    expect(fake.released).toContain('m-a0');
   });
 });
