@@ -17,6 +17,18 @@ export const CONSUMER_BATCH_SIZE = 10;
 /** SQS visibility timeouts range from 0 s to 12 h; a backoff is a visibility timeout. */
 export const MAX_VISIBILITY_SECONDS = 43_200;
 
+/** API Gateway (HTTP API) gives an integration at most 30 s. */
+export const API_INTEGRATION_TIMEOUT_SECONDS = 30;
+
+/**
+ * How long one redrive step may go on receiving and enqueueing before it answers; the operations
+ * function's timeout leaves room after it for the batch in hand and the answer.
+ */
+export const REDRIVE_STEP_SECONDS = 20;
+
+/** The operations function's timeout: under API Gateway's limit, above a redrive step. */
+export const OPERATIONS_TIMEOUT_SECONDS = API_INTEGRATION_TIMEOUT_SECONDS - 1;
+
 /** SQS's largest `maxReceiveCount` in a redrive policy. */
 const SQS_MAX_RECEIVE_COUNT = 1000;
 

@@ -3,6 +3,7 @@ import { Construct } from 'constructs';
 import {
   backstopMaxReceiveCount,
   consumerTimeoutSeconds,
+  OPERATIONS_TIMEOUT_SECONDS,
   queueVisibilityTimeoutSeconds,
   toEnvironment,
   type Config,
@@ -17,11 +18,11 @@ import { OperationsDashboard } from './operations-dashboard.js';
 import { StateTables, type TableName } from './state-tables.js';
 
 /**
- * Run time of one operations request. A redrive step stops taking dead letters after 20 s and
- * finishes the batch in hand; 29 s lets it end, and log, before API Gateway's 30 s integration
- * timeout answers 504 in its stead.
+ * Run time of one operations request. A redrive step stops taking dead letters after
+ * REDRIVE_STEP_SECONDS and finishes the batch in hand; this lets it end, and log, before API
+ * Gateway's integration timeout answers 504 in its stead.
  */
-const OPERATIONS_TIMEOUT = Duration.seconds(29);
+const OPERATIONS_TIMEOUT = Duration.seconds(OPERATIONS_TIMEOUT_SECONDS);
 
 /** Properties of {@link OrderedWebhooksStack}. */
 export interface OrderedWebhooksStackProps extends StackProps {

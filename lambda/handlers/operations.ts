@@ -6,6 +6,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
+import { REDRIVE_STEP_SECONDS } from '../config.js';
 import { ErrorCode, errorResponse, type ApiResponse } from '../core/api-error.js';
 import { eventIdSchema, readJsonBody, subscriptionIdSchema, toDetails, type Parsed } from '../core/event.js';
 import { toLagRows, type GroupLag } from '../core/lag.js';
@@ -141,8 +142,6 @@ export function createOperationsHandler(deps: OperationsHandlerDeps): HttpHandle
   );
 }
 
-/** Redrive's deadline per call: API Gateway gives an integration 30 s. */
-const REDRIVE_STEP_MS = 20_000;
 
 type OperationsWiring = HandlerWiring<(typeof OPERATIONS_RESOURCES)[number]>;
 
@@ -174,7 +173,7 @@ export function wireOperationsHandler(input: OperationsWiring): HttpHandler {
     getGroup: groups.getGroup,
     listDeadLetters: events.listDeadLetters,
     requestSkip: createOrderingKeyStore(dynamo, resources.orderingKeysTable).requestSkip,
-    redrive: (subscriptionId) => redriveStep(subscriptionId, redrivePorts(Date.now() + REDRIVE_STEP_MS)),
+    redrive: (subscriptionId) => redriveStep(subscriptionId, redrivePorts(Date.now() + REDRIVE_STEP_SECONDS * 1000)),
     routing: {
       get: settings.getRouting,
       setPaused: settings.setPaused,

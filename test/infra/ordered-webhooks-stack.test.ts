@@ -10,9 +10,11 @@ import {
   CONSUMER_BATCH_SIZE,
   consumerTimeoutSeconds,
   queueVisibilityTimeoutSeconds,
+  REDRIVE_STEP_SECONDS,
   toEnvironment,
 } from '../../lambda/config.js';
 import { LAG_METRICS } from '../../lambda/core/lag.js';
+import { PAUSE_GRACE_SECONDS } from '../../lambda/core/routing-settings.js';
 import { CONSUMER_RESOURCES } from '../../lambda/handlers/consumer.js';
 import { INGEST_RESOURCES } from '../../lambda/handlers/ingest.js';
 import { LAG_METRICS_RESOURCES } from '../../lambda/handlers/lag-metrics.js';
@@ -271,6 +273,12 @@ describe('HandlerFunction', () => {
 
   it('gives the operations function 29 s: a 20 s redrive step and its last batch, ending before API Gateway does', () => {
     expect(functionOf('operations').Properties.Timeout).toBe(29);
+    expect(REDRIVE_STEP_SECONDS + 5).toBeLessThan(29);
+  });
+
+  it('lets no ingest request outlive the pause grace of a routing switch', () => {
+    // A request that read the routing before a pause must be over when the switch may happen.
+    expect(functionOf('ingest').Properties.Timeout).toBeLessThanOrEqual(PAUSE_GRACE_SECONDS);
   });
 
   it('attaches no managed policy to any function role', () => {
