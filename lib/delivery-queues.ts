@@ -1,7 +1,6 @@
-import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, Names, RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { CONSUMER_BATCH_SIZE } from '../lambda/config.js';
@@ -40,6 +39,12 @@ export interface DeliveryConsumerOptions {
  * Both run in high-throughput mode (deduplication and throughput per message group), so an
  * ordering key's volume is not capped by the queue-wide 300 calls/s of a plain FIFO queue.
  * Deduplication ids are the events' ids, never a hash of the body.
+ *
+ * The grants name exactly the SQS actions of the calls a function (or its event source mapping)
+ * makes, a batch call being authorized as its single action (`SendMessageBatch` as
+ * `sqs:SendMessage`). Not the CDK's `grantSendMessages` and `grantConsumeMessages`: they add
+ * `GetQueueUrl`, which no function calls as each is given its queue's URL, and give senders
+ * `GetQueueAttributes`.
  */
 export class DeliveryQueues extends Construct {
   /** The ordered queue the ingest function sends to and the consumer reads. */
@@ -70,34 +75,45 @@ export class DeliveryQueues extends Construct {
     });
   }
 
-  /** Lets `fn` send to the delivery queue and tells it the queue's URL. */
+  /** Lets `fn` send to the delivery queue (`SendMessageBatch`) and tells it the queue's URL. */
   grantSendToDelivery(fn: lambda.Function): void {
-    this.deliveryQueue.grantSendMessages(fn);
-    fn.addEnvironment(QUEUES.delivery.envVar, this.deliveryQueue.queueUrl);
+    grantOnQueue(fn, this.deliveryQueue, QUEUES.delivery.envVar, ['sqs:SendMessage']);
   }
 
   /**
    * Makes `fn` the delivery queue's consumer: an event source mapping with Lambda's FIFO maximum
    * batch of 10 and partial batch responses, so one group's failure does not send the other
-   * groups of the batch back. Grants receive, delete and change visibility (backoff of a failed
-   * head, release of its successors) and tells `fn` the queue's URL.
+   * groups of the batch back. Tells `fn` the queue's URL.
+   *
+   * Lambda's poller acts with the function's role: it needs `ReceiveMessage`, `DeleteMessage`
+   * (the records the function did not report as failed) and `GetQueueAttributes`. The function
+   * itself calls `ChangeMessageVisibilityBatch` (backoff of a failed head, release of its
+   * successors), which is `sqs:ChangeMessageVisibility`. The queue is encrypted with SQS-managed
+   * keys, so no KMS action is needed.
+   *
+   * The mapping is declared here rather than by `SqsEventSource`, whose `grantConsumeMessages`
+   * would add `GetQueueUrl`; it keeps the construct id `SqsEventSource` gives it, and so its
+   * logical id. The function's resource depends on its role's policy, so the mapping, which
+   * names the function, is created once the role may receive.
    */
   addConsumer(fn: lambda.Function, options: DeliveryConsumerOptions): void {
-    this.deliveryQueue.grantConsumeMessages(fn);
-    fn.addEnvironment(QUEUES.delivery.envVar, this.deliveryQueue.queueUrl);
-    fn.addEventSource(
-      new SqsEventSource(this.deliveryQueue, {
-        batchSize: CONSUMER_BATCH_SIZE,
-        reportBatchItemFailures: true,
-        maxConcurrency: options.maxConcurrency,
-      }),
-    );
+    grantOnQueue(fn, this.deliveryQueue, QUEUES.delivery.envVar, [
+      'sqs:ReceiveMessage',
+      'sqs:DeleteMessage',
+      'sqs:GetQueueAttributes',
+      'sqs:ChangeMessageVisibility',
+    ]);
+    fn.addEventSourceMapping(`SqsEventSource:${Names.nodeUniqueId(this.deliveryQueue.node)}`, {
+      eventSourceArn: this.deliveryQueue.queueArn,
+      batchSize: CONSUMER_BATCH_SIZE,
+      reportBatchItemFailures: true,
+      maxConcurrency: options.maxConcurrency,
+    });
   }
 
-  /** Lets `fn` dead-letter events itself and tells it the dead-letter queue's URL. */
+  /** Lets `fn` dead-letter events itself (`SendMessage`) and tells it the dead-letter queue's URL. */
   grantSendToDeadLetter(fn: lambda.Function): void {
-    this.deadLetterQueue.grantSendMessages(fn);
-    fn.addEnvironment(QUEUES.deadLetter.envVar, this.deadLetterQueue.queueUrl);
+    grantOnQueue(fn, this.deadLetterQueue, QUEUES.deadLetter.envVar, ['sqs:SendMessage']);
   }
 
   /**

@@ -56,9 +56,12 @@ export class OrderedWebhooksStack extends Stack {
       maxReceiveCount: backstopMaxReceiveCount(config),
     });
 
+    // Each function is granted exactly the calls of its adapters, each on exactly its resource.
     const ingest = new HandlerFunction(this, 'Ingest', { handler: 'ingest', environment });
-    tables.grantReadData('subscriptions', ingest.function);
-    tables.grantReadWriteData('events', ingest.function);
+    // The tenants of the request's subscriptions, in one BatchGetItem per 100.
+    tables.grantItemActions('subscriptions', ingest.function, ['dynamodb:BatchGetItem']);
+    // The request's known event ids (BatchGetItem), then one conditional UpdateItem per new event.
+    tables.grantItemActions('events', ingest.function, ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem']);
     // One UpdateItem per group per request adds the request's events to the group's lag.
     tables.grantItemActions('groups', ingest.function, ['dynamodb:UpdateItem']);
     // One consistent GetItem of the routing per request, so that a pause takes effect at once.
@@ -66,17 +69,22 @@ export class OrderedWebhooksStack extends Stack {
     queues.grantSendToDelivery(ingest.function);
 
     const subscriptions = new HandlerFunction(this, 'Subscriptions', { handler: 'subscriptions', environment });
-    tables.grantReadWriteData('subscriptions', subscriptions.function);
+    // GET reads one subscription; PUT creates or replaces it with one UpdateItem.
+    tables.grantItemActions('subscriptions', subscriptions.function, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
 
     const consumer = new HandlerFunction(this, 'Consumer', {
       handler: 'consumer',
       environment,
       timeout: Duration.seconds(consumerTimeoutSeconds(config)),
     });
-    tables.grantReadData('subscriptions', consumer.function);
-    tables.grantReadWriteData('events', consumer.function);
-    tables.grantReadWriteData('orderingKeys', consumer.function);
-    tables.grantReadWriteData('groups', consumer.function);
+    // The target of each subscription of the batch.
+    tables.grantItemActions('subscriptions', consumer.function, ['dynamodb:GetItem']);
+    // Whether the event is settled already (GetItem), then its delivery or dead-lettering.
+    tables.grantItemActions('events', consumer.function, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    // The head's sequence number and attempts by conditional writes, read back when refused.
+    tables.grantItemActions('orderingKeys', consumer.function, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    // One UpdateItem per group per batch records its progress, one more forgets a drained group.
+    tables.grantItemActions('groups', consumer.function, ['dynamodb:UpdateItem']);
     queues.addConsumer(consumer.function, { maxConcurrency: config.consumerConcurrency });
     queues.grantSendToDeadLetter(consumer.function);
 

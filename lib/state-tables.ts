@@ -16,25 +16,24 @@ export type IndexName<T extends TableName> = (typeof TABLES)[T] extends {
   : never;
 
 /**
- * Item reads. The streams' actions (`GetRecords`, `GetShardIterator`) that the CDK's own grants add
- * are left out: no table has a stream.
+ * The DynamoDB actions on a table's items that a grant may name. A grant names exactly the calls
+ * of the function it is for, never a CDK-style read or read-write set: a function that only reads
+ * items by key gets `GetItem`, not `Scan`. No stream action is among them: no table has a stream.
  */
-const ITEM_READ_ACTIONS = [
+const ITEM_ACTIONS = [
   'dynamodb:BatchGetItem',
+  'dynamodb:BatchWriteItem',
   'dynamodb:ConditionCheckItem',
+  'dynamodb:DeleteItem',
   'dynamodb:GetItem',
+  'dynamodb:PutItem',
   'dynamodb:Query',
   'dynamodb:Scan',
-] as const;
-const ITEM_WRITE_ACTIONS = [
-  'dynamodb:BatchWriteItem',
-  'dynamodb:DeleteItem',
-  'dynamodb:PutItem',
   'dynamodb:UpdateItem',
 ] as const;
 
 /** One DynamoDB action on a table's items, for grants that name exactly the calls a function makes. */
-export type ItemAction = (typeof ITEM_READ_ACTIONS)[number] | (typeof ITEM_WRITE_ACTIONS)[number];
+export type ItemAction = (typeof ITEM_ACTIONS)[number];
 
 /** Properties of {@link StateTables}. */
 export interface StateTablesProps {
@@ -52,9 +51,10 @@ export interface StateTablesProps {
  * definitions so the deployed stack and the local stack cannot disagree about a key, an index or
  * a TTL attribute. On demand, encrypted, with point-in-time recovery.
  *
- * The grants name the table and each index they reach by ARN. The CDK's own table grants add
- * `<table>/index/*` to every grant as soon as a table has an index, so a function that only writes
- * items could also query every index, and cdk-nag (AwsSolutions-IAM5) refuses the wildcard.
+ * The grants name the table and each index they reach by ARN, and exactly the actions a function
+ * calls. The CDK's own table grants give read or read-write sets, and add `<table>/index/*` to
+ * every grant as soon as a table has an index, so a function that only writes items could also
+ * query every index; cdk-nag (AwsSolutions-IAM5) refuses the wildcard.
  */
 export class StateTables extends Construct {
   private readonly tables: Readonly<Record<TableName, dynamodb.Table>>;
@@ -101,20 +101,11 @@ export class StateTables extends Construct {
     return `${this.tables[name].tableArn}/index/${indexName}`;
   }
 
-  /** Lets `fn` read the table's items (not its indexes) and tells it the table's name. */
-  grantReadData(name: TableName, fn: lambda.Function): void {
-    this.grantOnTable(name, fn, ITEM_READ_ACTIONS);
-  }
-
-  /** Lets `fn` read and write the table's items (not its indexes) and tells it the table's name. */
-  grantReadWriteData(name: TableName, fn: lambda.Function): void {
-    this.grantOnTable(name, fn, [...ITEM_READ_ACTIONS, ...ITEM_WRITE_ACTIONS]);
-  }
-
   /**
    * Lets `fn` make exactly `actions` on the table's items (not its indexes), and tells it the
-   * table's name. For functions whose calls are few and known, such as ingest's one `UpdateItem`
-   * per group or its `GetItem` of the routing.
+   * table's name. `actions` are the IAM actions of the calls its code makes on the table, one per
+   * API: `BatchGetItem`, `GetItem` (consistent or not), `UpdateItem` (conditional or not, whatever
+   * its `ReturnValues`).
    */
   grantItemActions(name: TableName, fn: lambda.Function, actions: readonly ItemAction[]): void {
     if (actions.length === 0) throw new Error(`A grant on the ${name} table names no action`);

@@ -30,7 +30,6 @@ import {
   dashboardBodyOf,
   environmentOf,
   functionResource,
-  grantedResources,
   logicalIdOf,
   permissionsOf,
   resourceOf,
@@ -62,8 +61,6 @@ const ROUTE_CASES = API_FUNCTIONS.flatMap((name) =>
 
 const FOURTEEN_DAYS_SECONDS = 14 * 24 * 60 * 60;
 const DYNAMODB_WRITES = ['dynamodb:BatchWriteItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
-const SQS_CONSUME = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:ReceiveMessage'];
-const SQS_SEND = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
 
 let synthesized: SynthesizedStack;
 beforeAll(() => {
@@ -216,6 +213,7 @@ describe('DeliveryQueues', () => {
     const { stack, template, config } = synthesized;
     const mappings = [...resourcesOfType(template, 'AWS::Lambda::EventSourceMapping').values()];
     expect(mappings).toHaveLength(1);
+    expect(CONSUMER_BATCH_SIZE).toBe(10);
     expect(config.consumerConcurrency).toBe(7);
     expect(mappings[0]?.Properties).toEqual(
       expect.objectContaining({
@@ -228,6 +226,22 @@ describe('DeliveryQueues', () => {
     );
     // Lambda takes no batching window for FIFO event sources.
     expect(mappings[0]?.Properties.MaximumBatchingWindowInSeconds).toBeUndefined();
+  });
+
+  it('creates the consumer, and so its event source mapping, only once its role may receive', () => {
+    // Lambda refuses a mapping whose function's role cannot receive from the queue.
+    const { stack, template } = synthesized;
+    const consumer = stack.functions.consumer;
+    const roleRef = JSON.stringify(stack.resolve(consumer.role.roleName));
+    const policySchema = z.object({ Properties: z.object({ Roles: z.array(z.unknown()) }) });
+    const policies = [...resourcesOfType(template, 'AWS::IAM::Policy').entries()]
+      .filter(([, policy]) => JSON.stringify(policySchema.parse(policy).Properties.Roles).includes(roleRef))
+      .map(([logicalId]) => logicalId);
+    expect(policies).toHaveLength(1);
+    const dependsOn = z
+      .record(z.string(), z.object({ DependsOn: z.array(z.string()).optional() }))
+      .parse(template.toJSON().Resources)[logicalIdOf(stack, consumer.function.functionName)]?.DependsOn;
+    expect(dependsOn).toEqual(expect.arrayContaining(policies));
   });
 });
 
@@ -373,61 +387,67 @@ describe('permissions', () => {
     synthesized.stack.resolve(synthesized.stack.functions[handler].logGroup.logGroupArn);
   const asJson = (values: readonly unknown[]): string[] => values.map((value) => JSON.stringify(value)).sort();
 
-  it('lets ingest read subscriptions, write events, only update groups, only get the routing and only send to the delivery queue', () => {
-    const granted = permissions('ingest');
-    expect(grantedResources(granted)).toEqual(
-      asJson([
-        logGroup('ingest'),
-        table('subscriptions'),
-        table('events'),
-        table('groups'),
-        table('settings'),
-        deliveryQueue(),
+  const LOG_WRITES = ['logs:CreateLogStream', 'logs:PutLogEvents'];
+  /** A role's whole expected grant, keyed as {@link actionsByResource} keys it. */
+  const expected = (entries: readonly (readonly [unknown, readonly string[]])[]): Record<string, string[]> =>
+    Object.fromEntries(entries.map(([resource, actions]) => [JSON.stringify(resource), [...actions].sort()]));
+
+  it('lets ingest make exactly the calls of its adapters, each on exactly its resource', () => {
+    expect(actionsByResource(permissions('ingest'))).toEqual(
+      expected([
+        [logGroup('ingest'), LOG_WRITES],
+        // The tenants of the request's subscriptions (subscription-store findTenants).
+        [table('subscriptions'), ['dynamodb:BatchGetItem']],
+        // The known event ids (findKnownEventIds), then each new event's conditional record (recordAccepted).
+        [table('events'), ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem']],
+        // Each group's intake, and the forgetting of a group found drained (recordIntake).
+        [table('groups'), ['dynamodb:UpdateItem']],
+        // The routing in force, read consistently on every request (getRouting).
+        [table('settings'), ['dynamodb:GetItem']],
+        // SendMessageBatch.
+        [deliveryQueue(), ['sqs:SendMessage']],
       ]),
     );
-    expect(actionsOn(granted, table('subscriptions'))).toContain('dynamodb:GetItem');
-    for (const write of DYNAMODB_WRITES) expect(actionsOn(granted, table('subscriptions'))).not.toContain(write);
-    expect(actionsOn(granted, table('events'))).toEqual(expect.arrayContaining(DYNAMODB_WRITES));
-    expect(actionsOn(granted, table('groups'))).toEqual(['dynamodb:UpdateItem']);
-    expect(actionsOn(granted, table('settings'))).toEqual(['dynamodb:GetItem']);
-    expect(actionsOn(granted, deliveryQueue())).toEqual(SQS_SEND);
   });
 
-  it('lets subscriptions read and write the subscriptions table and nothing else', () => {
-    const granted = permissions('subscriptions');
-    expect(grantedResources(granted)).toEqual(asJson([logGroup('subscriptions'), table('subscriptions')]));
-    expect(actionsOn(granted, table('subscriptions'))).toEqual(expect.arrayContaining(DYNAMODB_WRITES));
-    expect(granted.filter((permission) => permission.action.startsWith('sqs:'))).toEqual([]);
-  });
-
-  it('lets the consumer consume the delivery queue, dead-letter, keep state and only read subscriptions', () => {
-    const granted = permissions('consumer');
-    expect(grantedResources(granted)).toEqual(
-      asJson([
-        logGroup('consumer'),
-        table('subscriptions'),
-        table('events'),
-        table('orderingKeys'),
-        table('groups'),
-        deliveryQueue(),
-        deadLetterQueue(),
+  it('lets the subscriptions function make exactly the calls of its routes, on its table alone', () => {
+    expect(actionsByResource(permissions('subscriptions'))).toEqual(
+      expected([
+        [logGroup('subscriptions'), LOG_WRITES],
+        // GET reads one subscription; PUT creates or replaces it, returning the old item.
+        [table('subscriptions'), ['dynamodb:GetItem', 'dynamodb:UpdateItem']],
       ]),
     );
-    for (const write of DYNAMODB_WRITES) expect(actionsOn(granted, table('subscriptions'))).not.toContain(write);
-    expect(actionsOn(granted, table('events'))).toEqual(expect.arrayContaining(DYNAMODB_WRITES));
-    expect(actionsOn(granted, table('orderingKeys'))).toEqual(expect.arrayContaining(DYNAMODB_WRITES));
-    expect(actionsOn(granted, table('groups'))).toEqual(expect.arrayContaining(DYNAMODB_WRITES));
-    expect(actionsOn(granted, deliveryQueue())).toEqual(expect.arrayContaining(SQS_CONSUME));
-    expect(actionsOn(granted, deliveryQueue())).not.toContain('sqs:SendMessage');
-    expect(actionsOn(granted, deadLetterQueue())).toEqual(SQS_SEND);
+  });
+
+  it('lets the consumer and its event source mapping make exactly their calls, each on exactly its resource', () => {
+    expect(actionsByResource(permissions('consumer'))).toEqual(
+      expected([
+        [logGroup('consumer'), LOG_WRITES],
+        // The target of each subscription of the batch.
+        [table('subscriptions'), ['dynamodb:GetItem']],
+        // isSettled, then markDelivered or markDeadLettered.
+        [table('events'), ['dynamodb:GetItem', 'dynamodb:UpdateItem']],
+        // beginAttempt's conditional writes and its read of the head; recordFailure.
+        [table('orderingKeys'), ['dynamodb:GetItem', 'dynamodb:UpdateItem']],
+        // recordProgress, and the forgetting of a drained group.
+        [table('groups'), ['dynamodb:UpdateItem']],
+        // Lambda's poller receives, deletes and reads the queue's attributes with the function's
+        // role; the function changes visibility (ChangeMessageVisibilityBatch).
+        [
+          deliveryQueue(),
+          ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage'],
+        ],
+        // sendDeadLetter.
+        [deadLetterQueue(), ['sqs:SendMessage']],
+      ]),
+    );
   });
 
   it('lets the operations function make exactly the calls of its routes, each on exactly its resource', () => {
-    const expected = (entries: readonly (readonly [unknown, readonly string[]])[]): Record<string, string[]> =>
-      Object.fromEntries(entries.map(([resource, actions]) => [JSON.stringify(resource), [...actions].sort()]));
     expect(actionsByResource(permissions('operations'))).toEqual(
       expected([
-        [logGroup('operations'), ['logs:CreateLogStream', 'logs:PutLogEvents']],
+        [logGroup('operations'), LOG_WRITES],
         // GET /v1/lag, and the routing switch's count of groups with pending events.
         [activeGroupsIndex(), ['dynamodb:Query']],
         // Skip reads the group's head; redrive moves its counts.
@@ -470,11 +490,13 @@ describe('permissions', () => {
   });
 
   it('lets the lag job only query the active-groups index, and publish metrics through its logs alone', () => {
-    const granted = permissions('lagMetrics');
-    expect(grantedResources(granted)).toEqual(asJson([logGroup('lagMetrics'), activeGroupsIndex()]));
-    expect(actionsOn(granted, activeGroupsIndex())).toEqual(['dynamodb:Query']);
     // Embedded metric format: CloudWatch reads the metrics from the log lines, no PutMetricData.
-    expect(granted.filter((permission) => permission.action.startsWith('cloudwatch:'))).toEqual([]);
+    expect(actionsByResource(permissions('lagMetrics'))).toEqual(
+      expected([
+        [logGroup('lagMetrics'), LOG_WRITES],
+        [activeGroupsIndex(), ['dynamodb:Query']],
+      ]),
+    );
   });
 
   it('names each index it grants, never every index of a table', () => {
@@ -490,7 +512,7 @@ describe('permissions', () => {
 
   it.each(HANDLERS)('lets %s write only its own log group, with no wildcard action or resource', (handler) => {
     const granted = permissions(handler);
-    expect(actionsOn(granted, logGroup(handler))).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
+    expect(actionsOn(granted, logGroup(handler))).toEqual(LOG_WRITES);
     expect(granted.filter((permission) => permission.action.startsWith('logs:'))).toHaveLength(2);
     const wildcards = granted.filter(
       (permission) => permission.action.includes('*') || JSON.stringify(permission.resource).includes('*'),
