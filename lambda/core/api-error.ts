@@ -3,6 +3,9 @@
  * code is listed here once.
  */
 
+import { SwitchRefusal } from './routing-settings.js';
+import { SkipRefusal } from './skip.js';
+
 export const ErrorCode = {
   invalidJson: 'invalid_json',
   invalidRequest: 'invalid_request',
@@ -14,6 +17,9 @@ export const ErrorCode = {
   notFound: 'not_found',
   methodNotAllowed: 'method_not_allowed',
   internalError: 'internal_error',
+  /** 409: an operator action refused for the state it is in. */
+  ...SkipRefusal,
+  ...SwitchRefusal,
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

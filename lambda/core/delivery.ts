@@ -3,7 +3,7 @@
  * signed, and decide what a failure means (CONTRACT §3). The outcome is a value; the batch plan
  * (`consumer-batch.ts`) turns outcomes into SQS actions.
  */
-import { queuedEventSchema, type QueuedEvent } from './event.js';
+import { readQueuedEvent, type QueuedEvent } from './event.js';
 import { attemptLimit, decideAfterFailure, FailureDecisionKind, parseRetryAfter, type RetryPolicy } from './retry-policy.js';
 import { signWebhook, type WebhookRequest } from './webhook.js';
 
@@ -178,18 +178,8 @@ export function waitingSince(queued: QueuedEvent): string {
 /** Reads a record's body; undefined with a reason when it is not a queued event. */
 export function readRecord(record: ConsumerRecord): { queued: QueuedEvent } | { reason: string } {
   if (record.problem !== undefined) return { reason: `malformed record: ${record.problem}` };
-  let json: unknown;
-  try {
-    json = JSON.parse(record.body);
-  } catch {
-    return { reason: 'malformed record: body is not JSON' };
-  }
-  const parsed = queuedEventSchema.safeParse(json);
-  if (!parsed.success) {
-    const first = parsed.error.issues[0];
-    return { reason: `malformed record: ${first ? `${first.path.join('.') || 'body'} ${first.message}` : 'invalid'}` };
-  }
-  return { queued: parsed.data };
+  const read = readQueuedEvent(record.body);
+  return 'reason' in read ? { reason: `malformed record: ${read.reason}` } : read;
 }
 
 async function giveUp(

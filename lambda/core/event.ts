@@ -134,3 +134,28 @@ export const queuedEventSchema = z.strictObject({
     .optional(),
 });
 export type QueuedEvent = z.infer<typeof queuedEventSchema>;
+
+/** Reads an SQS message body as a queued event; the reason when it is not one. */
+export function readQueuedEvent(body: string): { readonly queued: QueuedEvent } | { readonly reason: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    return { reason: 'body is not JSON' };
+  }
+  const parsed = queuedEventSchema.safeParse(json);
+  if (parsed.success) return { queued: parsed.data };
+  const first = parsed.error.issues[0];
+  return { reason: first ? `${first.path.join('.') || 'body'} ${first.message}` : 'invalid' };
+}
+
+/**
+ * Validates a value with a schema into the contract's 400 `invalid_request`, each problem located
+ * by its path (under `prefix`).
+ */
+export function parseWith<T>(schema: z.ZodType<T>, value: unknown, message: string, prefix: readonly PropertyKey[] = []): Parsed<T> {
+  const parsed = schema.safeParse(value);
+  return parsed.success
+    ? { ok: true, value: parsed.data }
+    : { ok: false, response: errorResponse(400, ErrorCode.invalidRequest, message, toDetails(parsed.error, prefix)) };
+}

@@ -3,7 +3,7 @@
  * original order, keeping their event ids and sequence numbers, marked as late redeliveries.
  * One call does a bounded step (API Gateway allows 30 s); the caller repeats until done.
  */
-import { queuedEventSchema, type QueuedEvent } from './event.js';
+import { readQueuedEvent, type QueuedEvent } from './event.js';
 import type { OutgoingMessage } from './enqueue-plan.js';
 
 /** A message received from the dead-letter queue. */
@@ -59,12 +59,8 @@ export interface RedriveStep {
 }
 
 function readQueued(body: string): QueuedEvent | undefined {
-  try {
-    const parsed = queuedEventSchema.safeParse(JSON.parse(body));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
+  const read = readQueuedEvent(body);
+  return 'queued' in read ? read.queued : undefined;
 }
 
 /**

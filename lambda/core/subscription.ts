@@ -2,8 +2,7 @@
  * Subscriptions (CONTRACT §2): one receiver endpoint of one tenant, with its signing secret.
  */
 import * as z from 'zod';
-import { ErrorCode, errorResponse, type ApiResponse } from './api-error.js';
-import { boundedText, subscriptionIdSchema, toDetails, type Parsed } from './event.js';
+import { boundedText, parseWith, subscriptionIdSchema, type Parsed } from './event.js';
 import { isHttpUrl } from './endpoint-policy.js';
 import { secretSchema } from './secret.js';
 
@@ -20,18 +19,14 @@ export const subscriptionBodySchema = z.strictObject({
 });
 export type SubscriptionBody = z.infer<typeof subscriptionBodySchema>;
 
-function invalid(details: ReturnType<typeof toDetails>): ApiResponse {
-  return errorResponse(400, ErrorCode.invalidRequest, 'The subscription is not valid.', details);
-}
+const INVALID = 'The subscription is not valid.';
 
 /** Validates the `{subscription_id}` path parameter. */
 export function parseSubscriptionId(value: string | undefined): Parsed<string> {
-  const parsed = subscriptionIdSchema.safeParse(value ?? '');
-  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, response: invalid(toDetails(parsed.error, ['subscription_id'])) };
+  return parseWith(subscriptionIdSchema, value ?? '', INVALID, ['subscription_id']);
 }
 
 /** Validates the body of `PUT /v1/subscriptions/{subscription_id}`. */
 export function parseSubscriptionBody(value: unknown): Parsed<SubscriptionBody> {
-  const parsed = subscriptionBodySchema.safeParse(value);
-  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, response: invalid(toDetails(parsed.error)) };
+  return parseWith(subscriptionBodySchema, value, INVALID);
 }

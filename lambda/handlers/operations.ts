@@ -8,11 +8,11 @@ import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { REDRIVE_STEP_SECONDS } from '../config.js';
 import { ErrorCode, errorResponse, type ApiResponse } from '../core/api-error.js';
-import { eventIdSchema, readJsonBody, subscriptionIdSchema, toDetails, type Parsed } from '../core/event.js';
+import { eventIdSchema, parseWith, readJsonBody, subscriptionIdSchema, type Parsed } from '../core/event.js';
 import { toLagRows, type GroupLag } from '../core/lag.js';
 import { redriveStep, type RedrivePorts, type RedriveStep } from '../core/redrive.js';
 import { messageGroupIdFor } from '../core/routing.js';
-import { checkSwitch, toRoutingView, type PendingWork, type RoutingSettings } from '../core/routing-settings.js';
+import { checkSwitch, toRoutingView, type PendingWork, type RoutingSettings, type SwitchRefusal } from '../core/routing-settings.js';
 import { findSkipTarget } from '../core/skip.js';
 import { createDeadLetterQueue } from '../adapters/dead-letter-queue.js';
 import { createEventStore, type DeadLetterRow } from '../adapters/event-store.js';
@@ -62,16 +62,12 @@ const switchBodySchema = z.strictObject({
 /** Reads and validates a JSON body; an absent body reads as `{}` where `isOptional`. */
 function parseBody<T>(body: string | undefined, isBase64Encoded: boolean, schema: z.ZodType<T>, isOptional = false): Parsed<T> {
   const json = isOptional && (body === undefined || body === '') ? ({ ok: true, value: {} } as const) : readJsonBody(body, isBase64Encoded);
-  if (!json.ok) return json;
-  const parsed = schema.safeParse(json.value);
-  return parsed.success
-    ? { ok: true, value: parsed.data }
-    : { ok: false, response: errorResponse(400, ErrorCode.invalidRequest, 'The request body is not valid.', toDetails(parsed.error)) };
+  return json.ok ? parseWith(schema, json.value, 'The request body is not valid.') : json;
 }
 
-const conflict = (code: string, message: string): ApiResponse => ({ statusCode: 409, body: { error: { code, message } } });
+const conflict = (code: ErrorCode, message: string): ApiResponse => errorResponse(409, code, message);
 
-const SWITCH_MESSAGES: Readonly<Record<string, string>> = {
+const SWITCH_MESSAGES: Readonly<Record<SwitchRefusal, string>> = {
   not_paused: 'Pause ingest first (POST /v1/routing/pause).',
   pause_too_recent: 'Ingest was paused less than 30 s ago: a request may still be enqueueing under the old routing.',
   queue_not_empty: 'Events are still pending; wait until the queue and the lag view are empty.',
@@ -87,17 +83,15 @@ export function createOperationsHandler(deps: OperationsHandlerDeps): HttpHandle
     {
       'GET /v1/lag': async () => ({ statusCode: 200, body: { groups: toLagRows(await deps.listActiveGroups(), deps.now()) } }),
       'GET /v1/dead-letters': async (event) => {
-        const parsed = subscriptionIdSchema.safeParse(event.queryStringParameters?.subscription_id ?? '');
-        if (!parsed.success) {
-          return errorResponse(400, ErrorCode.invalidRequest, 'Name the subscription: ?subscription_id=…', toDetails(parsed.error, ['subscription_id']));
-        }
-        return { statusCode: 200, body: { items: await deps.listDeadLetters(parsed.data) } };
+        const subscriptionId = parseWith(subscriptionIdSchema, event.queryStringParameters?.subscription_id ?? '', 'Name the subscription: ?subscription_id=…', ['subscription_id']);
+        if (!subscriptionId.ok) return subscriptionId.response;
+        return { statusCode: 200, body: { items: await deps.listDeadLetters(subscriptionId.value) } };
       },
       'POST /v1/dead-letters/redrive': async (event) => {
         const body = parseBody(event.body, event.isBase64Encoded, redriveBodySchema);
         if (!body.ok) return body.response;
         // A redrive routes by the routing in force: not while it may be switching.
-        if ((await deps.routing.get()).isPaused) return conflict('ingest_paused', 'Ingest is paused for a routing switch; redrive after it resumes.');
+        if ((await deps.routing.get()).isPaused) return conflict(ErrorCode.ingestPaused, 'Ingest is paused for a routing switch; redrive after it resumes.');
         const step = await deps.redrive(body.value.subscription_id);
         deps.logger.info('dead letters redriven', { subscriptionId: body.value.subscription_id, redriven: step.redriven.length, remaining: step.remaining });
         return { statusCode: 200, body: { subscription_id: body.value.subscription_id, redriven: step.redriven, remaining: step.remaining, is_done: step.isDone } };
@@ -109,7 +103,7 @@ export function createOperationsHandler(deps: OperationsHandlerDeps): HttpHandle
         const target = findSkipTarget(await deps.getGroup(messageGroupId), body.value.event_id);
         if ('refusal' in target) return conflict(target.refusal, target.refusal === 'no_failing_head' ? 'The group has no failing head to skip.' : 'The group’s head is another event now.');
         const isRequested = await deps.requestSkip({ ...target, at: deps.now().toISOString() });
-        if (!isRequested) return conflict('head_changed', 'The group’s head is another event now.');
+        if (!isRequested) return conflict(ErrorCode.headChanged, 'The group’s head is another event now.');
         deps.logger.warn('skip requested', { messageGroupId, eventId: target.eventId });
         return { statusCode: 202, body: { message_group_id: messageGroupId, event_id: target.eventId, status: 'skip_requested' } };
       },
@@ -130,10 +124,10 @@ export function createOperationsHandler(deps: OperationsHandlerDeps): HttpHandle
         const [current, pending] = await Promise.all([deps.routing.get(), deps.routing.pendingWork()]);
         const now = deps.now();
         const refusal = checkSwitch({ current, expectedVersion: body.value.expected_version, pending, now });
-        if (refusal !== undefined) return conflict(refusal, SWITCH_MESSAGES[refusal] ?? refusal);
+        if (refusal !== undefined) return conflict(refusal, SWITCH_MESSAGES[refusal]);
         const partitionCount = body.value.partition_count ?? undefined;
         const isSwitched = await deps.routing.switchRouting({ expectedVersion: current.version, partitionCount, at: now.toISOString() });
-        if (!isSwitched) return conflict('version_conflict', SWITCH_MESSAGES.version_conflict ?? 'version_conflict');
+        if (!isSwitched) return conflict(ErrorCode.versionConflict, SWITCH_MESSAGES.version_conflict);
         deps.logger.warn('routing switched', { from: current.partitionCount ?? null, to: partitionCount ?? null, version: current.version + 1 });
         return routingView();
       },
