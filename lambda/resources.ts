@@ -20,8 +20,10 @@ export interface TableDefinition {
   readonly localName: string;
   /** Environment variable that carries the physical table name to the handlers. */
   readonly envVar: string;
-  /** String partition key; no table has a sort key. */
+  /** String partition key. */
   readonly partitionKey: string;
+  /** String sort key, for a table whose items are read in order by Query. */
+  readonly sortKey?: string;
   /** Epoch-seconds attribute after which DynamoDB may delete the item. */
   readonly ttlAttribute?: string;
   readonly indexes?: readonly IndexDefinition[];
@@ -44,10 +46,21 @@ export const TABLES = {
     envVar: 'EVENTS_TABLE',
     partitionKey: 'event_id',
     ttlAttribute: 'expires_at',
-    indexes: [
-      /** Dead-lettered events by subscription, oldest first: only they carry `dead_letter_subscription_id`. */
-      { name: 'dead-letters', partitionKey: 'dead_letter_subscription_id', sortKey: 'dead_lettered_at' },
-    ],
+  },
+  /**
+   * The store of dead letters, and their only source of truth: one item per dead letter, holding
+   * the whole queued event (or, beyond what an item holds, a pointer to it in the payload bucket),
+   * its sequence, attempts and reason. Keyed by subscription, sorted by `position` (the ordering
+   * key's digest, then the zero-padded sequence), so one Query reads a subscription's (or, with
+   * `begins_with`, one key's) dead letters in sequence order, page by page. An item leaves the
+   * store when it is redriven; a redriven event given up again is written back.
+   */
+  deadLetters: {
+    localName: 'DeadLetters',
+    envVar: 'DEAD_LETTERS_TABLE',
+    partitionKey: 'subscription_id',
+    sortKey: 'position',
+    ttlAttribute: 'expires_at',
   },
   /**
    * One item per ordering key: the last `webhook-sequence` given out and the head event being
@@ -110,28 +123,45 @@ export const FIFO_QUEUE_SETTINGS = {
 export const QUEUES = {
   /** The ordered queue: one message group per ordering key (or per partition). */
   delivery: { localName: 'delivery.fifo', envVar: 'DELIVERY_QUEUE_URL' },
-  /** Events the consumer gave up on, and SQS's backstop redrive for crash loops. */
+  /**
+   * SQS's backstop redrive for crash loops (a message that kills the consumer every time), and
+   * the records the consumer cannot read. Never the store of dead letters: the operations
+   * function imports what lands here into the DeadLetters table.
+   */
   deadLetter: { localName: 'dead-letter.fifo', envVar: 'DEAD_LETTER_QUEUE_URL' },
 } as const satisfies Record<string, QueueDefinition>;
+
+/**
+ * The S3 bucket that holds dead letters too large for a DynamoDB item (an event may be up to
+ * 1 MiB, an item at most 400 KB). Encrypted, private, objects expiring with the dead letters.
+ */
+export const PAYLOAD_BUCKET = { localName: 'ordered-webhooks-payloads', envVar: 'PAYLOAD_BUCKET' } as const;
+
+/** Every object of the payload bucket is under this prefix: the functions are granted it alone. */
+export const PAYLOAD_OBJECT_PREFIX = 'dead-letters/';
 
 /** Physical names of every resource, as handlers receive them. */
 export interface ResourceNames {
   readonly subscriptionsTable: string;
   readonly eventsTable: string;
+  readonly deadLettersTable: string;
   readonly orderingKeysTable: string;
   readonly groupsTable: string;
   readonly settingsTable: string;
   readonly deliveryQueueUrl: string;
   readonly deadLetterQueueUrl: string;
+  readonly payloadBucket: string;
 }
 
 /** The environment variable that carries each resource name to the handlers. */
 export const RESOURCE_ENV_VARS = {
   subscriptionsTable: TABLES.subscriptions.envVar,
   eventsTable: TABLES.events.envVar,
+  deadLettersTable: TABLES.deadLetters.envVar,
   orderingKeysTable: TABLES.orderingKeys.envVar,
   groupsTable: TABLES.groups.envVar,
   settingsTable: TABLES.settings.envVar,
   deliveryQueueUrl: QUEUES.delivery.envVar,
   deadLetterQueueUrl: QUEUES.deadLetter.envVar,
+  payloadBucket: PAYLOAD_BUCKET.envVar,
 } as const satisfies Record<keyof ResourceNames, string>;

@@ -9,6 +9,7 @@ export const ROUTES = {
     'GET /v1/lag',
     'GET /v1/dead-letters',
     'POST /v1/dead-letters/redrive',
+    'POST /v1/dead-letters/import',
     'POST /v1/groups/{message_group_id}/skip',
     'GET /v1/routing',
     'PUT /v1/routing',

@@ -11,8 +11,12 @@ import type { LagMetricsJob } from './lag-metrics-job.js';
 export interface DeliveryAlarmsProps {
   /** The ordered queue whose oldest message is watched. */
   readonly deliveryQueue: sqs.IQueue;
-  /** The dead-letter queue whose depth is watched. */
+  /** The backstop dead-letter queue, whose depth is watched. */
   readonly deadLetterQueue: sqs.IQueue;
+  /** The consumer's count of dead letters (events given up, records set aside). */
+  readonly deadLettered: cloudwatch.IMetric;
+  /** The consumer's count of records that met a fault. */
+  readonly consumerFaults: cloudwatch.IMetric;
   /** Age of the delivery queue's oldest message at which the alarm goes off. */
   readonly oldestMessageAgeThreshold: Duration;
   /**
@@ -39,8 +43,10 @@ export interface DeliveryAlarmsProps {
  * `ApproximateAgeOfOldestMessage` is queue-wide: it shows a stuck group only while that group's
  * head is the oldest message, so per-group lag is watched on the lag job's metrics as well: the
  * longest wait of any group and the number of stalled groups. The lag job's own errors alarm too,
- * or a broken job would leave those two alarms without data, quietly OK. The dead-letter alarm
- * fires on the first message, because every dead letter is a gap a receiver sees.
+ * or a broken job would leave those two alarms without data, quietly OK. Dead letters alarm on the
+ * consumer's count of them, so every new one alarms again once the last alarm cleared: each is a
+ * gap a receiver sees. The backstop queue alarms on its first message: SQS moved a message there
+ * behind the consumer's back (a crash loop), and it must be imported into the store.
  *
  * The topic requires TLS. It is not KMS-encrypted: CloudWatch cannot publish to a topic encrypted
  * with the AWS managed key `aws/sns`, and the notifications carry alarm states, never events.
@@ -48,7 +54,9 @@ export interface DeliveryAlarmsProps {
 export class DeliveryAlarms extends Construct {
   readonly topic: sns.Topic;
   readonly oldestMessageAlarm: cloudwatch.Alarm;
-  readonly deadLetterAlarm: cloudwatch.Alarm;
+  readonly backstopAlarm: cloudwatch.Alarm;
+  readonly deadLetteredAlarm: cloudwatch.Alarm;
+  readonly consumerFaultsAlarm: cloudwatch.Alarm;
   readonly maxGroupWaitAlarm: cloudwatch.Alarm;
   readonly stalledGroupsAlarm: cloudwatch.Alarm;
   readonly lagJobErrorsAlarm: cloudwatch.Alarm;
@@ -78,8 +86,32 @@ export class DeliveryAlarms extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
 
-    this.deadLetterAlarm = new cloudwatch.Alarm(this, 'DeadLetters', {
+    this.deadLetteredAlarm = new cloudwatch.Alarm(this, 'DeadLettered', {
       alarmDescription: 'Events were dead-lettered: receivers see a gap in webhook-sequence. See GET /v1/dead-letters.',
+      metric: props.deadLettered,
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+
+    this.consumerFaultsAlarm = new cloudwatch.Alarm(this, 'ConsumerFaults', {
+      alarmDescription:
+        'The consumer met faults (DynamoDB, SQS or S3 errors, missing permissions) in three minutes of five: ' +
+        'the records wait and back off, toward 12 hours. See the consumer’s log group.',
+      metric: props.consumerFaults,
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      // A passing throttle is retried within seconds; a lasting fault holds keys back.
+      evaluationPeriods: 5,
+      datapointsToAlarm: 3,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+
+    this.backstopAlarm = new cloudwatch.Alarm(this, 'BackstopMessages', {
+      alarmDescription:
+        'SQS moved messages to the backstop dead-letter queue (a crash loop, or a record the consumer cannot read). ' +
+        'Import them into the store of dead letters: POST /v1/dead-letters/import.',
       metric: props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
         statistic: cloudwatch.Stats.MAXIMUM,
         period: Duration.minutes(1),
@@ -130,7 +162,9 @@ export class DeliveryAlarms extends Construct {
 
     this.alarms = [
       this.oldestMessageAlarm,
-      this.deadLetterAlarm,
+      this.deadLetteredAlarm,
+      this.consumerFaultsAlarm,
+      this.backstopAlarm,
       this.maxGroupWaitAlarm,
       this.stalledGroupsAlarm,
       this.lagJobErrorsAlarm,

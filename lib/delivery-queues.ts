@@ -117,20 +117,20 @@ export class DeliveryQueues extends Construct {
   }
 
   /**
-   * Lets `fn` redrive dead letters, and tells it both queues' URLs: receive them from the
-   * dead-letter queue, release the ones it does not take (a batched `ChangeMessageVisibility`),
-   * delete the ones it took, send another key's dead letter to the back of its group, and send
-   * the redriven events to the delivery queue (`SendMessageBatch` is `sqs:SendMessage`). Nothing
-   * else: no `GetQueueUrl`, no `PurgeQueue`, no receive from the delivery queue.
+   * Lets `fn` redrive dead letters from the store into the delivery queue (`SendMessageBatch` is
+   * `sqs:SendMessage`), and tells it the queue's URL.
    */
   grantRedrive(fn: lambda.Function): void {
-    grantOnQueue(fn, this.deadLetterQueue, QUEUES.deadLetter.envVar, [
-      'sqs:ReceiveMessage',
-      'sqs:ChangeMessageVisibility',
-      'sqs:DeleteMessage',
-      'sqs:SendMessage',
-    ]);
     grantOnQueue(fn, this.deliveryQueue, QUEUES.delivery.envVar, ['sqs:SendMessage']);
+  }
+
+  /**
+   * Lets `fn` import the backstop queue into the store of dead letters, and tells it the queue's
+   * URL: receive, release what it cannot import (a batched `ChangeMessageVisibility`), delete
+   * what it imported. Nothing else: no send, no purge.
+   */
+  grantImportBackstop(fn: lambda.Function): void {
+    grantOnQueue(fn, this.deadLetterQueue, QUEUES.deadLetter.envVar, ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage']);
   }
 
   /**

@@ -4,6 +4,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { consumerMetric } from './consumer-metrics.js';
 import type { DeliveryAlarms } from './alarms.js';
 import type { LagMetricsJob } from './lag-metrics-job.js';
 
@@ -71,9 +72,9 @@ export class OperationsDashboard extends Construct {
             width: THIRD,
           }),
           new cloudwatch.GraphWidget({
-            title: 'Dead-letter queue: messages',
-            left: [deadLetterQueue.metricApproximateNumberOfMessagesVisible({ ...maximum, label: 'Dead letters' })],
-            leftAnnotations: [alarms.deadLetterAlarm.toAnnotation()],
+            title: 'Backstop dead-letter queue: messages to import',
+            left: [deadLetterQueue.metricApproximateNumberOfMessagesVisible({ ...maximum, label: 'Backstop messages' })],
+            leftAnnotations: [alarms.backstopAlarm.toAnnotation()],
             width: THIRD,
           }),
         ],
@@ -142,6 +143,25 @@ export class OperationsDashboard extends Construct {
             left: [consumer.metric('ConcurrentExecutions', { ...maximum, label: 'Concurrent executions' })],
             // At this line the consumer is saturated: active groups wait for a free invocation.
             leftAnnotations: [{ value: props.consumerMaxConcurrency, label: 'Maximum concurrency' }],
+            width: THIRD,
+          }),
+        ],
+        [
+          new cloudwatch.GraphWidget({
+            title: 'Consumer: delivered and failed attempts per minute',
+            left: [consumerMetric('delivered', { label: 'Delivered' }), consumerMetric('failedAttempts', { label: 'Failed attempts' })],
+            width: THIRD,
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'Consumer: dead letters per minute',
+            left: [consumerMetric('deadLettered', { label: 'Dead-lettered' })],
+            leftAnnotations: [alarms.deadLetteredAlarm.toAnnotation()],
+            width: THIRD,
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'Consumer: faults per minute',
+            left: [consumerMetric('faults', { label: 'Faults' })],
+            leftAnnotations: [alarms.consumerFaultsAlarm.toAnnotation()],
             width: THIRD,
           }),
         ],

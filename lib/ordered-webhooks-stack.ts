@@ -9,12 +9,15 @@ import {
   type Config,
 } from '../lambda/config.js';
 import { TABLES } from '../lambda/resources.js';
+import { CONSUMER_METRICS } from '../lambda/core/consumer-metrics.js';
 import { DeliveryAlarms } from './alarms.js';
+import { consumerMetric } from './consumer-metrics.js';
 import { WebhookApi } from './api.js';
 import { DeliveryQueues } from './delivery-queues.js';
 import { HandlerFunction, type HandlerName } from './handler-function.js';
 import { LagMetricsJob } from './lag-metrics-job.js';
 import { OperationsDashboard } from './operations-dashboard.js';
+import { PayloadBucket } from './payload-bucket.js';
 import { StateTables, type TableName } from './state-tables.js';
 
 /**
@@ -38,6 +41,7 @@ export interface OrderedWebhooksStackProps extends StackProps {
  */
 export class OrderedWebhooksStack extends Stack {
   readonly tables: StateTables;
+  readonly payloads: PayloadBucket;
   readonly queues: DeliveryQueues;
   readonly functions: Readonly<Record<HandlerName, HandlerFunction>>;
   readonly lagMetrics: LagMetricsJob;
@@ -51,6 +55,7 @@ export class OrderedWebhooksStack extends Stack {
     const environment = toEnvironment(config);
 
     const tables = new StateTables(this, 'State');
+    const payloads = new PayloadBucket(this, 'Payloads', { expiration: Duration.days(config.deliveryStateTtlDays + 1) });
     const queues = new DeliveryQueues(this, 'Queues', {
       visibilityTimeout: Duration.seconds(queueVisibilityTimeoutSeconds(config)),
       maxReceiveCount: backstopMaxReceiveCount(config),
@@ -74,13 +79,17 @@ export class OrderedWebhooksStack extends Stack {
 
     const consumer = new HandlerFunction(this, 'Consumer', {
       handler: 'consumer',
-      environment,
+      // Its counts (Powertools Metrics, EMF) go to the namespace its alarms watch.
+      environment: { ...environment, POWERTOOLS_METRICS_NAMESPACE: CONSUMER_METRICS.namespace },
       timeout: Duration.seconds(consumerTimeoutSeconds(config)),
     });
     // The target of each subscription of the batch.
     tables.grantItemActions('subscriptions', consumer.function, ['dynamodb:GetItem']);
     // Whether the event is settled already (GetItem), then its delivery or dead-lettering.
     tables.grantItemActions('events', consumer.function, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    // A dead letter is written whole (PutItem), counted (UpdateItem), and, when large, its event first to the bucket.
+    tables.grantItemActions('deadLetters', consumer.function, ['dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    payloads.grantObjectActions(consumer.function, ['s3:PutObject']);
     // The head's sequence number and attempts by conditional writes, read back when refused.
     tables.grantItemActions('orderingKeys', consumer.function, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
     // One UpdateItem per group per batch records its progress, one more forgets a drained group.
@@ -96,16 +105,21 @@ export class OrderedWebhooksStack extends Stack {
     // Lists only the sparse indexes, so its cost follows the active groups and the dead letters,
     // and is granted exactly the item calls of its routes.
     tables.grantQueryIndex('groups', 'active-groups', operations.function);
-    tables.grantQueryIndex('events', 'dead-letters', operations.function);
     // Skip reads a group's head; redrive moves a group's counts (the conditional writes of intake).
     tables.grantItemActions('groups', operations.function, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
-    // Redrive marks a dead letter pending, then redriven.
-    tables.grantItemActions('events', operations.function, ['dynamodb:UpdateItem']);
-    // Skip asks the consumer, on the key's item, to dead-letter the head.
-    tables.grantItemActions('orderingKeys', operations.function, ['dynamodb:UpdateItem']);
+    // Dead letters: listed and read by Query, removed when redriven, counted; written by the import.
+    tables.grantItemActions('deadLetters', operations.function, ['dynamodb:Query', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem', 'dynamodb:PutItem']);
+    payloads.grantObjectActions(operations.function, ['s3:GetObject', 's3:DeleteObject', 's3:PutObject']);
+    // The import reads whether an imported event was settled, and records it dead-lettered.
+    tables.grantItemActions('events', operations.function, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    // A redrive names an existing subscription.
+    tables.grantItemActions('subscriptions', operations.function, ['dynamodb:GetItem']);
+    // Skip asks the consumer, on the key's item, to dead-letter the head; the import reads the head.
+    tables.grantItemActions('orderingKeys', operations.function, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
     // Routing: read, pause, resume and switch, by conditional writes of the one item.
     tables.grantItemActions('settings', operations.function, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
     queues.grantRedrive(operations.function);
+    queues.grantImportBackstop(operations.function);
     // GET /v1/routing shows, and PUT /v1/routing checks, the delivery queue's counts.
     queues.grantReadDeliveryCounts(operations.function);
 
@@ -118,6 +132,8 @@ export class OrderedWebhooksStack extends Stack {
     const alarms = new DeliveryAlarms(this, 'Alarms', {
       deliveryQueue: queues.deliveryQueue,
       deadLetterQueue: queues.deadLetterQueue,
+      deadLettered: consumerMetric('deadLettered'),
+      consumerFaults: consumerMetric('faults'),
       oldestMessageAgeThreshold: Duration.seconds(config.oldestMessageAlarmSeconds),
       lagMetrics,
       maxGroupWaitThreshold: Duration.seconds(config.maxGroupWaitAlarmSeconds),
@@ -153,6 +169,7 @@ export class OrderedWebhooksStack extends Stack {
     });
 
     this.tables = tables;
+    this.payloads = payloads;
     this.queues = queues;
     this.functions = { ingest, subscriptions, consumer, operations, lagMetrics: lagMetrics.handler };
     this.lagMetrics = lagMetrics;

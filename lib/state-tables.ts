@@ -65,6 +65,7 @@ export class StateTables extends Construct {
     const declare = (definition: TableDefinition): dynamodb.Table => {
       const table = new dynamodb.Table(this, definition.localName, {
         partitionKey: { name: definition.partitionKey, type: dynamodb.AttributeType.STRING },
+        ...(definition.sortKey === undefined ? {} : { sortKey: { name: definition.sortKey, type: dynamodb.AttributeType.STRING } }),
         billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
         encryption: dynamodb.TableEncryption.AWS_MANAGED,
         pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
@@ -85,6 +86,7 @@ export class StateTables extends Construct {
     this.tables = {
       subscriptions: declare(TABLES.subscriptions),
       events: declare(TABLES.events),
+      deadLetters: declare(TABLES.deadLetters),
       orderingKeys: declare(TABLES.orderingKeys),
       groups: declare(TABLES.groups),
       settings: declare(TABLES.settings),

@@ -1,9 +1,10 @@
 /**
  * SDK clients pointed at the emulators, built with the same factories the handlers use in Lambda.
  */
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient, createSqsClient } from '../lambda/adapters/aws-clients.js';
+import { createDocumentClient, createS3Client, createSqsClient } from '../lambda/adapters/aws-clients.js';
 import { LOCAL_REGION, type Emulators } from './emulators.js';
 
 /** The emulators accept any credentials; fixed ones keep the SDK from searching the machine for real ones. */
@@ -12,6 +13,8 @@ const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as 
 export interface LocalClients {
   readonly sqs: SQSClient;
   readonly dynamo: DynamoDBDocumentClient;
+  /** fauxqs's S3, on the same endpoint as its SQS, with path-style bucket addresses. */
+  readonly s3: S3Client;
   /** Closes the clients' keep-alive sockets. */
   readonly destroy: () => void;
 }
@@ -24,12 +27,15 @@ export interface LocalClients {
 export function createLocalClients(emulators: Pick<Emulators, 'sqsEndpoint' | 'dynamoEndpoint'>): LocalClients {
   const sqs = createSqsClient({ endpoint: emulators.sqsEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
   const dynamo = createDocumentClient({ endpoint: emulators.dynamoEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  const s3 = createS3Client({ endpoint: emulators.sqsEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, forcePathStyle: true });
   return {
     sqs,
     dynamo,
+    s3,
     destroy: () => {
       sqs.destroy();
       dynamo.destroy();
+      s3.destroy();
     },
   };
 }

@@ -3,6 +3,7 @@
  * in front of the ingest and subscriptions handlers, and the consumer behind a poller that plays
  * Lambda's event source mapping. `npm start` runs it; integration tests start it in-process.
  */
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Config } from '../lambda/config.js';
@@ -17,6 +18,7 @@ import { wireOperationsHandler } from '../lambda/handlers/operations.js';
 import { LOCAL_REGION, startEmulators } from './emulators.js';
 import { startEventSourceMapping } from './event-source-mapping.js';
 import { startHttpApi } from './http-api.js';
+import { ensurePayloadBucket } from './payload-bucket.js';
 import { ensureQueues } from './queues.js';
 import { ensureTables } from './tables.js';
 import { createTerminalLogger, type LogSink } from './terminal-logger.js';
@@ -43,7 +45,7 @@ export interface LocalStack {
   readonly url: string;
   readonly config: Config;
   readonly resources: ResourceNames;
-  readonly clients: { readonly sqs: SQSClient; readonly dynamo: DynamoDBDocumentClient };
+  readonly clients: { readonly sqs: SQSClient; readonly dynamo: DynamoDBDocumentClient; readonly s3: S3Client };
   /**
    * Stops in dependency order: the HTTP API (in-flight requests finish), then the pollers
    * (in-flight batches finish and are settled), then the clients and the emulators. With
@@ -73,17 +75,19 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const clients = createLocalClients(emulators);
     stoppers.unshift(clients.destroy);
 
-    const [queues] = await Promise.all([ensureQueues(clients.sqs, config), ensureTables(clients.dynamo)]);
+    const [queues, , payloadBucket] = await Promise.all([ensureQueues(clients.sqs, config), ensureTables(clients.dynamo), ensurePayloadBucket(clients.s3)]);
     const resources: ResourceNames = {
       subscriptionsTable: TABLES.subscriptions.localName,
       eventsTable: TABLES.events.localName,
+      deadLettersTable: TABLES.deadLetters.localName,
       orderingKeysTable: TABLES.orderingKeys.localName,
       groupsTable: TABLES.groups.localName,
       settingsTable: TABLES.settings.localName,
       deliveryQueueUrl: queues.delivery.url,
       deadLetterQueueUrl: queues.deadLetter.url,
+      payloadBucket,
     };
-    const wiring = (service: string): HandlerWiring => ({ config, resources, dynamo: clients.dynamo, sqs: clients.sqs, logger: logger(service) });
+    const wiring = (service: string): HandlerWiring => ({ config, resources, dynamo: clients.dynamo, sqs: clients.sqs, s3: clients.s3, logger: logger(service) });
 
     if (options.isConsumerEnabled !== false) {
       const mapping = startEventSourceMapping({
@@ -109,7 +113,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     });
     stoppers.unshift(api.stop);
 
-    return { url: api.url, config, resources, clients: { sqs: clients.sqs, dynamo: clients.dynamo }, stop: stopAll };
+    return { url: api.url, config, resources, clients: { sqs: clients.sqs, dynamo: clients.dynamo, s3: clients.s3 }, stop: stopAll };
   } catch (error) {
     await stopAll();
     throw error;

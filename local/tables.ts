@@ -11,6 +11,7 @@ import {
   waitUntilTableExists,
   type AttributeDefinition,
   type GlobalSecondaryIndex,
+  type KeySchemaElement,
 } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { TABLES, type IndexDefinition, type TableDefinition } from '../lambda/resources.js';
@@ -31,8 +32,20 @@ async function listTableNames(dynamo: DynamoDBDocumentClient): Promise<Set<strin
 
 /** The string attributes a table's key and indexes are made of. */
 function attributeDefinitions(table: TableDefinition): AttributeDefinition[] {
-  const names = new Set([table.partitionKey, ...(table.indexes ?? []).flatMap((index) => [index.partitionKey, ...(index.sortKey === undefined ? [] : [index.sortKey])])]);
+  const names = new Set([
+    table.partitionKey,
+    ...(table.sortKey === undefined ? [] : [table.sortKey]),
+    ...(table.indexes ?? []).flatMap((index) => [index.partitionKey, ...(index.sortKey === undefined ? [] : [index.sortKey])]),
+  ]);
   return [...names].map((name) => ({ AttributeName: name, AttributeType: 'S' }));
+}
+
+/** The table's key: its partition key, and its sort key when it has one. */
+function keySchema(table: TableDefinition): KeySchemaElement[] {
+  return [
+    { AttributeName: table.partitionKey, KeyType: 'HASH' },
+    ...(table.sortKey === undefined ? [] : [{ AttributeName: table.sortKey, KeyType: 'RANGE' as const }]),
+  ];
 }
 
 function toGlobalSecondaryIndex(index: IndexDefinition): GlobalSecondaryIndex {
@@ -52,7 +65,7 @@ async function createTable(dynamo: DynamoDBDocumentClient, table: TableDefinitio
     new CreateTableCommand({
       TableName: table.localName,
       AttributeDefinitions: attributeDefinitions(table),
-      KeySchema: [{ AttributeName: table.partitionKey, KeyType: 'HASH' }],
+      KeySchema: keySchema(table),
       BillingMode: 'PAY_PER_REQUEST',
       ...(indexes.length === 0 ? {} : { GlobalSecondaryIndexes: indexes }),
     }),
@@ -72,9 +85,10 @@ export async function ensureTables(dynamo: DynamoDBDocumentClient): Promise<void
       continue;
     }
     const { Table } = await dynamo.send(new DescribeTableCommand({ TableName: table.localName }));
-    const key = Table?.KeySchema?.find((element) => element.KeyType === 'HASH')?.AttributeName;
-    if (key !== table.partitionKey) {
-      throw new Error(`Table ${table.localName} in DATA_DIR is keyed by "${key}", not "${table.partitionKey}": remove DATA_DIR or use another one`);
+    const key = (Table?.KeySchema ?? []).map((element) => `${element.KeyType}:${element.AttributeName}`).join(', ');
+    const expected = keySchema(table).map((element) => `${element.KeyType}:${element.AttributeName}`).join(', ');
+    if (key !== expected) {
+      throw new Error(`Table ${table.localName} in DATA_DIR is keyed by "${key}", not "${expected}": remove DATA_DIR or use another one`);
     }
     // A DATA_DIR made by an older version may lack an index added since.
     const present = new Set((Table?.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName));

@@ -35,7 +35,8 @@ export const deadLetterSchema = z.looseObject({
   event_id: z.string(),
   subscription_id: z.string(),
   message_group_id: z.string(),
-  sequence: z.number(),
+  /** null for an event SQS's backstop moved before it had a sequence. */
+  sequence: z.number().nullable(),
   attempts: z.number(),
   reason: z.string(),
   dead_lettered_at: z.string(),

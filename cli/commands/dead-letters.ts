@@ -13,7 +13,7 @@ const OPTIONS = { ...COMMON_OPTIONS, subscription: { type: 'string' } } as const
 
 const COLUMNS: readonly Column<DeadLetter>[] = [
   { header: 'EVENT ID', cell: (row) => row.event_id },
-  { header: 'SEQUENCE', cell: (row) => String(row.sequence), align: 'right' },
+  { header: 'SEQUENCE', cell: (row) => (row.sequence === null ? '-' : String(row.sequence)), align: 'right' },
   { header: 'ATTEMPTS', cell: (row) => String(row.attempts), align: 'right' },
   { header: 'DEAD-LETTERED AT', cell: (row) => row.dead_lettered_at },
   { header: 'REASON', cell: (row) => row.reason, maxWidth: 60 },

@@ -3,6 +3,7 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, type UpdateCommand, type UpdateCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 
 /** Where the clients connect; empty in Lambda, where the SDK finds region and credentials itself. */
@@ -22,20 +23,33 @@ export function createSqsClient(options: ClientOptions = {}): SQSClient {
   return new SQSClient({ ...options });
 }
 
+/** `forcePathStyle` for an emulator that serves every bucket on one host (fauxqs). */
+export function createS3Client(options: ClientOptions & { readonly forcePathStyle?: boolean } = {}): S3Client {
+  return new S3Client({ ...options });
+}
+
 /** Whether an SDK error is DynamoDB's refusal of a condition expression: an expected outcome, not a fault. */
 export function isConditionFailure(error: unknown): boolean {
   return error instanceof Error && error.name === 'ConditionalCheckFailedException';
 }
 
 /**
- * Sends a conditional UpdateItem whose refused condition is an expected outcome, not a fault.
+ * Awaits a conditional write whose refused condition is an expected outcome, not a fault.
  * @returns the output, or undefined when the condition was not met
  */
-export async function updateIfCondition(client: DynamoDBDocumentClient, command: UpdateCommand): Promise<UpdateCommandOutput | undefined> {
+export async function unlessConditionFails<Output>(write: Promise<Output>): Promise<Output | undefined> {
   try {
-    return await client.send(command);
+    return await write;
   } catch (error) {
     if (isConditionFailure(error)) return undefined;
     throw error;
   }
+}
+
+/**
+ * Sends a conditional UpdateItem whose refused condition is an expected outcome, not a fault.
+ * @returns the output, or undefined when the condition was not met
+ */
+export function updateIfCondition(client: DynamoDBDocumentClient, command: UpdateCommand): Promise<UpdateCommandOutput | undefined> {
+  return unlessConditionFails(client.send(command));
 }

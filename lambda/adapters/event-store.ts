@@ -3,7 +3,7 @@
  * SQS deduplication window) and its delivery outcome. Every change is a single-item write: no
  * transactions (half the cost, and dynalite has none).
  */
-import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { DeliveryStore, SettledEvent, SettleResult } from '../core/delivery.js';
 import { RecordOutcome, type AcceptedEventRecord } from '../core/ingest.js';
@@ -17,43 +17,9 @@ export const EventItemStatus = { accepted: 'accepted', delivered: 'delivered', d
 
 const eventStatusSchema = z.object({ status: z.enum(EventItemStatus).optional(), dead_lettered_at: z.string().optional() });
 
-const DEAD_LETTERS_INDEX = TABLES.events.indexes[0].name;
-
-/** One row of `GET /v1/dead-letters` (CONTRACT §2), read from the dead-letters index. */
-const deadLetterRowSchema = z
-  .object({
-    event_id: z.string(),
-    subscription_id: z.string(),
-    message_group_id: z.string(),
-    sequence: z.number().int(),
-    attempts: z.number().int(),
-    reason: z.string(),
-    dead_lettered_at: z.string(),
-  })
-  .transform(({ event_id, subscription_id, message_group_id, sequence, attempts, reason, dead_lettered_at }) => ({
-    event_id,
-    subscription_id,
-    message_group_id,
-    sequence,
-    attempts,
-    reason,
-    dead_lettered_at,
-  }));
-export type DeadLetterRow = z.infer<typeof deadLetterRowSchema>;
-
 export interface EventStore extends Pick<DeliveryStore, 'isSettled' | 'markDelivered' | 'markDeadLettered'> {
   readonly findKnownEventIds: (eventIds: readonly string[]) => Promise<ReadonlySet<string>>;
   readonly recordAccepted: (record: AcceptedEventRecord) => Promise<RecordOutcome>;
-  /** A subscription's dead letters, oldest first. */
-  readonly listDeadLetters: (subscriptionId: string) => Promise<DeadLetterRow[]>;
-  /**
-   * Takes a redriven dead letter out of the dead-letters list and counts the redrive (its reason
-   * stays as history). Conditional, so a repeated step after a crash counts it once.
-   * @returns false when it was not listed any more
-   */
-  readonly markRedriven: (input: { readonly eventId: string; readonly messageGroupId: string; readonly at: string }) => Promise<boolean>;
-  /** Whether the event was redriven and is listed no more. */
-  readonly wasRedriven: (eventId: string) => Promise<boolean>;
 }
 
 export interface EventStoreOptions {
@@ -66,17 +32,20 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
   const eventKey = TABLES.events.partitionKey;
   const expiresAt = (at: string): number => Math.floor(Date.parse(at) / 1000) + options.ttlDays * 86_400;
 
-  const settle = async (input: SettledEvent, fields: Record<string, string | number>, removed: readonly string[] = []): Promise<SettleResult> => {
+  const settle = async (input: SettledEvent, fields: Record<string, string | number>): Promise<SettleResult> => {
     const values: Record<string, string | number> = {
       ':subscription': input.queued.event.subscription_id,
       ':tenant': input.queued.event.tenant_id,
       ':key': input.queued.ordering_key,
       ':group': input.queued.message_group_id,
-      ':sequence': input.sequence,
       ':attempts': input.attempts,
       ':expires': expiresAt(input.at),
     };
-    const assignments = ['subscription_id = :subscription', 'tenant_id = :tenant', 'ordering_key = :key', 'message_group_id = :group', '#sequence = :sequence', 'attempts = :attempts', 'expires_at = :expires'];
+    const assignments = ['subscription_id = :subscription', 'tenant_id = :tenant', 'ordering_key = :key', 'message_group_id = :group', 'attempts = :attempts', 'expires_at = :expires'];
+    if (input.sequence !== undefined) {
+      assignments.push('#sequence = :sequence');
+      values[':sequence'] = input.sequence;
+    }
     for (const [name, value] of Object.entries(fields)) {
       assignments.push(`#${name} = :${name}`);
       values[`:${name}`] = value;
@@ -85,8 +54,8 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
       new UpdateCommand({
         TableName: options.tableName,
         Key: { [eventKey]: input.queued.event.event_id },
-        UpdateExpression: `SET ${assignments.join(', ')}${removed.length === 0 ? '' : ` REMOVE ${removed.join(', ')}`}`,
-        ExpressionAttributeNames: { '#sequence': 'sequence', ...Object.fromEntries(Object.keys(fields).map((name) => [`#${name}`, name])) },
+        UpdateExpression: `SET ${assignments.join(', ')}`,
+        ExpressionAttributeNames: { ...(input.sequence === undefined ? {} : { '#sequence': 'sequence' }), ...Object.fromEntries(Object.keys(fields).map((name) => [`#${name}`, name])) },
         ExpressionAttributeValues: values,
         ReturnValues: 'ALL_OLD',
       }),
@@ -144,62 +113,10 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
       return redrivenAt === undefined || (deadLetteredAt !== undefined && deadLetteredAt > redrivenAt);
     },
 
-    // A delivered event is no dead letter, whatever a crashed redrive step left listed.
-    markDelivered: (input) => settle(input, { status: EventItemStatus.delivered, delivered_at: input.at }, ['dead_letter_subscription_id']),
+    markDelivered: (input) => settle(input, { status: EventItemStatus.delivered, delivered_at: input.at }),
 
-    markDeadLettered: (input) =>
-      settle(input, {
-        status: EventItemStatus.deadLettered,
-        dead_lettered_at: input.at,
-        reason: input.reason,
-        // Puts the event in the sparse dead-letters index of its subscription.
-        dead_letter_subscription_id: input.queued.event.subscription_id,
-      }),
-
-    async markRedriven({ eventId, messageGroupId, at }) {
-      const output = await updateIfCondition(
-        client,
-        new UpdateCommand({
-          TableName: options.tableName,
-          Key: { [eventKey]: eventId },
-          UpdateExpression: 'SET redriven_at = :at, message_group_id = :group ADD redrives :one REMOVE dead_letter_subscription_id',
-          ConditionExpression: 'attribute_exists(dead_letter_subscription_id)',
-          ExpressionAttributeValues: { ':at': at, ':group': messageGroupId, ':one': 1 },
-        }),
-      );
-      return output !== undefined;
-    },
-
-    async wasRedriven(eventId) {
-      const output = await client.send(
-        new GetCommand({
-          TableName: options.tableName,
-          Key: { [eventKey]: eventId },
-          ProjectionExpression: 'redriven_at, dead_letter_subscription_id',
-          ConsistentRead: true,
-        }),
-      );
-      return output.Item?.redriven_at !== undefined && output.Item.dead_letter_subscription_id === undefined;
-    },
-
-    async listDeadLetters(subscriptionId) {
-      const letters: DeadLetterRow[] = [];
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const output: QueryCommandOutput = await client.send(
-          new QueryCommand({
-            TableName: options.tableName,
-            IndexName: DEAD_LETTERS_INDEX,
-            KeyConditionExpression: 'dead_letter_subscription_id = :subscription',
-            ExpressionAttributeValues: { ':subscription': subscriptionId },
-            ScanIndexForward: true,
-            ExclusiveStartKey: startKey,
-          }),
-        );
-        for (const item of output.Items ?? []) letters.push(parseItem(deadLetterRowSchema, item, options.tableName, String(item[eventKey])));
-        startKey = output.LastEvaluatedKey;
-      } while (startKey !== undefined);
-      return letters;
-    },
+    // The dead letter itself is in the store of dead letters; this records the outcome, whose
+    // time tells a redriven copy from the dead-lettering it came from (isSettled).
+    markDeadLettered: (input) => settle(input, { status: EventItemStatus.deadLettered, dead_lettered_at: input.at, reason: input.reason }),
   };
 }

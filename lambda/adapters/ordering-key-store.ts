@@ -5,6 +5,7 @@
  */
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
+import type { KeyHead } from '../core/backstop-import.js';
 import type { AttemptTicket, DeliveryStore } from '../core/delivery.js';
 import { TABLES } from '../resources.js';
 import { updateIfCondition } from './aws-clients.js';
@@ -18,6 +19,8 @@ const headSchema = z.object({
 });
 
 export type OrderingKeyStore = Pick<DeliveryStore, 'beginAttempt' | 'recordFailure'> & {
+  /** The key's head as the consumer last began it, or undefined for a key never attempted. */
+  readonly findHead: (orderingKey: string) => Promise<KeyHead | undefined>;
   /**
    * Asks the consumer to dead-letter the key's head at its next receive instead of attempting it.
    * @returns false when `eventId` is not the key's head (any more)
@@ -90,6 +93,13 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
       if (head.head_event_id !== eventId) throw new Error(`ordering key ${key} changed head while ${eventId} was being attempted`);
       if (head.skip_event_id === eventId) return { kind: 'skipped', sequence: head.head_sequence, attempts: head.head_attempts };
       return { kind: 'exhausted', sequence: head.head_sequence, attempts: head.head_attempts };
+    },
+
+    async findHead(key) {
+      const output = await client.send(new GetCommand({ TableName: tableName, Key: { [orderingKey]: key }, ConsistentRead: true }));
+      if (output.Item === undefined) return undefined;
+      const head = parseItem(headSchema, output.Item, tableName, key);
+      return { eventId: head.head_event_id, sequence: head.head_sequence, attempts: head.head_attempts };
     },
 
     async requestSkip({ orderingKey: key, eventId, at }) {

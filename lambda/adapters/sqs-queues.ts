@@ -5,26 +5,12 @@ import {
   ChangeMessageVisibilityBatchCommand,
   GetQueueAttributesCommand,
   SendMessageBatchCommand,
-  SendMessageCommand,
-  type MessageAttributeValue,
   type QueueAttributeName,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { VisibilityChange } from '../core/consumer-batch.js';
-import type { DeadLetter } from '../core/delivery.js';
 import type { OutgoingMessage } from '../core/enqueue-plan.js';
-
-/** Names of the attributes a dead letter carries beside its body (the queued event, unchanged). */
-export const DeadLetterAttribute = {
-  reason: 'reason',
-  attempts: 'attempts',
-  sequence: 'sequence',
-  deadLetteredAt: 'dead_lettered_at',
-} as const;
-
-/** SQS message attributes are part of the 1 MiB; a reason is a sentence, not a log. */
-const MAX_REASON_LENGTH = 1024;
 
 /**
  * Sends one SendMessageBatch. Entry ids are the messages' request indexes. A call that fails as a
@@ -85,31 +71,6 @@ export async function changeVisibility(
     const change = changes[Number(failure.Id)];
     logger.warn('SQS refused a visibility change', { messageId: change?.messageId, code: failure.Code });
   }
-}
-
-/**
- * Sends a dead letter to the FIFO dead-letter queue: the queued event as body, so a redrive can
- * send it again as it was, and why it was given up as attributes. Same message group, so a key's
- * dead letters stay in order; deduplicated by event id, so a retried give-up is not doubled.
- */
-export async function sendDeadLetter(client: SQSClient, queueUrl: string, deadLetter: DeadLetter): Promise<void> {
-  const attributes: Record<string, MessageAttributeValue> = {
-    [DeadLetterAttribute.reason]: { DataType: 'String', StringValue: deadLetter.reason.slice(0, MAX_REASON_LENGTH) },
-    [DeadLetterAttribute.attempts]: { DataType: 'Number', StringValue: String(deadLetter.attempts) },
-    [DeadLetterAttribute.deadLetteredAt]: { DataType: 'String', StringValue: deadLetter.deadLetteredAt },
-  };
-  if (deadLetter.sequence !== undefined) {
-    attributes[DeadLetterAttribute.sequence] = { DataType: 'Number', StringValue: String(deadLetter.sequence) };
-  }
-  await client.send(
-    new SendMessageCommand({
-      QueueUrl: queueUrl,
-      MessageBody: deadLetter.queued === undefined ? (deadLetter.unreadableBody ?? '') || '(empty body)' : JSON.stringify(deadLetter.queued),
-      MessageGroupId: deadLetter.messageGroupId,
-      MessageDeduplicationId: deadLetter.deduplicationId,
-      MessageAttributes: attributes,
-    }),
-  );
 }
 
 /** The delivery queue's approximate counts: visible, in flight (received, not deleted) and delayed. */

@@ -3,6 +3,7 @@
  * signed, and decide what a failure means (CONTRACT §3). The outcome is a value; the batch plan
  * (`consumer-batch.ts`) turns outcomes into SQS actions.
  */
+import type { DeadLetterStore } from './dead-letter.js';
 import { readQueuedEvent, type QueuedEvent } from './event.js';
 import { attemptLimit, decideAfterFailure, FailureDecisionKind, parseRetryAfter, type RetryPolicy } from './retry-policy.js';
 import { signWebhook, type WebhookRequest } from './webhook.js';
@@ -94,31 +95,29 @@ export interface SettleResult {
 
 export interface SettledEvent {
   readonly queued: QueuedEvent;
-  readonly sequence: number;
+  /** Unknown only for an event SQS's backstop moved before it had one. */
+  readonly sequence: number | undefined;
   readonly attempts: number;
   readonly at: string;
 }
 
-/** A message for the dead-letter queue: the whole event, so that it can be redriven, and why. */
-export interface DeadLetter {
+/** A record the consumer cannot read: no event, so no dead letter; kept in the backstop queue as received. */
+export interface UnreadableRecord {
+  readonly messageId: string;
   readonly messageGroupId: string;
-  /** The event_id, or the SQS message id of a record that could not be read. */
-  readonly deduplicationId: string;
+  readonly body: string;
   readonly reason: string;
-  readonly attempts: number;
-  readonly sequence: number | undefined;
-  readonly deadLetteredAt: string;
-  /** The event as it was queued, when the record could be read. */
-  readonly queued: QueuedEvent | undefined;
-  /** The record's body as received, when it could not be read. */
-  readonly unreadableBody: string | undefined;
+  readonly at: string;
 }
 
 export interface DeliveryPorts {
   readonly store: DeliveryStore;
   readonly findTarget: (subscriptionId: string) => Promise<DeliveryTarget | undefined>;
   readonly send: (url: string, request: WebhookRequest) => Promise<AttemptResult>;
-  readonly deadLetter: (deadLetter: DeadLetter) => Promise<void>;
+  /** The store of dead letters: an event given up is written there whole before its message is deleted. */
+  readonly deadLetters: Pick<DeadLetterStore, 'put'>;
+  /** Sends a record that is not a queued event to the backstop dead-letter queue. */
+  readonly quarantine: (record: UnreadableRecord) => Promise<void>;
   readonly now: () => Date;
   readonly random: () => number;
 }
@@ -189,18 +188,10 @@ async function giveUp(
   reason: string,
 ): Promise<DeliveryOutcome> {
   const at = ports.now().toISOString();
-  // Dead-letter queue first, record second: a crash between them leaves a record that is retried,
-  // finds its attempts exhausted and dead-letters again, which the DLQ's deduplication absorbs.
-  await ports.deadLetter({
-    messageGroupId: queued.message_group_id,
-    deduplicationId: queued.event.event_id,
-    reason,
-    attempts: ticket.attempts,
-    sequence: ticket.sequence,
-    deadLetteredAt: at,
-    queued,
-    unreadableBody: undefined,
-  });
+  // The store first, the event's record second, the message last (by the batch's response): a
+  // crash in between leaves the message, which is received again, finds its attempts exhausted
+  // and writes the same dead letter again, in its place. Nothing is ever only in the queue.
+  await ports.deadLetters.put({ queued, sequence: ticket.sequence, attempts: ticket.attempts, reason, deadLetteredAt: at });
   const { wasAccepted } = await ports.store.markDeadLettered({ queued, sequence: ticket.sequence, attempts: ticket.attempts, at, reason });
   return { kind: OutcomeKind.deadLettered, reason, acceptedAt: waitingSince(queued), isCounted: wasAccepted };
 }
@@ -212,17 +203,8 @@ async function giveUp(
 export async function deliverRecord(record: ConsumerRecord, ports: DeliveryPorts, policy: RetryPolicy): Promise<DeliveryOutcome> {
   const read = readRecord(record);
   if ('reason' in read) {
-    // Retrying cannot repair a malformed record: dead-letter it at once, as received.
-    await ports.deadLetter({
-      messageGroupId: record.messageGroupId,
-      deduplicationId: record.messageId,
-      reason: read.reason,
-      attempts: 0,
-      sequence: undefined,
-      deadLetteredAt: ports.now().toISOString(),
-      queued: undefined,
-      unreadableBody: record.body,
-    });
+    // Retrying cannot repair a malformed record: set it aside at once, as received.
+    await ports.quarantine({ messageId: record.messageId, messageGroupId: record.messageGroupId, body: record.body, reason: read.reason, at: ports.now().toISOString() });
     return { kind: OutcomeKind.deadLettered, reason: read.reason, acceptedAt: undefined, isCounted: false };
   }
   const { queued } = read;

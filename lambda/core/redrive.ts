@@ -1,52 +1,26 @@
 /**
- * Redrive of one subscription's dead letters (issue 4): back into the delivery queue in their
- * original order, keeping their event ids and sequence numbers, marked as late redeliveries.
- * One call does a bounded step (API Gateway allows 30 s); the caller repeats until done.
+ * Redrive of one subscription's dead letters: from the store back into the delivery queue, in
+ * sequence order per ordering key, keeping their event ids and sequence numbers, marked as late
+ * redeliveries. One call is a bounded step (API Gateway allows 30 s); the caller repeats until done.
  */
-import { readQueuedEvent, type QueuedEvent } from './event.js';
-import type { OutgoingMessage } from './enqueue-plan.js';
+import { redriveDeduplicationId, type DeadLetterStore, type StoredDeadLetter } from './dead-letter.js';
+import { sendInKeyOrder, SendStatus, type OutgoingMessage, type SendBatch } from './enqueue-plan.js';
+import type { QueuedEvent } from './event.js';
 
-/** A message received from the dead-letter queue. */
-export interface DeadLetterMessage {
-  readonly messageId: string;
-  readonly receiptHandle: string;
-  readonly messageGroupId: string;
-  readonly body: string;
-  /** The `sequence` attribute the consumer gave it; absent on SQS's backstop redrive. */
-  readonly sequence: number | undefined;
-  /** Its message attributes (reason, attempts…), kept when it is moved to the back of the queue. */
-  readonly attributes: Readonly<Record<string, { readonly dataType: string; readonly value: string }>>;
-}
+/** Dead letters read from the store at a time: a few SendMessageBatch calls' worth. */
+export const REDRIVE_PAGE_SIZE = 50;
 
-/** A dead letter as listed by the dead-letters index. */
-export interface ListedDeadLetter {
-  readonly event_id: string;
-  readonly message_group_id: string;
-  readonly sequence: number;
-}
+/** Most dead letters one step redrives, so that its answer stays small whatever the time left. */
+export const MAX_REDRIVEN_PER_STEP = 1000;
 
 export interface RedrivePorts {
-  /** The subscription's listed dead letters (those not redriven yet). */
-  readonly listDeadLetters: (subscriptionId: string) => Promise<readonly ListedDeadLetter[]>;
-  /** Receives up to 10 dead letters, invisible to others until released or removed. */
-  readonly receive: () => Promise<readonly DeadLetterMessage[]>;
-  readonly release: (messages: readonly DeadLetterMessage[]) => Promise<void>;
-  readonly remove: (message: DeadLetterMessage) => Promise<void>;
-  /** Sends a dead letter of another key to the back of the dead-letter queue, then removes it. */
-  readonly moveToBack: (message: DeadLetterMessage) => Promise<void>;
-  /** Enqueues into the delivery queue; false when SQS refused it. */
-  readonly enqueue: (message: OutgoingMessage) => Promise<boolean>;
-  /**
-   * Takes the event off the dead-letters list and moves it in its groups' lag, once: false when a
-   * crashed earlier step did it already.
-   */
-  readonly markRedriven: (input: { readonly queued: QueuedEvent; readonly fromGroup: string; readonly at: string }) => Promise<boolean>;
-  /** Whether an earlier step redrove this event (it is in the queue again, or delivered). */
-  readonly wasRedriven: (eventId: string) => Promise<boolean>;
-  /** The message group the key routes to now (the routing may have changed since). */
-  readonly groupOf: (orderingKey: string) => Promise<string>;
-  /** A deduplication id for this redrive of this event: unique, at most 128 characters. */
-  readonly deduplicationIdOf: (eventId: string, at: string) => string;
+  readonly store: Pick<DeadLetterStore, 'readPage' | 'remove' | 'count'>;
+  /** Sends one SendMessageBatch to the delivery queue; resolves to the entries SQS refused. */
+  readonly enqueue: SendBatch;
+  /** Moves a redriven dead letter in the lag: one dead letter fewer where it died, one more event pending where it goes. */
+  readonly recordRedriven: (input: { readonly letter: StoredDeadLetter; readonly toGroup: string; readonly at: string }) => Promise<void>;
+  /** The message group a key routes to now (the routing may have changed since it died). */
+  readonly groupOf: (orderingKey: string) => string;
   readonly now: () => Date;
   /** Whether the step may go on (time left before the API's deadline). */
   readonly hasTime: () => boolean;
@@ -54,102 +28,74 @@ export interface RedrivePorts {
 
 export interface RedriveStep {
   readonly redriven: readonly { readonly event_id: string; readonly sequence: number | null }[];
+  /** Dead letters the subscription still has: exact when the step is done, else the store's count. */
   readonly remaining: number;
   readonly isDone: boolean;
 }
 
-function readQueued(body: string): QueuedEvent | undefined {
-  const read = readQueuedEvent(body);
-  return 'queued' in read ? read.queued : undefined;
+/** The queued event a dead letter becomes again: routed anew, its sequence kept, marked as a redrive. */
+export function toRedrivenEvent(letter: StoredDeadLetter, group: string, at: string): QueuedEvent {
+  return {
+    ...letter.queued,
+    message_group_id: group,
+    redrive: { ...(letter.sequence === undefined ? {} : { sequence: letter.sequence }), redriven_at: at },
+  };
 }
 
 /**
- * One step. The dead-letter queue hands out a group's messages in order and holds the rest of the
- * group while one is out, so each dead letter of the subscription is enqueued, taken off the list
- * and removed before the next; they go in sequence order even when they sit in two groups (dead
- * letters from before and after a repartition). Dead letters of other groups are held and released
- * at the end; another key's dead letters in the same group (partition mode) go to the back of the
- * queue, their own order kept.
+ * One step. Reads the store page by page in position order (each key's dead letters contiguous, in
+ * sequence order) and sends each page with the ingest rule: one SendMessageBatch never carries two
+ * events of one key, and once SQS refuses an event no later one of its key is sent in this step.
+ * Nothing is received from a queue, so no message group can lock the step, whatever the number of
+ * dead letters.
  *
- * Crash safety: enqueue, then list/lag, then remove. A step repeated after a crash enqueues a dead
- * letter again (the consumer delivers it once: a redriven copy counts as settled once delivered),
- * counts it once (the listing is the condition), and removes what is left in the queue.
+ * Crash safety: enqueue, then remove from the store, then move the lag. A step repeated after a
+ * crash sends a dead letter again with the same deduplication id (SQS drops it within 5 minutes;
+ * later the consumer finds the first copy settled), and removes it once (the removal is
+ * conditional on the dead-lettering that was read, so a redriven event given up again meanwhile,
+ * and written back, stays).
  */
 export async function redriveStep(subscriptionId: string, ports: RedrivePorts): Promise<RedriveStep> {
-  const listed = [...(await ports.listDeadLetters(subscriptionId))].sort((a, b) => a.sequence - b.sequence);
-  const waiting = new Map(listed.map((letter) => [letter.event_id, letter.sequence]));
-  const held: DeadLetterMessage[] = [];
-  /** This subscription's dead letters received before their turn. */
-  let deferred: { message: DeadLetterMessage; queued: QueuedEvent }[] = [];
   const redriven: { event_id: string; sequence: number | null }[] = [];
-  const lowestWaiting = (): number => Math.min(...waiting.values());
-  const sequenceOf = (message: DeadLetterMessage, queued: QueuedEvent): number | undefined => message.sequence ?? waiting.get(queued.event.event_id);
-
-  /** Redrives one dead letter of the subscription; false when SQS refused it (stop, in order). */
-  const redriveOne = async (message: DeadLetterMessage, queued: QueuedEvent): Promise<boolean> => {
-    const eventId = queued.event.event_id;
-    const sequence = sequenceOf(message, queued);
+  /** Keys with a dead letter SQS refused in this step: their later ones wait for the next step. */
+  const blockedKeys = new Set<string>();
+  let held = 0;
+  let after: string | undefined;
+  let isExhausted = false;
+  while (ports.hasTime() && redriven.length < MAX_REDRIVEN_PER_STEP) {
+    const page = await ports.store.readPage({ subscriptionId, after, limit: Math.min(REDRIVE_PAGE_SIZE, MAX_REDRIVEN_PER_STEP - redriven.length) });
     const at = ports.now().toISOString();
-    const group = await ports.groupOf(queued.ordering_key);
-    const body: QueuedEvent = { ...queued, message_group_id: group, redrive: { ...(sequence === undefined ? {} : { sequence }), redriven_at: at } };
-    const isEnqueued = await ports.enqueue({
-      index: 0,
-      orderingKey: queued.ordering_key,
-      messageGroupId: group,
-      deduplicationId: ports.deduplicationIdOf(eventId, at),
-      body: JSON.stringify(body),
+    const waiting = page.letters.filter((letter) => !blockedKeys.has(letter.orderingKey));
+    held += page.letters.length - waiting.length;
+    const messages: OutgoingMessage[] = waiting.map((letter, index) => {
+      const group = ports.groupOf(letter.orderingKey);
+      return {
+        index,
+        orderingKey: letter.orderingKey,
+        messageGroupId: group,
+        deduplicationId: redriveDeduplicationId(letter),
+        body: JSON.stringify(toRedrivenEvent(letter, group, at)),
+      };
     });
-    if (!isEnqueued) return false;
-    await ports.markRedriven({ queued: body, fromGroup: message.messageGroupId, at });
-    await ports.remove(message);
-    waiting.delete(eventId);
-    redriven.push({ event_id: eventId, sequence: sequence ?? null });
-    return true;
-  };
-
-  /** Redrives the deferred dead letters whose turn has come; false when SQS refused one. */
-  const redriveDeferred = async (): Promise<boolean> => {
-    for (;;) {
-      const next = deferred.find(({ message, queued }) => waiting.size === 0 || (sequenceOf(message, queued) ?? 0) <= lowestWaiting());
-      if (next === undefined) return true;
-      deferred = deferred.filter((entry) => entry !== next);
-      if (!(await redriveOne(next.message, next.queued))) {
-        held.push(next.message);
-        return false;
+    const statuses = await sendInKeyOrder(messages, ports.enqueue);
+    for (const [index, letter] of waiting.entries()) {
+      const message = messages[index];
+      if (message === undefined) continue;
+      if (statuses.get(index) !== SendStatus.sent) {
+        blockedKeys.add(letter.orderingKey);
+        held += 1;
+        continue;
       }
+      if (!(await ports.store.remove(letter))) continue;
+      await ports.recordRedriven({ letter, toGroup: message.messageGroupId, at });
+      redriven.push({ event_id: letter.queued.event.event_id, sequence: letter.sequence ?? null });
     }
-  };
-
-  try {
-    receiving: while (ports.hasTime() && waiting.size > 0) {
-      const batch = await ports.receive();
-      if (batch.length === 0) break;
-      for (const message of batch) {
-        const queued = readQueued(message.body);
-        if (queued === undefined) {
-          held.push(message);
-          continue;
-        }
-        if (queued.event.subscription_id !== subscriptionId) {
-          // Another key in a group of this one's dead letters would block them: to the back.
-          const isBlocking = listed.some((letter) => letter.message_group_id === message.messageGroupId);
-          if (isBlocking) await ports.moveToBack(message);
-          else held.push(message);
-          continue;
-        }
-        if (!waiting.has(queued.event.event_id)) {
-          // An earlier step enqueued it and took it off the list, then crashed before removing it;
-          // anything else unlisted (SQS's backstop moved it, without a record) is left alone.
-          if (await ports.wasRedriven(queued.event.event_id)) await ports.remove(message);
-          else held.push(message);
-          continue;
-        }
-        deferred.push({ message, queued });
-        if (!(await redriveDeferred())) break receiving;
-      }
+    after = page.nextAfter;
+    if (after === undefined) {
+      isExhausted = true;
+      break;
     }
-  } finally {
-    await ports.release([...held, ...deferred.map((entry) => entry.message)]);
   }
-  return { redriven, remaining: waiting.size, isDone: waiting.size === 0 };
+  const isDone = isExhausted && held === 0;
+  return { redriven, remaining: isExhausted ? held : Math.max(held, await ports.store.count(subscriptionId)), isDone };
 }

@@ -3,17 +3,22 @@
  * a partial batch response (`ReportBatchItemFailures`). Throws only for faults.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
 import type { Config } from '../config.js';
 import { processBatch, type VisibilityChange } from '../core/consumer-batch.js';
 import { hasProgress, type GroupProgress } from '../core/lag.js';
-import { OutcomeKind, type ConsumerRecord, type DeliveryPorts } from '../core/delivery.js';
+import { CONSUMER_METRICS, countOutcomes, type ConsumerCounts } from '../core/consumer-metrics.js';
+import { isSuccess, OutcomeKind, type ConsumerRecord, type DeliveryPorts } from '../core/delivery.js';
 import type { RetryPolicy } from '../core/retry-policy.js';
 import { createEventStore } from '../adapters/event-store.js';
 import { createGroupStore } from '../adapters/group-store.js';
 import { createOrderingKeyStore } from '../adapters/ordering-key-store.js';
-import { changeVisibility, sendDeadLetter } from '../adapters/sqs-queues.js';
+import { createDeadLetterStore } from '../adapters/dead-letter-store.js';
+import { createPayloadBucket } from '../adapters/payload-bucket.js';
+import { createBackstopQueue } from '../adapters/backstop-queue.js';
+import { changeVisibility } from '../adapters/sqs-queues.js';
 import { createSubscriptionStore } from '../adapters/subscription-store.js';
 import { createWebhookSender } from '../adapters/webhook-sender.js';
 import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
@@ -50,6 +55,8 @@ export interface ConsumerHandlerDeps {
   readonly changeVisibility: (changes: readonly VisibilityChange[]) => Promise<void>;
   /** Records a group's lag after the batch: one write per group per batch. */
   readonly recordGroupProgress: (progress: GroupProgress, now: Date) => Promise<void>;
+  /** Publishes the invocation's counts (CloudWatch EMF in Lambda). */
+  readonly publishCounts: (counts: ConsumerCounts) => void;
   readonly logger: Logger;
 }
 
@@ -63,7 +70,15 @@ export function createConsumerHandler(deps: ConsumerHandlerDeps): ConsumerHandle
       targets.set(subscriptionId, known);
       return known;
     };
-    const plan = await processBatch(records, { ...deps.ports, findTarget }, deps.policy, (error, record) => {
+    let failedAttempts = 0;
+    let faults = 0;
+    const send: DeliveryPorts['send'] = async (url, request) => {
+      const result = await deps.ports.send(url, request);
+      if (!isSuccess(result)) failedAttempts += 1;
+      return result;
+    };
+    const plan = await processBatch(records, { ...deps.ports, findTarget, send }, deps.policy, (error, record) => {
+      faults += 1;
       deps.logger.error('record failed with a fault; it stays queued', { messageId: record.messageId, messageGroupId: record.messageGroupId, error });
     });
     for (const [messageId, outcome] of plan.outcomes) {
@@ -92,12 +107,33 @@ export function createConsumerHandler(deps: ConsumerHandlerDeps): ConsumerHandle
         }
       }),
     );
+    deps.publishCounts(countOutcomes(plan.outcomes.values(), { failedAttempts, faults }));
     return { batchItemFailures: plan.failedMessageIds.map((itemIdentifier) => ({ itemIdentifier })) };
   };
 }
 
+/** Publishes counts as one EMF record in the `OrderedWebhooks` namespace, dimension `service=consumer`. */
+export function publishCountsWithPowertools(metrics: Metrics): (counts: ConsumerCounts) => void {
+  return (counts) => {
+    metrics.addMetric(CONSUMER_METRICS.delivered, MetricUnit.Count, counts.delivered);
+    metrics.addMetric(CONSUMER_METRICS.failedAttempts, MetricUnit.Count, counts.failedAttempts);
+    metrics.addMetric(CONSUMER_METRICS.deadLettered, MetricUnit.Count, counts.deadLettered);
+    metrics.addMetric(CONSUMER_METRICS.faults, MetricUnit.Count, counts.faults);
+    metrics.publishStoredMetrics();
+  };
+}
+
 /** The resources the consumer uses, and is granted. */
-export const CONSUMER_RESOURCES = ['subscriptionsTable', 'eventsTable', 'orderingKeysTable', 'groupsTable', 'deliveryQueueUrl', 'deadLetterQueueUrl'] as const;
+export const CONSUMER_RESOURCES = [
+  'subscriptionsTable',
+  'eventsTable',
+  'deadLettersTable',
+  'payloadBucket',
+  'orderingKeysTable',
+  'groupsTable',
+  'deliveryQueueUrl',
+  'deadLetterQueueUrl',
+] as const;
 
 /** Connects the delivery ports to DynamoDB, SQS and HTTP. */
 type ConsumerWiring = HandlerWiring<(typeof CONSUMER_RESOURCES)[number]>;
@@ -111,7 +147,12 @@ export function createDeliveryPorts(input: ConsumerWiring): DeliveryPorts {
     },
     findTarget: subscriptions.get,
     send: createWebhookSender({ timeoutMs: input.config.deliveryTimeoutMs, allowPrivateEndpoints: input.config.allowPrivateEndpoints }),
-    deadLetter: (deadLetter) => sendDeadLetter(input.sqs, input.resources.deadLetterQueueUrl, deadLetter),
+    deadLetters: createDeadLetterStore(input.dynamo, {
+      tableName: input.resources.deadLettersTable,
+      ttlDays: input.config.deliveryStateTtlDays,
+      payloads: createPayloadBucket(input.s3, input.resources.payloadBucket),
+    }),
+    quarantine: createBackstopQueue(input.sqs, input.resources.deadLetterQueueUrl).quarantine,
     now: () => new Date(),
     random: Math.random,
   };
@@ -130,9 +171,17 @@ export function retryPolicyOf(config: Config): RetryPolicy {
 /** Wraps the delivery ports, e.g. for the local stack's tests to inject a crash at a chosen point. */
 export type DeliveryPortsWrapper = (ports: DeliveryPorts) => DeliveryPorts;
 
-/** Everything the consumer needs, from a configuration and clients: shared by Lambda and the local stack. */
-export function wireConsumerHandler(input: ConsumerWiring, wrapPorts: DeliveryPortsWrapper = (ports) => ports): ConsumerHandler {
+/**
+ * Everything the consumer needs, from a configuration and clients: shared by Lambda and the local
+ * stack. Counts go to `publishCounts`: CloudWatch EMF in Lambda; the local stack has no CloudWatch.
+ */
+export function wireConsumerHandler(
+  input: ConsumerWiring,
+  wrapPorts: DeliveryPortsWrapper = (ports) => ports,
+  publishCounts: (counts: ConsumerCounts) => void = () => undefined,
+): ConsumerHandler {
   return createConsumerHandler({
+    publishCounts,
     ports: wrapPorts(createDeliveryPorts(input)),
     policy: retryPolicyOf(input.config),
     changeVisibility: (changes) => changeVisibility(input.sqs, input.resources.deliveryQueueUrl, changes, input.logger),
@@ -142,4 +191,10 @@ export function wireConsumerHandler(input: ConsumerWiring, wrapPorts: DeliveryPo
 }
 
 /** Lambda entry point. */
-export const handler: ConsumerHandler = wiredOnFirstCall(() => wireConsumerHandler(wiringFromEnvironment('consumer', CONSUMER_RESOURCES)));
+export const handler: ConsumerHandler = wiredOnFirstCall(() =>
+  wireConsumerHandler(
+    wiringFromEnvironment(CONSUMER_METRICS.service, CONSUMER_RESOURCES),
+    undefined,
+    publishCountsWithPowertools(new Metrics({ namespace: CONSUMER_METRICS.namespace, serviceName: CONSUMER_METRICS.service })),
+  ),
+);

@@ -4,18 +4,22 @@
  * drain-and-switch of the routing.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { REDRIVE_STEP_SECONDS } from '../config.js';
 import { ErrorCode, errorResponse, type ApiResponse } from '../core/api-error.js';
 import { eventIdSchema, parseWith, readJsonBody, subscriptionIdSchema, type Parsed } from '../core/event.js';
 import { toLagRows, type GroupLag } from '../core/lag.js';
-import { redriveStep, type RedrivePorts, type RedriveStep } from '../core/redrive.js';
+import { importBackstopStep, type BackstopImportStep } from '../core/backstop-import.js';
+import { redriveStep, type RedriveStep } from '../core/redrive.js';
 import { messageGroupIdFor } from '../core/routing.js';
 import { checkSwitch, toRoutingView, type PendingWork, type RoutingSettings, type SwitchRefusal } from '../core/routing-settings.js';
 import { findSkipTarget } from '../core/skip.js';
-import { createDeadLetterQueue } from '../adapters/dead-letter-queue.js';
-import { createEventStore, type DeadLetterRow } from '../adapters/event-store.js';
+import type { DeadLetterRow } from '../core/dead-letter.js';
+import { createBackstopQueue } from '../adapters/backstop-queue.js';
+import { createDeadLetterStore } from '../adapters/dead-letter-store.js';
+import { createEventStore } from '../adapters/event-store.js';
+import { createPayloadBucket } from '../adapters/payload-bucket.js';
+import { createSubscriptionStore } from '../adapters/subscription-store.js';
 import { createGroupStore } from '../adapters/group-store.js';
 import { createOrderingKeyStore } from '../adapters/ordering-key-store.js';
 import { createSettingsStore } from '../adapters/settings-store.js';
@@ -26,9 +30,12 @@ import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './w
 /** The resources the operations function uses, and is granted. */
 export const OPERATIONS_RESOURCES = [
   'groupsTable',
-  'eventsTable',
+  'subscriptionsTable',
+  'deadLettersTable',
+  'payloadBucket',
   'orderingKeysTable',
   'settingsTable',
+  'eventsTable',
   'deliveryQueueUrl',
   'deadLetterQueueUrl',
 ] as const;
@@ -44,9 +51,14 @@ export interface RoutingPorts {
 export interface OperationsHandlerDeps {
   readonly listActiveGroups: () => Promise<GroupLag[]>;
   readonly getGroup: (messageGroupId: string) => Promise<GroupLag | undefined>;
-  readonly listDeadLetters: (subscriptionId: string) => Promise<DeadLetterRow[]>;
+  /** A page of a subscription's dead letters, in position order, after `after`. */
+  readonly listDeadLetters: (input: { readonly subscriptionId: string; readonly after: string | undefined; readonly limit: number }) => Promise<{ rows: DeadLetterRow[]; nextAfter: string | undefined }>;
+  /** Whether the subscription exists: actions on an unknown one answer 404. */
+  readonly hasSubscription: (subscriptionId: string) => Promise<boolean>;
   readonly requestSkip: (input: { readonly orderingKey: string; readonly eventId: string; readonly at: string }) => Promise<boolean>;
   readonly redrive: (subscriptionId: string) => Promise<RedriveStep>;
+  /** One step of the import of the backstop queue into the store of dead letters. */
+  readonly importBackstop: () => Promise<BackstopImportStep>;
   readonly routing: RoutingPorts;
   readonly now: () => Date;
   readonly logger: Logger;
@@ -63,6 +75,20 @@ const switchBodySchema = z.strictObject({
 function parseBody<T>(body: string | undefined, isBase64Encoded: boolean, schema: z.ZodType<T>, isOptional = false): Parsed<T> {
   const json = isOptional && (body === undefined || body === '') ? ({ ok: true, value: {} } as const) : readJsonBody(body, isBase64Encoded);
   return json.ok ? parseWith(schema, json.value, 'The request body is not valid.') : json;
+}
+
+// Until the shared paging module lands: `limit` 1–1000 (default 100) and an opaque cursor.
+const pageSchema = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  cursor: z.string().optional(),
+});
+function parsePage(query: Readonly<Record<string, string | undefined>>): Parsed<{ limit: number; after: string | undefined }> {
+  const parsed = parseWith(pageSchema, { limit: query.limit, cursor: query.cursor }, 'The paging parameters are not valid.');
+  if (!parsed.ok) return parsed;
+  return { ok: true, value: { limit: parsed.value.limit, after: parsed.value.cursor === undefined ? undefined : Buffer.from(parsed.value.cursor, 'base64url').toString('utf8') } };
+}
+function encodeCursor(after: string): string {
+  return Buffer.from(after, 'utf8').toString('base64url');
 }
 
 const conflict = (code: ErrorCode, message: string): ApiResponse => errorResponse(409, code, message);
@@ -85,22 +111,35 @@ export function createOperationsHandler(deps: OperationsHandlerDeps): HttpHandle
       'GET /v1/dead-letters': async (event) => {
         const subscriptionId = parseWith(subscriptionIdSchema, event.queryStringParameters?.subscription_id ?? '', 'Name the subscription: ?subscription_id=…', ['subscription_id']);
         if (!subscriptionId.ok) return subscriptionId.response;
-        return { statusCode: 200, body: { items: await deps.listDeadLetters(subscriptionId.value) } };
+        const page = parsePage(event.queryStringParameters ?? {});
+        if (!page.ok) return page.response;
+        const { rows, nextAfter } = await deps.listDeadLetters({ subscriptionId: subscriptionId.value, after: page.value.after, limit: page.value.limit });
+        return { statusCode: 200, body: { items: rows, next_cursor: nextAfter === undefined ? null : encodeCursor(nextAfter) } };
       },
       'POST /v1/dead-letters/redrive': async (event) => {
         const body = parseBody(event.body, event.isBase64Encoded, redriveBodySchema);
         if (!body.ok) return body.response;
+        if (!(await deps.hasSubscription(body.value.subscription_id))) return errorResponse(404, ErrorCode.notFound, `No subscription ${body.value.subscription_id}.`);
         // A redrive routes by the routing in force: not while it may be switching.
         if ((await deps.routing.get()).isPaused) return conflict(ErrorCode.ingestPaused, 'Ingest is paused for a routing switch; redrive after it resumes.');
         const step = await deps.redrive(body.value.subscription_id);
         deps.logger.info('dead letters redriven', { subscriptionId: body.value.subscription_id, redriven: step.redriven.length, remaining: step.remaining });
         return { statusCode: 200, body: { subscription_id: body.value.subscription_id, redriven: step.redriven, remaining: step.remaining, is_done: step.isDone } };
       },
+      'POST /v1/dead-letters/import': async () => {
+        const step = await deps.importBackstop();
+        if (step.imported.length > 0 || step.unreadable > 0) {
+          deps.logger.warn('backstop imported', { imported: step.imported.length, unreadable: step.unreadable, eventIds: step.imported.map((letter) => letter.event_id) });
+        }
+        return { statusCode: 200, body: { imported: step.imported, unreadable: step.unreadable, is_done: step.isDone } };
+      },
       'POST /v1/groups/{message_group_id}/skip': async (event) => {
         const messageGroupId = event.pathParameters?.message_group_id ?? '';
         const body = parseBody(event.body, event.isBase64Encoded, skipBodySchema, true);
         if (!body.ok) return body.response;
-        const target = findSkipTarget(await deps.getGroup(messageGroupId), body.value.event_id);
+        const group = await deps.getGroup(messageGroupId);
+        if (group === undefined) return errorResponse(404, ErrorCode.notFound, `No message group ${messageGroupId}.`);
+        const target = findSkipTarget(group, body.value.event_id);
         if ('refusal' in target) return conflict(target.refusal, target.refusal === 'no_failing_head' ? 'The group has no failing head to skip.' : 'The group’s head is another event now.');
         const isRequested = await deps.requestSkip({ ...target, at: deps.now().toISOString() });
         if (!isRequested) return conflict(ErrorCode.headChanged, 'The group’s head is another event now.');
@@ -142,32 +181,51 @@ type OperationsWiring = HandlerWiring<(typeof OPERATIONS_RESOURCES)[number]>;
 /** The operations handler from a configuration and clients: shared by Lambda and the local stack. */
 export function wireOperationsHandler(input: OperationsWiring): HttpHandler {
   const { dynamo, sqs, resources, config, logger } = input;
-  const events = createEventStore(dynamo, { tableName: resources.eventsTable, ttlDays: config.deliveryStateTtlDays });
+  const deadLetters = createDeadLetterStore(dynamo, {
+    tableName: resources.deadLettersTable,
+    ttlDays: config.deliveryStateTtlDays,
+    payloads: createPayloadBucket(input.s3, resources.payloadBucket),
+  });
   const groups = createGroupStore(dynamo, resources.groupsTable);
   const settings = createSettingsStore(dynamo, resources.settingsTable, config.partitionCount);
-  const deadLetterQueue = createDeadLetterQueue(sqs, resources.deadLetterQueueUrl);
-  const redrivePorts = (deadline: number): RedrivePorts => ({
-    listDeadLetters: events.listDeadLetters,
-    ...deadLetterQueue,
-    enqueue: async (message) => (await sendMessageBatch(sqs, resources.deliveryQueueUrl, [message], logger)).size === 0,
-    markRedriven: async ({ queued, fromGroup, at }) => {
-      const isListed = await events.markRedriven({ eventId: queued.event.event_id, messageGroupId: queued.message_group_id, at });
-      if (isListed) await groups.recordRedrive({ fromGroup, toGroup: queued.message_group_id, orderingKey: queued.ordering_key, events: 1, at });
-      return isListed;
-    },
-    wasRedriven: events.wasRedriven,
-    groupOf: async (orderingKey) => messageGroupIdFor(orderingKey, (await settings.getRouting()).partitionCount),
-    // The event id may be 128 characters long: a digest keeps the id within SQS's 128.
-    deduplicationIdOf: (eventId, at) => `redrive-${createHash('sha256').update(`${eventId} ${at}`).digest('hex')}`,
-    now: () => new Date(),
-    hasTime: () => Date.now() < deadline,
-  });
+  const subscriptions = createSubscriptionStore(dynamo, resources.subscriptionsTable);
+  const orderingKeys = createOrderingKeyStore(dynamo, resources.orderingKeysTable);
+  const backstop = createBackstopQueue(sqs, resources.deadLetterQueueUrl);
+  const events = createEventStore(dynamo, { tableName: resources.eventsTable, ttlDays: config.deliveryStateTtlDays });
+  const importBackstop = (): Promise<BackstopImportStep> => {
+    const deadline = Date.now() + REDRIVE_STEP_SECONDS * 1000;
+    return importBackstopStep({
+      receive: backstop.receive,
+      release: backstop.release,
+      remove: backstop.remove,
+      findHead: orderingKeys.findHead,
+      deadLetters,
+      events,
+      recordProgress: (progress) => groups.recordProgress(progress, new Date()),
+      now: () => new Date(),
+      hasTime: () => Date.now() < deadline,
+    });
+  };
+  const redrive = async (subscriptionId: string): Promise<RedriveStep> => {
+    const deadline = Date.now() + REDRIVE_STEP_SECONDS * 1000;
+    const { partitionCount } = await settings.getRouting();
+    return redriveStep(subscriptionId, {
+      store: deadLetters,
+      enqueue: (entries) => sendMessageBatch(sqs, resources.deliveryQueueUrl, entries, logger),
+      recordRedriven: ({ letter, toGroup, at }) => groups.recordRedrive({ fromGroup: letter.messageGroupId, toGroup, orderingKey: letter.orderingKey, events: 1, at }),
+      groupOf: (orderingKey) => messageGroupIdFor(orderingKey, partitionCount),
+      now: () => new Date(),
+      hasTime: () => Date.now() < deadline,
+    });
+  };
   return createOperationsHandler({
     listActiveGroups: groups.listActiveGroups,
     getGroup: groups.getGroup,
-    listDeadLetters: events.listDeadLetters,
-    requestSkip: createOrderingKeyStore(dynamo, resources.orderingKeysTable).requestSkip,
-    redrive: (subscriptionId) => redriveStep(subscriptionId, redrivePorts(Date.now() + REDRIVE_STEP_SECONDS * 1000)),
+    listDeadLetters: deadLetters.listRows,
+    hasSubscription: async (subscriptionId) => (await subscriptions.get(subscriptionId)) !== undefined,
+    requestSkip: orderingKeys.requestSkip,
+    redrive,
+    importBackstop,
     routing: {
       get: settings.getRouting,
       setPaused: settings.setPaused,
@@ -184,4 +242,3 @@ export function wireOperationsHandler(input: OperationsWiring): HttpHandler {
 
 /** Lambda entry point. */
 export const handler: HttpHandler = wiredOnFirstCall(() => wireOperationsHandler(wiringFromEnvironment('operations', OPERATIONS_RESOURCES)));
-

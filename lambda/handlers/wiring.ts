@@ -1,7 +1,8 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient, createSqsClient } from '../adapters/aws-clients.js';
+import { createDocumentClient, createS3Client, createSqsClient } from '../adapters/aws-clients.js';
 import { Deployment, loadProcessConfig, loadProcessResourceNames, type Config } from '../config.js';
 import type { ResourceNames } from '../resources.js';
 import { createLogger } from './logger.js';
@@ -16,6 +17,7 @@ export interface HandlerWiring<K extends keyof ResourceNames = keyof ResourceNam
   readonly resources: Pick<ResourceNames, K>;
   readonly dynamo: DynamoDBDocumentClient;
   readonly sqs: SQSClient;
+  readonly s3: S3Client;
   readonly logger: Logger;
 }
 
@@ -27,6 +29,7 @@ export function wiringFromEnvironment<K extends keyof ResourceNames>(service: st
     resources: loadProcessResourceNames(needed),
     dynamo: createDocumentClient(),
     sqs: createSqsClient(),
+    s3: createS3Client(),
     logger: createLogger(service, config.logLevel),
   };
 }

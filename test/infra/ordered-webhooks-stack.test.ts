@@ -13,6 +13,7 @@ import {
   REDRIVE_STEP_SECONDS,
   toEnvironment,
 } from '../../lambda/config.js';
+import { CONSUMER_METRICS } from '../../lambda/core/consumer-metrics.js';
 import { LAG_METRICS } from '../../lambda/core/lag.js';
 import { PAUSE_GRACE_SECONDS } from '../../lambda/core/routing-settings.js';
 import { CONSUMER_RESOURCES } from '../../lambda/handlers/consumer.js';
@@ -20,7 +21,7 @@ import { INGEST_RESOURCES } from '../../lambda/handlers/ingest.js';
 import { LAG_METRICS_RESOURCES } from '../../lambda/handlers/lag-metrics.js';
 import { OPERATIONS_RESOURCES } from '../../lambda/handlers/operations.js';
 import { SUBSCRIPTIONS_RESOURCES } from '../../lambda/handlers/subscriptions.js';
-import { QUEUES, RESOURCE_ENV_VARS, TABLES, type ResourceNames, type TableDefinition } from '../../lambda/resources.js';
+import { PAYLOAD_BUCKET, PAYLOAD_OBJECT_PREFIX, QUEUES, RESOURCE_ENV_VARS, TABLES, type ResourceNames, type TableDefinition } from '../../lambda/resources.js';
 import { HANDLER_ENTRIES, ROUTES, type ApiFunction } from '../../lambda/routes.js';
 import type { HandlerName } from '../../lib/handler-function.js';
 import type { TableName } from '../../lib/state-tables.js';
@@ -75,12 +76,16 @@ describe('StateTables', () => {
     expect(resourcesOfType(synthesized.template, 'AWS::DynamoDB::Table').size).toBe(TABLE_NAMES.length);
   });
 
-  it.each(TABLE_NAMES)('keys the %s table by its string partition key alone', (name) => {
+  it.each(TABLE_NAMES)('keys the %s table by its string partition key, and its string sort key when it has one', (name) => {
     const { Properties } = tableResource(name);
-    expect(Properties.KeySchema).toEqual([{ AttributeName: TABLES[name].partitionKey, KeyType: 'HASH' }]);
+    const sortKey = DEFINITIONS[name].sortKey;
+    expect(Properties.KeySchema).toEqual([
+      { AttributeName: TABLES[name].partitionKey, KeyType: 'HASH' },
+      ...(sortKey === undefined ? [] : [{ AttributeName: sortKey, KeyType: 'RANGE' }]),
+    ]);
     // Index keys are attributes too; every key is a string.
     const indexKeys = (DEFINITIONS[name].indexes ?? []).flatMap((index) => [index.partitionKey, index.sortKey ?? []]);
-    const keys = new Set([TABLES[name].partitionKey, ...indexKeys.flat()]);
+    const keys = new Set([TABLES[name].partitionKey, ...(sortKey === undefined ? [] : [sortKey]), ...indexKeys.flat()]);
     const attributes = z
       .array(z.object({ AttributeName: z.string(), AttributeType: z.string() }))
       .parse(Properties.AttributeDefinitions);
@@ -101,16 +106,16 @@ describe('StateTables', () => {
     expect(tableResource(name).Properties.GlobalSecondaryIndexes ?? []).toEqual(expected);
   });
 
-  it('indexes dead letters by subscription, oldest first, and active groups by lag shard', () => {
-    expect(tableResource('events').Properties.GlobalSecondaryIndexes).toEqual([
-      expect.objectContaining({
-        IndexName: 'dead-letters',
-        KeySchema: [
-          { AttributeName: 'dead_letter_subscription_id', KeyType: 'HASH' },
-          { AttributeName: 'dead_lettered_at', KeyType: 'RANGE' },
-        ],
-      }),
-    ]);
+  it('keeps dead letters by subscription in position order, with no index, and indexes active groups by lag shard', () => {
+    expect(tableResource('deadLetters').Properties).toMatchObject({
+      KeySchema: [
+        { AttributeName: 'subscription_id', KeyType: 'HASH' },
+        { AttributeName: 'position', KeyType: 'RANGE' },
+      ],
+      TimeToLiveSpecification: { AttributeName: 'expires_at', Enabled: true },
+    });
+    expect(tableResource('deadLetters').Properties.GlobalSecondaryIndexes).toBeUndefined();
+    expect(tableResource('events').Properties.GlobalSecondaryIndexes).toBeUndefined();
     expect(tableResource('groups').Properties.GlobalSecondaryIndexes).toEqual([
       expect.objectContaining({
         IndexName: 'active-groups',
@@ -364,8 +369,9 @@ describe('LagMetricsJob', () => {
     );
   });
 
-  it('sets no metrics namespace on any other function', () => {
-    const others = HANDLERS.filter((handler) => handler !== 'lagMetrics');
+  it('gives the consumer the namespace its count alarms watch, and no other function a metrics namespace', () => {
+    expect(environmentOf(synthesized, 'consumer').POWERTOOLS_METRICS_NAMESPACE).toBe(CONSUMER_METRICS.namespace);
+    const others = HANDLERS.filter((handler) => handler !== 'lagMetrics' && handler !== 'consumer');
     const withNamespace = others.filter(
       (handler) => 'POWERTOOLS_METRICS_NAMESPACE' in environmentOf(synthesized, handler),
     );
@@ -379,8 +385,7 @@ describe('permissions', () => {
   const table = (name: TableName): unknown => synthesized.stack.resolve(synthesized.stack.tables.table(name).tableArn);
   const activeGroupsIndex = (): unknown =>
     synthesized.stack.resolve(synthesized.stack.tables.indexArn('groups', 'active-groups'));
-  const deadLettersIndex = (): unknown =>
-    synthesized.stack.resolve(synthesized.stack.tables.indexArn('events', 'dead-letters'));
+  const payloadObjects = (): unknown => synthesized.stack.resolve(synthesized.stack.payloads.bucket.arnForObjects(`${PAYLOAD_OBJECT_PREFIX}*`));
   const deliveryQueue = (): unknown => synthesized.stack.resolve(synthesized.stack.queues.deliveryQueue.queueArn);
   const deadLetterQueue = (): unknown => synthesized.stack.resolve(synthesized.stack.queues.deadLetterQueue.queueArn);
   const logGroup = (handler: HandlerName): unknown =>
@@ -432,13 +437,16 @@ describe('permissions', () => {
         [table('orderingKeys'), ['dynamodb:GetItem', 'dynamodb:UpdateItem']],
         // recordProgress, and the forgetting of a drained group.
         [table('groups'), ['dynamodb:UpdateItem']],
+        // A dead letter written whole (PutItem) and counted (UpdateItem); a large one's event first to the bucket.
+        [table('deadLetters'), ['dynamodb:PutItem', 'dynamodb:UpdateItem']],
+        [payloadObjects(), ['s3:PutObject']],
         // Lambda's poller receives, deletes and reads the queue's attributes with the function's
         // role; the function changes visibility (ChangeMessageVisibilityBatch).
         [
           deliveryQueue(),
           ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage'],
         ],
-        // sendDeadLetter.
+        // sendUnreadableRecord: a record that is no event, set aside as received.
         [deadLetterQueue(), ['sqs:SendMessage']],
       ]),
     );
@@ -452,26 +460,34 @@ describe('permissions', () => {
         [activeGroupsIndex(), ['dynamodb:Query']],
         // Skip reads the group's head; redrive moves its counts.
         [table('groups'), ['dynamodb:GetItem', 'dynamodb:UpdateItem']],
-        // GET /v1/dead-letters, and the dead letters a redrive takes.
-        [deadLettersIndex(), ['dynamodb:Query']],
-        // Redrive marks each dead letter pending, then redriven.
-        [table('events'), ['dynamodb:UpdateItem']],
-        // Skip marks the head on its ordering key.
-        [table('orderingKeys'), ['dynamodb:UpdateItem']],
+        // GET /v1/dead-letters and redrive read the store by Query; redrive removes and counts, and
+        // reads the count; the backstop import writes dead letters whole.
+        [table('deadLetters'), ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']],
+        [payloadObjects(), ['s3:DeleteObject', 's3:GetObject', 's3:PutObject']],
+        // The import: whether an imported event was settled (isSettled), then markDeadLettered.
+        [table('events'), ['dynamodb:GetItem', 'dynamodb:UpdateItem']],
+        // A redrive names an existing subscription.
+        [table('subscriptions'), ['dynamodb:GetItem']],
+        // Skip marks the head on its ordering key; the import reads the head for its sequence.
+        [table('orderingKeys'), ['dynamodb:GetItem', 'dynamodb:UpdateItem']],
         // GET and PUT /v1/routing, pause and resume.
         [table('settings'), ['dynamodb:GetItem', 'dynamodb:UpdateItem']],
         // Redrive enqueues (SendMessageBatch); the switch reads the approximate counts.
         [deliveryQueue(), ['sqs:GetQueueAttributes', 'sqs:SendMessage']],
-        // Redrive receives, releases (batched), deletes, and sends another key's dead letter to the back.
-        [deadLetterQueue(), ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:ReceiveMessage', 'sqs:SendMessage']],
+        // The import receives, releases (batched) what it cannot import, and deletes what it imported.
+        [deadLetterQueue(), ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:ReceiveMessage']],
       ]),
     );
   });
 
-  it('lets the operations function neither scan, put nor delete items, nor consume the delivery queue', () => {
+  it('lets the operations function neither scan, nor put or delete any item but dead letters, nor consume the delivery queue', () => {
     const granted = permissions('operations');
-    const refused = ['dynamodb:Scan', 'dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'sqs:PurgeQueue'];
+    const refused = ['dynamodb:Scan', 'dynamodb:BatchWriteItem', 'sqs:PurgeQueue'];
     expect(granted.filter((permission) => refused.includes(permission.action))).toEqual([]);
+    // It writes and deletes dead letters (the import, the redrive), and no other item.
+    for (const action of ['dynamodb:PutItem', 'dynamodb:DeleteItem']) {
+      expect(granted.filter((permission) => permission.action === action).map((permission) => permission.resource)).toEqual([table('deadLetters')]);
+    }
     expect(actionsOn(granted, deliveryQueue())).not.toContain('sqs:ReceiveMessage');
     expect(actionsOn(granted, deliveryQueue())).not.toContain('sqs:DeleteMessage');
   });
@@ -501,12 +517,11 @@ describe('permissions', () => {
 
   it('names each index it grants, never every index of a table', () => {
     expect(JSON.stringify(activeGroupsIndex())).toContain('/index/active-groups');
-    expect(JSON.stringify(deadLettersIndex())).toContain('/index/dead-letters');
     const indexGrants = HANDLERS.flatMap(permissions).filter((permission) =>
       JSON.stringify(permission.resource).includes('/index/'),
     );
     expect(new Set(indexGrants.map((permission) => JSON.stringify(permission.resource)))).toEqual(
-      new Set(asJson([activeGroupsIndex(), deadLettersIndex()])),
+      new Set(asJson([activeGroupsIndex()])),
     );
   });
 
@@ -514,8 +529,11 @@ describe('permissions', () => {
     const granted = permissions(handler);
     expect(actionsOn(granted, logGroup(handler))).toEqual(LOG_WRITES);
     expect(granted.filter((permission) => permission.action.startsWith('logs:'))).toHaveLength(2);
+    // The one wildcard: the payload bucket's objects, under their prefix (keys are made of ids).
     const wildcards = granted.filter(
-      (permission) => permission.action.includes('*') || JSON.stringify(permission.resource).includes('*'),
+      (permission) =>
+        permission.action.includes('*') ||
+        (JSON.stringify(permission.resource).includes('*') && JSON.stringify(permission.resource) !== JSON.stringify(payloadObjects())),
     );
     expect(wildcards).toEqual([]);
   });
@@ -525,7 +543,9 @@ describe('permissions', () => {
     const resourceVariables = new Set<string>([
       ...Object.values(TABLES).map((definition) => definition.envVar),
       ...Object.values(QUEUES).map((definition) => definition.envVar),
+      PAYLOAD_BUCKET.envVar,
     ]);
+    const bucketName = stack.resolve(stack.payloads.bucket.bucketName);
     const variablesOf = (handler: HandlerName): Record<string, unknown> =>
       Object.fromEntries(
         Object.entries(environmentOf(synthesized, handler)).filter(([name]) => resourceVariables.has(name)),
@@ -545,6 +565,8 @@ describe('permissions', () => {
     expect(variablesOf('consumer')).toEqual({
       [TABLES.subscriptions.envVar]: tableName('subscriptions'),
       [TABLES.events.envVar]: tableName('events'),
+      [TABLES.deadLetters.envVar]: tableName('deadLetters'),
+      [PAYLOAD_BUCKET.envVar]: bucketName,
       [TABLES.orderingKeys.envVar]: tableName('orderingKeys'),
       [TABLES.groups.envVar]: tableName('groups'),
       [QUEUES.delivery.envVar]: deliveryUrl,
@@ -552,9 +574,12 @@ describe('permissions', () => {
     });
     expect(variablesOf('operations')).toEqual({
       [TABLES.groups.envVar]: tableName('groups'),
-      [TABLES.events.envVar]: tableName('events'),
+      [TABLES.subscriptions.envVar]: tableName('subscriptions'),
+      [TABLES.deadLetters.envVar]: tableName('deadLetters'),
+      [PAYLOAD_BUCKET.envVar]: bucketName,
       [TABLES.orderingKeys.envVar]: tableName('orderingKeys'),
       [TABLES.settings.envVar]: tableName('settings'),
+      [TABLES.events.envVar]: tableName('events'),
       [QUEUES.delivery.envVar]: deliveryUrl,
       [QUEUES.deadLetter.envVar]: deadLetterUrl,
     });
@@ -616,6 +641,7 @@ describe('WebhookApi', () => {
       'GET /v1/lag',
       'GET /v1/dead-letters',
       'POST /v1/dead-letters/redrive',
+      'POST /v1/dead-letters/import',
       'POST /v1/groups/{message_group_id}/skip',
       'GET /v1/routing',
       'PUT /v1/routing',
@@ -652,7 +678,9 @@ describe('WebhookApi', () => {
 
 const ALARMS = [
   'oldestMessageAlarm',
-  'deadLetterAlarm',
+  'deadLetteredAlarm',
+  'consumerFaultsAlarm',
+  'backstopAlarm',
   'maxGroupWaitAlarm',
   'stalledGroupsAlarm',
   'lagJobErrorsAlarm',
@@ -680,9 +708,38 @@ describe('DeliveryAlarms', () => {
     });
   });
 
-  it('alarms on the first dead letter and treats missing data as not breaching', () => {
+  it('alarms on every minute with a new dead letter, counted by the consumer', () => {
+    expect(alarmProperties('deadLetteredAlarm')).toMatchObject({
+      Namespace: CONSUMER_METRICS.namespace,
+      MetricName: CONSUMER_METRICS.deadLettered,
+      Dimensions: [{ Name: 'service', Value: CONSUMER_METRICS.service }],
+      Statistic: 'Sum',
+      Period: 60,
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      EvaluationPeriods: 1,
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
+  it('alarms when the consumer meets faults in three minutes of five', () => {
+    expect(alarmProperties('consumerFaultsAlarm')).toMatchObject({
+      Namespace: CONSUMER_METRICS.namespace,
+      MetricName: CONSUMER_METRICS.faults,
+      Dimensions: [{ Name: 'service', Value: CONSUMER_METRICS.service }],
+      Statistic: 'Sum',
+      Period: 60,
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+      EvaluationPeriods: 5,
+      DatapointsToAlarm: 3,
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
+  it('alarms on the first message SQS moved to the backstop queue, and treats missing data as not breaching', () => {
     const { stack } = synthesized;
-    expect(alarmProperties('deadLetterAlarm')).toMatchObject({
+    expect(alarmProperties('backstopAlarm')).toMatchObject({
       Namespace: 'AWS/SQS',
       MetricName: 'ApproximateNumberOfMessagesVisible',
       Dimensions: [{ Name: 'QueueName', Value: stack.resolve(stack.queues.deadLetterQueue.queueName) }],
@@ -739,7 +796,7 @@ describe('DeliveryAlarms', () => {
     });
   });
 
-  it('declares these five alarms and no other', () => {
+  it('declares these seven alarms and no other', () => {
     expect(synthesized.stack.alarms.alarms).toHaveLength(ALARMS.length);
     expect(resourcesOfType(synthesized.template, 'AWS::CloudWatch::Alarm').size).toBe(ALARMS.length);
   });
@@ -853,6 +910,10 @@ describe('OperationsDashboard', () => {
       { metric: [LAG_METRICS.namespace, LAG_METRICS.maxOldestWaitSeconds, ...lag], stat: 'Maximum' },
       { metric: [LAG_METRICS.namespace, LAG_METRICS.stalledGroups, ...lag], stat: 'Maximum' },
       { metric: [LAG_METRICS.namespace, LAG_METRICS.backlog, ...lag], stat: 'Maximum' },
+      ...(['delivered', 'failedAttempts', 'deadLettered', 'faults'] as const).map((name) => ({
+        metric: [CONSUMER_METRICS.namespace, CONSUMER_METRICS[name], 'service', CONSUMER_METRICS.service],
+        stat: 'Sum',
+      })),
     ];
     expect(graphedMetrics()).toEqual(expect.arrayContaining(expected));
   });

@@ -70,7 +70,8 @@ describe('local stack operator actions', { timeout: 60_000 }, () => {
     ]);
     expect(receiver.deliveredTo(key).slice(0, 3).every((d) => d.headers['webhook-redelivery'] === undefined)).toBe(true);
     expect(await deadLetters(key)).toEqual([]);
-    expect(await stack.eventItem(`${key}-2`)).toMatchObject({ status: 'delivered', redrives: 1, sequence: 2 });
+    expect(await stack.eventItem(`${key}-2`)).toMatchObject({ status: 'delivered', sequence: 2 });
+    expect(await stack.deadLetterItems(key)).toEqual([]);
     await waitFor('nothing of the key left in the lag view', async () =>
       ((await call(stack.url, 'GET', '/v1/lag')).body as { groups: LagRow[] }).groups.every((row) => row.message_group_id !== group),
     );
@@ -89,9 +90,37 @@ describe('local stack operator actions', { timeout: 60_000 }, () => {
     expect(await deadLetters(key)).toEqual([]);
   });
 
+  it('keeps a dead letter too large for an item in the payload bucket, and redrives it whole', async () => {
+    const key = `${prefix}-large`;
+    await subscribe(stack.url, key, receiver.endpointFor(key));
+    const large = { ...makeEvent(key, `${key}-1`), payload: { blob: 'x'.repeat(400_000) } };
+    refusing.add(large.event_id);
+    await postEvents(stack.url, [large]);
+    await waitFor('the large event dead-lettered', async () => (await deadLetters(key)).length === 1);
+    const [item] = await stack.deadLetterItems(key);
+    expect(item?.queued_event).toBeUndefined();
+    expect(String(item?.payload_key)).toMatch(/^dead-letters\//);
+
+    refusing.clear();
+    await waitFor('the redrive done', async () => ((await call(stack.url, 'POST', '/v1/dead-letters/redrive', { subscription_id: key })).body as { is_done: boolean }).is_done);
+    await waitFor('the large event delivered', () => receiver.deliveredTo(key).length === 1);
+    const [delivered] = receiver.deliveredTo(key);
+    expect((JSON.parse(delivered?.body ?? '{}') as { data: unknown }).data).toEqual(large.payload);
+    expect(await stack.deadLetterItems(key)).toEqual([]);
+  });
+
   it('answers a redrive with nothing to do as done', async () => {
-    const response = await call(stack.url, 'POST', '/v1/dead-letters/redrive', { subscription_id: `${prefix}-nobody` });
+    const key = `${prefix}-clean`;
+    await subscribe(stack.url, key, receiver.endpointFor(key));
+    const response = await call(stack.url, 'POST', '/v1/dead-letters/redrive', { subscription_id: key });
     expect(response).toMatchObject({ status: 200, body: { redriven: [], remaining: 0, is_done: true } });
+  });
+
+  it('answers 404 not_found to a redrive of an unknown subscription and a skip in an unknown group', async () => {
+    const redrive = await call(stack.url, 'POST', '/v1/dead-letters/redrive', { subscription_id: `${prefix}-nobody` });
+    expect(redrive).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
+    const skip = await call(stack.url, 'POST', `/v1/groups/${'0'.repeat(32)}/skip`, {});
+    expect(skip).toMatchObject({ status: 404, body: { error: { code: 'not_found' } } });
   });
 
 });

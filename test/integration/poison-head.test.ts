@@ -3,7 +3,6 @@
  * attempts, is dead-lettered with its reason, and its key moves on; other keys never wait for it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeadLetterAttribute } from '../../lambda/adapters/sqs-queues.js';
 import { makeEvent, postEvents, subscribe, uniquePrefix } from './support/api.js';
 import { waitFor } from './support/poll.js';
 import { SignatureCheck, startRecordingReceiver, type RecordingReceiver } from './support/receiver.js';
@@ -62,17 +61,20 @@ describe('local stack poison head', { timeout: 60_000 }, () => {
     expect(healthyDeliveries.map((d) => d.sequence)).toEqual([1, 2, 3, 4, 5]);
     expect(healthyDeliveries.every((d) => d.receivedAt.getTime() < lastPoisonAttempt)).toBe(true);
 
-    // The dead letter keeps the whole event and says why.
+    // The dead letter is in the store, whole, and says why; nothing went to the backstop queue.
     const [deadLetter] = await waitFor('the dead letter', async () => {
-      const letters = await stack.receiveDeadLetters();
+      const letters = await stack.deadLetterItems(poisoned);
       return letters.length > 0 ? letters : undefined;
     });
-    expect(JSON.parse(deadLetter?.Body ?? '{}')).toMatchObject({ event: poisonedEvents[1], message_group_id: group });
-    expect(deadLetter?.Attributes?.MessageGroupId).toBe(group);
-    const attributes = deadLetter?.MessageAttributes ?? {};
-    expect(attributes[DeadLetterAttribute.reason]?.StringValue).toBe(`${MAX_ATTEMPTS} of ${MAX_ATTEMPTS} attempts failed; last: HTTP 500`);
-    expect(attributes[DeadLetterAttribute.attempts]?.StringValue).toBe(String(MAX_ATTEMPTS));
-    expect(attributes[DeadLetterAttribute.sequence]?.StringValue).toBe('2');
+    expect(JSON.parse(String(deadLetter?.queued_event))).toMatchObject({ event: poisonedEvents[1], message_group_id: group });
+    expect(deadLetter).toMatchObject({
+      event_id: poisonId,
+      message_group_id: group,
+      sequence: 2,
+      attempts: MAX_ATTEMPTS,
+      reason: `${MAX_ATTEMPTS} of ${MAX_ATTEMPTS} attempts failed; last: HTTP 500`,
+    });
+    expect(await stack.receiveDeadLetters()).toEqual([]);
 
     expect(await stack.eventItem(poisonId)).toMatchObject({ status: 'dead_lettered', sequence: 2, attempts: MAX_ATTEMPTS });
     expect(stack.logs.some((line) => line.includes('event dead-lettered'))).toBe(true);

@@ -56,7 +56,10 @@ describe('local stack resources', { timeout: 60_000 }, () => {
 
         for (const table of Object.values<TableDefinition>(TABLES)) {
           const { Table } = await stack.clients.dynamo.send(new DescribeTableCommand({ TableName: table.localName }));
-          expect(Table?.KeySchema).toEqual([{ AttributeName: table.partitionKey, KeyType: 'HASH' }]);
+          expect(Table?.KeySchema).toEqual([
+            { AttributeName: table.partitionKey, KeyType: 'HASH' },
+            ...(table.sortKey === undefined ? [] : [{ AttributeName: table.sortKey, KeyType: 'RANGE' }]),
+          ]);
           expect(Table?.AttributeDefinitions).toContainEqual({ AttributeName: table.partitionKey, AttributeType: 'S' });
           expect(Table?.TableStatus).toBe('ACTIVE');
           const indexes = (Table?.GlobalSecondaryIndexes ?? []).map((index) => ({

@@ -2,6 +2,7 @@
  * In-memory implementations of the core's ports, with the same rules as the DynamoDB adapter
  * (tested against dynalite in test/integration/adapters). For core tests: no network, no SDK.
  */
+import { positionOf, type DeadLetter, type DeadLetterPage, type DeadLetterStore, type StoredDeadLetter } from '../../lambda/core/dead-letter.js';
 import type { AttemptTicket, DeliveryStore, SettledEvent, SettleResult } from '../../lambda/core/delivery.js';
 import { RecordOutcome, type AcceptedEventRecord } from '../../lambda/core/ingest.js';
 
@@ -100,4 +101,40 @@ export class InMemoryDeliveryStore implements DeliveryStore {
     this.events.set(record.eventId, { ...(existing ?? { status: 'accepted' }), accepted: record });
     return existing === undefined ? RecordOutcome.recorded : RecordOutcome.recordedSettled;
   };
+}
+
+/** The store of dead letters in memory, with the adapter's rules: position order, conditional removal, a count. */
+export class InMemoryDeadLetterStore implements DeadLetterStore {
+  /** By subscription, then position. */
+  readonly letters = new Map<string, Map<string, StoredDeadLetter>>();
+
+  readonly put = async (letter: DeadLetter): Promise<void> => {
+    const subscriptionId = letter.queued.event.subscription_id;
+    const position = positionOf(letter);
+    const letters = this.letters.get(subscriptionId) ?? new Map<string, StoredDeadLetter>();
+    letters.set(position, { ...letter, subscriptionId, position, orderingKey: letter.queued.ordering_key, messageGroupId: letter.queued.message_group_id });
+    this.letters.set(subscriptionId, letters);
+  };
+
+  readonly readPage = async (input: { subscriptionId: string; after: string | undefined; limit: number }): Promise<DeadLetterPage> => {
+    const sorted = [...(this.letters.get(input.subscriptionId)?.values() ?? [])]
+      .filter((letter) => input.after === undefined || letter.position > input.after)
+      .sort((a, b) => (a.position < b.position ? -1 : 1));
+    const page = sorted.slice(0, input.limit);
+    return { letters: page, nextAfter: sorted.length > input.limit ? page.at(-1)?.position : undefined };
+  };
+
+  readonly remove = async (letter: StoredDeadLetter): Promise<boolean> => {
+    const letters = this.letters.get(letter.subscriptionId);
+    if (letters?.get(letter.position)?.deadLetteredAt !== letter.deadLetteredAt) return false;
+    letters.delete(letter.position);
+    return true;
+  };
+
+  readonly count = async (subscriptionId: string): Promise<number> => this.letters.get(subscriptionId)?.size ?? 0;
+
+  /** Every dead letter of a subscription, in position order. */
+  all(subscriptionId: string): StoredDeadLetter[] {
+    return [...(this.letters.get(subscriptionId)?.values() ?? [])].sort((a, b) => (a.position < b.position ? -1 : 1));
+  }
 }

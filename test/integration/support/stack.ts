@@ -3,7 +3,7 @@
  * emulators, on a port the OS chooses, with the configuration read by the same `loadConfig`.
  */
 import { GetQueueAttributesCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { Deployment, loadConfig } from '../../../lambda/config.js';
 import { TABLES } from '../../../lambda/resources.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../../local/stack.js';
@@ -23,8 +23,10 @@ export interface TestStack extends LocalStack {
   readonly queueDepth: () => Promise<number>;
   /** The Events table item of an event, or undefined. */
   readonly eventItem: (eventId: string) => Promise<Record<string, unknown> | undefined>;
-  /** Reads up to 10 dead letters with all their attributes, leaving them in the queue. */
+  /** Reads up to 10 messages of the backstop dead-letter queue with all their attributes, leaving them there. */
   readonly receiveDeadLetters: () => Promise<Message[]>;
+  /** The items of a subscription's dead letters in the store, in position order (the count item left out). */
+  readonly deadLetterItems: (subscriptionId: string) => Promise<Record<string, unknown>[]>;
 }
 
 export async function startTestStack(
@@ -64,6 +66,17 @@ export async function startTestStack(
         }),
       );
       return Messages;
+    },
+    deadLetterItems: async (subscriptionId) => {
+      const { Items = [] } = await dynamo.send(
+        new QueryCommand({
+          TableName: stack.resources.deadLettersTable,
+          KeyConditionExpression: 'subscription_id = :subscription',
+          ExpressionAttributeValues: { ':subscription': subscriptionId },
+          ConsistentRead: true,
+        }),
+      );
+      return Items.filter((item) => item.position !== '#count');
     },
   };
 }

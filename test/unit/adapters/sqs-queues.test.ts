@@ -6,10 +6,10 @@ import {
 } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { changeVisibility, sendDeadLetter, sendMessageBatch } from '../../../lambda/adapters/sqs-queues.js';
+import { createBackstopQueue } from '../../../lambda/adapters/backstop-queue.js';
+import { changeVisibility, sendMessageBatch } from '../../../lambda/adapters/sqs-queues.js';
 import { planGroupRetry } from '../../../lambda/core/consumer-batch.js';
 import type { ConsumerRecord } from '../../../lambda/core/delivery.js';
-import type { QueuedEvent } from '../../../lambda/core/event.js';
 import { createLogger } from '../../../lambda/handlers/logger.js';
 
 const sqs = mockClient(SQSClient);
@@ -70,52 +70,27 @@ describe('changeVisibility', () => {
   });
 });
 
-describe('sendDeadLetter', () => {
-  const queued: QueuedEvent = {
-    version: 1,
-    event: { event_id: 'evt_1', tenant_id: 't', subscription_id: 's', type: 'x', payload: { a: 1 } },
-    ordering_key: 's',
-    message_group_id: 'g',
-    accepted_at: '2026-12-02T12:00:00.000Z',
-  };
-
-  it('keeps the whole event as body, in its group, with reason, attempts and sequence', async () => {
+describe('backstop queue quarantine', () => {
+  it('keeps an unreadable record as it was received, in its group, deduplicated by its message id, with why', async () => {
     sqs.on(SendMessageCommand).resolves({});
-    await sendDeadLetter(client, 'dlq', {
-      messageGroupId: 'g',
-      deduplicationId: 'evt_1',
-      reason: '5 of 5 attempts failed; last: HTTP 500',
-      attempts: 5,
-      sequence: 7,
-      deadLetteredAt: '2026-12-02T13:00:00.000Z',
-      queued,
-      unreadableBody: undefined,
+    await createBackstopQueue(client, 'dlq').quarantine({
+      messageId: 'm1',
+      messageGroupId: 'malformed-m1',
+      body: 'garbage',
+      reason: 'malformed record: body is not JSON',
+      at: '2026-12-02T13:00:00.000Z',
     });
     const input = sqs.commandCalls(SendMessageCommand)[0]?.args[0].input;
-    expect(input).toMatchObject({ QueueUrl: 'dlq', MessageGroupId: 'g', MessageDeduplicationId: 'evt_1' });
-    expect(JSON.parse(input?.MessageBody ?? '')).toEqual(queued);
+    expect(input).toMatchObject({ QueueUrl: 'dlq', MessageGroupId: 'malformed-m1', MessageDeduplicationId: 'm1', MessageBody: 'garbage' });
     expect(input?.MessageAttributes).toEqual({
-      reason: { DataType: 'String', StringValue: '5 of 5 attempts failed; last: HTTP 500' },
-      attempts: { DataType: 'Number', StringValue: '5' },
-      sequence: { DataType: 'Number', StringValue: '7' },
+      reason: { DataType: 'String', StringValue: 'malformed record: body is not JSON' },
       dead_lettered_at: { DataType: 'String', StringValue: '2026-12-02T13:00:00.000Z' },
     });
   });
 
-  it('keeps an unreadable body as it was received', async () => {
+  it('sends an empty body as a placeholder, which SQS requires', async () => {
     sqs.on(SendMessageCommand).resolves({});
-    await sendDeadLetter(client, 'dlq', {
-      messageGroupId: 'malformed-m1',
-      deduplicationId: 'm1',
-      reason: 'malformed record: body is not JSON',
-      attempts: 0,
-      sequence: undefined,
-      deadLetteredAt: '2026-12-02T13:00:00.000Z',
-      queued: undefined,
-      unreadableBody: 'garbage',
-    });
-    const input = sqs.commandCalls(SendMessageCommand)[0]?.args[0].input;
-    expect(input?.MessageBody).toBe('garbage');
-    expect(input?.MessageAttributes?.sequence).toBeUndefined();
+    await createBackstopQueue(client, 'dlq').quarantine({ messageId: 'm2', messageGroupId: 'g', body: '', reason: 'malformed record: body is not JSON', at: '2026-12-02T13:00:00.000Z' });
+    expect(sqs.commandCalls(SendMessageCommand)[0]?.args[0].input.MessageBody).toBe('(empty body)');
   });
 });

@@ -6,9 +6,10 @@ import {
   OutcomeKind,
   type AttemptResult,
   type ConsumerRecord,
-  type DeadLetter,
   type DeliveryPorts,
+  type UnreadableRecord,
 } from '../../../lambda/core/delivery.js';
+import type { DeadLetter } from '../../../lambda/core/dead-letter.js';
 import type { QueuedEvent } from '../../../lambda/core/event.js';
 import type { RetryPolicy } from '../../../lambda/core/retry-policy.js';
 import type { WebhookRequest } from '../../../lambda/core/webhook.js';
@@ -42,6 +43,7 @@ function harness(respond: (eventId: string, attempt: number) => AttemptResult = 
   const store = new InMemoryDeliveryStore();
   const sent: Sent[] = [];
   const deadLetters: DeadLetter[] = [];
+  const quarantined: UnreadableRecord[] = [];
   const faults: string[] = [];
   const ports: DeliveryPorts = {
     store,
@@ -52,14 +54,19 @@ function harness(respond: (eventId: string, attempt: number) => AttemptResult = 
       sent.push({ eventId, sequence: Number(request.headers['webhook-sequence']), request });
       return respond(eventId, attempt);
     },
-    deadLetter: async (deadLetter) => {
-      deadLetters.push(deadLetter);
+    deadLetters: {
+      put: async (deadLetter) => {
+        deadLetters.push(deadLetter);
+      },
+    },
+    quarantine: async (record) => {
+      quarantined.push(record);
     },
     now: () => new Date(),
     random: () => 0.5,
   };
   const run = (records: ConsumerRecord[]) => processBatch(records, ports, policy, (_error, r) => faults.push(r.messageId));
-  return { store, sent, deadLetters, faults, ports, run };
+  return { store, sent, deadLetters, quarantined, faults, ports, run };
 }
 
 const fail500: AttemptResult = { kind: AttemptResultKind.response, statusCode: 500 };
@@ -115,9 +122,9 @@ describe('processBatch', () => {
     }
     const last = await run(batch.map((r) => ({ ...r, receiveCount: policy.maxDeliveryAttempts })));
     expect(last.failedMessageIds).toEqual([]);
-    expect(deadLetters.map((d) => [d.deduplicationId, d.attempts, d.sequence])).toEqual([['a1', 3, 1]]);
+    expect(deadLetters.map((d) => [d.queued.event.event_id, d.attempts, d.sequence])).toEqual([['a1', 3, 1]]);
     expect(deadLetters[0]?.reason).toBe('3 of 3 attempts failed; last: HTTP 500');
-    expect(deadLetters[0]?.queued?.event.event_id).toBe('a1');
+    expect(deadLetters[0]?.queued.event.event_id).toBe('a1');
     // The key moved on in the same invocation, and the receiver sees the gap at 1.
     expect(sent.map((s) => [s.eventId, s.sequence])).toEqual([['a1', 1], ['a1', 1], ['a1', 1], ['a2', 2], ['a3', 3]]);
     expect(store.events.get('a1')).toMatchObject({ status: 'dead_lettered', attempts: 3, sequence: 1 });
@@ -159,7 +166,7 @@ describe('processBatch', () => {
     let isFailing = true;
     const { run, sent, deadLetters, store } = harness(() => (isFailing ? fail500 : ok));
     for (let i = 0; i < policy.maxDeliveryAttempts; i += 1) await run([record('a1', 'a')]);
-    expect(deadLetters.map((d) => d.deduplicationId)).toEqual(['a1']);
+    expect(deadLetters.map((d) => d.queued.event.event_id)).toEqual(['a1']);
     isFailing = false;
     const redriven = (redrivenAt: string): ConsumerRecord => ({
       ...record('a1', 'a'),
@@ -178,7 +185,7 @@ describe('processBatch', () => {
     expect(await store.requestSkip({ orderingKey: 'a', eventId: 'a1' })).toBe(true);
     const plan = await run([record('a1', 'a'), record('a2', 'a')]);
     expect(plan.failedMessageIds).toEqual([]);
-    expect(deadLetters.map((d) => [d.deduplicationId, d.reason, d.sequence])).toEqual([['a1', 'skipped by an operator after 1 attempt', 1]]);
+    expect(deadLetters.map((d) => [d.queued.event.event_id, d.reason, d.sequence])).toEqual([['a1', 'skipped by an operator after 1 attempt', 1]]);
     expect(sent.map((s) => s.eventId)).toEqual(['a1', 'a2']);
   });
 
@@ -203,22 +210,23 @@ describe('processBatch', () => {
     expect(store.writes.slice(writes)).toEqual(['beginAttempt a2', 'markDelivered a2']);
   });
 
-  it('dead-letters a malformed record at once with its reason, and goes on with the group', async () => {
-    const { run, sent, deadLetters } = harness();
+  it('sets a malformed record aside at once with its reason, and goes on with the group', async () => {
+    const { run, sent, deadLetters, quarantined } = harness();
     const malformed: ConsumerRecord = { messageId: 'm1', receiptHandle: 'rh-m1', body: '{"version":1,"event":{}}', messageGroupId: 'group-a', receiveCount: 1 };
     const plan = await run([malformed, record('a2', 'a')]);
     expect(plan.failedMessageIds).toEqual([]);
-    expect(deadLetters).toHaveLength(1);
-    expect(deadLetters[0]).toMatchObject({ deduplicationId: 'm1', attempts: 0, sequence: undefined, unreadableBody: malformed.body });
-    expect(deadLetters[0]?.reason).toMatch(/^malformed record: /);
+    expect(deadLetters).toEqual([]);
+    expect(quarantined).toHaveLength(1);
+    expect(quarantined[0]).toMatchObject({ messageId: 'm1', messageGroupId: 'group-a', body: malformed.body });
+    expect(quarantined[0]?.reason).toMatch(/^malformed record: /);
     expect(sent.map((s) => s.eventId)).toEqual(['a2']);
   });
 
-  it.each(['not json', '[]', '{"version":2}', ''])('dead-letters the unreadable body %j', async (body) => {
-    const { run, deadLetters, sent } = harness();
+  it.each(['not json', '[]', '{"version":2}', ''])('sets the unreadable body %j aside', async (body) => {
+    const { run, quarantined, sent } = harness();
     const plan = await run([{ messageId: 'm', receiptHandle: 'rh', body, messageGroupId: 'g', receiveCount: 1 }]);
     expect(plan.failedMessageIds).toEqual([]);
-    expect(deadLetters.map((d) => d.reason.startsWith('malformed record'))).toEqual([true]);
+    expect(quarantined.map((d) => d.reason.startsWith('malformed record'))).toEqual([true]);
     expect(sent).toEqual([]);
   });
 
@@ -226,7 +234,8 @@ describe('processBatch', () => {
     const { run, sent, deadLetters } = harness();
     await run([record('g1', 'gone')]);
     expect(sent).toEqual([]);
-    expect(deadLetters[0]).toMatchObject({ deduplicationId: 'g1', attempts: 0, sequence: 1 });
+    expect(deadLetters[0]).toMatchObject({ attempts: 0, sequence: 1 });
+    expect(deadLetters[0]?.queued.event.event_id).toBe('g1');
     expect(deadLetters[0]?.reason).toMatch(/no longer exists/);
   });
 
@@ -236,7 +245,7 @@ describe('processBatch', () => {
     for (let i = 0; i < 3; i += 1) await store.beginAttempt({ orderingKey: 'a', eventId: 'a1', maxAttempts: 3 });
     const plan = await run([record('a1', 'a'), record('a2', 'a')]);
     expect(sent.map((s) => s.eventId)).toEqual(['a2']);
-    expect(deadLetters.map((d) => [d.deduplicationId, d.attempts])).toEqual([['a1', 3]]);
+    expect(deadLetters.map((d) => [d.queued.event.event_id, d.attempts])).toEqual([['a1', 3]]);
     expect(plan.failedMessageIds).toEqual([]);
   });
 

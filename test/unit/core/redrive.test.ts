@@ -1,165 +1,183 @@
 import { describe, expect, it } from 'vitest';
+import { redriveDeduplicationId, type StoredDeadLetter } from '../../../lambda/core/dead-letter.js';
 import type { OutgoingMessage } from '../../../lambda/core/enqueue-plan.js';
 import { queuedEventSchema, type QueuedEvent } from '../../../lambda/core/event.js';
-import { redriveStep, type DeadLetterMessage, type ListedDeadLetter, type RedrivePorts } from '../../../lambda/core/redrive.js';
+import { MAX_REDRIVEN_PER_STEP, redriveStep, type RedrivePorts } from '../../../lambda/core/redrive.js';
+import { messageGroupIdFor } from '../../../lambda/core/routing.js';
+import { InMemoryDeadLetterStore } from '../../support/in-memory-ports.js';
 
 const at = new Date('2026-12-02T13:00:00.000Z');
 
-function queued(eventId: string, subscription: string, group: string): QueuedEvent {
+function queued(eventId: string, subscription: string, key = subscription): QueuedEvent {
   return {
     version: 1,
     event: { event_id: eventId, tenant_id: 't', subscription_id: subscription, type: 'x', payload: { eventId } },
-    ordering_key: subscription,
-    message_group_id: group,
+    ordering_key: key,
+    message_group_id: messageGroupIdFor(key, undefined),
     accepted_at: '2026-12-02T12:00:00.000Z',
   };
 }
 
-function letter(eventId: string, subscription: string, group: string, sequence: number | undefined): DeadLetterMessage {
-  return { messageId: `m-${eventId}`, receiptHandle: `rh-${eventId}`, messageGroupId: group, body: JSON.stringify(queued(eventId, subscription, group)), sequence, attributes: {} };
+async function storeWith(letters: readonly { eventId: string; subscription: string; key?: string; sequence: number | undefined }[]) {
+  const store = new InMemoryDeadLetterStore();
+  for (const letter of letters) {
+    await store.put({ queued: queued(letter.eventId, letter.subscription, letter.key), sequence: letter.sequence, attempts: 5, reason: 'HTTP 500', deadLetteredAt: '2026-12-02T12:30:00.000Z' });
+  }
+  return store;
 }
 
-/** A dead-letter queue that hands out its messages as FIFO does: a group's next only after the previous left. */
-function fakeQueue(
-  initial: DeadLetterMessage[],
-  options: { refuse?: (message: OutgoingMessage) => boolean; listed: ListedDeadLetter[]; redrivenBefore?: readonly string[] },
-) {
-  const queue = [...initial];
-  const inFlight = new Set<string>();
+/** The delivery queue as SendMessageBatch sees it: entries taken in call order, some refused. */
+function harness(store: InMemoryDeadLetterStore, options: { refuse?: (message: OutgoingMessage) => boolean; hasTime?: () => boolean } = {}) {
   const enqueued: OutgoingMessage[] = [];
-  const redriven: string[] = [];
-  const released: string[] = [];
+  const calls: OutgoingMessage[][] = [];
+  const moved: { eventId: string; from: string; to: string }[] = [];
   const ports: RedrivePorts = {
-    listDeadLetters: async () => options.listed,
-    receive: async () => {
-      const lockedGroups = new Set(queue.filter((m) => inFlight.has(m.messageId)).map((m) => m.messageGroupId));
-      const batch: DeadLetterMessage[] = [];
-      for (const message of queue) {
-        if (batch.length === 10) break;
-        if (inFlight.has(message.messageId) || lockedGroups.has(message.messageGroupId)) continue;
-        // FIFO: only the first available message of each group, then the group is locked.
-        batch.push(message);
-        inFlight.add(message.messageId);
-        lockedGroups.add(message.messageGroupId);
+    store,
+    enqueue: async (entries) => {
+      calls.push([...entries]);
+      const refused = new Set<number>();
+      for (const entry of entries) {
+        if (options.refuse?.(entry) === true) refused.add(entry.index);
+        else enqueued.push(entry);
       }
-      return batch;
+      return refused;
     },
-    release: async (messages) => {
-      for (const message of messages) {
-        inFlight.delete(message.messageId);
-        released.push(message.messageId);
-      }
+    recordRedriven: async ({ letter, toGroup }) => {
+      moved.push({ eventId: letter.queued.event.event_id, from: letter.messageGroupId, to: toGroup });
     },
-    remove: async (message) => {
-      queue.splice(queue.findIndex((m) => m.messageId === message.messageId), 1);
-      inFlight.delete(message.messageId);
-    },
-    moveToBack: async (message) => {
-      queue.splice(queue.findIndex((m) => m.messageId === message.messageId), 1);
-      inFlight.delete(message.messageId);
-      queue.push({ ...message, messageId: `${message.messageId}-again` });
-    },
-    enqueue: async (message) => {
-      if (options.refuse?.(message) === true) return false;
-      enqueued.push(message);
-      return true;
-    },
-    markRedriven: async ({ queued: event }) => {
-      const isListed = !redriven.includes(event.event.event_id);
-      redriven.push(event.event.event_id);
-      return isListed;
-    },
-    wasRedriven: async (eventId) => options.redrivenBefore?.includes(eventId) ?? false,
-    groupOf: async (key) => `now-${key}`,
-    deduplicationIdOf: (eventId) => `redrive-${eventId}`,
+    groupOf: (orderingKey) => messageGroupIdFor(orderingKey, undefined),
     now: () => at,
-    hasTime: () => true,
+    hasTime: options.hasTime ?? (() => true),
   };
-  return { ports, queue, enqueued, redriven, released };
+  const bodies = () => enqueued.map((message) => queuedEventSchema.parse(JSON.parse(message.body)));
+  return { ports, enqueued, calls, moved, bodies };
 }
 
 describe('redriveStep', () => {
-  it('goes in sequence order when a key’s dead letters sit in two groups (before and after a repartition)', async () => {
-    const listed = [
-      { event_id: 'a1', message_group_id: 'partition-3', sequence: 1 },
-      { event_id: 'a2', message_group_id: 'old', sequence: 2 },
-    ];
-    // The newer group's dead letter is handed out first.
-    const fake = fakeQueue([letter('a2', 'sub_a', 'old', 2), letter('a1', 'sub_a', 'partition-3', 1)], { listed });
-    const step = await redriveStep('sub_a', fake.ports);
-    expect(step.isDone).toBe(true);
-    expect(fake.enqueued.map((m) => m.deduplicationId)).toEqual(['redrive-a1', 'redrive-a2']);
-  });
-
-  it('removes what a crashed step left in the queue after listing it off, enqueuing it once', async () => {
-    // a2 was enqueued and taken off the list; the step crashed before removing it.
-    const fake = fakeQueue([letter('a2', 'sub_a', 'ga', 2), letter('a3', 'sub_a', 'ga', 3)], {
-      listed: [{ event_id: 'a3', message_group_id: 'ga', sequence: 3 }],
-      redrivenBefore: ['a2'],
-    });
-    const step = await redriveStep('sub_a', fake.ports);
-    expect(step).toEqual({ redriven: [{ event_id: 'a3', sequence: 3 }], remaining: 0, isDone: true });
-    expect(fake.enqueued.map((m) => m.deduplicationId)).toEqual(['redrive-a3']);
-    expect(fake.queue).toEqual([]);
-  });
-
-  it('re-enqueues a key’s dead letters in their order, keeping ids and sequences, marked and routed as now', async () => {
-    const listed = [
-      { event_id: 'a2', message_group_id: 'ga', sequence: 2 },
-      { event_id: 'a4', message_group_id: 'ga', sequence: 4 },
-    ];
-    const fake = fakeQueue([letter('a2', 'sub_a', 'ga', 2), letter('b1', 'sub_b', 'gb', 1), letter('a4', 'sub_a', 'ga', 4)], { listed });
-    const step = await redriveStep('sub_a', fake.ports);
-    expect(step).toEqual({ redriven: [{ event_id: 'a2', sequence: 2 }, { event_id: 'a4', sequence: 4 }], remaining: 0, isDone: true });
-    expect(fake.enqueued.map((m) => [m.deduplicationId, m.messageGroupId])).toEqual([
-      ['redrive-a2', 'now-sub_a'],
-      ['redrive-a4', 'now-sub_a'],
+  it('sends a subscription’s dead letters in sequence order per key, with their ids and sequences, marked as redrives', async () => {
+    const store = await storeWith([
+      { eventId: 'a4', subscription: 's', sequence: 4 },
+      { eventId: 'a2', subscription: 's', sequence: 2 },
+      { eventId: 'a11', subscription: 's', sequence: 11 },
+      { eventId: 'b1', subscription: 'other', sequence: 1 },
     ]);
-    const body = queuedEventSchema.parse(JSON.parse(fake.enqueued[0]?.body ?? ''));
-    expect(body).toMatchObject({ event: { event_id: 'a2', payload: { eventId: 'a2' } }, message_group_id: 'now-sub_a', redrive: { sequence: 2, redriven_at: at.toISOString() } });
-    expect(fake.redriven).toEqual(['a2', 'a4']);
-    // Another key's dead letter stays, released.
-    expect(fake.queue.map((m) => m.messageId)).toEqual(['m-b1']);
-    expect(fake.released).toContain('m-b1');
+    const { ports, bodies, moved, calls } = harness(store);
+    const step = await redriveStep('s', ports);
+    expect(step).toEqual({ redriven: [{ event_id: 'a2', sequence: 2 }, { event_id: 'a4', sequence: 4 }, { event_id: 'a11', sequence: 11 }], remaining: 0, isDone: true });
+    expect(bodies().map((body) => [body.event.event_id, body.redrive])).toEqual([
+      ['a2', { sequence: 2, redriven_at: at.toISOString() }],
+      ['a4', { sequence: 4, redriven_at: at.toISOString() }],
+      ['a11', { sequence: 11, redriven_at: at.toISOString() }],
+    ]);
+    // One event of a key per SendMessageBatch, as ingest does: a refused entry can never be overtaken.
+    expect(calls.every((call) => new Set(call.map((message) => message.orderingKey)).size === call.length)).toBe(true);
+    expect(store.all('s')).toEqual([]);
+    expect(store.all('other')).toHaveLength(1);
+    expect(moved.map((m) => m.eventId)).toEqual(['a2', 'a4', 'a11']);
   });
 
-  it('moves another key’s dead letters in the same group to the back, their order kept', async () => {
-    const listed = [{ event_id: 'a2', message_group_id: 'p1', sequence: 2 }];
-    const fake = fakeQueue([letter('b1', 'sub_b', 'p1', 1), letter('b2', 'sub_b', 'p1', 2), letter('a2', 'sub_a', 'p1', 2)], { listed });
-    const step = await redriveStep('sub_a', fake.ports);
-    expect(step.isDone).toBe(true);
-    expect(fake.enqueued.map((m) => m.deduplicationId)).toEqual(['redrive-a2']);
-    expect(fake.queue.map((m) => m.messageId)).toEqual(['m-b1-again', 'm-b2-again']);
+  it('keeps the payload whole and uses one deduplication id per dead-lettering', async () => {
+    const store = await storeWith([{ eventId: 'a1', subscription: 's', sequence: 1 }]);
+    const [letter] = store.all('s');
+    const { ports, enqueued, bodies } = harness(store);
+    await redriveStep('s', ports);
+    expect(bodies()[0]?.event).toEqual(letter?.queued.event);
+    expect(enqueued[0]?.deduplicationId).toBe(redriveDeduplicationId(letter as StoredDeadLetter));
+    expect(redriveDeduplicationId({ ...(letter as StoredDeadLetter), deadLetteredAt: '2026-12-02T12:31:00.000Z' })).not.toBe(enqueued[0]?.deduplicationId);
+    expect(enqueued[0]?.deduplicationId.length).toBeLessThanOrEqual(128);
   });
 
-  it('stops in order when SQS refuses one, leaving it listed and in the dead-letter queue', async () => {
-    const listed = [
-      { event_id: 'a2', message_group_id: 'ga', sequence: 2 },
-      { event_id: 'a4', message_group_id: 'ga', sequence: 4 },
-    ];
-    const fake = fakeQueue([letter('a2', 'sub_a', 'ga', 2), letter('a4', 'sub_a', 'ga', 4)], { listed, refuse: (m) => m.deduplicationId === 'redrive-a4' });
-    const step = await redriveStep('sub_a', fake.ports);
-    expect(step).toEqual({ redriven: [{ event_id: 'a2', sequence: 2 }], remaining: 1, isDone: false });
-    expect(fake.queue.map((m) => m.messageId)).toEqual(['m-a4']);
-    expect(fake.redriven).toEqual(['a2']);
-    expect(fake.released).toEqual(['m-a4']);
+  it('redrives any number of dead letters of one key in bounded steps, in order, never stuck', async () => {
+    const count = MAX_REDRIVEN_PER_STEP * 2 + 37;
+    const store = await storeWith(Array.from({ length: count }, (_, i) => ({ eventId: `e${count - i}`, subscription: 's', sequence: count - i })));
+    const { ports, bodies } = harness(store);
+    const steps = [];
+    for (let step = 0; step < 5; step += 1) {
+      const result = await redriveStep('s', ports);
+      steps.push([result.redriven.length, result.isDone]);
+      if (result.isDone) break;
+    }
+    expect(steps).toEqual([
+      [MAX_REDRIVEN_PER_STEP, false],
+      [MAX_REDRIVEN_PER_STEP, false],
+      [37, true],
+    ]);
+    expect(bodies().map((body) => body.redrive?.sequence)).toEqual(Array.from({ length: count }, (_, i) => i + 1));
   });
 
-  it('takes the sequence from the list when the dead letter lacks it, and enqueues nothing unlisted', async () => {
-    const fake = fakeQueue([letter('a2', 'sub_a', 'ga', undefined)], { listed: [{ event_id: 'a2', message_group_id: 'ga', sequence: 7 }] });
-    expect((await redriveStep('sub_a', fake.ports)).redriven).toEqual([{ event_id: 'a2', sequence: 7 }]);
-    const empty = fakeQueue([letter('b9', 'sub_b', 'gb', 1)], { listed: [] });
-    expect(await redriveStep('sub_a', empty.ports)).toEqual({ redriven: [], remaining: 0, isDone: true });
-    expect(empty.enqueued).toEqual([]);
-    expect(empty.queue.map((m) => m.messageId)).toEqual(['m-b9']);
+  it('holds a key back after SQS refused one of its dead letters, lets other keys go, and finishes in order on the next step', async () => {
+    const store = await storeWith([
+      { eventId: 'a1', subscription: 's', key: 'k1', sequence: 1 },
+      { eventId: 'a2', subscription: 's', key: 'k1', sequence: 2 },
+      { eventId: 'a3', subscription: 's', key: 'k1', sequence: 3 },
+      { eventId: 'b1', subscription: 's', key: 'k2', sequence: 1 },
+    ]);
+    let isRefusing = true;
+    const { ports, bodies } = harness(store, { refuse: (message) => isRefusing && JSON.parse(message.body).event.event_id === 'a2' });
+    const first = await redriveStep('s', ports);
+    expect(first.redriven.map((r) => r.event_id).sort()).toEqual(['a1', 'b1']);
+    expect(first).toMatchObject({ remaining: 2, isDone: false });
+    isRefusing = false;
+    const second = await redriveStep('s', ports);
+    expect(second).toMatchObject({ redriven: [{ event_id: 'a2', sequence: 2 }, { event_id: 'a3', sequence: 3 }], remaining: 0, isDone: true });
+    expect(bodies().filter((body) => body.ordering_key === 'k1').map((body) => body.event.event_id)).toEqual(['a1', 'a2', 'a3']);
   });
 
-  it('leaves alone a dead letter of the subscription that was never listed (moved by SQS’s backstop)', async () => {
-    const fake = fakeQueue([letter('a0', 'sub_a', 'ga', undefined), letter('a2', 'sub_a', 'gb', 2)], { listed: [{ event_id: 'a2', message_group_id: 'gb', sequence: 2 }] });
-    const step = await redriveStep('sub_a', fake.ports);
-    expect(step.isDone).toBe(true);
-    expect(fake.enqueued.map((m) => m.deduplicationId)).toEqual(['redrive-a2']);
-    expect(fake.queue.map((m) => m.messageId)).toEqual(['m-a0']);
-    expect(fake.released).toContain('m-a0');
+  it('leaves a dead letter that was given up again after it was read, and counts it once', async () => {
+    const store = await storeWith([{ eventId: 'a1', subscription: 's', sequence: 1 }]);
+    const { ports, moved } = harness(store);
+    const racing: RedrivePorts = {
+      ...ports,
+      enqueue: async (entries) => {
+        const refused = await ports.enqueue(entries);
+        // Between the send and the removal, the consumer gives the event up again and writes it back.
+        const [letter] = store.all('s');
+        await store.put({ ...(letter as StoredDeadLetter), deadLetteredAt: '2026-12-02T12:59:00.000Z', reason: 'HTTP 503' });
+        return refused;
+      },
+    };
+    const step = await redriveStep('s', racing);
+    expect(step.redriven).toEqual([]);
+    expect(store.all('s').map((letter) => letter.reason)).toEqual(['HTTP 503']);
+    expect(moved).toEqual([]);
+  });
+
+  it('sends a dead letter again with the same deduplication id when a crash fell between sending and removing', async () => {
+    const store = await storeWith([{ eventId: 'a1', subscription: 's', sequence: 1 }]);
+    const { ports, enqueued } = harness(store);
+    const crashing: RedrivePorts = {
+      ...ports,
+      store: {
+        ...store,
+        remove: async () => {
+          throw new Error('crash');
+        },
+      },
+    };
+    await expect(redriveStep('s', crashing)).rejects.toThrow('crash');
+    const step = await redriveStep('s', ports);
+    expect(step).toMatchObject({ redriven: [{ event_id: 'a1', sequence: 1 }], isDone: true });
+    expect(enqueued.map((message) => message.deduplicationId)).toEqual([enqueued[0]?.deduplicationId, enqueued[0]?.deduplicationId]);
+  });
+
+  it('sends a dead letter without a sequence after its key’s numbered ones, without a sequence', async () => {
+    const store = await storeWith([
+      { eventId: 'late', subscription: 's', sequence: undefined },
+      { eventId: 'a3', subscription: 's', sequence: 3 },
+    ]);
+    const { ports, bodies } = harness(store);
+    const step = await redriveStep('s', ports);
+    expect(step.redriven).toEqual([
+      { event_id: 'a3', sequence: 3 },
+      { event_id: 'late', sequence: null },
+    ]);
+    expect(bodies()[1]?.redrive).toEqual({ redriven_at: at.toISOString() });
+  });
+
+  it('stops when its time is up, and says what remains', async () => {
+    const store = await storeWith([1, 2, 3].map((n) => ({ eventId: `a${n}`, subscription: 's', sequence: n })));
+    const { ports, enqueued } = harness(store, { hasTime: () => false });
+    expect(await redriveStep('s', ports)).toEqual({ redriven: [], remaining: 3, isDone: false });
+    expect(enqueued).toEqual([]);
   });
 });

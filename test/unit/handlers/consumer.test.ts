@@ -1,11 +1,12 @@
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import type { VisibilityChange } from '../../../lambda/core/consumer-batch.js';
-import { AttemptResultKind, type DeadLetter, type DeliveryPorts } from '../../../lambda/core/delivery.js';
+import { AttemptResultKind, type DeliveryPorts, type UnreadableRecord } from '../../../lambda/core/delivery.js';
 import type { QueuedEvent } from '../../../lambda/core/event.js';
 import { createConsumerHandler, toConsumerRecord } from '../../../lambda/handlers/consumer.js';
 import { createLogger } from '../../../lambda/handlers/logger.js';
 import type { GroupProgress } from '../../../lambda/core/lag.js';
+import type { ConsumerCounts } from '../../../lambda/core/consumer-metrics.js';
 import { InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
 
 function sqsRecord(eventId: string, key: string): SQSRecord {
@@ -41,7 +42,8 @@ function setup(failing: ReadonlySet<string>, changeVisibility?: (changes: readon
   const changes: VisibilityChange[] = [];
   const lookups: string[] = [];
   const progressed: GroupProgress[] = [];
-  const deadLetters: DeadLetter[] = [];
+  const quarantined: UnreadableRecord[] = [];
+  const published: ConsumerCounts[] = [];
   const store = new InMemoryDeliveryStore();
   const ports: DeliveryPorts = {
     store,
@@ -50,8 +52,9 @@ function setup(failing: ReadonlySet<string>, changeVisibility?: (changes: readon
       return { url: 'https://example.com', secret: 'whsec_' + Buffer.alloc(24).toString('base64') };
     },
     send: async (_url, request) => ({ kind: AttemptResultKind.response, statusCode: failing.has(request.headers['webhook-id'] ?? '') ? 503 : 200 }),
-    deadLetter: async (deadLetter) => {
-      deadLetters.push(deadLetter);
+    deadLetters: { put: async () => undefined },
+    quarantine: async (record) => {
+      quarantined.push(record);
     },
     now: () => new Date(),
     random: () => 0,
@@ -67,9 +70,12 @@ function setup(failing: ReadonlySet<string>, changeVisibility?: (changes: readon
     recordGroupProgress: async (progress) => {
       progressed.push(progress);
     },
+    publishCounts: (counts) => {
+      published.push(counts);
+    },
     logger: createLogger('test', 'SILENT'),
   });
-  return { handler, changes, deadLetters, lookups, progressed, store };
+  return { handler, changes, quarantined, lookups, progressed, published, store };
 }
 
 describe('consumer handler', () => {
@@ -120,14 +126,22 @@ describe('consumer handler', () => {
     expect(response.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['a1', 'a2']);
   });
 
+  it('publishes one count per invocation: delivered, failed attempts, dead letters and faults', async () => {
+    const { handler, published } = setup(new Set(['b1']));
+    const record = sqsRecord('c1', 'c');
+    const withoutGroup = { ...record, attributes: { ...record.attributes, MessageGroupId: undefined } } as unknown as SQSRecord;
+    await handler({ Records: [sqsRecord('a1', 'a'), sqsRecord('a2', 'a'), sqsRecord('b1', 'b'), withoutGroup] });
+    expect(published).toEqual([{ delivered: 2, failedAttempts: 1, deadLettered: 1, faults: 0 }]);
+  });
+
   it('dead-letters a record without a message group as malformed, and fails nothing', async () => {
-    const { handler, deadLetters } = setup(new Set());
+    const { handler, quarantined } = setup(new Set());
     const record = sqsRecord('a1', 'a');
     const withoutGroup = { ...record, attributes: { ...record.attributes, MessageGroupId: undefined } } as unknown as SQSRecord;
     const response = await handler({ Records: [withoutGroup] });
     expect(response.batchItemFailures).toEqual([]);
-    expect(deadLetters.map((d) => [d.messageGroupId, d.attempts])).toEqual([['malformed-a1', 0]]);
-    expect(deadLetters[0]?.reason).toMatch(/^malformed record: attributes.MessageGroupId/);
+    expect(quarantined.map((d) => [d.messageGroupId, d.messageId])).toEqual([['malformed-a1', 'a1']]);
+    expect(quarantined[0]?.reason).toMatch(/^malformed record: attributes.MessageGroupId/);
   });
 });
 

@@ -1,5 +1,6 @@
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { DeadLetterRow } from '../../../lambda/core/dead-letter.js';
 import { LAG_METRICS, type GroupLag } from '../../../lambda/core/lag.js';
 import { createLagMetricsHandler, publishWithPowertools } from '../../../lambda/handlers/lag-metrics.js';
 import { createLogger } from '../../../lambda/handlers/logger.js';
@@ -21,22 +22,35 @@ const stuck: GroupLag = {
   keysAffected: 1,
 };
 
+const idle: GroupLag = { ...stuck, messageGroupId: 'g-idle', depth: 0, headAttempts: undefined, lastError: undefined, headFailingSince: undefined, headEventId: undefined, headOrderingKey: undefined };
+const letter: DeadLetterRow = {
+  event_id: 'e1',
+  subscription_id: 'sub_1',
+  message_group_id: 'g1',
+  sequence: 2,
+  attempts: 5,
+  reason: 'HTTP 500',
+  dead_lettered_at: '2026-12-02T12:05:00.000Z',
+};
+
 function setup(pending: PendingWork = { queued: 0, inFlight: 0, delayed: 0, groupsWithPending: 0 }) {
   const asked: string[] = [];
   const skips: string[] = [];
   let routing: RoutingSettings = { version: 0, partitionCount: undefined, isPaused: false, pausedAt: undefined };
   const handler = createOperationsHandler({
     listActiveGroups: async () => [stuck],
-    getGroup: async (id) => (id === 'g1' ? stuck : undefined),
-    listDeadLetters: async (subscriptionId) => {
-      asked.push(subscriptionId);
-      return [];
+    getGroup: async (id) => (id === 'g1' ? stuck : id === 'g-idle' ? idle : undefined),
+    listDeadLetters: async ({ subscriptionId, after, limit }) => {
+      asked.push(`${subscriptionId} ${after ?? '-'} ${limit}`);
+      return after === undefined ? { rows: [letter], nextAfter: 'p1' } : { rows: [], nextAfter: undefined };
     },
+    hasSubscription: async (subscriptionId) => subscriptionId === 'sub_1',
     requestSkip: async ({ eventId }) => {
       skips.push(eventId);
       return true;
     },
     redrive: async () => ({ redriven: [{ event_id: 'e1', sequence: 2 }], remaining: 0, isDone: true }),
+    importBackstop: async () => ({ imported: [{ event_id: 'e9', subscription_id: 'sub_1', sequence: 4 }], unreadable: 1, isDone: true }),
     routing: {
       get: async () => routing,
       setPaused: async (isPaused, at) => (routing = { ...routing, isPaused, pausedAt: isPaused ? at : undefined }),
@@ -67,13 +81,24 @@ describe('operations handler', () => {
     });
   });
 
-  it('answers GET /v1/dead-letters for the subscription asked', async () => {
+  it('answers GET /v1/dead-letters page by page for the subscription asked', async () => {
     const { handler, asked } = setup();
-    const event = { ...apiEvent({ routeKey: 'GET /v1/dead-letters' }), queryStringParameters: { subscription_id: 'sub_1' } };
-    const result = await handler(event);
-    expect(result.statusCode).toBe(200);
-    expect(jsonOf(result)).toEqual({ items: [] });
-    expect(asked).toEqual(['sub_1']);
+    const first = await handler({ ...apiEvent({ routeKey: 'GET /v1/dead-letters' }), queryStringParameters: { subscription_id: 'sub_1' } });
+    expect(first.statusCode).toBe(200);
+    const { next_cursor: cursor, ...body } = jsonOf(first) as { next_cursor: string; items: unknown[] };
+    expect(body).toEqual({ items: [letter] });
+    expect(typeof cursor).toBe('string');
+    const second = await handler({ ...apiEvent({ routeKey: 'GET /v1/dead-letters' }), queryStringParameters: { subscription_id: 'sub_1', cursor, limit: '5' } });
+    expect(jsonOf(second)).toEqual({ items: [], next_cursor: null });
+    expect(asked).toEqual(['sub_1 - 100', 'sub_1 p1 5']);
+  });
+
+  it.each([{ limit: '0' }, { limit: '1001' }, { limit: 'ten' }])('refuses dead letters with the page size $limit', async ({ limit }) => {
+    const { handler, asked } = setup();
+    const result = await handler({ ...apiEvent({ routeKey: 'GET /v1/dead-letters' }), queryStringParameters: { subscription_id: 'sub_1', limit } });
+    expect(result.statusCode).toBe(400);
+    expect(jsonOf(result)).toMatchObject({ error: { code: 'invalid_request', details: [{ path: 'limit' }] } });
+    expect(asked).toEqual([]);
   });
 
   it.each([{ query: undefined }, { query: { subscription_id: '' } }, { query: { subscription_id: 's'.repeat(129) } }])(
@@ -95,6 +120,24 @@ describe('operations handler: operator actions', () => {
     const result = await handler(post('POST /v1/dead-letters/redrive', { subscription_id: 'sub_1' }));
     expect(result.statusCode).toBe(200);
     expect(jsonOf(result)).toEqual({ subscription_id: 'sub_1', redriven: [{ event_id: 'e1', sequence: 2 }], remaining: 0, is_done: true });
+  });
+
+  it('imports the backstop queue step by step', async () => {
+    const { handler } = setup();
+    const result = await handler(post('POST /v1/dead-letters/import'));
+    expect(result.statusCode).toBe(200);
+    expect(jsonOf(result)).toEqual({ imported: [{ event_id: 'e9', subscription_id: 'sub_1', sequence: 4 }], unreadable: 1, is_done: true });
+  });
+
+  it('answers 404 to a redrive of an unknown subscription and a skip in an unknown group', async () => {
+    const { handler, skips } = setup();
+    const redrive = await handler(post('POST /v1/dead-letters/redrive', { subscription_id: 'sub_unknown' }));
+    expect(redrive.statusCode).toBe(404);
+    expect(jsonOf(redrive)).toMatchObject({ error: { code: 'not_found' } });
+    const skip = await handler(post('POST /v1/groups/{message_group_id}/skip', { event_id: 'evt_1' }, { message_group_id: 'g-unknown' }));
+    expect(skip.statusCode).toBe(404);
+    expect(jsonOf(skip)).toMatchObject({ error: { code: 'not_found' } });
+    expect(skips).toEqual([]);
   });
 
   it.each([{ body: {} }, { body: { subscription_id: '' } }, { body: { subscription_id: 's', extra: 1 } }])('refuses a redrive of $body with 400', async ({ body }) => {

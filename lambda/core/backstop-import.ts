@@ -1,0 +1,103 @@
+/**
+ * Import of what SQS's backstop moved to the FIFO dead-letter queue (a message received more than
+ * `maxReceiveCount` times: a crash loop) into the store of dead letters, so that nothing in that
+ * queue is unlisted or unredrivable. One call is a bounded step; the caller repeats until done.
+ */
+import type { DeadLetterStore } from './dead-letter.js';
+import type { DeliveryStore } from './delivery.js';
+import { readQueuedEvent } from './event.js';
+import { HeadState, type GroupProgress } from './lag.js';
+
+/** A message of the backstop queue, received and held invisible while it is imported. */
+export interface BackstopMessage {
+  readonly messageId: string;
+  readonly receiptHandle: string;
+  readonly messageGroupId: string;
+  readonly body: string;
+  /** SQS's receive count when it moved the message: how often it was handed out. */
+  readonly receiveCount: number;
+}
+
+/** An ordering key's head as the consumer last began it. */
+export interface KeyHead {
+  readonly eventId: string;
+  readonly sequence: number;
+  readonly attempts: number;
+}
+
+export interface BackstopImportPorts {
+  /** Receives up to 10 messages, held invisible until released or removed. */
+  readonly receive: () => Promise<readonly BackstopMessage[]>;
+  readonly release: (messages: readonly BackstopMessage[]) => Promise<void>;
+  readonly remove: (message: BackstopMessage) => Promise<void>;
+  readonly findHead: (orderingKey: string) => Promise<KeyHead | undefined>;
+  readonly deadLetters: Pick<DeadLetterStore, 'put'>;
+  readonly events: Pick<DeliveryStore, 'isSettled' | 'markDeadLettered'>;
+  readonly recordProgress: (progress: GroupProgress) => Promise<void>;
+  readonly now: () => Date;
+  readonly hasTime: () => boolean;
+}
+
+export interface BackstopImportStep {
+  readonly imported: readonly { readonly event_id: string; readonly subscription_id: string; readonly sequence: number | null }[];
+  /** Messages that are no queued event: left in the queue, for a person to look at. */
+  readonly unreadable: number;
+  readonly isDone: boolean;
+}
+
+/**
+ * One step. Each message that holds an event is written to the store (with the sequence the
+ * consumer gave it, when the event was its key's head), recorded as dead-lettered, counted in its
+ * group's lag, and only then removed from the queue: a crash in between imports it again, to the
+ * same place. An event that was settled after all (delivered, or dead-lettered by the consumer) is
+ * only removed. Records that are no event stay in the queue.
+ */
+export async function importBackstopStep(ports: BackstopImportPorts): Promise<BackstopImportStep> {
+  const imported: { event_id: string; subscription_id: string; sequence: number | null }[] = [];
+  const held: BackstopMessage[] = [];
+  let isDone = false;
+  try {
+    while (ports.hasTime()) {
+      const batch = await ports.receive();
+      if (batch.length === 0) {
+        isDone = true;
+        break;
+      }
+      for (const message of batch) {
+        const read = readQueuedEvent(message.body);
+        if ('reason' in read) {
+          held.push(message);
+          continue;
+        }
+        const { queued } = read;
+        const eventId = queued.event.event_id;
+        if (await ports.events.isSettled(eventId, queued.redrive?.redriven_at)) {
+          await ports.remove(message);
+          continue;
+        }
+        const head = await ports.findHead(queued.ordering_key);
+        const isHead = head?.eventId === eventId;
+        const sequence = isHead ? head.sequence : queued.redrive?.sequence;
+        const attempts = isHead ? head.attempts : 0;
+        const at = ports.now().toISOString();
+        const reason = `moved to the dead-letter queue by SQS after ${message.receiveCount} receives (a crash loop); ${attempts} attempt${attempts === 1 ? '' : 's'} made`;
+        await ports.deadLetters.put({ queued, sequence, attempts, reason, deadLetteredAt: at });
+        const { wasAccepted } = await ports.events.markDeadLettered({ queued, sequence, attempts, at, reason });
+        if (wasAccepted) {
+          await ports.recordProgress({
+            messageGroupId: queued.message_group_id,
+            settled: 1,
+            deadLettered: 1,
+            lastSettledAcceptedAt: undefined,
+            head: { state: HeadState.unknown },
+          });
+        }
+        await ports.remove(message);
+        imported.push({ event_id: eventId, subscription_id: queued.event.subscription_id, sequence: sequence ?? null });
+      }
+    }
+  } finally {
+    if (held.length > 0) await ports.release(held);
+  }
+  return { imported, unreadable: held.length, isDone };
+}

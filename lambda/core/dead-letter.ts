@@ -1,0 +1,110 @@
+/**
+ * Dead letters: events the consumer gave up on, kept whole in a store that is their only source
+ * of truth, so that each one can be listed and redriven in its key's order. Never the FIFO
+ * dead-letter queue: SQS drops a second send of a deduplication id for 5 minutes even after the
+ * first was deleted, and hands out nothing more of a group while any of its messages is in flight.
+ */
+import { createHash } from 'node:crypto';
+import type { QueuedEvent } from './event.js';
+import { messageGroupIdFor } from './routing.js';
+
+/** An event given up, whole: what redrive needs to send it again exactly as it was. */
+export interface DeadLetter {
+  /** The event as it was queued (its last redrive included, if any). */
+  readonly queued: QueuedEvent;
+  /** Its `webhook-sequence`; unknown for an event SQS's backstop moved before it had one. */
+  readonly sequence: number | undefined;
+  /** Real attempts made in its last series. */
+  readonly attempts: number;
+  readonly reason: string;
+  readonly deadLetteredAt: string;
+}
+
+/** A dead letter as the store holds it: where it sits and where it died. */
+export interface StoredDeadLetter extends DeadLetter {
+  readonly subscriptionId: string;
+  /** Its place in the subscription's list: see {@link positionOf}. */
+  readonly position: string;
+  /** The ordering key whose order it keeps. */
+  readonly orderingKey: string;
+  /** The message group it died in, whose lag counts it. */
+  readonly messageGroupId: string;
+}
+
+/** One row of `GET /v1/dead-letters` (CONTRACT §2): no payload. */
+export interface DeadLetterRow {
+  readonly event_id: string;
+  readonly subscription_id: string;
+  readonly message_group_id: string;
+  /** null for an event SQS's backstop moved before it had a sequence. */
+  readonly sequence: number | null;
+  readonly attempts: number;
+  readonly reason: string;
+  readonly dead_lettered_at: string;
+}
+
+/** What the consumer and the operations function read and write in the store. */
+export interface DeadLetterStore {
+  /** Keeps a dead letter, replacing one of the same event at the same position. */
+  readonly put: (letter: DeadLetter) => Promise<void>;
+  /** Up to `limit` of a subscription's dead letters after `after` (a position), in position order. */
+  readonly readPage: (input: { readonly subscriptionId: string; readonly after: string | undefined; readonly limit: number }) => Promise<DeadLetterPage>;
+  /**
+   * Removes a dead letter that was redriven, only if it is still the one that was read (the same
+   * `deadLetteredAt`): a redriven event given up again meanwhile was written back and must stay.
+   * @returns false when it was not there any more, or was another dead-lettering of the event
+   */
+  readonly remove: (letter: StoredDeadLetter) => Promise<boolean>;
+  /** How many dead letters the subscription has: a count kept beside them (see the adapter). */
+  readonly count: (subscriptionId: string) => Promise<number>;
+}
+
+export interface DeadLetterPage {
+  readonly letters: readonly StoredDeadLetter[];
+  /** The position to continue after; undefined when the subscription has no more. */
+  readonly nextAfter: string | undefined;
+}
+
+/** Sequences are written with this many digits, so that positions sort as numbers do. */
+const SEQUENCE_DIGITS = 12;
+
+/**
+ * A dead letter's position in its subscription's list: the digest of its ordering key (the
+ * per-key message group id: fixed length, any key), then its zero-padded sequence. So a key's dead
+ * letters are contiguous and in sequence order, and `<digest>#` is the prefix of one key's.
+ * A dead letter without a sequence sorts after the key's numbered ones, by acceptance time:
+ * it never had a number, and gets the key's next one when it is redriven.
+ */
+export function positionOf(letter: Pick<DeadLetter, 'queued' | 'sequence'>): string {
+  const prefix = orderingKeyPrefix(letter.queued.ordering_key);
+  if (letter.sequence !== undefined) return `${prefix}${String(letter.sequence).padStart(SEQUENCE_DIGITS, '0')}`;
+  return `${prefix}~${letter.queued.accepted_at}#${letter.queued.event.event_id}`;
+}
+
+/** The prefix of the positions of one ordering key's dead letters. */
+export function orderingKeyPrefix(orderingKey: string): string {
+  return `${messageGroupIdFor(orderingKey, undefined)}#`;
+}
+
+/**
+ * The SQS deduplication id of one redrive of one dead letter: the same for the same dead-lettering
+ * (so a step repeated after a crash within 5 minutes is dropped by SQS), another for a later
+ * dead-lettering of the event (so no deduplication window can swallow it). A digest, as the
+ * event id alone may take all of SQS's 128 characters.
+ */
+export function redriveDeduplicationId(letter: Pick<DeadLetter, 'queued' | 'deadLetteredAt'>): string {
+  return `redrive-${createHash('sha256').update(`${letter.queued.event.event_id}\n${letter.deadLetteredAt}`).digest('hex')}`;
+}
+
+/** The list row of a stored dead letter. */
+export function toDeadLetterRow(letter: Omit<StoredDeadLetter, 'queued'> & { readonly eventId: string }): DeadLetterRow {
+  return {
+    event_id: letter.eventId,
+    subscription_id: letter.subscriptionId,
+    message_group_id: letter.messageGroupId,
+    sequence: letter.sequence ?? null,
+    attempts: letter.attempts,
+    reason: letter.reason,
+    dead_lettered_at: letter.deadLetteredAt,
+  };
+}

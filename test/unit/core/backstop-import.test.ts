@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest';
+import { importBackstopStep, type BackstopImportPorts, type BackstopMessage, type KeyHead } from '../../../lambda/core/backstop-import.js';
+import type { QueuedEvent } from '../../../lambda/core/event.js';
+import type { GroupProgress } from '../../../lambda/core/lag.js';
+import { InMemoryDeadLetterStore, InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
+
+const at = new Date('2026-12-02T13:00:00.000Z');
+
+function queued(eventId: string, key: string): QueuedEvent {
+  return {
+    version: 1,
+    event: { event_id: eventId, tenant_id: 't', subscription_id: key, type: 'x', payload: { eventId } },
+    ordering_key: key,
+    message_group_id: `g-${key}`,
+    accepted_at: '2026-12-02T12:00:00.000Z',
+  };
+}
+
+function message(id: string, body: string): BackstopMessage {
+  return { messageId: id, receiptHandle: `rh-${id}`, messageGroupId: 'g', body, receiveCount: 60 };
+}
+
+/** A backstop queue handing out its messages 10 at a time, keeping what is released. */
+function harness(messages: BackstopMessage[], heads: ReadonlyMap<string, KeyHead> = new Map()) {
+  const queue = [...messages];
+  const held = new Set<string>();
+  const deadLetters = new InMemoryDeadLetterStore();
+  const events = new InMemoryDeliveryStore();
+  const progress: GroupProgress[] = [];
+  const ports: BackstopImportPorts = {
+    receive: async () => {
+      const batch = queue.filter((m) => !held.has(m.messageId)).slice(0, 10);
+      for (const m of batch) held.add(m.messageId);
+      return batch;
+    },
+    release: async (released) => {
+      for (const m of released) held.delete(m.messageId);
+    },
+    remove: async (removed) => {
+      queue.splice(queue.findIndex((m) => m.messageId === removed.messageId), 1);
+      held.delete(removed.messageId);
+    },
+    findHead: async (key) => heads.get(key),
+    deadLetters,
+    events,
+    recordProgress: async (p) => {
+      progress.push(p);
+    },
+    now: () => at,
+    hasTime: () => true,
+  };
+  return { ports, queue, deadLetters, events, progress };
+}
+
+describe('importBackstopStep', () => {
+  it('moves each event into the store with the sequence its key gave it, records it dead-lettered, and empties the queue', async () => {
+    const { ports, queue, deadLetters, events, progress } = harness(
+      [message('m1', JSON.stringify(queued('a1', 'a'))), message('m2', JSON.stringify(queued('b1', 'b')))],
+      new Map([['a', { eventId: 'a1', sequence: 7, attempts: 2 }]]),
+    );
+    await events.recordAccepted({ eventId: 'a1', subscriptionId: 'a', tenantId: 't', orderingKey: 'a', messageGroupId: 'g-a', acceptedAt: '2026-12-02T12:00:00.000Z' });
+    const step = await importBackstopStep(ports);
+    expect(step).toEqual({
+      imported: [
+        { event_id: 'a1', subscription_id: 'a', sequence: 7 },
+        { event_id: 'b1', subscription_id: 'b', sequence: null },
+      ],
+      unreadable: 0,
+      isDone: true,
+    });
+    expect(queue).toEqual([]);
+    expect(deadLetters.all('a').map((l) => [l.queued.event.event_id, l.sequence, l.attempts])).toEqual([['a1', 7, 2]]);
+    expect(deadLetters.all('a')[0]?.reason).toBe('moved to the dead-letter queue by SQS after 60 receives (a crash loop); 2 attempts made');
+    expect(deadLetters.all('b').map((l) => [l.queued.event.event_id, l.sequence])).toEqual([['b1', undefined]]);
+    expect(events.events.get('a1')).toMatchObject({ status: 'dead_lettered', sequence: 7 });
+    // Only what ingest counted moves in the lag.
+    expect(progress.map((p) => [p.messageGroupId, p.settled, p.deadLettered])).toEqual([['g-a', 1, 1]]);
+  });
+
+  it('only removes an event that was settled after all', async () => {
+    const { ports, queue, deadLetters, events } = harness([message('m1', JSON.stringify(queued('a1', 'a')))]);
+    await events.markDelivered({ queued: queued('a1', 'a'), sequence: 1, attempts: 1, at: at.toISOString() });
+    expect(await importBackstopStep(ports)).toEqual({ imported: [], unreadable: 0, isDone: true });
+    expect(queue).toEqual([]);
+    expect(deadLetters.all('a')).toEqual([]);
+  });
+
+  it('leaves records that are no event in the queue, counts them, and still finishes', async () => {
+    const { ports, queue } = harness([message('m1', 'garbage'), message('m2', JSON.stringify(queued('a1', 'a')))]);
+    const step = await importBackstopStep(ports);
+    expect(step).toMatchObject({ unreadable: 1, isDone: true });
+    expect(step.imported.map((l) => l.event_id)).toEqual(['a1']);
+    expect(queue.map((m) => m.messageId)).toEqual(['m1']);
+  });
+
+  it('keeps one dead letter, in its place, when a crash fell before the message’s removal', async () => {
+    const { ports, queue, deadLetters } = harness([message('m1', JSON.stringify(queued('a1', 'a')))], new Map([['a', { eventId: 'a1', sequence: 3, attempts: 1 }]]));
+    await expect(importBackstopStep({ ...ports, remove: async () => Promise.reject(new Error('crash')) })).rejects.toThrow('crash');
+    // Its visibility timeout ends: the message is handed out again.
+    await ports.release([...queue]);
+    await importBackstopStep(ports);
+    expect(queue).toEqual([]);
+    expect(deadLetters.all('a').map((l) => [l.position.endsWith('000000000003'), l.sequence])).toEqual([[true, 3]]);
+  });
+});
