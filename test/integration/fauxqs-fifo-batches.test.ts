@@ -26,7 +26,7 @@ import { waitFor } from './support/poll.js';
 /** SQS takes at most 10 entries per batch call. */
 const BATCH_LIMIT = 10;
 
-/** The bodies `<group>-1` … `<group>-<count>`, the order they are sent in. */
+/** The bodies `<group>-<from>` … `<group>-<to>`, in the order they are sent. */
 function bodiesOf(group: string, from: number, to: number): string[] {
   return Array.from({ length: to - from + 1 }, (_, index) => `${group}-${from + index}`);
 }
