@@ -1,7 +1,9 @@
 /**
  * The embedded emulators: fauxqs for SQS and dynalite for DynamoDB, on 127.0.0.1 with ports
  * chosen by the OS. With a data directory both keep their state on disk (fauxqs in SQLite,
- * dynalite in LevelDB), so a restart loses nothing; without one both run in memory.
+ * dynalite in LevelDB), so a restart loses nothing; without one both run in memory. fauxqs runs
+ * with the FIFO batch override (fauxqs-fifo-batches.ts), so its FIFO queues hand out several
+ * messages of a group per receive, as SQS does.
  */
 import { once } from 'node:events';
 import { mkdir } from 'node:fs/promises';
@@ -10,6 +12,7 @@ import { join } from 'node:path';
 import dynalite from 'dynalite';
 import { startFauxqs } from 'fauxqs';
 import { lockDataDir } from './data-dir-lock.js';
+import { installFauxqsFifoBatches } from './fauxqs-fifo-batches.js';
 
 /** The region the emulators and the SDK clients agree on; fauxqs takes it from the request signature. */
 export const LOCAL_REGION = 'us-east-1';
@@ -42,8 +45,11 @@ async function startDynalite(path: string | undefined): Promise<{ endpoint: stri
 /**
  * Starts both emulators; `dataDir` keeps their state in `<dataDir>/sqs` and `<dataDir>/dynamodb`.
  * @throws DataDirInUseError when another local stack runs on `dataDir`
+ * @throws FauxqsPatchError when the installed fauxqs is not the release the FIFO batch override knows
  */
 export async function startEmulators(dataDir: string | undefined): Promise<Emulators> {
+  // Before fauxqs starts: it loads a data directory's messages while starting.
+  await installFauxqsFifoBatches();
   const unlock = dataDir === undefined ? undefined : await lockDataDir(dataDir);
   const [sqs, dynamo] = await Promise.all([
     startFauxqs({
