@@ -11,10 +11,12 @@
  * - [Parameters] https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-parameters.html
  *
  * How it runs: `maxConcurrency` pollers, each looping receive → invoke → delete. A poller holds at
- * most one batch, so invocations never exceed `maxConcurrency`; and SQS never hands out a group
- * whose earlier messages are in flight, so they never exceed the number of active groups either
+ * most one batch, so invocations never exceed `maxConcurrency`; and SQS hands out no message of a
+ * group behind an in-flight one, so they do not exceed the number of active groups either
  * ([Scaling]: "concurrent invocations are capped either by the number of message group IDs or the
- * maximum concurrency setting, whichever is lower").
+ * maximum concurrency setting, whichever is lower"). One exception comes from SQS itself (see
+ * `GroupLock`): a head made visible while its successors stay in flight can be received by a
+ * second poller while the first still holds those successors.
  */
 import type { Message } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';

@@ -79,7 +79,7 @@ const FIFO_ID_PATTERN = /^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]{1,128}$
 const BATCH_ENTRY_ID_PATTERN = /^[A-Za-z0-9_-]{1,80}$/;
 /** [Message quotas]: only #x9 | #xA | #xD | #x20–#xD7FF | #xE000–#xFFFD | #x10000–#x10FFFF may appear in a body. */
 const FORBIDDEN_BODY_CHARACTER = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
-/** [Dead-letter queues] and SQS queue naming: a FIFO queue's name ends in `.fifo`; 80 characters at most. */
+/** [API reference] CreateQueue: up to 80 letters, digits, hyphens and underscores; a FIFO queue's name ends in `.fifo`. */
 const FIFO_QUEUE_NAME_PATTERN = /^[A-Za-z0-9_-]{1,75}\.fifo$/;
 
 const SENDER_ID = 'AIDASIMULATEDSENDER00';
