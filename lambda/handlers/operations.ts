@@ -9,7 +9,8 @@ import * as z from 'zod';
 import { REDRIVE_STEP_SECONDS } from '../config.js';
 import { ErrorCode, errorResponse, type ApiResponse } from '../core/api-error.js';
 import { eventIdSchema, parseWith, readJsonBody, subscriptionIdSchema, type Parsed } from '../core/event.js';
-import { toLagRows, type GroupLag } from '../core/lag.js';
+import { lagPositionSchema, toLagPage, type GroupLag } from '../core/lag.js';
+import { parsePageQuery } from '../core/paging.js';
 import { redriveStep, type RedrivePorts, type RedriveStep } from '../core/redrive.js';
 import { messageGroupIdFor } from '../core/routing.js';
 import { checkSwitch, toRoutingView, type PendingWork, type RoutingSettings, type SwitchRefusal } from '../core/routing-settings.js';
@@ -81,7 +82,12 @@ export function createOperationsHandler(deps: OperationsHandlerDeps): HttpHandle
   });
   return createHttpHandler(
     {
-      'GET /v1/lag': async () => ({ statusCode: 200, body: { groups: toLagRows(await deps.listActiveGroups(), deps.now()) } }),
+      'GET /v1/lag': async (event) => {
+        const page = parsePageQuery(event.queryStringParameters, lagPositionSchema);
+        if (!page.ok) return page.response;
+        const lag = toLagPage(await deps.listActiveGroups(), deps.now(), page.value);
+        return { statusCode: 200, body: { groups: lag.items, next_cursor: lag.nextCursor } };
+      },
       'GET /v1/dead-letters': async (event) => {
         const subscriptionId = parseWith(subscriptionIdSchema, event.queryStringParameters?.subscription_id ?? '', 'Name the subscription: ?subscription_id=…', ['subscription_id']);
         if (!subscriptionId.ok) return subscriptionId.response;
