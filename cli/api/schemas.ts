@@ -27,7 +27,8 @@ export const lagRowSchema = z.looseObject({
 });
 export type LagRow = z.infer<typeof lagRowSchema>;
 
-export const lagAnswerSchema = z.looseObject({ groups: z.array(lagRowSchema) });
+/** One page of `GET /v1/lag`; `next_cursor` is null on the last page, and absent from an API older than paging. */
+export const lagAnswerSchema = z.looseObject({ groups: z.array(lagRowSchema), next_cursor: z.string().nullable().optional() });
 export type LagAnswer = z.infer<typeof lagAnswerSchema>;
 
 /** One event of `GET /v1/dead-letters`. */

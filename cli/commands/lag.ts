@@ -3,7 +3,8 @@
  * With `--fail-on-stalled`, exits 3 when a group's oldest event has waited that long: a check
  * for cron jobs and CI.
  */
-import { lagAnswerSchema, type LagRow } from '../api/schemas.js';
+import { readLag } from '../api/lag.js';
+import type { LagRow } from '../api/schemas.js';
 import { connect, type Command } from '../command.js';
 import { formatSeconds } from '../duration.js';
 import { ExitCode } from '../exit-codes.js';
@@ -30,7 +31,8 @@ export const lagCommand: Command = {
 
 Shows every message group with pending or dead-lettered events, worst first: depth, how long
 the oldest pending event has waited, keys affected, the head's failed attempts and last error,
-and the group's dead letters (GET /v1/lag). --json prints the API's answer as it is.
+and the group's dead letters (GET /v1/lag, every page). --json prints the API's answer as it
+is, with the rows of all pages.
 
 Options:
   --fail-on-stalled <duration>  exit 3 if any group's oldest event has waited at least this long
@@ -38,7 +40,7 @@ Options:
   run: async (args, io) => {
     const values = parseOptions(args, OPTIONS);
     const stalledAfterMs = values['fail-on-stalled'] === undefined ? undefined : durationOption('fail-on-stalled', values['fail-on-stalled'], 0);
-    const answer = await connect(values, io).send({ method: 'GET', path: '/v1/lag' }, lagAnswerSchema);
+    const answer = await readLag(connect(values, io));
 
     if (values.json === true) writeJson(io.stdout, answer);
     else if (answer.groups.length === 0) writeLine(io.stdout, 'No message group has pending or dead-lettered events.');

@@ -4,7 +4,8 @@
  * still being that event; `--wait` follows the lag view until the head has moved on.
  */
 import { pathSegment } from '../api/client.js';
-import { lagAnswerSchema, skipAnswerSchema, type LagRow } from '../api/schemas.js';
+import { readLag } from '../api/lag.js';
+import { skipAnswerSchema, type LagRow } from '../api/schemas.js';
 import { connect, type Command } from '../command.js';
 import { formatMs, formatSeconds } from '../duration.js';
 import { TimedOutError } from '../errors.js';
@@ -62,7 +63,7 @@ Options:
     const intervalMs = intervalOption(values.interval);
     const api = connect(values, io);
     const findGroup = async (): Promise<LagRow | undefined> =>
-      (await api.send({ method: 'GET', path: '/v1/lag' }, lagAnswerSchema)).groups.find((row) => row.message_group_id === groupId);
+      (await readLag(api)).groups.find((row) => row.message_group_id === groupId);
 
     // Read before the skip: afterwards the head may already have moved on.
     const before = values.wait === true ? await findGroup() : undefined;

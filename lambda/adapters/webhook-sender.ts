@@ -65,8 +65,24 @@ export async function checkEndpoint(url: string, allowPrivateEndpoints: boolean)
 }
 
 /**
+ * Whether a request failed in the race of a keep-alive connection: it went out on a socket
+ * reused from the pool, and the connection was reset or closed before a single byte of the
+ * answer came back. The server closed what it thought was an idle connection; that says nothing
+ * about the receiver, so the request may go again on a fresh socket.
+ */
+function isStaleConnectionReset(outgoing: http.ClientRequest, error: NodeJS.ErrnoException, bytesReadBefore: number): boolean {
+  // Node reports both a reset and a close without an answer ("socket hang up") as ECONNRESET.
+  return outgoing.reusedSocket && error.code === 'ECONNRESET' && (outgoing.socket?.bytesRead ?? bytesReadBefore) === bytesReadBefore;
+}
+
+/**
  * A sender with keep-alive connections. It reads the status line and `Retry-After` only; the
  * response body is drained and never logged.
+ *
+ * A request lost to a reused connection the server had just closed (see
+ * {@link isStaleConnectionReset}) is sent once more, the same signed request on a fresh socket,
+ * inside the same attempt: `timeoutMs` bounds both. Anything else that fails is the attempt's
+ * result, never retried here.
  */
 export function createWebhookSender(options: WebhookSenderOptions): (url: string, request: WebhookRequest) => Promise<AttemptResult> {
   const lookup = options.allowPrivateEndpoints ? undefined : publicOnlyLookup;
@@ -85,30 +101,49 @@ export function createWebhookSender(options: WebhookSenderOptions): (url: string
       const transport = target.protocol === 'https:' ? https : http;
       const agent = target.protocol === 'https:' ? agents['https:'] : agents['http:'];
       const body = Buffer.from(request.body, 'utf8');
-      const outgoing = transport.request(target, {
-        method: 'POST',
-        agent,
-        headers: { ...request.headers, 'content-length': String(body.byteLength), 'user-agent': USER_AGENT },
-      });
+      const headers = { ...request.headers, 'content-length': String(body.byteLength), 'user-agent': USER_AGENT };
+
+      let isSettled = false;
+      let current: http.ClientRequest | undefined;
+      const settle = (result: AttemptResult): void => {
+        if (isSettled) return;
+        isSettled = true;
+        clearTimeout(timer);
+        resolve(result);
+      };
       const timer = setTimeout(() => {
-        resolve({ kind: AttemptResultKind.timeout, afterMs: options.timeoutMs });
-        outgoing.destroy();
+        settle({ kind: AttemptResultKind.timeout, afterMs: options.timeoutMs });
+        current?.destroy();
       }, options.timeoutMs);
-      outgoing.on('response', (response) => {
-        clearTimeout(timer);
-        const retryAfter = response.headers['retry-after'];
-        resolve({
-          kind: AttemptResultKind.response,
-          statusCode: response.statusCode ?? 0,
-          ...(retryAfter === undefined ? {} : { retryAfter }),
+
+      const send = (isRetry: boolean): void => {
+        // The retry takes a socket of its own (agent: false), never another pooled one that the
+        // server may have closed as well; the lookup still judges the address it connects to.
+        const outgoing = transport.request(target, { method: 'POST', headers, ...(isRetry ? { agent: false, lookup } : { agent }) });
+        current = outgoing;
+        let bytesReadBefore = 0;
+        outgoing.on('socket', (socket) => {
+          bytesReadBefore = socket.bytesRead;
         });
-        response.resume();
-      });
-      outgoing.on('error', (error: NodeJS.ErrnoException) => {
-        clearTimeout(timer);
-        if (error instanceof EndpointNotAllowedError) resolve({ kind: AttemptResultKind.endpointNotAllowed, address: error.address });
-        else resolve({ kind: AttemptResultKind.unreachable, message: error.code ?? error.message });
-      });
-      outgoing.end(body);
+        outgoing.on('response', (response) => {
+          const retryAfter = response.headers['retry-after'];
+          settle({
+            kind: AttemptResultKind.response,
+            statusCode: response.statusCode ?? 0,
+            ...(retryAfter === undefined ? {} : { retryAfter }),
+          });
+          response.resume();
+        });
+        outgoing.on('error', (error: NodeJS.ErrnoException) => {
+          // After the timeout the request was destroyed on purpose: its error is not news.
+          if (isSettled) return;
+          if (!isRetry && isStaleConnectionReset(outgoing, error, bytesReadBefore)) return send(true);
+          if (error instanceof EndpointNotAllowedError) settle({ kind: AttemptResultKind.endpointNotAllowed, address: error.address });
+          else settle({ kind: AttemptResultKind.unreachable, message: error.code ?? error.message });
+        });
+        outgoing.end(body);
+      };
+      send(false);
+      return undefined;
     });
 }

@@ -3,6 +3,8 @@
  * blocking inside a key is the price of order; this is how an operator sees a stuck key before
  * its customer does. Pure: the clock comes in as a parameter.
  */
+import * as z from 'zod';
+import { takePage, type Page, type PageRequest } from './paging.js';
 import { blake2bDigest } from './routing.js';
 
 /** Shards of the sparse index of active groups: enough that no index partition runs hot. */
@@ -68,15 +70,51 @@ export function isActive(group: GroupLag): boolean {
 }
 
 /**
- * The lag view: active groups only, worst first (longest oldest wait, then most attempts on the
- * head, then most dead letters).
+ * Where a row stands in the lag view, in absolute terms: what the order is decided on, and what
+ * a `GET /v1/lag` cursor carries. Not `oldest_wait_seconds`, which grows with the clock: a
+ * position taken on one page must still mean the same place when the next page is read.
  */
-export function toLagRows(groups: readonly GroupLag[], now: Date): LagRow[] {
+export const lagPositionSchema = z.strictObject({
+  /** Tells a lag cursor from any other list's. */
+  list: z.literal('lag'),
+  /** When the oldest pending event was accepted (ms since the epoch); null when nothing is pending or it is not known. */
+  oldest_accepted_ms: z.number().int().nullable(),
+  head_attempts: z.number().int().nonnegative(),
+  dead_lettered: z.number().int().nonnegative(),
+  /** Unique, so that no two rows share a position. */
+  message_group_id: z.string().min(1).max(128),
+});
+export type LagPosition = z.infer<typeof lagPositionSchema>;
+
+/** Code-unit order: the same in every runtime, whatever its locale data. */
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Worst first: the longest-waiting oldest event (the earliest acceptance; none known comes last,
+ * as a wait of 0), then the most attempts on the head, then the most dead letters, then the
+ * group id. Every row has its own position, so the order is total.
+ */
+export function compareLagPositions(a: LagPosition, b: LagPosition): number {
+  const byAcceptance =
+    a.oldest_accepted_ms === b.oldest_accepted_ms ? 0 : a.oldest_accepted_ms === null ? 1 : b.oldest_accepted_ms === null ? -1 : a.oldest_accepted_ms - b.oldest_accepted_ms;
+  return byAcceptance || b.head_attempts - a.head_attempts || b.dead_lettered - a.dead_lettered || compareText(a.message_group_id, b.message_group_id);
+}
+
+interface PositionedRow {
+  readonly row: LagRow;
+  readonly position: LagPosition;
+}
+
+/** Every active group's row with its position, worst first. */
+function toPositionedRows(groups: readonly GroupLag[], now: Date): PositionedRow[] {
   return groups
     .filter(isActive)
     .map((group) => {
       const hasPending = group.depth > 0 || group.headFailingSince !== undefined;
-      return {
+      const oldestAcceptedMs = hasPending && group.oldestAcceptedAt !== undefined ? Date.parse(group.oldestAcceptedAt) : Number.NaN;
+      const row: LagRow = {
         message_group_id: group.messageGroupId,
         depth: Math.max(hasPending ? 1 : 0, group.depth),
         oldest_wait_seconds: hasPending ? secondsSince(group.oldestAcceptedAt, now) : 0,
@@ -85,14 +123,33 @@ export function toLagRows(groups: readonly GroupLag[], now: Date): LagRow[] {
         last_error: hasPending ? (group.lastError ?? null) : null,
         dead_lettered: Math.max(0, group.deadLettered),
       };
+      const position: LagPosition = {
+        list: 'lag',
+        oldest_accepted_ms: Number.isNaN(oldestAcceptedMs) ? null : oldestAcceptedMs,
+        head_attempts: row.head_attempts,
+        dead_lettered: row.dead_lettered,
+        message_group_id: row.message_group_id,
+      };
+      return { row, position };
     })
-    .sort(
-      (a, b) =>
-        b.oldest_wait_seconds - a.oldest_wait_seconds ||
-        b.head_attempts - a.head_attempts ||
-        b.dead_lettered - a.dead_lettered ||
-        a.message_group_id.localeCompare(b.message_group_id),
-    );
+    .sort((a, b) => compareLagPositions(a.position, b.position));
+}
+
+/**
+ * The lag view: active groups only, worst first (see {@link compareLagPositions}); the order
+ * depends on the groups alone, never on `now`, which only ages the waits shown.
+ */
+export function toLagRows(groups: readonly GroupLag[], now: Date): LagRow[] {
+  return toPositionedRows(groups, now).map(({ row }) => row);
+}
+
+/**
+ * One page of the lag view: the rows after the request's position, worst first. Pages read one
+ * after another while nothing changes concatenate to {@link toLagRows}, even as the clock moves.
+ */
+export function toLagPage(groups: readonly GroupLag[], now: Date, request: PageRequest<LagPosition>): Page<LagRow> {
+  const page = takePage(toPositionedRows(groups, now), request, ({ position }) => position, compareLagPositions);
+  return { items: page.items.map(({ row }) => row), nextCursor: page.nextCursor };
 }
 
 /** What the lag job publishes. */

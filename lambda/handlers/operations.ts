@@ -8,7 +8,8 @@ import * as z from 'zod';
 import { REDRIVE_STEP_SECONDS } from '../config.js';
 import { ErrorCode, errorResponse, type ApiResponse } from '../core/api-error.js';
 import { eventIdSchema, parseWith, readJsonBody, subscriptionIdSchema, type Parsed } from '../core/event.js';
-import { toLagRows, type GroupLag } from '../core/lag.js';
+import { lagPositionSchema, toLagPage, type GroupLag } from '../core/lag.js';
+import { encodeCursor, parsePageQuery } from '../core/paging.js';
 import { importBackstopStep, type BackstopImportStep } from '../core/backstop-import.js';
 import { redriveStep, type RedriveStep } from '../core/redrive.js';
 import { messageGroupIdFor } from '../core/routing.js';
@@ -77,19 +78,13 @@ function parseBody<T>(body: string | undefined, isBase64Encoded: boolean, schema
   return json.ok ? parseWith(schema, json.value, 'The request body is not valid.') : json;
 }
 
-// Until the shared paging module lands: `limit` 1–1000 (default 100) and an opaque cursor.
-const pageSchema = z.object({
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-  cursor: z.string().optional(),
+/** Where a page of `GET /v1/dead-letters` ends: a position in the store, for one subscription. */
+const deadLetterPositionSchema = z.strictObject({
+  /** Tells a dead-letters cursor from any other list's. */
+  list: z.literal('dead_letters'),
+  subscription_id: subscriptionIdSchema,
+  position: z.string().min(1).max(1024),
 });
-function parsePage(query: Readonly<Record<string, string | undefined>>): Parsed<{ limit: number; after: string | undefined }> {
-  const parsed = parseWith(pageSchema, { limit: query.limit, cursor: query.cursor }, 'The paging parameters are not valid.');
-  if (!parsed.ok) return parsed;
-  return { ok: true, value: { limit: parsed.value.limit, after: parsed.value.cursor === undefined ? undefined : Buffer.from(parsed.value.cursor, 'base64url').toString('utf8') } };
-}
-function encodeCursor(after: string): string {
-  return Buffer.from(after, 'utf8').toString('base64url');
-}
 
 const conflict = (code: ErrorCode, message: string): ApiResponse => errorResponse(409, code, message);
 
@@ -107,14 +102,24 @@ export function createOperationsHandler(deps: OperationsHandlerDeps): HttpHandle
   });
   return createHttpHandler(
     {
-      'GET /v1/lag': async () => ({ statusCode: 200, body: { groups: toLagRows(await deps.listActiveGroups(), deps.now()) } }),
+      'GET /v1/lag': async (event) => {
+        const page = parsePageQuery(event.queryStringParameters, lagPositionSchema);
+        if (!page.ok) return page.response;
+        const lag = toLagPage(await deps.listActiveGroups(), deps.now(), page.value);
+        return { statusCode: 200, body: { groups: lag.items, next_cursor: lag.nextCursor } };
+      },
       'GET /v1/dead-letters': async (event) => {
         const subscriptionId = parseWith(subscriptionIdSchema, event.queryStringParameters?.subscription_id ?? '', 'Name the subscription: ?subscription_id=…', ['subscription_id']);
         if (!subscriptionId.ok) return subscriptionId.response;
-        const page = parsePage(event.queryStringParameters ?? {});
+        const page = parsePageQuery(event.queryStringParameters, deadLetterPositionSchema);
         if (!page.ok) return page.response;
-        const { rows, nextAfter } = await deps.listDeadLetters({ subscriptionId: subscriptionId.value, after: page.value.after, limit: page.value.limit });
-        return { statusCode: 200, body: { items: rows, next_cursor: nextAfter === undefined ? null : encodeCursor(nextAfter) } };
+        const { after, limit } = page.value;
+        if (after !== undefined && after.subscription_id !== subscriptionId.value) {
+          return errorResponse(400, ErrorCode.invalidRequest, 'The paging parameters are not valid.', [{ path: 'cursor', message: 'belongs to another subscription; start again without it' }]);
+        }
+        const { rows, nextAfter } = await deps.listDeadLetters({ subscriptionId: subscriptionId.value, after: after?.position, limit });
+        const next = nextAfter === undefined ? null : encodeCursor({ list: 'dead_letters', subscription_id: subscriptionId.value, position: nextAfter });
+        return { statusCode: 200, body: { items: rows, next_cursor: next } };
       },
       'POST /v1/dead-letters/redrive': async (event) => {
         const body = parseBody(event.body, event.isBase64Encoded, redriveBodySchema);

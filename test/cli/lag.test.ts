@@ -1,10 +1,10 @@
 /**
- * `ordered-webhooks lag` against a fake API: the table, --json, --fail-on-stalled and the exit
- * codes of failures.
+ * `ordered-webhooks lag` against a fake API: the table, --json, --fail-on-stalled, the pages it
+ * follows, and the exit codes of failures.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/exit-codes.js';
-import { apiError, startFakeApi, type FakeApi } from './support/fake-api.js';
+import { apiError, startFakeApi, type FakeApi, type RecordedRequest, type Reply } from './support/fake-api.js';
 import { runCommand } from './support/run-cli.js';
 
 const STUCK = {
@@ -17,6 +17,17 @@ const STUCK = {
   dead_lettered: 2,
 };
 const FLOWING = { message_group_id: 'partition-7', depth: 1, oldest_wait_seconds: 3, keys_affected: 3, head_attempts: 0, last_error: null, dead_lettered: 0 };
+const DEAD = { message_group_id: 'partition-9', depth: 0, oldest_wait_seconds: 0, keys_affected: 0, head_attempts: 0, last_error: null, dead_lettered: 5 };
+
+/** `GET /v1/lag` in two pages: the first without a cursor, the second at `page-2`. */
+function twoPages(first: readonly object[], second: readonly object[]) {
+  return (request: RecordedRequest): Reply => {
+    const cursor = request.query.get('cursor');
+    if (cursor === null) return { status: 200, body: { groups: first, next_cursor: 'page-2' } };
+    if (cursor === 'page-2') return { status: 200, body: { groups: second, next_cursor: null } };
+    return apiError(400, 'invalid_request', 'The paging parameters are not valid.');
+  };
+}
 
 describe('lag command', () => {
   let api: FakeApi;
@@ -52,6 +63,48 @@ describe('lag command', () => {
 
     expect(run.exitCode).toBe(ExitCode.ok);
     expect(JSON.parse(run.stdout)).toEqual(body);
+  });
+
+  it('follows next_cursor to the last page and prints every row, as one page would', async () => {
+    api.on('GET /v1/lag', twoPages([STUCK, FLOWING], [DEAD]));
+    const paged = await runCommand(['lag', '--url', api.url]);
+    const requests = api.requests.map((request) => Object.fromEntries(request.query));
+    api.on('GET /v1/lag', { status: 200, body: { groups: [STUCK, FLOWING, DEAD] } });
+    const whole = await runCommand(['lag', '--url', api.url]);
+
+    expect(paged.exitCode).toBe(ExitCode.ok);
+    expect(paged.stdout.trimEnd().split('\n').map((line) => line.split(/\s{2,}/)[0])).toEqual(['GROUP', STUCK.message_group_id, 'partition-7', 'partition-9']);
+    expect(paged.stdout).toBe(whole.stdout);
+    expect(requests).toEqual([{ limit: '1000' }, { limit: '1000', cursor: 'page-2' }]);
+  });
+
+  it('prints the rows of every page with --json, in the shape of one answer', async () => {
+    api.on('GET /v1/lag', twoPages([STUCK], [{ ...FLOWING, added_later: 'kept' }]));
+
+    const run = await runCommand(['lag', '--url', api.url, '--json']);
+
+    expect(run.exitCode).toBe(ExitCode.ok);
+    expect(JSON.parse(run.stdout)).toEqual({ groups: [STUCK, { ...FLOWING, added_later: 'kept' }] });
+  });
+
+  it('finds a stalled group on a later page with --fail-on-stalled', async () => {
+    api.on('GET /v1/lag', twoPages([FLOWING], [STUCK]));
+
+    const run = await runCommand(['lag', '--url', api.url, '--fail-on-stalled', '3m', '--json']);
+
+    expect(run.exitCode).toBe(ExitCode.attentionNeeded);
+    expect(run.stderr).toContain(`the worst, ${STUCK.message_group_id}, 3m12s`);
+  });
+
+  it('exits 1 instead of paging forever when the API gives the same cursor twice', async () => {
+    api.on('GET /v1/lag', { status: 200, body: { groups: [FLOWING], next_cursor: 'again' } });
+
+    const run = await runCommand(['lag', '--url', api.url]);
+
+    expect(run.exitCode).toBe(ExitCode.failed);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain('GET /v1/lag gave the cursor again twice');
+    expect(api.requests).toHaveLength(2);
   });
 
   it('says so when no group has pending or dead-lettered events', async () => {

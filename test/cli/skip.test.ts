@@ -78,6 +78,24 @@ describe('skip command', () => {
     expect(run.stdout).toMatch(new RegExp(`Group ${GROUP} moved past evt_7 after \\d+s; it has 3 pending, head attempts 0\\.\\n$`));
   });
 
+  it('with --wait, reads every page of the lag view: a group on a later page has not moved on', async () => {
+    const other = { ...lagRow(1), message_group_id: 'partition-1' };
+    // The group stays on the second page, unchanged, for the first three reads of it.
+    let readsOfSecondPage = 0;
+    api.on('GET /v1/lag', (request) => {
+      if (request.query.get('cursor') === null) return { status: 200, body: { groups: [other], next_cursor: 'page-2' } };
+      readsOfSecondPage += 1;
+      return { status: 200, body: { groups: [readsOfSecondPage <= 3 ? lagRow(6) : lagRow(0, 3)], next_cursor: null } };
+    });
+    api.on('POST /v1/groups/partition-3/skip', SKIPPED);
+
+    const run = await runCommand(['skip', '--url', api.url, '--group', GROUP, '--wait', '--interval', '5ms']);
+
+    expect(run.exitCode).toBe(ExitCode.ok);
+    expect(readsOfSecondPage).toBe(4);
+    expect(run.stdout).toMatch(new RegExp(`Group ${GROUP} moved past evt_7 after \\d+s; it has 3 pending, head attempts 0\\.\\n$`));
+  });
+
   it('with --wait and --json, prints the answer and the group as it was left', async () => {
     api.on('GET /v1/lag', [{ status: 200, body: { groups: [lagRow(6)] } }, { status: 200, body: { groups: [] } }]);
     api.on('POST /v1/groups/partition-3/skip', SKIPPED);

@@ -1,7 +1,7 @@
 /**
  * The lag view on the local stack: a stalled group shows in `GET /v1/lag` with its depth, a
  * growing wait, the head's attempts and last error; it vanishes once drained. Its dead letter is
- * listed by `GET /v1/dead-letters` with its sequence.
+ * listed by `GET /v1/dead-letters` with its sequence. The view is read in pages by cursor.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LagRow } from '../../lambda/core/lag.js';
@@ -118,4 +118,72 @@ describe('local stack dead letters view', { timeout: 60_000 }, () => {
   async function lag(target: TestStack): Promise<LagRow[]> {
     return ((await call(target.url, 'GET', '/v1/lag')).body as { groups: LagRow[] }).groups;
   }
+});
+
+describe('local stack lag view in pages', { timeout: 60_000 }, () => {
+  const prefix = uniquePrefix('lag-pages');
+  /** Subscription i gets i events, all dead-lettered: rows that hold still while the test pages. */
+  const subscriptions = [1, 2, 3, 4, 5].map((n) => ({ id: `${prefix}-sub-${n}`, events: n }));
+  let stack: TestStack;
+  let receiver: RecordingReceiver;
+
+  beforeAll(async () => {
+    receiver = await startRecordingReceiver(() => ({ statusCode: 500 }));
+    stack = await startTestStack({ MAX_DELIVERY_ATTEMPTS: '1' });
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+    await receiver?.stop();
+  });
+
+  interface LagPage {
+    readonly groups: LagRow[];
+    readonly next_cursor: string | null;
+  }
+
+  async function lagPage(query: string): Promise<LagPage> {
+    const answer = await call(stack.url, 'GET', `/v1/lag?${query}`);
+    expect(answer.status).toBe(200);
+    return answer.body as LagPage;
+  }
+
+  it('pages through the groups two at a time, worst first, each exactly once', async () => {
+    const groupOf = new Map<string, string>();
+    for (const subscription of subscriptions) {
+      await subscribe(stack.url, subscription.id, receiver.endpointFor(subscription.id));
+      const events = Array.from({ length: subscription.events }, (_, n) => makeEvent(subscription.id, `${subscription.id}-${n + 1}`));
+      const [result] = await postEvents(stack.url, events);
+      groupOf.set(subscription.id, result?.message_group_id ?? '');
+    }
+    const worstFirst = [...subscriptions].reverse().map((subscription) => groupOf.get(subscription.id));
+
+    const whole = await waitFor('every event dead-lettered', async () => {
+      const page = await lagPage('limit=1000');
+      const isSettled = subscriptions.every((subscription) =>
+        page.groups.some((row) => row.message_group_id === groupOf.get(subscription.id) && row.depth === 0 && row.dead_lettered === subscription.events),
+      );
+      return isSettled ? page : undefined;
+    });
+    expect(whole.next_cursor).toBeNull();
+    expect(whole.groups.map((row) => row.message_group_id)).toEqual(worstFirst);
+
+    const pages = [await lagPage('limit=2')];
+    let cursor = pages[0]?.next_cursor ?? null;
+    // Bounded, so that a cursor that never ends fails the count below instead of hanging.
+    while (cursor !== null && pages.length <= subscriptions.length) {
+      const page = await lagPage(`limit=2&cursor=${encodeURIComponent(cursor)}`);
+      pages.push(page);
+      cursor = page.next_cursor;
+    }
+    expect(pages.map((page) => page.groups.length)).toEqual([2, 2, 1]);
+    expect(pages.flatMap((page) => page.groups)).toEqual(whole.groups);
+  });
+
+  it('refuses a bad limit or cursor with 400 invalid_request', async () => {
+    const badLimit = await call(stack.url, 'GET', '/v1/lag?limit=0');
+    expect(badLimit).toMatchObject({ status: 400, body: { error: { code: 'invalid_request', details: [{ path: 'limit' }] } } });
+    const badCursor = await call(stack.url, 'GET', '/v1/lag?cursor=eyJub3QiOiJvdXJzIn0');
+    expect(badCursor).toMatchObject({ status: 400, body: { error: { code: 'invalid_request', details: [{ path: 'cursor' }] } } });
+  });
 });

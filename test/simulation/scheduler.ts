@@ -107,8 +107,8 @@ export class Scheduler {
     for (;;) {
       if (this.failures.length > 0) throw this.failures[0];
       if (options.isDone?.() === true) return;
-      const next = this.takeNext();
-      if (next === undefined || next.at > options.untilMs) return;
+      const next = this.takeNext(options.untilMs);
+      if (next === undefined) return;
       this.steps += 1;
       if (this.steps > maxSteps) throw new StepLimitError(`more than ${maxSteps} steps`);
       this.nowMs = Math.max(this.nowMs, next.at);
@@ -117,7 +117,8 @@ export class Scheduler {
     }
   }
 
-  private takeNext(): Sleeper | undefined {
+  /** Removes and returns the earliest sleeper due by `untilMs`; a later one stays for a later run. */
+  private takeNext(untilMs: number): Sleeper | undefined {
     let best = -1;
     for (let index = 0; index < this.sleepers.length; index += 1) {
       const candidate = this.sleepers[index];
@@ -125,7 +126,7 @@ export class Scheduler {
       if (candidate === undefined) continue;
       if (current === undefined || candidate.at < current.at || (candidate.at === current.at && candidate.order < current.order)) best = index;
     }
-    if (best < 0) return undefined;
+    if (best < 0 || (this.sleepers[best]?.at ?? Infinity) > untilMs) return undefined;
     const [next] = this.sleepers.splice(best, 1);
     return next;
   }

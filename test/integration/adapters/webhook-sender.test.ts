@@ -1,8 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkEndpoint, createWebhookSender } from '../../../lambda/adapters/webhook-sender.js';
 import { AttemptResultKind } from '../../../lambda/core/delivery.js';
+import { waitFor } from '../support/poll.js';
 
 interface Received {
   readonly path: string;
@@ -72,6 +73,115 @@ describe('createWebhookSender', () => {
     const port = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
     expect(await send(`http://127.0.0.1:${port}/`, request)).toEqual({ kind: AttemptResultKind.unreachable, message: 'ECONNREFUSED' });
+  });
+});
+
+describe('createWebhookSender on a keep-alive connection the server resets', () => {
+  /** How long `/reset-late` holds a reused connection before resetting it. */
+  const RESET_AFTER_MS = 500;
+  /** One request as the server saw it: which path, and whether its socket had served one before. */
+  interface Arrival {
+    readonly path: string;
+    readonly isReusedSocket: boolean;
+  }
+  let resetting: Server;
+  let resettingBase: string;
+  const arrivals: Arrival[] = [];
+  const servedBySocket = new WeakMap<Socket, number>();
+
+  beforeAll(async () => {
+    // `/ok` answers 204 with keep-alive; `/reset-on-reuse` resets a kept-alive socket without
+    // answering and answers on a fresh one; `/reset` resets every socket; `/reset-late` resets
+    // a kept-alive socket after RESET_AFTER_MS and never answers on a fresh one; `/status-line-only`
+    // sends a status line and closes the connection before the headers end.
+    resetting = createServer((request: IncomingMessage, response: ServerResponse) => {
+      const served = (servedBySocket.get(request.socket) ?? 0) + 1;
+      servedBySocket.set(request.socket, served);
+      request.resume();
+      request.on('end', () => {
+        const isReusedSocket = served > 1;
+        arrivals.push({ path: request.url ?? '', isReusedSocket });
+        if (request.url === '/ok' || (request.url === '/reset-on-reuse' && !isReusedSocket)) return response.writeHead(204).end();
+        if (request.url === '/reset-on-reuse' || request.url === '/reset') return request.socket.destroy();
+        if (request.url === '/reset-late' && isReusedSocket) return setTimeout(() => request.socket.destroy(), RESET_AFTER_MS);
+        if (request.url === '/status-line-only') return request.socket.end('HTTP/1.1 204 No Content\r\n');
+        return undefined;
+      });
+    });
+    await new Promise<void>((resolve) => resetting.listen(0, '127.0.0.1', resolve));
+    resettingBase = `http://127.0.0.1:${(resetting.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    resetting.closeAllConnections();
+    await new Promise((resolve) => resetting.close(resolve));
+  });
+
+  /** A sender of its own (its own pool), with one keep-alive connection opened by a delivered request. */
+  async function senderWithIdleConnection(timeoutMs: number) {
+    const send = createWebhookSender({ timeoutMs, allowPrivateEndpoints: true });
+    expect(await send(`${resettingBase}/ok`, request)).toEqual({ kind: AttemptResultKind.response, statusCode: 204 });
+    return send;
+  }
+
+  it('sends the request once more on a fresh socket when a reused one is reset before any answer', async () => {
+    const send = await senderWithIdleConnection(5000);
+    const before = arrivals.length;
+
+    expect(await send(`${resettingBase}/reset-on-reuse`, request)).toEqual({ kind: AttemptResultKind.response, statusCode: 204 });
+
+    expect(arrivals.slice(before)).toEqual([
+      { path: '/reset-on-reuse', isReusedSocket: true },
+      { path: '/reset-on-reuse', isReusedSocket: false },
+    ]);
+  });
+
+  it('reports a reset on a fresh socket as unreachable, without sending it again', async () => {
+    const send = createWebhookSender({ timeoutMs: 5000, allowPrivateEndpoints: true });
+    const before = arrivals.length;
+
+    expect(await send(`${resettingBase}/reset`, request)).toEqual({ kind: AttemptResultKind.unreachable, message: 'ECONNRESET' });
+
+    expect(arrivals.slice(before)).toEqual([{ path: '/reset', isReusedSocket: false }]);
+  });
+
+  it('sends again only once: a reset of the fresh socket too is unreachable', async () => {
+    const send = await senderWithIdleConnection(5000);
+    const before = arrivals.length;
+
+    expect(await send(`${resettingBase}/reset`, request)).toEqual({ kind: AttemptResultKind.unreachable, message: 'ECONNRESET' });
+
+    expect(arrivals.slice(before)).toEqual([
+      { path: '/reset', isReusedSocket: true },
+      { path: '/reset', isReusedSocket: false },
+    ]);
+  });
+
+  it('does not send again when the connection closed after the answer had begun', async () => {
+    const send = await senderWithIdleConnection(5000);
+    const before = arrivals.length;
+
+    expect((await send(`${resettingBase}/status-line-only`, request)).kind).toBe(AttemptResultKind.unreachable);
+
+    expect(arrivals.slice(before)).toEqual([{ path: '/status-line-only', isReusedSocket: true }]);
+  });
+
+  it('bounds the reset request and the one sent again together by the timeout', async () => {
+    const timeoutMs = 800;
+    const send = await senderWithIdleConnection(timeoutMs);
+    const before = arrivals.length;
+    const started = Date.now();
+
+    expect(await send(`${resettingBase}/reset-late`, request)).toEqual({ kind: AttemptResultKind.timeout, afterMs: timeoutMs });
+
+    // A timeout of its own for the request sent again would end at RESET_AFTER_MS + timeoutMs.
+    expect(Date.now() - started).toBeLessThan(RESET_AFTER_MS + timeoutMs - 100);
+    const [reset, sentAgain] = await waitFor('both requests to reach the server', () => (arrivals.length - before >= 2 ? arrivals.slice(before) : undefined));
+    expect([reset, sentAgain]).toEqual([
+      { path: '/reset-late', isReusedSocket: true },
+      { path: '/reset-late', isReusedSocket: false },
+    ]);
+    expect(arrivals.length - before).toBe(2);
   });
 });
 

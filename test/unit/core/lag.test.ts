@@ -1,7 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { summarizeGroup } from '../../../lambda/core/consumer-batch.js';
 import { OutcomeKind } from '../../../lambda/core/delivery.js';
-import { ALL_LAG_SHARDS, hasProgress, HeadState, lagShardOf, summarizeLag, toLagRows, type GroupLag } from '../../../lambda/core/lag.js';
+import {
+  ALL_LAG_SHARDS,
+  hasProgress,
+  HeadState,
+  lagPositionSchema,
+  lagShardOf,
+  summarizeLag,
+  toLagPage,
+  toLagRows,
+  type GroupLag,
+  type LagPosition,
+  type LagRow,
+} from '../../../lambda/core/lag.js';
+import { encodeCursor, parsePageQuery, type PageRequest } from '../../../lambda/core/paging.js';
 
 const now = new Date('2026-12-02T12:10:00.000Z');
 
@@ -39,7 +52,120 @@ describe('toLagRows', () => {
 
   it('never shows a negative depth or a wait from the future', () => {
     const rows = toLagRows([group({ depth: -1, deadLettered: 1 }), group({ messageGroupId: 'h', oldestAcceptedAt: '2026-12-02T12:11:00.000Z' })], now);
-    expect(rows.map((r) => [r.message_group_id, r.depth, r.oldest_wait_seconds])).toEqual([['g', 0, 0], ['h', 1, 0]]);
+    // 'h' has a pending event (accepted by a clock running ahead); 'g' only dead letters.
+    expect(rows.map((r) => [r.message_group_id, r.depth, r.oldest_wait_seconds])).toEqual([['h', 1, 0], ['g', 0, 0]]);
+  });
+
+  it('orders by when the oldest event was accepted, not by the whole seconds it has waited', () => {
+    // Both have waited 600 whole seconds at 12:10:00.950; 'early' was accepted 800 ms sooner.
+    const groups = [
+      group({ messageGroupId: 'late', oldestAcceptedAt: '2026-12-02T12:00:00.900Z', headAttempts: 5, headFailingSince: '2026-12-02T12:00:01.000Z' }),
+      group({ messageGroupId: 'early', oldestAcceptedAt: '2026-12-02T12:00:00.100Z' }),
+    ];
+    for (const at of ['2026-12-02T12:10:00.500Z', '2026-12-02T12:10:00.950Z']) {
+      expect(toLagRows(groups, new Date(at)).map((r) => r.message_group_id)).toEqual(['early', 'late']);
+    }
+  });
+});
+
+describe('toLagPage', () => {
+  /** Ties on every field but the last, unknown and future acceptances, and dead letters only. */
+  const groups: GroupLag[] = [
+    group({ messageGroupId: 'b-tied', oldestAcceptedAt: '2026-12-02T12:05:00.000Z', headAttempts: 2, headFailingSince: '2026-12-02T12:05:01.000Z' }),
+    group({ messageGroupId: 'a-tied', oldestAcceptedAt: '2026-12-02T12:05:00.000Z', headAttempts: 2, headFailingSince: '2026-12-02T12:05:01.000Z' }),
+    group({ messageGroupId: 'more-attempts', oldestAcceptedAt: '2026-12-02T12:05:00.000Z', headAttempts: 3, headFailingSince: '2026-12-02T12:05:01.000Z' }),
+    group({ messageGroupId: 'oldest', oldestAcceptedAt: '2026-12-02T11:00:00.000Z' }),
+    group({ messageGroupId: 'same-second-later', oldestAcceptedAt: '2026-12-02T11:00:00.700Z', headAttempts: 9, headFailingSince: '2026-12-02T11:00:01.000Z' }),
+    group({ messageGroupId: 'future', oldestAcceptedAt: '2026-12-02T12:30:00.000Z' }),
+    group({ messageGroupId: 'unknown-acceptance', oldestAcceptedAt: undefined, deadLettered: 1 }),
+    group({ messageGroupId: 'dead-2', depth: 0, oldestAcceptedAt: undefined, deadLettered: 2 }),
+    group({ messageGroupId: 'dead-1', depth: 0, oldestAcceptedAt: undefined, deadLettered: 1 }),
+    group({ messageGroupId: 'drained', depth: 0, oldestAcceptedAt: undefined }),
+  ];
+
+  /** The request the answer's cursor stands for, read as the route reads it. */
+  function nextRequest(limit: number, cursor: string): PageRequest<LagPosition> {
+    const parsed = parsePageQuery({ limit: String(limit), cursor }, lagPositionSchema);
+    if (!parsed.ok) throw new Error(`the cursor ${cursor} was refused`);
+    return parsed.value;
+  }
+
+  /** Reads every page, the clock at `clock(page)` for each, and the groups as `groupsAt(page)` gives them. */
+  function readAllPages(limit: number, clock: (page: number) => Date, groupsAt: (page: number) => readonly GroupLag[] = () => groups): LagRow[][] {
+    const pages: LagRow[][] = [];
+    let request: PageRequest<LagPosition> = { limit, after: undefined };
+    for (;;) {
+      const page = toLagPage(groupsAt(pages.length), clock(pages.length), request);
+      pages.push(page.items);
+      if (page.nextCursor === null) return pages;
+      request = nextRequest(limit, page.nextCursor);
+    }
+  }
+
+  const ids = (rows: readonly LagRow[]) => rows.map((row) => row.message_group_id);
+
+  it('sorts worst first on the acceptance, then attempts, dead letters and group id', () => {
+    expect(ids(toLagRows(groups, now))).toEqual([
+      'oldest',
+      'same-second-later',
+      'more-attempts',
+      'a-tied',
+      'b-tied',
+      'future',
+      'dead-2',
+      'dead-1',
+      'unknown-acceptance',
+    ]);
+  });
+
+  it.each([1, 2, 3, 4, 8, 9, 100])('reads %i rows at a time into pages that concatenate to the whole view', (limit) => {
+    const pages = readAllPages(limit, () => now);
+    expect(pages.flat()).toEqual(toLagRows(groups, now));
+    expect(pages.every((page) => page.length <= limit)).toBe(true);
+    expect(pages).toHaveLength(Math.ceil(9 / limit));
+  });
+
+  it.each([
+    { case: 'a second per page', stepMs: 1_000 },
+    { case: '350 ms per page, across whole-second boundaries', stepMs: 350 },
+    { case: 'an hour per page, past the future acceptance', stepMs: 3_600_000 },
+  ])('repeats and skips no row when the clock moves between pages: $case', ({ stepMs }) => {
+    const clock = (page: number) => new Date(now.getTime() + page * stepMs);
+    const pages = readAllPages(2, clock);
+    expect(ids(pages.flat())).toEqual(ids(toLagRows(groups, now)));
+    // Each page shows the waits of its own time.
+    expect(pages[0]?.[0]?.oldest_wait_seconds).toBe(4200);
+  });
+
+  it('keeps its place when a group already shown drains before the next page', () => {
+    const pages = readAllPages(3, () => now, (page) => (page === 0 ? groups : groups.filter((g) => g.messageGroupId !== 'more-attempts')));
+    expect(ids(pages.flat())).toEqual(ids(toLagRows(groups, now)));
+  });
+
+  it('ends with a null cursor, also when the last page is full', () => {
+    const first = toLagPage(groups, now, { limit: 8, after: undefined });
+    expect(first.nextCursor).not.toBeNull();
+    const last = toLagPage(groups, now, nextRequest(8, first.nextCursor ?? ''));
+    expect(last).toEqual({ items: [expect.objectContaining({ message_group_id: 'unknown-acceptance' })], nextCursor: null });
+    expect(toLagPage(groups, now, { limit: 9, after: undefined }).nextCursor).toBeNull();
+    expect(toLagPage([], now, { limit: 9, after: undefined })).toEqual({ items: [], nextCursor: null });
+  });
+
+  const position: LagPosition = { list: 'lag', oldest_accepted_ms: Date.parse('2026-12-02T12:05:00.000Z'), head_attempts: 2, dead_lettered: 0, message_group_id: 'a-tied' };
+  it.each([
+    { case: 'of another list', cursor: encodeCursor({ ...position, list: 'dead_letters' }) },
+    { case: 'without a group id', cursor: encodeCursor({ ...position, message_group_id: undefined }) },
+    { case: 'with negative attempts', cursor: encodeCursor({ ...position, head_attempts: -1 }) },
+    { case: 'with a wait instead of an acceptance', cursor: encodeCursor({ ...position, oldest_accepted_ms: undefined, oldest_wait_seconds: 300 }) },
+    { case: 'with an acceptance as text', cursor: encodeCursor({ ...position, oldest_accepted_ms: '2026-12-02T12:05:00.000Z' }) },
+  ])('refuses a cursor $case', ({ cursor }) => {
+    expect(parsePageQuery({ cursor }, lagPositionSchema)).toMatchObject({ ok: false, response: { statusCode: 400, body: { error: { code: 'invalid_request', details: [{ path: 'cursor' }] } } } });
+  });
+
+  it('accepts the cursor of a row and continues after it', () => {
+    const parsed = parsePageQuery({ cursor: encodeCursor(position), limit: '2' }, lagPositionSchema);
+    expect(parsed.ok).toBe(true);
+    if (parsed.ok) expect(ids(toLagPage(groups, now, parsed.value).items)).toEqual(['b-tied', 'future']);
   });
 });
 

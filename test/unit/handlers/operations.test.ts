@@ -33,12 +33,12 @@ const letter: DeadLetterRow = {
   dead_lettered_at: '2026-12-02T12:05:00.000Z',
 };
 
-function setup(pending: PendingWork = { queued: 0, inFlight: 0, delayed: 0, groupsWithPending: 0 }) {
+function setup(pending: PendingWork = { queued: 0, inFlight: 0, delayed: 0, groupsWithPending: 0 }, activeGroups: readonly GroupLag[] = [stuck]) {
   const asked: string[] = [];
   const skips: string[] = [];
   let routing: RoutingSettings = { version: 0, partitionCount: undefined, isPaused: false, pausedAt: undefined };
   const handler = createOperationsHandler({
-    listActiveGroups: async () => [stuck],
+    listActiveGroups: async () => [...activeGroups],
     getGroup: async (id) => (id === 'g1' ? stuck : id === 'g-idle' ? idle : undefined),
     listDeadLetters: async ({ subscriptionId, after, limit }) => {
       asked.push(`${subscriptionId} ${after ?? '-'} ${limit}`);
@@ -68,17 +68,57 @@ function setup(pending: PendingWork = { queued: 0, inFlight: 0, delayed: 0, grou
   return { handler, asked, skips, pause, routingNow: () => routing };
 }
 
+/** `GET /v1/lag` with query parameters, as API Gateway passes them. */
+const lagEvent = (query?: Record<string, string>) => ({ ...apiEvent({ routeKey: 'GET /v1/lag' }), ...(query === undefined ? {} : { queryStringParameters: query }) });
+
 const post = (routeKey: string, body?: unknown, pathParameters?: Record<string, string>) =>
   apiEvent({ routeKey, ...(body === undefined ? {} : { body: JSON.stringify(body) }), ...(pathParameters === undefined ? {} : { pathParameters }) });
 
 describe('operations handler', () => {
-  it('answers GET /v1/lag with the lag view', async () => {
+  it('answers GET /v1/lag with the lag view, on one page when it fits', async () => {
     const { handler } = setup();
-    const result = await handler(apiEvent({ routeKey: 'GET /v1/lag' }));
+    const result = await handler(lagEvent());
     expect(result.statusCode).toBe(200);
     expect(jsonOf(result)).toEqual({
       groups: [{ message_group_id: 'g1', depth: 2, oldest_wait_seconds: 600, keys_affected: 1, head_attempts: 3, last_error: 'HTTP 500', dead_lettered: 0 }],
+      next_cursor: null,
     });
+  });
+
+  it('pages GET /v1/lag by limit and cursor, worst first', async () => {
+    const waiting = (n: number): GroupLag => ({ ...stuck, messageGroupId: `g-${n}`, oldestAcceptedAt: `2026-12-02T12:0${n}:00.000Z` });
+    const { handler } = setup(undefined, [waiting(3), waiting(1), waiting(2)]);
+    const pageOf = (result: { body?: string }) => jsonOf(result) as { groups: { message_group_id: string }[]; next_cursor: string | null };
+
+    const first = pageOf(await handler(lagEvent({ limit: '2' })));
+    expect(first.groups.map((row) => row.message_group_id)).toEqual(['g-1', 'g-2']);
+    expect(first.next_cursor).toEqual(expect.any(String));
+    const second = pageOf(await handler(lagEvent({ limit: '2', cursor: first.next_cursor ?? '' })));
+    expect(second).toEqual({ groups: [expect.objectContaining({ message_group_id: 'g-3' })], next_cursor: null });
+  });
+
+  it('gives at most 100 rows and a cursor when no limit is asked for', async () => {
+    const many = Array.from({ length: 101 }, (_, n): GroupLag => ({ ...stuck, messageGroupId: `g-${String(n).padStart(3, '0')}` }));
+    const { handler } = setup(undefined, many);
+    const page = jsonOf(await handler(lagEvent())) as { groups: unknown[]; next_cursor: string | null };
+    expect(page.groups).toHaveLength(100);
+    expect(page.next_cursor).toEqual(expect.any(String));
+  });
+
+  it.each<{ query: Record<string, string>; paths: string[] }>([
+    { query: { limit: '0' }, paths: ['limit'] },
+    { query: { limit: '1001' }, paths: ['limit'] },
+    { query: { limit: 'all' }, paths: ['limit'] },
+    { query: { cursor: 'not-a-cursor' }, paths: ['cursor'] },
+    { query: { cursor: Buffer.from('{"list":"lag"}').toString('base64url') }, paths: ['cursor'] },
+    { query: { limit: '-5', cursor: '%%%' }, paths: ['limit', 'cursor'] },
+  ])('refuses GET /v1/lag with $query with 400 invalid_request', async ({ query, paths }) => {
+    const { handler } = setup();
+    const result = await handler(lagEvent(query));
+    expect(result.statusCode).toBe(400);
+    const body = jsonOf(result) as { error: { code: string; details: { path: string }[] } };
+    expect(body.error.code).toBe('invalid_request');
+    expect(body.error.details.map((detail) => detail.path)).toEqual(paths);
   });
 
   it('answers GET /v1/dead-letters page by page for the subscription asked', async () => {
@@ -91,6 +131,15 @@ describe('operations handler', () => {
     const second = await handler({ ...apiEvent({ routeKey: 'GET /v1/dead-letters' }), queryStringParameters: { subscription_id: 'sub_1', cursor, limit: '5' } });
     expect(jsonOf(second)).toEqual({ items: [], next_cursor: null });
     expect(asked).toEqual(['sub_1 - 100', 'sub_1 p1 5']);
+  });
+
+  it('refuses a dead-letters cursor of another subscription', async () => {
+    const { handler } = setup();
+    const first = await handler({ ...apiEvent({ routeKey: 'GET /v1/dead-letters' }), queryStringParameters: { subscription_id: 'sub_1' } });
+    const { next_cursor: cursor } = jsonOf(first) as { next_cursor: string };
+    const other = await handler({ ...apiEvent({ routeKey: 'GET /v1/dead-letters' }), queryStringParameters: { subscription_id: 'sub_2', cursor } });
+    expect(other.statusCode).toBe(400);
+    expect(jsonOf(other)).toMatchObject({ error: { code: 'invalid_request', details: [{ path: 'cursor' }] } });
   });
 
   it.each([{ limit: '0' }, { limit: '1001' }, { limit: 'ten' }])('refuses dead letters with the page size $limit', async ({ limit }) => {
