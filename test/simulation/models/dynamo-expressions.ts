@@ -280,7 +280,7 @@ class Parser {
     }
   }
 
-  // Conditions: or := and (OR and)*; and := not (AND not)*; not := NOT not | primary.
+  // Conditions: or := and (OR and)*; and := not (AND not)*; not := NOT primary | primary.
   condition(): ConditionNode {
     let left = this.conjunction();
     while (this.isKeyword('OR')) {
@@ -299,10 +299,11 @@ class Parser {
     return left;
   }
 
+  // NOT applies to one comparison, function or parenthesised condition: `NOT NOT a` is refused (as dynalite, whose grammar copies DynamoDB's).
   private negation(): ConditionNode {
     if (this.isKeyword('NOT')) {
       this.next();
-      return { kind: 'not', operand: this.negation() };
+      return { kind: 'not', operand: this.primary() };
     }
     return this.primary();
   }
@@ -664,14 +665,19 @@ function sizeOf(value: ModelValue | undefined): number | undefined {
   return undefined;
 }
 
+/**
+ * `=`: same type and value. A missing operand equals nothing but another missing one (`a = b`
+ * where the item has neither holds, as in dynalite, whose operators copy DynamoDB's).
+ */
 function isEqual(left: ModelValue | undefined, right: ModelValue | undefined): boolean {
-  return left !== undefined && right !== undefined && valuesEqual(left, right);
+  if (left === undefined || right === undefined) return left === right;
+  return valuesEqual(left, right);
 }
 
 function compare(comparator: Comparator, left: ModelValue | undefined, right: ModelValue | undefined): boolean {
   if (comparator === '=') return isEqual(left, right);
-  // `<>` is the negation of `=` ({"S":"6"} is not equal to {"N":"6"}), except that two missing operands are not unequal.
-  if (comparator === '<>') return !(left === undefined && right === undefined) && !isEqual(left, right);
+  // `<>` is the negation of `=`: {"S":"6"} is not equal to {"N":"6"}, and a missing attribute is not equal to a value.
+  if (comparator === '<>') return !isEqual(left, right);
   const order = compareScalars(left, right);
   if (order === undefined) return false;
   switch (comparator) {
@@ -716,7 +722,7 @@ export function evaluateCondition(node: ConditionNode, item: ModelMap, context: 
     }
     case 'in': {
       const value = operandValue(node.operand, item, context);
-      return node.candidates.some((candidate) => isEqual(value, operandValue(candidate, item, context)));
+      return value !== undefined && node.candidates.some((candidate) => isEqual(value, operandValue(candidate, item, context)));
     }
     case 'function':
       return evaluateFunction(node.name, node.args, item, context);

@@ -392,8 +392,8 @@ export class DynamoModel {
 
   private delete(request: Request): unknown {
     const expressions = this.expressions(request, { condition: 'ConditionExpression' });
+    // DeleteItem "does not recognize any values other than NONE or ALL_OLD": it ignores them (dynalite too), where PutItem refuses them.
     const returnValues = optionalEnum(request, 'ReturnValues', ['NONE', 'ALL_OLD', 'UPDATED_OLD', 'ALL_NEW', 'UPDATED_NEW'], 'NONE');
-    if (returnValues !== 'NONE' && returnValues !== 'ALL_OLD') throw validationError('ReturnValues can only be ALL_OLD or NONE');
     const onFailure = optionalEnum(request, 'ReturnValuesOnConditionCheckFailure', ['NONE', 'ALL_OLD'], 'NONE');
     const table = this.table(requiredString(request, 'TableName'));
     const key = requiredMap(request, 'Key');
