@@ -30,15 +30,19 @@ export type DocumentPath = readonly PathStep[];
 /** A document path with its placeholders resolved to attribute names. */
 export type ResolvedPath = readonly (string | number)[];
 
+/** The comparators of a condition. */
 export type Comparator = '=' | '<>' | '<' | '<=' | '>' | '>=';
 
+/** An operand of a condition: a path, a `:value`, or `size()` of one. */
 export type ConditionOperand =
   | { readonly kind: 'path'; readonly path: DocumentPath }
   | { readonly kind: 'value'; readonly name: string }
   | { readonly kind: 'size'; readonly argument: ConditionOperand };
 
+/** The functions that are conditions themselves. */
 export type BooleanFunctionName = 'attribute_exists' | 'attribute_not_exists' | 'attribute_type' | 'begins_with' | 'contains';
 
+/** A condition's tree, as parsed: AND, OR and NOT over comparisons, BETWEEN, IN and functions. */
 export type ConditionNode =
   | { readonly kind: 'or' | 'and'; readonly left: ConditionNode; readonly right: ConditionNode }
   | { readonly kind: 'not'; readonly operand: ConditionNode }
@@ -47,16 +51,19 @@ export type ConditionNode =
   | { readonly kind: 'in'; readonly operand: ConditionOperand; readonly candidates: readonly ConditionOperand[] }
   | { readonly kind: 'function'; readonly name: BooleanFunctionName; readonly args: readonly ConditionOperand[] };
 
+/** An operand of a SET action: a path, a `:value`, `if_not_exists` or `list_append`. */
 export type UpdateOperand =
   | { readonly kind: 'path'; readonly path: DocumentPath }
   | { readonly kind: 'value'; readonly name: string }
   | { readonly kind: 'if_not_exists'; readonly path: DocumentPath; readonly fallback: UpdateOperand }
   | { readonly kind: 'list_append'; readonly first: UpdateOperand; readonly second: UpdateOperand };
 
+/** The value a SET action assigns: an operand, or the sum or difference of two. */
 export type SetValue =
   | { readonly kind: 'operand'; readonly operand: UpdateOperand }
   | { readonly kind: '+' | '-'; readonly left: UpdateOperand; readonly right: UpdateOperand };
 
+/** One action of an update expression, in its section. */
 export type UpdateAction =
   | { readonly section: 'SET'; readonly path: DocumentPath; readonly value: SetValue }
   | { readonly section: 'REMOVE'; readonly path: DocumentPath }
@@ -73,6 +80,7 @@ type ValueCheck =
   | { readonly kind: 'type'; readonly value: string; readonly isAllowed: (value: ModelValue) => boolean; readonly problem: string }
   | { readonly kind: 'bounds'; readonly low: string; readonly high: string };
 
+/** A parsed ConditionExpression, FilterExpression or KeyConditionExpression. */
 export interface ParsedCondition extends Placeholders {
   readonly root: ConditionNode;
   readonly checks: readonly ValueCheck[];
@@ -80,11 +88,13 @@ export interface ParsedCondition extends Placeholders {
   readonly heads: readonly PathStep[];
 }
 
+/** A parsed UpdateExpression: its actions in the order written. */
 export interface ParsedUpdate extends Placeholders {
   readonly actions: readonly UpdateAction[];
   readonly checks: readonly ValueCheck[];
 }
 
+/** A parsed ProjectionExpression: its paths. */
 export interface ParsedProjection extends Placeholders {
   readonly paths: readonly DocumentPath[];
 }

@@ -616,6 +616,11 @@ describe('DynamoModel against dynalite: writes', () => {
     await update('ADD d :tenth', { ':tenth': 0.1 });
     await update('SET d = d - :big', { ':big': 1000.25 });
     await update('SET empty_text = :empty', { ':empty': '' });
+    await update('REMOVE z', undefined, 'UPDATED_NEW');
+    await update('SET z = :v REMOVE empty_text', { ':v': [{ a: 1 }, { b: [2, 3] }] }, 'UPDATED_OLD');
+    for (const projection of ['l[0], l[2], m.added[1], z[1].b[0]', 'm, cnt, tags', 'nothing_here', 'z[5], m.#inner', '#m.#inner.deep, d']) {
+      await expectSame(pair, () => new GetCommand({ TableName: table, Key: { pk: 'u' }, ProjectionExpression: projection, ExpressionAttributeNames: projection.includes('#') ? { '#inner': 'inner', ...(projection.includes('#m') ? { '#m': 'm' } : {}) } : undefined }));
+    }
     await update('REMOVE nothing_here', undefined, 'ALL_NEW', 'created-by-remove');
     await update('SET x = :v', { ':v': 1 }, 'ALL_OLD', 'fresh');
     await update('SET x = :v', { ':v': 2 }, 'UPDATED_OLD', 'fresh2');
@@ -979,6 +984,7 @@ describe('DynamoModel alone: copies, the gate and the parse cache', () => {
     const first = await client.send(new GetCommand({ TableName: 'Things', Key: { pk: 'p' } }));
     expect(first.Item).toEqual({ pk: 'p', m: { list: [1] }, tags: new Set(['a']) });
     (first.Item?.m as { list: number[] }).list.push(3);
+    (first.Item?.tags as Set<string>).add('z');
     const second = await client.send(new GetCommand({ TableName: 'Things', Key: { pk: 'p' } }));
     expect(second.Item).toEqual({ pk: 'p', m: { list: [1] }, tags: new Set(['a']) });
     expect(second.$metadata).toMatchObject({ httpStatusCode: 200 });

@@ -232,7 +232,8 @@ interface RequestExpressions {
   readonly filter?: ParsedCondition;
   readonly keyCondition?: ParsedCondition;
   readonly update?: ParsedUpdate;
-  readonly projection?: ParsedProjection;
+  /** The ProjectionExpression's paths, resolved once for every item the request returns. */
+  readonly projection?: readonly ResolvedPath[];
   readonly context: ExpressionContext;
 }
 
@@ -318,7 +319,7 @@ export class DynamoModel {
     const rawNames = request.ExpressionAttributeNames;
     const rawValues = request.ExpressionAttributeValues;
     if (rawNames === undefined && rawValues === undefined && parsed.every((expression) => expression.names.size === 0 && expression.values.size === 0)) {
-      return { condition, filter, keyCondition, update, projection, context: NO_CONTEXT };
+      return { condition, filter, keyCondition, update, projection: resolveProjection(projection, NO_CONTEXT), context: NO_CONTEXT };
     }
     const names = this.names(rawNames, parsed.length > 0);
     const values = this.values(rawValues, parsed.some((expression) => expression !== projection));
@@ -339,7 +340,7 @@ export class DynamoModel {
     if (filter !== undefined) checkValues('FilterExpression', filter.checks, context);
     if (keyCondition !== undefined) checkValues('KeyConditionExpression', keyCondition.checks, context);
     if (update !== undefined) checkValues('UpdateExpression', update.checks, context);
-    return { condition, filter, keyCondition, update, projection, context };
+    return { condition, filter, keyCondition, update, projection: resolveProjection(projection, context), context };
   }
 
   private names(raw: unknown, hasExpressions: boolean): Record<string, string> {
@@ -597,13 +598,17 @@ export class DynamoModel {
   }
 }
 
-function project(item: ModelMap, expressions: RequestExpressions): ModelMap {
-  const { projection, context } = expressions;
-  if (projection === undefined) return item;
+/** A ProjectionExpression's paths, resolved; DynamoDB refuses two paths that overlap. */
+function resolveProjection(projection: ParsedProjection | undefined, context: ExpressionContext): ResolvedPath[] | undefined {
+  if (projection === undefined) return undefined;
   const paths = projection.paths.map((path) => resolvePath(path, context.names));
   const clash = findPathClash(paths);
   if (clash !== undefined) throw validationError(`Invalid ProjectionExpression: ${clash}`);
-  return projectPaths(item, paths);
+  return paths;
+}
+
+function project(item: ModelMap, expressions: RequestExpressions): ModelMap {
+  return expressions.projection === undefined ? item : projectPaths(item, expressions.projection);
 }
 
 /**
@@ -822,8 +827,9 @@ const COMMANDS = [
   [BatchWriteCommand, ModelOperation.batchWrite],
 ] as const;
 
-function operationOf(command: unknown): ModelOperation {
-  for (const [commandClass, operation] of COMMANDS) if (command instanceof commandClass) return operation;
+/** The operation a lib-dynamodb command asks for, and its input. */
+function readCommand(command: unknown): { readonly operation: ModelOperation; readonly input: unknown } {
+  for (const [commandClass, operation] of COMMANDS) if (command instanceof commandClass) return { operation, input: command.input };
   const name = typeof command === 'object' && command !== null ? command.constructor.name : typeof command;
   throw new DynamoModelUnsupportedError(`${name} is not modelled`);
 }
@@ -839,8 +845,7 @@ const applyAtOnce: CallGate = async (_call, apply) => apply();
 export function createModelDocumentClient(model: DynamoModel, gate: CallGate = applyAtOnce): DynamoDBDocumentClient {
   const client = {
     send: async (command: unknown): Promise<unknown> => {
-      const operation = operationOf(command);
-      const input: unknown = (command as { readonly input: unknown }).input;
+      const { operation, input } = readCommand(command);
       return gate({ service: 'dynamodb', operation, input }, () => {
         const output = model.execute(operation, input);
         return { ...(isPlainObject(output) ? output : {}), $metadata: { httpStatusCode: 200, attempts: 1, totalRetryDelay: 0 } };

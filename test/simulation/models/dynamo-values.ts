@@ -35,6 +35,7 @@ export function validationError(message: string): DynamoDBServiceException {
   return createServiceError('ValidationException', message);
 }
 
+/** Narrows to a map (M) value: an object that is neither a list nor a set. */
 export function isModelMap(value: unknown): value is ModelMap {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Set);
 }
@@ -44,12 +45,14 @@ export function isModelSet(value: unknown): value is ReadonlySet<string> | Reado
   return value instanceof Set;
 }
 
+/** Whether a caller's value is a plain object, as the marshaller takes for a map (class instances it refuses). */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null) return false;
   const prototype: unknown = Object.getPrototypeOf(value);
   return prototype === Object.prototype || prototype === null;
 }
 
+/** The DynamoDB type of a value; a set's from its elements (never empty). */
 export function typeOfValue(value: ModelValue): ModelValueType {
   if (typeof value === 'string') return 'S';
   if (typeof value === 'number') return 'N';
@@ -128,6 +131,7 @@ export function exportValue(value: ModelValue): unknown {
   return exportMap(value);
 }
 
+/** Copies an item (or any map) out to a caller. */
 export function exportMap(map: ModelMap): Record<string, unknown> {
   const copy: Record<string, unknown> = {};
   for (const name of Object.keys(map)) {
@@ -159,6 +163,7 @@ export function marshallValue(value: ModelValue): AttributeValue {
   return { M: marshallMap(value) };
 }
 
+/** An item in DynamoDB's wire format, attribute by attribute. */
 export function marshallMap(map: ModelMap): Record<string, AttributeValue> {
   const marshalled: Record<string, AttributeValue> = {};
   for (const name of Object.keys(map)) {
