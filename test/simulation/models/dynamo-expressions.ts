@@ -10,7 +10,11 @@
 import { isReservedWord } from './dynamo-reserved-words.js';
 import {
   addNumbers,
+  cloneMap,
   cloneValue,
+  isSameSetType,
+  subtractSets,
+  unionSets,
   compareScalars,
   isModelMap,
   isModelSet,
@@ -190,6 +194,14 @@ function isBooleanFunction(name: string): name is BooleanFunctionName {
   return Object.hasOwn(BOOLEAN_FUNCTIONS, name);
 }
 
+const COMPARATORS: readonly Comparator[] = ['=', '<>', '<', '<=', '>', '>='];
+
+function asComparator(text: string): Comparator {
+  const comparator = COMPARATORS.find((candidate) => candidate === text);
+  if (comparator === undefined) throw new Error(`the tokenizer made an unknown comparator: ${text}`);
+  return comparator;
+}
+
 const SECTIONS = ['SET', 'REMOVE', 'ADD', 'DELETE'] as const;
 type Section = (typeof SECTIONS)[number];
 
@@ -341,7 +353,7 @@ class Parser {
     }
     const operand = this.operand();
     if (this.peek().type === 'comparator') {
-      const comparator = this.next().text as Comparator;
+      const comparator = asComparator(this.next().text);
       return { kind: 'compare', comparator, left: operand, right: this.operand() };
     }
     if (this.isKeyword('BETWEEN')) {
@@ -482,8 +494,8 @@ class Parser {
     const value = this.valuePlaceholder();
     this.checks.push(
       section === 'ADD'
-        ? { kind: 'type', value, isAllowed: (item) => typeof item === 'number' || item instanceof Set, problem: 'Incorrect operand type for operator or function; operator: ADD' }
-        : { kind: 'type', value, isAllowed: (item) => item instanceof Set, problem: 'Incorrect operand type for operator or function; operator: DELETE' },
+        ? { kind: 'type', value, isAllowed: (item) => typeof item === 'number' || isModelSet(item), problem: 'Incorrect operand type for operator or function; operator: ADD' }
+        : { kind: 'type', value, isAllowed: isModelSet, problem: 'Incorrect operand type for operator or function; operator: DELETE' },
     );
     return { section, path, value };
   }
@@ -872,13 +884,9 @@ function setValueOf(value: SetValue, item: ModelMap, context: ExpressionContext)
 function parentOf(item: ModelMap, path: ResolvedPath): { readonly parent: ModelMap | ModelValue[]; readonly step: string | number } {
   const step = path[path.length - 1];
   const parent = path.length === 1 ? item : readPath(item, path.slice(0, -1));
-  if (step === undefined) throw validationError(INVALID_UPDATE_PATH);
-  if (typeof step === 'number' ? !Array.isArray(parent) : !isModelMap(parent)) throw validationError(INVALID_UPDATE_PATH);
-  return { parent: parent as ModelMap | ModelValue[], step };
-}
-
-function sameSetKind(a: ReadonlySet<unknown>, b: ReadonlySet<unknown>): boolean {
-  return typeOfValue(a as ModelValue) === typeOfValue(b as ModelValue);
+  if (typeof step === 'number' && Array.isArray(parent)) return { parent, step };
+  if (typeof step === 'string' && isModelMap(parent)) return { parent, step };
+  throw validationError(INVALID_UPDATE_PATH);
 }
 
 /**
@@ -889,14 +897,16 @@ function sameSetKind(a: ReadonlySet<unknown>, b: ReadonlySet<unknown>): boolean 
  */
 export function applyUpdate(bound: BoundUpdate, base: ModelMap, context: ExpressionContext): ModelMap {
   const values = bound.actions.map(({ action }) => (action.section === 'SET' ? setValueOf(action.value, base, context) : undefined));
-  const item = cloneValue(base);
+  const item = cloneMap(base);
   const removedFromLists: { list: ModelValue[]; index: number }[] = [];
   bound.actions.forEach(({ action, path }, position) => {
     const { parent, step } = parentOf(item, path);
     const existing = getMember(parent, step);
     switch (action.section) {
       case 'SET': {
-        const value = cloneValue(values[position] as ModelValue);
+        const computed = values[position];
+        if (computed === undefined) throw new Error('every SET action has its value computed');
+        const value = cloneValue(computed);
         if (Array.isArray(parent) && typeof step === 'number' && step >= parent.length) parent.push(value);
         else setMember(parent, step, value);
         return;
@@ -913,18 +923,19 @@ export function applyUpdate(bound: BoundUpdate, base: ModelMap, context: Express
         if (typeof operand === 'number') {
           if (existing !== undefined && typeof existing !== 'number') throw validationError(INCORRECT_OPERAND);
           setMember(parent, step, existing === undefined ? operand : addNumbers(existing, operand));
-        } else if (operand instanceof Set) {
-          if (existing !== undefined && !(existing instanceof Set && sameSetKind(existing, operand))) throw validationError(INCORRECT_OPERAND);
-          setMember(parent, step, new Set([...((existing ?? []) as Iterable<string | number>), ...(operand as ReadonlySet<string | number>)]) as ModelValue);
+        } else if (isModelSet(operand)) {
+          if (existing === undefined) setMember(parent, step, cloneValue(operand));
+          else if (isModelSet(existing) && isSameSetType(existing, operand)) setMember(parent, step, unionSets(existing, operand));
+          else throw validationError(INCORRECT_OPERAND);
         }
         return;
       }
       case 'DELETE': {
         const operand = valueOf(action.value, context);
-        if (existing === undefined || !(operand instanceof Set)) return;
-        if (!(existing instanceof Set) || !sameSetKind(existing, operand)) throw validationError(INCORRECT_OPERAND);
-        const remaining = [...(existing as ReadonlySet<string | number>)].filter((element) => !(operand as ReadonlySet<string | number>).has(element));
-        if (remaining.length > 0) setMember(parent, step, new Set(remaining) as ModelValue);
+        if (existing === undefined || !isModelSet(operand)) return;
+        if (!isModelSet(existing) || !isSameSetType(existing, operand)) throw validationError(INCORRECT_OPERAND);
+        const remaining = subtractSets(existing, operand);
+        if (remaining !== undefined) setMember(parent, step, remaining);
         else if (Array.isArray(parent) && typeof step === 'number') removedFromLists.push({ list: parent, index: step });
         else if (!Array.isArray(parent) && typeof step === 'string') delete parent[step];
         return;

@@ -10,7 +10,10 @@
 import { DynamoDBServiceException, type AttributeValue } from '@aws-sdk/client-dynamodb';
 
 /** One attribute value, as stored by the model. Sets are never empty (DynamoDB has no empty set). */
-export type ModelValue = string | number | boolean | null | ModelValue[] | ModelMap | ReadonlySet<string> | ReadonlySet<number>;
+export type ModelValue = string | number | boolean | null | ModelValue[] | ModelMap | ModelSet;
+
+/** A string set (SS) or a number set (NS). */
+export type ModelSet = ReadonlySet<string> | ReadonlySet<number>;
 
 /** A map (M) value, and an item: attribute name to value. */
 export interface ModelMap {
@@ -41,7 +44,7 @@ export function isModelMap(value: unknown): value is ModelMap {
 }
 
 /** Narrows to a set value (`instanceof Set` does not narrow a `ReadonlySet`). */
-export function isModelSet(value: unknown): value is ReadonlySet<string> | ReadonlySet<number> {
+export function isModelSet(value: unknown): value is ModelSet {
   return value instanceof Set;
 }
 
@@ -141,9 +144,49 @@ export function exportMap(map: ModelMap): Record<string, unknown> {
   return copy;
 }
 
-/** A deep copy inside the model (items are copied before an update changes them). */
-export function cloneValue<T extends ModelValue>(value: T): T {
-  return exportValue(value) as T;
+/** A deep copy inside the model. */
+export function cloneValue(value: ModelValue): ModelValue {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(cloneValue);
+  if (isModelSet(value)) return copySet(value);
+  return cloneMap(value);
+}
+
+/** A deep copy of an item (items are copied before an update changes them). */
+export function cloneMap(map: ModelMap): ModelMap {
+  const copy: ModelMap = {};
+  for (const name of Object.keys(map)) {
+    const member = map[name];
+    if (member !== undefined) copy[name] = cloneValue(member);
+  }
+  return copy;
+}
+
+function copySet(set: ModelSet): ModelSet {
+  return toSet([...set]) ?? new Set<string>();
+}
+
+/** A set of the elements' type; undefined for no elements (DynamoDB has no empty set). */
+function toSet(elements: readonly (string | number)[]): ModelSet | undefined {
+  if (elements.length === 0) return undefined;
+  const numbers = elements.filter((element): element is number => typeof element === 'number');
+  return numbers.length === elements.length ? new Set(numbers) : new Set(elements.filter((element): element is string => typeof element === 'string'));
+}
+
+/** Whether two sets are of one type (SS and SS, or NS and NS). */
+export function isSameSetType(a: ModelSet, b: ModelSet): boolean {
+  return typeOfSet(a) === typeOfSet(b);
+}
+
+/** ADD of a set: every element of either. */
+export function unionSets(a: ModelSet, b: ModelSet): ModelSet {
+  return toSet([...a, ...b]) ?? a;
+}
+
+/** DELETE of a set: the elements of `a` not in `b`, or undefined when none is left. */
+export function subtractSets(a: ModelSet, b: ModelSet): ModelSet | undefined {
+  const removed: ReadonlySet<unknown> = b;
+  return toSet([...a].filter((element) => !removed.has(element)));
 }
 
 /**
