@@ -3,9 +3,12 @@
  * same DocumentClient settings, to the model and to dynalite (the embedded DynamoDB the local stack
  * runs), and asserts equal outputs, equal error names and, at the end, equal table contents.
  *
- * Where dynalite is known to differ from DynamoDB (it ignores ReturnValuesOnConditionCheckFailure,
- * compares strings in conditions by UTF-16 units, compares lists and maps by reference) the model
- * is tested alone, against what the AWS documentation says; those tests say so.
+ * Where dynalite is known to differ from DynamoDB the model is tested alone, against what the AWS
+ * documentation says, and those tests say so: dynalite ignores ReturnValuesOnConditionCheckFailure,
+ * compares strings in conditions by UTF-16 units, compares lists and maps by reference, takes false
+ * and '' for absent in IN and attribute_type, stores an empty string as an index key, removes list
+ * elements one after the other, and lets Select go with a ProjectionExpression. It has no TTL and no
+ * transactions, and neither has the model (it refuses TransactWrite).
  */
 import { once } from 'node:events';
 import type { Server } from 'node:http';
