@@ -170,14 +170,19 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
     },
 
     async recordRedrive({ fromGroup, toGroup, orderingKey, events, at }) {
-      await client.send(
+      const output = await client.send(
         new UpdateCommand({
           TableName: tableName,
           Key: key(fromGroup),
           UpdateExpression: 'ADD dead_lettered :gone',
           ExpressionAttributeValues: { ':gone': -events },
+          ReturnValues: 'ALL_NEW',
         }),
       );
+      // The group it died in may now be drained of everything (its key was repartitioned away):
+      // it leaves the index of active groups, as a group the consumer drains does.
+      const group = toGroupLag(parseItem(groupItemSchema, output.Attributes, tableName, fromGroup));
+      if (fromGroup !== toGroup && group.depth <= 0) await forgetIfDrained(fromGroup, group.deadLettered);
       await recordIntake({ messageGroupId: toGroup, events, orderingKeys: [orderingKey], acceptedAt: at });
     },
 
