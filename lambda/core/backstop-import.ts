@@ -5,7 +5,7 @@
  */
 import type { DeadLetterStore } from './dead-letter.js';
 import type { DeliveryStore } from './delivery.js';
-import { readQueuedEvent } from './event.js';
+import { readQueuedEvent, type QueuedEvent } from './event.js';
 import { HeadState, type GroupProgress } from './lag.js';
 
 /** A message of the backstop queue, received and held invisible while it is imported. */
@@ -50,54 +50,72 @@ export interface BackstopImportStep {
  * consumer gave it, when the event was its key's head), recorded as dead-lettered, counted in its
  * group's lag, and only then removed from the queue: a crash in between imports it again, to the
  * same place. An event that was settled after all (delivered, or dead-lettered by the consumer) is
- * only removed. Records that are no event stay in the queue.
+ * only removed. Records that are no event stay in the queue, released at once so that the events
+ * behind them in their group are reached; the step is done when a receive brings nothing new.
  */
 export async function importBackstopStep(ports: BackstopImportPorts): Promise<BackstopImportStep> {
   const imported: { event_id: string; subscription_id: string; sequence: number | null }[] = [];
-  const held: BackstopMessage[] = [];
+  /** Records that are no event, by message id: seen once, they are released at once and not counted again. */
+  const unreadable = new Set<string>();
   let isDone = false;
-  try {
-    while (ports.hasTime()) {
-      const batch = await ports.receive();
-      if (batch.length === 0) {
-        isDone = true;
-        break;
-      }
+  while (ports.hasTime()) {
+    const batch = await ports.receive();
+    const held: BackstopMessage[] = [];
+    let hasNews = false;
+    try {
       for (const message of batch) {
         const read = readQueuedEvent(message.body);
         if ('reason' in read) {
           held.push(message);
+          hasNews ||= !unreadable.has(message.messageId);
+          unreadable.add(message.messageId);
           continue;
         }
-        const { queued } = read;
-        const eventId = queued.event.event_id;
-        if (await ports.events.isSettled(eventId, queued.redrive?.redriven_at)) {
-          await ports.remove(message);
-          continue;
-        }
-        const head = await ports.findHead(queued.ordering_key);
-        const isHead = head?.eventId === eventId;
-        const sequence = isHead ? head.sequence : queued.redrive?.sequence;
-        const attempts = isHead ? head.attempts : 0;
-        const at = ports.now().toISOString();
-        const reason = `moved to the dead-letter queue by SQS after ${message.receiveCount} receives (a crash loop); ${attempts} attempt${attempts === 1 ? '' : 's'} made`;
-        await ports.deadLetters.put({ queued, sequence, attempts, reason, deadLetteredAt: at });
-        const { wasAccepted } = await ports.events.markDeadLettered({ queued, sequence, attempts, at, reason });
-        if (wasAccepted) {
-          await ports.recordProgress({
-            messageGroupId: queued.message_group_id,
-            settled: 1,
-            deadLettered: 1,
-            lastSettledAcceptedAt: undefined,
-            head: { state: HeadState.unknown },
-          });
-        }
-        await ports.remove(message);
-        imported.push({ event_id: eventId, subscription_id: queued.event.subscription_id, sequence: sequence ?? null });
+        hasNews = true;
+        await importOne(ports, message, read.queued, imported);
       }
+    } finally {
+      // Released at once: a held message locks its whole FIFO group, and the events behind it
+      // must be reached by the next receive.
+      if (held.length > 0) await ports.release(held);
     }
-  } finally {
-    if (held.length > 0) await ports.release(held);
+    // Done when nothing is left but records already seen (they come back at their group's head).
+    if (!hasNews) {
+      isDone = true;
+      break;
+    }
   }
-  return { imported, unreadable: held.length, isDone };
+  return { imported, unreadable: unreadable.size, isDone };
+}
+
+async function importOne(
+  ports: BackstopImportPorts,
+  message: BackstopMessage,
+  queued: QueuedEvent,
+  imported: { event_id: string; subscription_id: string; sequence: number | null }[],
+): Promise<void> {
+  const eventId = queued.event.event_id;
+  if (await ports.events.isSettled(eventId, queued.redrive?.redriven_at)) {
+    await ports.remove(message);
+    return;
+  }
+  const head = await ports.findHead(queued.ordering_key);
+  const isHead = head?.eventId === eventId;
+  const sequence = isHead ? head.sequence : queued.redrive?.sequence;
+  const attempts = isHead ? head.attempts : 0;
+  const at = ports.now().toISOString();
+  const reason = `moved to the dead-letter queue by SQS after ${message.receiveCount} receives (a crash loop); ${attempts} attempt${attempts === 1 ? '' : 's'} made`;
+  await ports.deadLetters.put({ queued, sequence, attempts, reason, deadLetteredAt: at });
+  const { wasAccepted } = await ports.events.markDeadLettered({ queued, sequence, attempts, at, reason });
+  if (wasAccepted) {
+    await ports.recordProgress({
+      messageGroupId: queued.message_group_id,
+      settled: 1,
+      deadLettered: 1,
+      lastSettledAcceptedAt: undefined,
+      head: { state: HeadState.unknown },
+    });
+  }
+  await ports.remove(message);
+  imported.push({ event_id: eventId, subscription_id: queued.event.subscription_id, sequence: sequence ?? null });
 }

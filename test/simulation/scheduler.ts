@@ -43,9 +43,18 @@ export class Scheduler {
   private readonly failures: unknown[] = [];
   steps = 0;
 
-  constructor(seed: number, startMs = Date.UTC(2026, 0, 1)) {
+  /**
+   * @param onAdvance called with the new time whenever the clock moves, e.g. to make `Date` follow
+   *   it for code that reads the wall clock itself
+   */
+  constructor(
+    seed: number,
+    startMs = Date.UTC(2026, 0, 1),
+    private readonly onAdvance: (nowMs: number) => void = () => undefined,
+  ) {
     this.random = new SeededRandom(seed);
     this.nowMs = startMs;
+    onAdvance(startMs);
   }
 
   /** Simulated epoch milliseconds. */
@@ -111,7 +120,10 @@ export class Scheduler {
       if (next === undefined) return;
       this.steps += 1;
       if (this.steps > maxSteps) throw new StepLimitError(`more than ${maxSteps} steps`);
-      this.nowMs = Math.max(this.nowMs, next.at);
+      if (next.at > this.nowMs) {
+        this.nowMs = next.at;
+        this.onAdvance(this.nowMs);
+      }
       if (next.life?.isDead !== true) next.wake();
       await this.settle();
     }

@@ -85,6 +85,34 @@ describe('importBackstopStep', () => {
     expect(deadLetters.all('a')).toEqual([]);
   });
 
+  it('reaches the events behind a record that is no event in its FIFO group, and then finishes', async () => {
+    // A FIFO queue: a group's messages in order, nothing of a group while one of it is in flight.
+    const messages = [message('bad', 'garbage'), ...Array.from({ length: 14 }, (_, n) => message(`m${n}`, JSON.stringify(queued(`a${n}`, 'a'))))];
+    const { ports, queue } = harness(messages);
+    const fifoPorts: BackstopImportPorts = {
+      ...ports,
+      receive: async () => {
+        const locked = queue.some((m) => held.has(m.messageId));
+        if (locked) return [];
+        const batch = queue.slice(0, 10);
+        for (const m of batch) held.add(m.messageId);
+        return batch;
+      },
+      release: async (released) => {
+        for (const m of released) held.delete(m.messageId);
+      },
+      remove: async (removed) => {
+        held.delete(removed.messageId);
+        await ports.remove(removed);
+      },
+    };
+    const held = new Set<string>();
+    const step = await importBackstopStep(fifoPorts);
+    expect(step).toMatchObject({ unreadable: 1, isDone: true });
+    expect(step.imported).toHaveLength(14);
+    expect(queue.map((m) => m.messageId)).toEqual(['bad']);
+  });
+
   it('leaves records that are no event in the queue, counts them, and still finishes', async () => {
     const { ports, queue } = harness([message('m1', 'garbage'), message('m2', JSON.stringify(queued('a1', 'a')))]);
     const step = await importBackstopStep(ports);

@@ -1,0 +1,645 @@
+/**
+ * One seeded run of the whole pipeline on modelled AWS: the real handlers (ingest, subscriptions,
+ * consumer, operations) wired by their own `wire*Handler` factories to the real adapters, which
+ * talk to in-memory models of DynamoDB, SQS FIFO (as AWS documents it: several messages of a group
+ * per receive, group lock, visibility, receive-count redrive, 5-minute deduplication after
+ * deletion, the 12-hour visibility limit) and S3, under Lambda's event source mapping, on a
+ * simulated clock. Faults are injected at every call: errors before and after the effect,
+ * throttling, crashes between any two steps, receivers that fail, time out or reset. An operator
+ * redrives, skips and imports at random moments. Every history is checked at the end.
+ *
+ * The harness uses only what every version of the project has (the wiring factories, the HTTP
+ * routes, the resource definitions), so the same seed runs on an older commit too.
+ */
+import type { APIGatewayProxyEventV2, Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { backstopMaxReceiveCount, consumerTimeoutSeconds, Deployment, loadConfig, queueVisibilityTimeoutSeconds, type Config } from '../../lambda/config.js';
+import type { AttemptResult } from '../../lambda/core/delivery.js';
+import type { WebhookRequest } from '../../lambda/core/webhook.js';
+import { wireConsumerHandler } from '../../lambda/handlers/consumer.js';
+import type { HttpHandler } from '../../lambda/handlers/http.js';
+import { wireIngestHandler } from '../../lambda/handlers/ingest.js';
+import { createLogger } from '../../lambda/handlers/logger.js';
+import { wireOperationsHandler } from '../../lambda/handlers/operations.js';
+import { wireSubscriptionsHandler } from '../../lambda/handlers/subscriptions.js';
+import { QUEUES, TABLES, type TableDefinition } from '../../lambda/resources.js';
+import { apiEvent } from '../support/api-event.js';
+import type { DeployedGrants, FunctionName, ResourceRef } from './deployed-grants.js';
+import { createModelDocumentClient, DynamoModel, ExpressionParser, type ModelTableDefinition } from './models/dynamo-model.js';
+import { startEventSourceMappingModel } from './models/event-source-mapping-model.js';
+import { createModelS3Client, S3Model } from './models/s3-model.js';
+import { createModelSqsClient, SqsFifoModel, type CallGate } from './models/sqs-fifo-model.js';
+import { Life, Scheduler, StepLimitError } from './scheduler.js';
+import type { SeededRandom } from './random.js';
+
+/** What a seed runs: drawn from the seed, or given whole by a scenario. */
+export interface SimulationPlan {
+  readonly seed: number;
+  /** Events per ordering key (one subscription each), in accept order. */
+  readonly eventsPerKey: readonly number[];
+  /** Configuration variables, as the local stack reads them. */
+  readonly environment: Readonly<Record<string, string>>;
+  /** Chance that a call of a handler to AWS fails before its effect (an error or a throttle). */
+  readonly errorRate: number;
+  /** Chance that a call's response is lost after its effect (a timeout the caller sees as an error). */
+  readonly lostResponseRate: number;
+  /** Chance that the process dies right before, or right after, a call. */
+  readonly crashRate: number;
+  /** Chance that an attempt to a healthy receiver fails anyway (5xx, timeout, reset). */
+  readonly receiverFaultRate: number;
+  /** Per key: until when (ms after the start) its receiver refuses everything, in windows. */
+  readonly refusalWindows: readonly (readonly { readonly fromMs: number; readonly toMs: number }[])[];
+  /** Whether the operator acts at random moments while faults are on (redrive, skip, import). */
+  readonly hasOperator: boolean;
+  /** When faults stop and every receiver is healthy (ms after the start). */
+  readonly healAtMs: number;
+  /** The event source mapping's chance of a throttled invocation. */
+  readonly throttleChance: number;
+  /** The most rows an operations answer may hold: a page, whatever the number of dead letters or groups. */
+  readonly maxRowsPerAnswer: number;
+  /** The most events of a key a producer puts in one request. */
+  readonly maxEventsPerRequest: number;
+}
+
+export interface SimulationResult {
+  readonly seed: number;
+  readonly events: number;
+  readonly faultsInjected: number;
+  readonly crashes: number;
+  readonly deliveries: number;
+  readonly violations: readonly string[];
+  readonly simulatedMs: number;
+  readonly steps: number;
+}
+
+/** One attempt a receiver processed (answered 2xx to, whether or not the answer arrived). */
+interface Processed {
+  readonly order: number;
+  readonly at: number;
+  readonly eventId: string;
+  readonly sequence: number;
+  readonly isRedelivery: boolean;
+  readonly data: unknown;
+}
+
+const START_MS = Date.UTC(2026, 0, 1);
+const REQUEST_TIMEOUT_MS = 30_000;
+const FINAL_DEADLINE_MS = 6 * 3_600_000;
+
+/** Draws a plan from a seed: small and hostile, so that thousands run in a minute. */
+export function planOf(seed: number, random: SeededRandom): SimulationPlan {
+  const keys = random.between(1, 4);
+  const eventsPerKey = Array.from({ length: keys }, () => random.between(1, 8));
+  const healAtMs = random.between(20_000, 120_000);
+  return {
+    seed,
+    eventsPerKey,
+    environment: {
+      MAX_DELIVERY_ATTEMPTS: String(random.between(1, 3)),
+      RETRY_BASE_SECONDS: String(random.between(0, 2)),
+      RETRY_MAX_SECONDS: String(random.between(2, 8)),
+      DELIVERY_TIMEOUT_MS: '1000',
+      CONSUMER_CONCURRENCY: String(random.between(2, 4)),
+      ...(random.chance(0.2) ? { PARTITION_COUNT: String(random.between(1, 2)) } : {}),
+      LOG_LEVEL: 'SILENT',
+    },
+    errorRate: random.pick([0, 0.01, 0.03, 0.06]),
+    lostResponseRate: random.pick([0, 0.01, 0.02]),
+    crashRate: random.pick([0, 0.005, 0.01, 0.02]),
+    receiverFaultRate: random.pick([0, 0.05, 0.1]),
+    refusalWindows: eventsPerKey.map(() =>
+      random.chance(0.6)
+        ? Array.from({ length: random.between(1, 3) }, () => {
+            const fromMs = random.between(0, healAtMs);
+            return { fromMs, toMs: Math.min(healAtMs, fromMs + random.between(2_000, 40_000)) };
+          })
+        : [],
+    ),
+    hasOperator: random.chance(0.7),
+    healAtMs,
+    throttleChance: random.pick([0, 0, 0.05]),
+    maxRowsPerAnswer: 1000,
+    maxEventsPerRequest: 2,
+  };
+}
+
+/** The project's tables as the DynamoDB model declares them (every key a string). */
+function modelTables(): ModelTableDefinition[] {
+  return Object.values<TableDefinition>(TABLES).map((table) => ({
+    name: table.localName,
+    partitionKey: table.partitionKey,
+    ...(table.sortKey === undefined ? {} : { sortKey: { name: table.sortKey, type: 'S' as const } }),
+    indexes: (table.indexes ?? []).map((index) => ({
+      name: index.name,
+      partitionKey: index.partitionKey,
+      ...(index.sortKey === undefined ? {} : { sortKey: { name: index.sortKey, type: 'S' as const } }),
+    })),
+  }));
+}
+
+/** One parser for every seed of a process: each expression string is parsed once. */
+const sharedParser = new ExpressionParser();
+
+const DYNAMO_ACTIONS: Readonly<Record<string, string>> = {
+  Get: 'dynamodb:GetItem',
+  Put: 'dynamodb:PutItem',
+  Update: 'dynamodb:UpdateItem',
+  Delete: 'dynamodb:DeleteItem',
+  Query: 'dynamodb:Query',
+  Scan: 'dynamodb:Scan',
+  BatchGet: 'dynamodb:BatchGetItem',
+  BatchWrite: 'dynamodb:BatchWriteItem',
+};
+const SQS_ACTIONS: Readonly<Record<string, string>> = {
+  SendMessage: 'sqs:SendMessage',
+  SendMessageBatch: 'sqs:SendMessage',
+  ReceiveMessage: 'sqs:ReceiveMessage',
+  DeleteMessage: 'sqs:DeleteMessage',
+  DeleteMessageBatch: 'sqs:DeleteMessage',
+  ChangeMessageVisibility: 'sqs:ChangeMessageVisibility',
+  ChangeMessageVisibilityBatch: 'sqs:ChangeMessageVisibility',
+  GetQueueAttributes: 'sqs:GetQueueAttributes',
+};
+
+/** The IAM action and resources of one SDK call. */
+function accessOf(call: { readonly service: string; readonly operation: string; readonly input: unknown }, queueNameOf: (url: string) => string): { action: string; resources: ResourceRef[] } {
+  const input = (call.input ?? {}) as Record<string, unknown>;
+  if (call.service === 'dynamodb') {
+    const action = DYNAMO_ACTIONS[call.operation] ?? `dynamodb:${call.operation}`;
+    const tables = typeof input.TableName === 'string' ? [input.TableName] : Object.keys((input.RequestItems ?? {}) as object);
+    return { action, resources: tables.map((table) => ({ kind: 'table', table, ...(typeof input.IndexName === 'string' ? { index: input.IndexName } : {}) })) };
+  }
+  if (call.service === 'sqs') {
+    return { action: SQS_ACTIONS[call.operation] ?? `sqs:${call.operation}`, resources: [{ kind: 'queue', queue: queueNameOf(String(input.QueueUrl)) }] };
+  }
+  return { action: `s3:${call.operation}`, resources: [{ kind: 'bucket', key: String(input.Key) }] };
+}
+
+function awsError(name: string, message: string): Error {
+  return Object.assign(new Error(message), { name, $fault: 'server', $retryable: {} });
+}
+
+/** A Lambda context with the deadline of an invocation that started at `startMs`. */
+function lambdaContext(scheduler: Scheduler, startMs: number, timeoutMs: number, name: string): Context {
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${name}`,
+    memoryLimitInMB: '256',
+    awsRequestId: `${name}-${startMs}`,
+    logGroupName: `/aws/lambda/${name}`,
+    logStreamName: 'sim',
+    getRemainingTimeInMillis: () => Math.max(0, startMs + timeoutMs - scheduler.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+/** Runs one plan to its end and checks its history. */
+export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants, setClock: (nowMs: number) => void): Promise<SimulationResult> {
+  const scheduler = new Scheduler(plan.seed, START_MS, setClock);
+  const random = scheduler.random.fork();
+  const faultRandom = scheduler.random.fork();
+  const violations: string[] = [];
+  const violate = (message: string): void => {
+    if (violations.length < 20) violations.push(message);
+  };
+  const config: Config = loadConfig(plan.environment, Deployment.local);
+  const visibilityTimeoutSeconds = queueVisibilityTimeoutSeconds(config);
+
+  // Models.
+  const dynamoModel = new DynamoModel(modelTables(), { parser: sharedParser });
+  const sqsModel = new SqsFifoModel({ now: () => scheduler.now() });
+  const s3Model = new S3Model();
+  const deadLetterQueueUrl = sqsModel.createQueue({ name: QUEUES.deadLetter.localName, visibilityTimeoutSeconds: 30, deduplicationScope: 'messageGroup' });
+  const deliveryQueueUrl = sqsModel.createQueue({
+    name: QUEUES.delivery.localName,
+    visibilityTimeoutSeconds,
+    deduplicationScope: 'messageGroup',
+    redrive: { deadLetterQueueName: QUEUES.deadLetter.localName, maxReceiveCount: backstopMaxReceiveCount(config) },
+  });
+  const queueNameOf = (url: string): string => (url === deliveryQueueUrl ? QUEUES.delivery.localName : url === deadLetterQueueUrl ? QUEUES.deadLetter.localName : url);
+
+  // Fault injection, crash points and the grant check, at every call a handler makes.
+  let faultsInjected = 0;
+  let crashes = 0;
+  const isHealed = (): boolean => scheduler.now() - START_MS >= plan.healAtMs;
+  /** Events an invocation held when a fault or crash hit it: a duplicate of them is allowed. */
+  const eventsOfLife = new WeakMap<Life, readonly string[]>();
+  const exposed = new Set<string>();
+  const expose = (life: Life | undefined): void => {
+    for (const eventId of (life === undefined ? undefined : eventsOfLife.get(life)) ?? []) exposed.add(eventId);
+  };
+  /** When each event was first given up (a store write or a dead-letter-queue send), by event id. */
+  const deadLetteredAt = new Map<string, number>();
+  const observeDeadLettering = (call: { readonly service: string; readonly operation: string; readonly input: unknown }): void => {
+    const input = call.input as Record<string, unknown>;
+    let eventId: string | undefined;
+    if (call.service === 'dynamodb' && call.operation === 'Put' && input.TableName === TABLES.deadLetters?.localName) {
+      eventId = String((input.Item as Record<string, unknown>).event_id);
+    }
+    if (call.service === 'sqs' && call.operation === 'SendMessage' && input.QueueUrl === deadLetterQueueUrl) {
+      try {
+        eventId = String((JSON.parse(String(input.MessageBody)) as { event: { event_id: string } }).event.event_id);
+      } catch {
+        eventId = undefined;
+      }
+    }
+    if (eventId !== undefined && !deadLetteredAt.has(eventId)) deadLetteredAt.set(eventId, scheduler.now());
+  };
+  /** Sends to the dead-letter queue that SQS accepted and dropped as duplicates of a deduplication id. */
+  const swallowed = new Set<string>();
+  const isDeadLetterSend = (call: { readonly service: string; readonly operation: string; readonly input: unknown }): boolean =>
+    call.service === 'sqs' && call.operation === 'SendMessage' && (call.input as { QueueUrl?: string }).QueueUrl === deadLetterQueueUrl;
+  const functionOf = (life: Life | undefined): FunctionName | undefined => {
+    const name = life?.name ?? '';
+    for (const fn of ['consumer', 'ingest', 'operations', 'subscriptions'] as const) if (name.startsWith(fn)) return fn;
+    return undefined;
+  };
+
+  const gate: CallGate = async (call, apply) => {
+    const life = scheduler.currentLife();
+    const fn = functionOf(life);
+    if (fn === undefined || life === undefined) return apply();
+    const { action, resources } = accessOf(call, queueNameOf);
+    for (const resource of resources) {
+      if (!grants.allows(fn, action, resource)) {
+        violate(`missing grant: the ${fn} function calls ${action} on ${JSON.stringify(resource)}, which its role does not allow (AWS answers AccessDenied)`);
+        throw awsError('AccessDeniedException', `not authorized to perform ${action}`);
+      }
+    }
+    await scheduler.sleep(random.between(1, 12));
+    const isFaulty = !isHealed();
+    if (isFaulty && faultRandom.chance(plan.crashRate)) {
+      crashes += 1;
+      expose(life);
+      life.kill();
+      return scheduler.never();
+    }
+    if (isFaulty && faultRandom.chance(plan.errorRate)) {
+      faultsInjected += 1;
+      expose(life);
+      throw faultRandom.chance(0.5) ? awsError('ThrottlingException', 'Rate exceeded') : awsError('InternalServerError', 'Internal server error');
+    }
+    let outcome: { ok: true; value: ReturnType<typeof apply> } | { ok: false; error: unknown };
+    try {
+      const before = isDeadLetterSend(call) ? sqsModel.messages(deadLetterQueueUrl).length : 0;
+      outcome = { ok: true, value: apply() };
+      if (isDeadLetterSend(call) && sqsModel.messages(deadLetterQueueUrl).length === before) {
+        swallowed.add(String((call.input as { MessageDeduplicationId?: string }).MessageDeduplicationId));
+      }
+      observeDeadLettering(call);
+    } catch (error) {
+      outcome = { ok: false, error };
+    }
+    await scheduler.sleep(random.between(1, 12));
+    if (isFaulty && faultRandom.chance(plan.crashRate)) {
+      crashes += 1;
+      expose(life);
+      life.kill();
+      return scheduler.never();
+    }
+    if (isFaulty && faultRandom.chance(plan.lostResponseRate)) {
+      faultsInjected += 1;
+      expose(life);
+      throw awsError('TimeoutError', 'socket hang up after the request was sent');
+    }
+    if (!outcome.ok) throw outcome.error;
+    return outcome.value;
+  };
+
+  const resources = {
+    subscriptionsTable: TABLES.subscriptions.localName,
+    eventsTable: TABLES.events.localName,
+    deadLettersTable: TABLES.deadLetters?.localName ?? 'DeadLetters',
+    orderingKeysTable: TABLES.orderingKeys.localName,
+    groupsTable: TABLES.groups.localName,
+    settingsTable: TABLES.settings.localName,
+    deliveryQueueUrl,
+    deadLetterQueueUrl,
+    payloadBucket: 'sim-payloads',
+  };
+  const wiring = (service: string) => ({
+    config,
+    resources,
+    dynamo: createModelDocumentClient(dynamoModel, gate),
+    sqs: createModelSqsClient(sqsModel, gate),
+    s3: createModelS3Client(s3Model, gate),
+    logger: createLogger(service, 'SILENT'),
+  });
+
+  // Receivers: one endpoint per subscription, with windows of refusal and random faults.
+  const processed = new Map<string, Processed[]>();
+  let processedOrder = 0;
+  const send = async (url: string, request: WebhookRequest): Promise<AttemptResult> => {
+    const key = decodeURIComponent(new URL(url).pathname.slice(1));
+    const keyIndex = Number(key.replace('key-', ''));
+    await scheduler.sleep(random.between(2, 40));
+    const sinceStart = scheduler.now() - START_MS;
+    const isRefusing = (plan.refusalWindows[keyIndex] ?? []).some((window) => sinceStart >= window.fromMs && sinceStart < window.toMs);
+    if (isRefusing) return { kind: 'response', statusCode: 503 };
+    const roll = isHealed() ? 1 : faultRandom.next();
+    const third = plan.receiverFaultRate / 3;
+    if (roll < third) return { kind: 'unreachable', message: 'ECONNRESET' };
+    if (roll < 2 * third) return { kind: 'response', statusCode: 500 };
+    const body = JSON.parse(request.body) as { data: unknown };
+    const record = (): void => {
+      const list = processed.get(key) ?? [];
+      list.push({
+        order: (processedOrder += 1),
+        at: scheduler.now(),
+        eventId: request.headers['webhook-id'] ?? '',
+        sequence: Number(request.headers['webhook-sequence']),
+        isRedelivery: request.headers['webhook-redelivery'] === 'true',
+        data: body.data,
+      });
+      processed.set(key, list);
+    };
+    if (roll < 3 * third) {
+      // The receiver processed it, but its answer never came back: the sender sees a timeout.
+      if (faultRandom.chance(0.5)) record();
+      exposed.add(request.headers['webhook-id'] ?? '');
+      await scheduler.sleep(config.deliveryTimeoutMs);
+      return { kind: 'timeout', afterMs: config.deliveryTimeoutMs };
+    }
+    record();
+    return { kind: 'response', statusCode: 204 };
+  };
+
+  // The handlers, wired as Lambda and the local stack wire them.
+  const consumer = wireConsumerHandler(wiring('consumer'), (ports) => ({ ...ports, send, now: () => scheduler.nowDate(), random: () => random.next() }));
+  const invokeConsumer: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> = consumer;
+  const ingest = wireIngestHandler(wiring('ingest'));
+  const subscriptions = wireSubscriptionsHandler(wiring('subscriptions'));
+  const operations = wireOperationsHandler(wiring('operations'));
+
+  let requestSerial = 0;
+  /** One API request in its own life (one Lambda invocation); undefined when it crashed or timed out. */
+  const request = async (fn: FunctionName, handler: HttpHandler, event: APIGatewayProxyEventV2): Promise<{ statusCode: number; body: unknown } | undefined> => {
+    requestSerial += 1;
+    const life = new Life(`${fn}-request-${requestSerial}`);
+    const run = scheduler.runIn(life, () => handler(event)).then(
+      (result) => ({ statusCode: result.statusCode ?? 500, body: JSON.parse(result.body ?? 'null') as unknown }),
+      () => undefined,
+    );
+    const timeout = scheduler.sleep(REQUEST_TIMEOUT_MS).then(() => undefined);
+    const answer = await Promise.race([run, timeout]);
+    if (answer === undefined) life.kill();
+    return answer;
+  };
+  const call = (fn: FunctionName, handler: HttpHandler, routeKey: string, body?: unknown, extra: Partial<APIGatewayProxyEventV2> = {}) =>
+    request(fn, handler, { ...apiEvent({ routeKey, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }), ...extra });
+
+  const subscriptionIds = plan.eventsPerKey.map((_, index) => `key-${index}`);
+  const secret = `whsec_${Buffer.alloc(24, 7).toString('base64')}`;
+  for (const subscriptionId of subscriptionIds) {
+    const answer = await subscriptions(
+      apiEvent({ routeKey: 'PUT /v1/subscriptions/{subscription_id}', body: JSON.stringify({ tenant_id: 't', url: `http://receiver.sim/${subscriptionId}`, secret }), pathParameters: { subscription_id: subscriptionId } }),
+    );
+    if (answer.statusCode !== 201) throw new Error(`subscription ${subscriptionId} not created: ${answer.body}`);
+  }
+
+  // Producers: one per key, each event sent after the previous one's 202 (the contract's order).
+  const events = plan.eventsPerKey.map((count, keyIndex) =>
+    Array.from({ length: count }, (_, n) => ({
+      event_id: `e-${plan.seed}-${keyIndex}-${n + 1}`,
+      tenant_id: 't',
+      subscription_id: `key-${keyIndex}`,
+      type: 'sim.event',
+      payload: { key: keyIndex, n: n + 1, check: `${plan.seed}:${keyIndex}:${n + 1}` },
+    })),
+  );
+  const accepted = new Map<string, string[]>();
+  for (const [keyIndex, keyEvents] of events.entries()) {
+    scheduler.spawn(`producer-${keyIndex}`, async () => {
+      await scheduler.sleep(random.between(0, 5_000));
+      let index = 0;
+      while (index < keyEvents.length) {
+        // Sometimes two consecutive events of the key in one request, in request order.
+        const size = Math.min(keyEvents.length - index, random.chance(0.3) ? plan.maxEventsPerRequest : 1);
+        const batch = keyEvents.slice(index, index + size);
+        const answer = await call('ingest', ingest, 'POST /v1/events', batch.length === 1 ? batch[0] : { events: batch });
+        if (answer?.statusCode === 202) {
+          const list = accepted.get(`key-${keyIndex}`) ?? [];
+          list.push(...batch.map((event) => event.event_id));
+          accepted.set(`key-${keyIndex}`, list);
+          index += size;
+          await scheduler.sleep(random.between(0, 3_000));
+        } else {
+          await scheduler.sleep(random.between(500, 3_000));
+        }
+      }
+    });
+  }
+
+  // Lambda's event source mapping in front of the consumer.
+  const functionTimeoutMs = consumerTimeoutSeconds(config) * 1000;
+  const mapping = startEventSourceMappingModel({
+    scheduler,
+    sqs: sqsModel,
+    queueUrl: deliveryQueueUrl,
+    name: 'consumer',
+    maxConcurrency: config.consumerConcurrency,
+    batchSize: 10,
+    functionTimeoutMs,
+    throttleChance: plan.throttleChance,
+    emptyReceiveWait: { minMs: 200, maxMs: 2_000 },
+    invoke: async (event) => {
+      const life = scheduler.currentLife();
+      const eventIds = event.Records.map((record) => {
+        try {
+          return (JSON.parse(record.body) as { event: { event_id: string } }).event.event_id;
+        } catch {
+          return record.messageId;
+        }
+      });
+      if (life !== undefined) eventsOfLife.set(life, eventIds);
+      // A throttled batch invoked late may overlap another receive of the same messages (AWS's own hazard).
+      if (plan.throttleChance > 0) for (const eventId of eventIds) exposed.add(eventId);
+      return invokeConsumer(event, lambdaContext(scheduler, scheduler.now(), functionTimeoutMs, 'consumer'));
+    },
+  });
+
+  // The operator: while faults are on, redrives, skips and imports at random moments.
+  const page = async (path: string, query: Record<string, string>): Promise<{ items: unknown[]; complete: boolean }> => {
+    const items: unknown[] = [];
+    let cursor: string | undefined;
+    for (let pages = 0; pages < 100; pages += 1) {
+      const answer = await call('operations', operations, path, undefined, { queryStringParameters: { ...query, ...(cursor === undefined ? {} : { cursor }) } });
+      if (answer?.statusCode !== 200) return { items, complete: false };
+      const body = answer.body as { items?: unknown[]; groups?: unknown[]; next_cursor?: string | null };
+      const rows = body.items ?? body.groups ?? [];
+      if (rows.length > plan.maxRowsPerAnswer) violate(`${path} answered ${rows.length} rows at once: more than a page of ${plan.maxRowsPerAnswer}`);
+      items.push(...rows);
+      if (body.next_cursor === undefined || body.next_cursor === null) return { items, complete: true };
+      cursor = body.next_cursor;
+    }
+    return { items, complete: false };
+  };
+  /** Redrive steps in a row that answered, redrove nothing and were not done: a stuck redrive. */
+  const stuckSteps = new Map<string, number>();
+  const redriveAll = async (subscriptionId: string, maxSteps: number): Promise<boolean> => {
+    for (let step = 0; step < maxSteps; step += 1) {
+      const answer = await call('operations', operations, 'POST /v1/dead-letters/redrive', { subscription_id: subscriptionId });
+      if (answer?.statusCode === 200) {
+        const body = answer.body as { redriven: unknown[]; remaining: number; is_done: boolean };
+        if (body.redriven.length > plan.maxRowsPerAnswer) violate(`a redrive step answered ${body.redriven.length} rows at once: more than a page of ${plan.maxRowsPerAnswer}`);
+        if (body.is_done) return true;
+        const stuck = body.redriven.length === 0 ? (stuckSteps.get(subscriptionId) ?? 0) + 1 : 0;
+        stuckSteps.set(subscriptionId, stuck);
+        if (stuck === 20) {
+          const queued = sqsModel.messages(deadLetterQueueUrl).filter((message) => message.body.includes(`"subscription_id":"${subscriptionId}"`)).length;
+          violate(`${subscriptionId}: redrive stuck: 20 steps in a row redrove nothing while ${body.remaining} dead letters waited (${queued} of its messages in the dead-letter queue)`);
+        }
+      } else {
+        await scheduler.sleep(1_000);
+      }
+    }
+    return false;
+  };
+  const importAll = async (maxSteps: number): Promise<void> => {
+    for (let step = 0; step < maxSteps; step += 1) {
+      const answer = await call('operations', operations, 'POST /v1/dead-letters/import');
+      // A version without the route answers 404: nothing to import there.
+      if (answer?.statusCode === 404) return;
+      if (answer?.statusCode === 200 && (answer.body as { is_done: boolean }).is_done) return;
+    }
+  };
+  if (plan.hasOperator) {
+    scheduler.spawn('operator', async () => {
+      while (!isHealed()) {
+        await scheduler.sleep(random.between(3_000, 20_000));
+        const action = random.int(3);
+        if (action === 0) await redriveAll(random.pick(subscriptionIds), 3);
+        if (action === 1) {
+          const lag = await call('operations', operations, 'GET /v1/lag');
+          const groups = ((lag?.body as { groups?: { message_group_id: string; head_attempts: number }[] } | undefined)?.groups ?? []).filter((g) => g.head_attempts > 0);
+          if (groups.length > 0) {
+            const group = random.pick(groups);
+            await call('operations', operations, 'POST /v1/groups/{message_group_id}/skip', {}, { pathParameters: { message_group_id: group.message_group_id } });
+          }
+        }
+        if (action === 2) await importAll(2);
+      }
+    });
+  }
+
+  const totalEvents = events.reduce((sum, list) => sum + list.length, 0);
+  const isAllAccepted = (): boolean => [...accepted.values()].reduce((sum, list) => sum + list.length, 0) === totalEvents;
+  const deliveredIds = (): Set<string> => new Set([...processed.values()].flat().map((p) => p.eventId));
+  const isQueueEmpty = (): boolean => sqsModel.messages(deliveryQueueUrl).length === 0;
+
+  // Final recovery, once healed: import what the backstop moved, redrive every dead letter, until
+  // everything accepted was delivered.
+  let isRecovered = false;
+  let gapsChecked = false;
+  scheduler.spawn('recovery', async () => {
+    await scheduler.sleep(plan.healAtMs);
+    while (scheduler.now() - START_MS < FINAL_DEADLINE_MS) {
+      await scheduler.sleep(30_000);
+      if (!isAllAccepted() || !isQueueEmpty()) continue;
+      await importAll(20);
+      const lists = await Promise.all(subscriptionIds.map((id) => page('GET /v1/dead-letters', { subscription_id: id, limit: '50' })));
+      if (!gapsChecked && lists.every((list) => list.complete) && isQueueEmpty()) {
+        gapsChecked = true;
+        checkGaps(lists.map((list) => list.items as { event_id: string; sequence: number | null }[]));
+      }
+      for (const [index, list] of lists.entries()) {
+        if (list.items.length > 0) await redriveAll(subscriptionIds[index] ?? '', 50);
+      }
+      const delivered = deliveredIds();
+      if (lists.every((list) => list.complete && list.items.length === 0) && [...accepted.values()].flat().every((id) => delivered.has(id)) && isQueueEmpty()) {
+        isRecovered = true;
+        return;
+      }
+    }
+  });
+
+  /** Every sequence number a key gave out below its highest delivered one is delivered, or a listed dead letter. */
+  const checkGaps = (lists: readonly (readonly { event_id: string; sequence: number | null }[])[]): void => {
+    for (const [index, subscriptionId] of subscriptionIds.entries()) {
+      const deliveredSequences = new Set((processed.get(subscriptionId) ?? []).map((p) => p.sequence));
+      const listedSequences = new Set((lists[index] ?? []).map((letter) => letter.sequence));
+      const highest = Math.max(0, ...deliveredSequences);
+      for (let sequence = 1; sequence < highest; sequence += 1) {
+        if (!deliveredSequences.has(sequence) && !listedSequences.has(sequence)) {
+          violate(`${subscriptionId}: sequence ${sequence} is a gap the receiver saw, and no listed dead letter has it`);
+        }
+      }
+    }
+  };
+
+  try {
+    await scheduler.run({ untilMs: START_MS + FINAL_DEADLINE_MS + 60_000, isDone: () => isRecovered, maxSteps: 2_000_000 });
+  } catch (error) {
+    if (error instanceof StepLimitError) violate(`livelock: ${error.message}`);
+    else violate(`an actor failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  mapping.stop();
+
+  // The checks, per key.
+  for (const [keyIndex, keyEvents] of events.entries()) {
+    const subscriptionId = `key-${keyIndex}`;
+    const order = accepted.get(subscriptionId) ?? [];
+    const payloads = new Map(keyEvents.map((event) => [event.event_id, event.payload]));
+    const deliveries = processed.get(subscriptionId) ?? [];
+    const first = new Map<string, Processed>();
+    for (const delivery of deliveries) if (!first.has(delivery.eventId)) first.set(delivery.eventId, delivery);
+    // Nothing lost: every accepted event was delivered, with its payload.
+    for (const eventId of order) {
+      const delivery = first.get(eventId);
+      if (delivery === undefined) {
+        const why = swallowed.has(eventId) ? ': its second give-up was dropped by the dead-letter queue as a duplicate of its deduplication id, so its payload exists nowhere' : '';
+        violate(`${subscriptionId}: ${eventId} was accepted and never delivered (lost)${why}`);
+      }
+      else if (JSON.stringify(delivery.data) !== JSON.stringify(payloads.get(eventId))) violate(`${subscriptionId}: ${eventId} was delivered with another payload`);
+    }
+    // One sequence per event, on every delivery of it.
+    const sequenceOf = new Map<string, number>();
+    for (const delivery of deliveries) {
+      const known = sequenceOf.get(delivery.eventId);
+      if (known === undefined) sequenceOf.set(delivery.eventId, delivery.sequence);
+      else if (known !== delivery.sequence) violate(`${subscriptionId}: ${delivery.eventId} was delivered as ${known} and as ${delivery.sequence}`);
+    }
+    // Order and no overtaking: an event's first normal delivery comes after every earlier event of
+    // its key was delivered or given up.
+    for (const [position, eventId] of order.entries()) {
+      const delivery = first.get(eventId);
+      if (delivery === undefined || delivery.isRedelivery) continue;
+      for (const earlier of order.slice(0, position)) {
+        const earlierDelivery = first.get(earlier);
+        const gaveUpAt = deadLetteredAt.get(earlier);
+        const wasBefore = (earlierDelivery !== undefined && earlierDelivery.order < delivery.order) || (gaveUpAt !== undefined && gaveUpAt <= delivery.at);
+        const wasMovedByBackstop = sqsModel.movedMessages(deliveryQueueUrl).some((moved) => moved.body.includes(`"event_id":"${earlier}"`));
+        if (!wasBefore && !wasMovedByBackstop) violate(`${subscriptionId}: ${eventId} overtook ${earlier}, which was neither delivered nor dead-lettered before it`);
+      }
+      const earlierSequences = order.slice(0, position).map((id) => first.get(id)).filter((d): d is Processed => d !== undefined && !d.isRedelivery);
+      if (earlierSequences.some((d) => d.sequence >= delivery.sequence)) violate(`${subscriptionId}: ${eventId} has sequence ${delivery.sequence}, not above its predecessors'`);
+    }
+    // A redelivery is of an event that was dead-lettered first.
+    for (const delivery of deliveries) {
+      if (delivery.isRedelivery && !deadLetteredAt.has(delivery.eventId) && !sqsModel.movedMessages(deliveryQueueUrl).some((moved) => moved.body.includes(`"event_id":"${delivery.eventId}"`))) {
+        violate(`${subscriptionId}: ${delivery.eventId} was marked as a redelivery but was never dead-lettered`);
+      }
+    }
+    // Duplicates after a 2xx only around a crash (or a lost answer, or a throttled late invocation).
+    const counts = new Map<string, number>();
+    for (const delivery of deliveries) counts.set(delivery.eventId, (counts.get(delivery.eventId) ?? 0) + 1);
+    for (const [eventId, count] of counts) {
+      if (count > 1 && !exposed.has(eventId) && !deadLetteredAt.has(eventId)) violate(`${subscriptionId}: ${eventId} was delivered ${count} times with no crash, lost answer or redrive to explain it`);
+    }
+  }
+  if (!isRecovered && violations.length === 0) violate('the run did not settle: not everything accepted was delivered and the dead letters emptied before the deadline');
+
+  return {
+    seed: plan.seed,
+    events: totalEvents,
+    faultsInjected,
+    crashes,
+    deliveries: processedOrder,
+    violations,
+    simulatedMs: scheduler.now() - START_MS,
+    steps: scheduler.steps,
+  };
+}
