@@ -44,7 +44,9 @@ export const deadLetterSchema = z.looseObject({
 });
 export type DeadLetter = z.infer<typeof deadLetterSchema>;
 
-export const deadLettersAnswerSchema = z.looseObject({ items: z.array(deadLetterSchema) });
+/** One page of `GET /v1/dead-letters`; `next_cursor` is null on the last page, and absent from an API older than paging. */
+export const deadLettersAnswerSchema = z.looseObject({ items: z.array(deadLetterSchema), next_cursor: z.string().nullable().optional() });
+export type DeadLettersAnswer = z.infer<typeof deadLettersAnswerSchema>;
 
 /** One answer of `POST /v1/dead-letters/redrive`: a page of re-enqueued events and what is left. */
 export const redriveAnswerSchema = z.looseObject({
