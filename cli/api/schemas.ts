@@ -58,6 +58,16 @@ export const redriveAnswerSchema = z.looseObject({
 });
 export type RedriveAnswer = z.infer<typeof redriveAnswerSchema>;
 
+/** One answer of `POST /v1/dead-letters/import`: the events a step moved from the backstop queue into the store. */
+export const importAnswerSchema = z.looseObject({
+  /** `sequence` is null for an event that was not its key's head when SQS moved it. */
+  imported: z.array(z.looseObject({ event_id: z.string(), subscription_id: z.string(), sequence: z.number().nullable() })),
+  /** Records of the backstop queue this step found that are no event: they stay there. */
+  unreadable: z.number(),
+  is_done: z.boolean(),
+});
+export type ImportAnswer = z.infer<typeof importAnswerSchema>;
+
 /** The answer of `POST /v1/groups/{message_group_id}/skip`. */
 export const skipAnswerSchema = z.looseObject({
   message_group_id: z.string(),
