@@ -9,7 +9,7 @@ export const ExitCode = {
   failed: 1,
   /** Bad arguments: nothing was sent. */
   usage: 2,
-  /** The command worked, and what it found needs an operator (e.g. `lag --fail-on-stalled`). */
+  /** The command worked, and what it found needs an operator (e.g. `lag --fail-on-stalled`, unreadable records left by `import-backstop`). */
   attentionNeeded: 3,
   /** The API refused the operation (409 or 422): the state was not what the operation needs. */
   refused: 4,
@@ -25,7 +25,8 @@ export const EXIT_CODES_HELP = `Exit codes:
     0  ok
     1  the API could not be reached or answered an error
     2  usage error: bad or missing arguments, nothing was sent
-    3  attention needed (e.g. lag --fail-on-stalled found a group waiting too long)
+    3  attention needed (e.g. lag --fail-on-stalled found a group waiting too long, or
+       import-backstop left records that are no event in the backstop queue)
     4  refused by the API (409 or 422), with its error code
     5  timed out waiting (--timeout)
   130  interrupted (Ctrl-C), after resuming what the command had paused`;

@@ -4,6 +4,7 @@
  */
 import type { Command, CommandIo } from './command.js';
 import { deadLettersCommand } from './commands/dead-letters.js';
+import { importBackstopCommand } from './commands/import-backstop.js';
 import { lagCommand } from './commands/lag.js';
 import { redriveCommand } from './commands/redrive.js';
 import { repartitionCommand } from './commands/repartition.js';
@@ -14,7 +15,7 @@ import { COMMON_OPTIONS_HELP } from './options.js';
 import { writeLine } from './output/stream.js';
 
 /** Every command, in the order the help lists them. */
-export const COMMANDS: readonly Command[] = [lagCommand, deadLettersCommand, redriveCommand, skipCommand, repartitionCommand];
+export const COMMANDS: readonly Command[] = [lagCommand, deadLettersCommand, redriveCommand, importBackstopCommand, skipCommand, repartitionCommand];
 
 const HELP_FLAGS: ReadonlySet<string> = new Set(['--help', '-h']);
 

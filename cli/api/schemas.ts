@@ -44,7 +44,9 @@ export const deadLetterSchema = z.looseObject({
 });
 export type DeadLetter = z.infer<typeof deadLetterSchema>;
 
-export const deadLettersAnswerSchema = z.looseObject({ items: z.array(deadLetterSchema) });
+/** One page of `GET /v1/dead-letters`; `next_cursor` is null on the last page, and absent from an API older than paging. */
+export const deadLettersAnswerSchema = z.looseObject({ items: z.array(deadLetterSchema), next_cursor: z.string().nullable().optional() });
+export type DeadLettersAnswer = z.infer<typeof deadLettersAnswerSchema>;
 
 /** One answer of `POST /v1/dead-letters/redrive`: a page of re-enqueued events and what is left. */
 export const redriveAnswerSchema = z.looseObject({
@@ -55,6 +57,16 @@ export const redriveAnswerSchema = z.looseObject({
   is_done: z.boolean(),
 });
 export type RedriveAnswer = z.infer<typeof redriveAnswerSchema>;
+
+/** One answer of `POST /v1/dead-letters/import`: the events a step moved from the backstop queue into the store. */
+export const importAnswerSchema = z.looseObject({
+  /** `sequence` is null for an event that was not its key's head when SQS moved it. */
+  imported: z.array(z.looseObject({ event_id: z.string(), subscription_id: z.string(), sequence: z.number().nullable() })),
+  /** Records of the backstop queue this step found that are no event: they stay there. */
+  unreadable: z.number(),
+  is_done: z.boolean(),
+});
+export type ImportAnswer = z.infer<typeof importAnswerSchema>;
 
 /** The answer of `POST /v1/groups/{message_group_id}/skip`. */
 export const skipAnswerSchema = z.looseObject({

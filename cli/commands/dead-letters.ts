@@ -1,19 +1,20 @@
 /**
- * `dead-letters`: a subscription's dead letters, oldest first (`GET /v1/dead-letters`): the
- * events its receiver never got, with the sequence number each one left as a gap.
+ * `dead-letters`: a subscription's dead letters, oldest first (`GET /v1/dead-letters`, every
+ * page): the events its receiver never got, with the sequence number each one left as a gap.
  */
-import { deadLettersAnswerSchema, type DeadLetter } from '../api/schemas.js';
+import { readDeadLetters } from '../api/dead-letters.js';
+import type { DeadLetter } from '../api/schemas.js';
 import { connect, type Command } from '../command.js';
 import { ExitCode } from '../exit-codes.js';
 import { COMMON_OPTIONS, parseOptions, requireOption } from '../options.js';
-import { renderTable, type Column } from '../output/table.js';
+import { EMPTY_CELL, renderTable, type Column } from '../output/table.js';
 import { writeJson, writeLine } from '../output/stream.js';
 
 const OPTIONS = { ...COMMON_OPTIONS, subscription: { type: 'string' } } as const;
 
 const COLUMNS: readonly Column<DeadLetter>[] = [
   { header: 'EVENT ID', cell: (row) => row.event_id },
-  { header: 'SEQUENCE', cell: (row) => (row.sequence === null ? '-' : String(row.sequence)), align: 'right' },
+  { header: 'SEQUENCE', cell: (row) => (row.sequence === null ? EMPTY_CELL : String(row.sequence)), align: 'right' },
   { header: 'ATTEMPTS', cell: (row) => String(row.attempts), align: 'right' },
   { header: 'DEAD-LETTERED AT', cell: (row) => row.dead_lettered_at },
   { header: 'REASON', cell: (row) => row.reason, maxWidth: 60 },
@@ -25,17 +26,15 @@ export const deadLettersCommand: Command = {
   help: `Usage: ordered-webhooks dead-letters --subscription <subscription_id> [--json]
 
 Lists the subscription's dead letters, oldest first: event id, sequence (the gap its receiver
-saw), attempts, when and why it was given up (GET /v1/dead-letters).
+saw; - for an event SQS's backstop moved before it had one), attempts, when and why it was given
+up (GET /v1/dead-letters, every page). --json prints the API's answer with the items of all pages.
 
 Options:
   --subscription <id>  the subscription (required)`,
   run: async (args, io) => {
     const values = parseOptions(args, OPTIONS);
     const subscriptionId = requireOption('subscription', values.subscription);
-    const answer = await connect(values, io).send(
-      { method: 'GET', path: '/v1/dead-letters', query: { subscription_id: subscriptionId } },
-      deadLettersAnswerSchema,
-    );
+    const answer = await readDeadLetters(connect(values, io), subscriptionId);
     if (values.json === true) writeJson(io.stdout, answer);
     else if (answer.items.length === 0) writeLine(io.stdout, `Subscription ${subscriptionId} has no dead letters.`);
     else io.stdout.write(renderTable(COLUMNS, answer.items));

@@ -1,9 +1,10 @@
 /**
- * `ordered-webhooks dead-letters` against a fake API.
+ * `ordered-webhooks dead-letters` against a fake API: the table, --json, the pages it follows,
+ * and the exit codes of failures.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/exit-codes.js';
-import { apiError, startFakeApi, type FakeApi } from './support/fake-api.js';
+import { apiError, startFakeApi, type FakeApi, type RecordedRequest, type Reply } from './support/fake-api.js';
 import { runCommand } from './support/run-cli.js';
 
 const LETTER = {
@@ -15,6 +16,19 @@ const LETTER = {
   reason: 'HTTP 500 after 5 attempts',
   dead_lettered_at: '2025-01-02T15:04:05.000Z',
 };
+const LATER = { ...LETTER, event_id: 'evt_a5', sequence: 5, dead_lettered_at: '2025-01-02T15:09:00.000Z' };
+/** Moved by SQS's backstop before the consumer gave it a sequence. */
+const UNNUMBERED = { ...LETTER, event_id: 'evt_b1', sequence: null, attempts: 0, reason: 'moved to the dead-letter queue by SQS after 60 receives' };
+
+/** `GET /v1/dead-letters` in two pages: the first without a cursor, the second at `page-2`. */
+function twoPages(first: readonly object[], second: readonly object[]) {
+  return (request: RecordedRequest): Reply => {
+    const cursor = request.query.get('cursor');
+    if (cursor === null) return { status: 200, body: { items: first, next_cursor: 'page-2' } };
+    if (cursor === 'page-2') return { status: 200, body: { items: second, next_cursor: null } };
+    return apiError(400, 'invalid_request', 'The paging parameters are not valid.');
+  };
+}
 
 describe('dead-letters command', () => {
   let api: FakeApi;
@@ -33,7 +47,7 @@ describe('dead-letters command', () => {
     const run = await runCommand(['dead-letters', '--url', api.url, '--subscription', 'sub alice/1']);
 
     expect(run.exitCode).toBe(ExitCode.ok);
-    expect(api.requests[0]?.rawQuery).toBe('subscription_id=sub%20alice%2F1');
+    expect(api.requests[0]?.rawQuery).toBe('subscription_id=sub%20alice%2F1&limit=1000');
     const lines = run.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^EVENT ID\s+SEQUENCE\s+ATTEMPTS\s+DEAD-LETTERED AT\s+REASON$/);
     expect(lines[1]?.split(/\s{2,}/)).toEqual(['evt_a2', '2', '5', '2025-01-02T15:04:05.000Z', 'HTTP 500 after 5 attempts']);
@@ -50,6 +64,67 @@ describe('dead-letters command', () => {
 
     expect(JSON.parse(json.stdout)).toEqual({ items: [LETTER] });
     expect(none.stdout).toBe('Subscription sub alice/1 has no dead letters.\n');
+  });
+
+  it('follows next_cursor to the last page and prints every row, as one page would', async () => {
+    api.on('GET /v1/dead-letters', twoPages([LETTER, LATER], [UNNUMBERED]));
+    const paged = await runCommand(['dead-letters', '--url', api.url, '--subscription', 'sub alice/1']);
+    const requests = api.requests.map((request) => Object.fromEntries(request.query));
+    api.on('GET /v1/dead-letters', { status: 200, body: { items: [LETTER, LATER, UNNUMBERED], next_cursor: null } });
+    const whole = await runCommand(['dead-letters', '--url', api.url, '--subscription', 'sub alice/1']);
+
+    expect(paged.exitCode).toBe(ExitCode.ok);
+    expect(paged.stdout.trimEnd().split('\n').map((line) => line.split(/\s{2,}/).slice(0, 2))).toEqual([
+      ['EVENT ID', 'SEQUENCE'],
+      ['evt_a2', '2'],
+      ['evt_a5', '5'],
+      ['evt_b1', '-'],
+    ]);
+    expect(paged.stdout).toBe(whole.stdout);
+    expect(requests).toEqual([
+      { subscription_id: 'sub alice/1', limit: '1000' },
+      { subscription_id: 'sub alice/1', limit: '1000', cursor: 'page-2' },
+    ]);
+  });
+
+  it('prints the items of every page with --json, in the shape of one answer', async () => {
+    api.on('GET /v1/dead-letters', twoPages([LETTER], [{ ...UNNUMBERED, added_later: 'kept' }]));
+
+    const run = await runCommand(['dead-letters', '--url', api.url, '--subscription', 'sub alice/1', '--json']);
+
+    expect(run.exitCode).toBe(ExitCode.ok);
+    expect(JSON.parse(run.stdout)).toEqual({ items: [LETTER, { ...UNNUMBERED, added_later: 'kept' }] });
+  });
+
+  it('says so when every page is empty', async () => {
+    api.on('GET /v1/dead-letters', twoPages([], []));
+
+    const run = await runCommand(['dead-letters', '--url', api.url, '--subscription', 'sub alice/1']);
+
+    expect(run.exitCode).toBe(ExitCode.ok);
+    expect(run.stdout).toBe('Subscription sub alice/1 has no dead letters.\n');
+    expect(api.requests).toHaveLength(2);
+  });
+
+  it('exits 1 instead of paging forever when the API gives the same cursor twice', async () => {
+    api.on('GET /v1/dead-letters', { status: 200, body: { items: [LETTER], next_cursor: 'again' } });
+
+    const run = await runCommand(['dead-letters', '--url', api.url, '--subscription', 'sub alice/1']);
+
+    expect(run.exitCode).toBe(ExitCode.failed);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain('GET /v1/dead-letters gave the cursor again twice');
+    expect(api.requests).toHaveLength(2);
+  });
+
+  it('exits 1 naming the page when a later page fails, and prints nothing', async () => {
+    api.on('GET /v1/dead-letters', [{ status: 200, body: { items: [LETTER], next_cursor: 'page-2' } }, apiError(500, 'internal_error', 'Boom.')]);
+
+    const run = await runCommand(['dead-letters', '--url', api.url, '--subscription', 'sub alice/1']);
+
+    expect(run.exitCode).toBe(ExitCode.failed);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe('ordered-webhooks dead-letters: GET /v1/dead-letters answered 500 internal_error: Boom.\n');
   });
 
   it('exits 2 without a request when --subscription is missing', async () => {

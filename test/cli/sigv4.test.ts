@@ -70,7 +70,7 @@ describe('SigV4 signing', () => {
     expect(request.headers['x-amz-date']).toMatch(new RegExp(`^${match?.[1]}T\\d{6}Z$`));
     expect(request.headers['x-amz-security-token']).toBe(CREDENTIALS.sessionToken);
     expect(request.headers.host).toBe(`127.0.0.1:${port()}`);
-    expect(request.rawQuery).toBe('subscription_id=sub%20a%2Fb%2Bc%2A%27');
+    expect(request.rawQuery).toBe('subscription_id=sub%20a%2Fb%2Bc%2A%27&limit=1000');
     expect(await expectedAuthorization(request, port())).toBe(request.headers.authorization);
   });
 
