@@ -50,6 +50,8 @@ export interface SimulationPlan {
   readonly refusalWindows: readonly (readonly { readonly fromMs: number; readonly toMs: number }[])[];
   /** Whether the operator acts at random moments while faults are on (redrive, skip, import). */
   readonly hasOperator: boolean;
+  /** Redrives at fixed moments (ms after the start), instead of the random operator: for scenarios. */
+  readonly redriveScript?: readonly { readonly atMs: number; readonly keyIndex: number }[];
   /** When faults stop and every receiver is healthy (ms after the start). */
   readonly healAtMs: number;
   /** The event source mapping's chance of a throttled invocation. */
@@ -117,6 +119,52 @@ export function planOf(seed: number, random: SeededRandom): SimulationPlan {
     hasOperator: random.chance(0.7),
     healAtMs,
     throttleChance: random.pick([0, 0, 0.05]),
+    maxRowsPerAnswer: 1000,
+    maxEventsPerRequest: 2,
+  };
+}
+
+/**
+ * Plans that reproduce, on purpose, the ways the recovery path once failed (issue 23), beside the
+ * random plans: each must pass.
+ */
+export const SCENARIOS = {
+  /**
+   * More than 10 dead letters of one key ahead of a lower sequence in a FIFO dead-letter queue: the
+   * first events are dead-lettered slowly (three attempts minutes apart), redriven while the
+   * later ones still wait, and fail again more than 5 minutes after their first dead-lettering,
+   * behind 13 later dead letters.
+   */
+  deadlock: (seed: number): SimulationPlan => ({
+    ...quiet(seed, [16]),
+    environment: { ...quiet(seed, [16]).environment, MAX_DELIVERY_ATTEMPTS: '3', RETRY_BASE_SECONDS: '100', RETRY_MAX_SECONDS: '200' },
+    refusalWindows: [[{ fromMs: 0, toMs: 4 * 3_600_000 }]],
+    healAtMs: 4 * 3_600_000,
+    redriveScript: [{ atMs: 25 * 60_000, keyIndex: 0 }],
+  }),
+  /** 1,200 dead letters of one key: every answer stays a page, every redrive step bounded. */
+  scale: (seed: number): SimulationPlan => ({
+    ...quiet(seed, [1200]),
+    maxEventsPerRequest: 100,
+    refusalWindows: [[{ fromMs: 0, toMs: 10 * 60_000 }]],
+    healAtMs: 10 * 60_000,
+  }),
+} as const;
+
+/** A plan with no faults but those a scenario adds. */
+function quiet(seed: number, eventsPerKey: readonly number[]): SimulationPlan {
+  return {
+    seed,
+    eventsPerKey,
+    environment: { MAX_DELIVERY_ATTEMPTS: '1', RETRY_BASE_SECONDS: '0', RETRY_MAX_SECONDS: '2', DELIVERY_TIMEOUT_MS: '1000', CONSUMER_CONCURRENCY: '2', LOG_LEVEL: 'SILENT' },
+    errorRate: 0,
+    lostResponseRate: 0,
+    crashRate: 0,
+    receiverFaultRate: 0,
+    refusalWindows: eventsPerKey.map(() => []),
+    hasOperator: false,
+    healAtMs: 60_000,
+    throttleChance: 0,
     maxRowsPerAnswer: 1000,
     maxEventsPerRequest: 2,
   };
@@ -444,7 +492,8 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     batchSize: 10,
     functionTimeoutMs,
     throttleChance: plan.throttleChance,
-    emptyReceiveWait: { minMs: 200, maxMs: 2_000 },
+    // Lambda long-polls (up to 20 s); an idle poller here looks again within a few seconds.
+    emptyReceiveWait: { minMs: 1_000, maxMs: 5_000 },
     invoke: async (event) => {
       const life = scheduler.currentLife();
       const eventIds = event.Records.map((record) => {
@@ -506,7 +555,14 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
       if (answer?.statusCode === 200 && (answer.body as { is_done: boolean }).is_done) return;
     }
   };
-  if (plan.hasOperator) {
+  if (plan.redriveScript !== undefined) {
+    scheduler.spawn('operator', async () => {
+      for (const { atMs, keyIndex } of plan.redriveScript ?? []) {
+        await scheduler.sleep(Math.max(0, START_MS + atMs - scheduler.now()));
+        await redriveAll(`key-${keyIndex}`, 5);
+      }
+    });
+  } else if (plan.hasOperator) {
     scheduler.spawn('operator', async () => {
       while (!isHealed()) {
         await scheduler.sleep(random.between(3_000, 20_000));

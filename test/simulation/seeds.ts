@@ -1,0 +1,46 @@
+/**
+ * Runs a range of seeds as one test. A failing seed is printed with its violations;
+ * `SIM_SEED=<n> npx vitest run test/simulation/simulation-a.test.ts` replays it exactly, and
+ * `SIM_SEEDS=<count>` (with `SIM_FIRST_SEED`) runs more (`npm run simulate` runs 20,000).
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { readDeployedGrants, type DeployedGrants } from './deployed-grants.js';
+import { planOf, runSimulation, type SimulationResult } from './harness.js';
+import { SeededRandom } from './random.js';
+
+export function describeSeeds(defaultFirst: number, defaultCount: number): void {
+  const replay = process.env.SIM_SEED;
+  const first = Number(replay ?? process.env.SIM_FIRST_SEED ?? defaultFirst);
+  const count = replay === undefined ? Number(process.env.SIM_SEEDS ?? defaultCount) : 1;
+
+  describe('simulation', () => {
+    let grants: DeployedGrants;
+    beforeAll(() => {
+      grants = readDeployedGrants();
+      vi.useFakeTimers({ toFake: ['Date'] });
+    });
+    afterAll(() => {
+      vi.useRealTimers();
+    });
+
+    it(`keeps every history in order, complete and explained, seeds ${first} to ${first + count - 1}`, { timeout: 3_600_000 }, async () => {
+      const failures: SimulationResult[] = [];
+      const totals = { events: 0, faults: 0, crashes: 0, deliveries: 0, steps: 0, simulatedHours: 0 };
+      for (let seed = first; seed < first + count; seed += 1) {
+        const result = await runSimulation(planOf(seed, new SeededRandom(seed)), grants, (ms) => vi.setSystemTime(ms));
+        totals.events += result.events;
+        totals.faults += result.faultsInjected;
+        totals.crashes += result.crashes;
+        totals.deliveries += result.deliveries;
+        totals.steps += result.steps;
+        totals.simulatedHours += result.simulatedMs / 3_600_000;
+        if (result.violations.length > 0) failures.push(result);
+      }
+      console.log(
+        `simulation seeds ${first}–${first + count - 1}: ${totals.events} events, ${totals.faults} faults and ${totals.crashes} crashes injected, ` +
+          `${totals.deliveries} deliveries, ${Math.round(totals.simulatedHours)} simulated hours, ${totals.steps} steps; violations in ${failures.length} seeds`,
+      );
+      expect(failures.map((failure) => `seed ${failure.seed}: ${failure.violations.join('; ')}`)).toEqual([]);
+    });
+  });
+}
