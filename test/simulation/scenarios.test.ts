@@ -4,22 +4,14 @@
  * deduplication, a redrive deadlocked by FIFO group locking, a call without its grant, answers
  * and steps unbounded by the number of dead letters). Each must now pass.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { readDeployedGrants, type DeployedGrants } from './deployed-grants.js';
-import { planOf, runSimulation, SCENARIOS, type SimulationPlan } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { planOf, SCENARIOS, type SimulationPlan } from './harness.js';
 import { SeededRandom } from './random.js';
+import { useSimulation } from './seeds.js';
 
 describe('simulation scenarios', () => {
-  let grants: DeployedGrants;
-  beforeAll(() => {
-    grants = readDeployedGrants();
-    vi.useFakeTimers({ toFake: ['Date'] });
-  });
-  afterAll(() => {
-    vi.useRealTimers();
-  });
-
-  const run = async (plan: SimulationPlan) => (await runSimulation(plan, grants, (ms) => vi.setSystemTime(ms))).violations;
+  const simulate = useSimulation();
+  const run = async (plan: SimulationPlan) => (await simulate(plan)).violations;
 
   it.each([
     // Found by random plans on the code before the store of dead letters:

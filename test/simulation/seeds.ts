@@ -5,8 +5,27 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readDeployedGrants, type DeployedGrants } from './deployed-grants.js';
-import { planOf, runSimulation, type SimulationResult } from './harness.js';
+import { planOf, runSimulation, type SimulationPlan, type SimulationResult } from './harness.js';
 import { SeededRandom } from './random.js';
+
+/**
+ * Registers, in the calling `describe`, what every simulation test needs: the deployed grants
+ * (one synth) and `Date` following the simulated clock. Returns the run function to use.
+ */
+export function useSimulation(): (plan: SimulationPlan) => Promise<SimulationResult> {
+  let grants: DeployedGrants | undefined;
+  beforeAll(() => {
+    grants = readDeployedGrants();
+    vi.useFakeTimers({ toFake: ['Date'] });
+  });
+  afterAll(() => {
+    vi.useRealTimers();
+  });
+  return (plan) => {
+    if (grants === undefined) throw new Error('useSimulation() must be called inside a describe');
+    return runSimulation(plan, grants, (ms) => vi.setSystemTime(ms));
+  };
+}
 
 export function describeSeeds(defaultFirst: number, defaultCount: number): void {
   const replay = process.env.SIM_SEED;
@@ -14,20 +33,13 @@ export function describeSeeds(defaultFirst: number, defaultCount: number): void 
   const count = replay === undefined ? Number(process.env.SIM_SEEDS ?? defaultCount) : 1;
 
   describe('simulation', () => {
-    let grants: DeployedGrants;
-    beforeAll(() => {
-      grants = readDeployedGrants();
-      vi.useFakeTimers({ toFake: ['Date'] });
-    });
-    afterAll(() => {
-      vi.useRealTimers();
-    });
+    const run = useSimulation();
 
     it(`keeps every history in order, complete and explained, seeds ${first} to ${first + count - 1}`, { timeout: 3_600_000 }, async () => {
       const failures: SimulationResult[] = [];
       const totals = { events: 0, faults: 0, crashes: 0, deliveries: 0, steps: 0, simulatedHours: 0 };
       for (let seed = first; seed < first + count; seed += 1) {
-        const result = await runSimulation(planOf(seed, new SeededRandom(seed)), grants, (ms) => vi.setSystemTime(ms));
+        const result = await run(planOf(seed, new SeededRandom(seed)));
         totals.events += result.events;
         totals.faults += result.faultsInjected;
         totals.crashes += result.crashes;
