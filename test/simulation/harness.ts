@@ -56,6 +56,10 @@ export interface SimulationPlan {
   readonly healAtMs: number;
   /** The event source mapping's chance of a throttled invocation. */
   readonly throttleChance: number;
+  /** Events that kill every consumer invocation holding them until faults stop: a crash loop, for SQS's backstop. */
+  readonly crashLoopEvents: readonly string[];
+  /** How SQS locks a FIFO group: as measured on AWS (up to the first message in flight), or as documented (any in flight). */
+  readonly groupLock: 'inFlightPrefix' | 'anyInFlight';
   /** The most rows an operations answer may hold: a page, whatever the number of dead letters or groups. */
   readonly maxRowsPerAnswer: number;
   /** The most events of a key a producer puts in one request. */
@@ -85,13 +89,17 @@ interface Processed {
 
 const START_MS = Date.UTC(2026, 0, 1);
 const REQUEST_TIMEOUT_MS = 30_000;
-const FINAL_DEADLINE_MS = 6 * 3_600_000;
+/** How long after faults stop the final recovery may take before the run counts as not settled. */
+const RECOVERY_DEADLINE_MS = 6 * 3_600_000;
 
 /** Draws a plan from a seed: small and hostile, so that thousands run in a minute. */
 export function planOf(seed: number, random: SeededRandom): SimulationPlan {
   const keys = random.between(1, 4);
   const eventsPerKey = Array.from({ length: keys }, () => random.between(1, 8));
-  const healAtMs = random.between(20_000, 120_000);
+  // A crash loop lasts until SQS's backstop moves the message: maxReceiveCount receives, each a
+  // visibility timeout apart, which takes hours.
+  const hasCrashLoop = random.chance(0.04);
+  const healAtMs = hasCrashLoop ? random.between(4, 8) * 3_600_000 : random.between(20_000, 120_000);
   return {
     seed,
     eventsPerKey,
@@ -121,6 +129,8 @@ export function planOf(seed: number, random: SeededRandom): SimulationPlan {
     throttleChance: random.pick([0, 0, 0.05]),
     maxRowsPerAnswer: 1000,
     maxEventsPerRequest: 2,
+    crashLoopEvents: hasCrashLoop ? [`e-${seed}-0-${random.between(1, eventsPerKey[0] ?? 1)}`] : [],
+    groupLock: random.pick(['inFlightPrefix', 'anyInFlight'] as const),
   };
 }
 
@@ -167,6 +177,8 @@ function quiet(seed: number, eventsPerKey: readonly number[]): SimulationPlan {
     throttleChance: 0,
     maxRowsPerAnswer: 1000,
     maxEventsPerRequest: 2,
+    crashLoopEvents: [],
+    groupLock: 'inFlightPrefix',
   };
 }
 
@@ -258,7 +270,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
 
   // Models.
   const dynamoModel = new DynamoModel(modelTables(), { parser: sharedParser });
-  const sqsModel = new SqsFifoModel({ now: () => scheduler.now() });
+  const sqsModel = new SqsFifoModel({ now: () => scheduler.now() }, { groupLock: plan.groupLock });
   const s3Model = new S3Model();
   const deadLetterQueueUrl = sqsModel.createQueue({ name: QUEUES.deadLetter.localName, visibilityTimeoutSeconds: 30, deduplicationScope: 'messageGroup' });
   const deliveryQueueUrl = sqsModel.createQueue({
@@ -319,7 +331,8 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     }
     await scheduler.sleep(random.between(1, 12));
     const isFaulty = !isHealed();
-    if (isFaulty && faultRandom.chance(plan.crashRate)) {
+    const isCrashLooping = fn === 'consumer' && (eventsOfLife.get(life) ?? []).some((eventId) => plan.crashLoopEvents.includes(eventId));
+    if (isFaulty && (isCrashLooping || faultRandom.chance(plan.crashRate))) {
       crashes += 1;
       expose(life);
       life.kill();
@@ -493,7 +506,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     functionTimeoutMs,
     throttleChance: plan.throttleChance,
     // Lambda long-polls (up to 20 s); an idle poller here looks again within a few seconds.
-    emptyReceiveWait: { minMs: 1_000, maxMs: 5_000 },
+    emptyReceiveWait: { minMs: 1_000, maxMs: 10_000 },
     invoke: async (event) => {
       const life = scheduler.currentLife();
       const eventIds = event.Records.map((record) => {
@@ -592,7 +605,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   let gapsChecked = false;
   scheduler.spawn('recovery', async () => {
     await scheduler.sleep(plan.healAtMs);
-    while (scheduler.now() - START_MS < FINAL_DEADLINE_MS) {
+    while (scheduler.now() - START_MS < plan.healAtMs + RECOVERY_DEADLINE_MS) {
       await scheduler.sleep(30_000);
       if (!isAllAccepted() || !isQueueEmpty()) continue;
       await importAll(20);
@@ -627,7 +640,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   };
 
   try {
-    await scheduler.run({ untilMs: START_MS + FINAL_DEADLINE_MS + 60_000, isDone: () => isRecovered, maxSteps: 2_000_000 });
+    await scheduler.run({ untilMs: START_MS + plan.healAtMs + RECOVERY_DEADLINE_MS + 60_000, isDone: () => isRecovered, maxSteps: 2_000_000 });
   } catch (error) {
     if (error instanceof StepLimitError) violate(`livelock: ${error.message}`);
     else violate(`an actor failed: ${error instanceof Error ? error.message : String(error)}`);
