@@ -17,6 +17,17 @@ export interface RetryPolicy {
   readonly retryBaseSeconds: number;
   readonly retryMaxSeconds: number;
   readonly onExhausted: OnExhausted;
+  /**
+   * The longest visibility timeout the consumer may set (`visibilityCeilingSeconds` of the
+   * configuration): SQS's 43,200 s counted from the receive, less the consumer's timeout. SQS
+   * refuses a longer one and changes nothing, so no delay decided here exceeds it.
+   */
+  readonly visibilityCeilingSeconds: number;
+}
+
+/** The longest a failed attempt waits: RETRY_MAX_SECONDS, and never past the visibility ceiling. */
+function maxRetryDelaySeconds(policy: RetryPolicy): number {
+  return Math.min(policy.retryMaxSeconds, policy.visibilityCeilingSeconds);
 }
 
 /** The most attempts the store may count: unbounded when exhausted heads stall instead of giving up. */
@@ -33,12 +44,13 @@ export type FailureDecision =
 
 /**
  * Exponential backoff with full jitter, bounded below by the base: after attempt n the delay is
- * uniform in [base, min(max, base × 2^n)] whole seconds. Jitter spreads the retries of many
- * failing keys so that a recovering endpoint is not hit by all of them at once.
+ * uniform in [base, min(max, base × 2^n)] whole seconds, max being RETRY_MAX_SECONDS within the
+ * visibility ceiling. Jitter spreads the retries of many failing keys so that a recovering
+ * endpoint is not hit by all of them at once.
  * @param random a number in [0, 1), e.g. `Math.random`
  */
 export function backoffSeconds(attempt: number, policy: RetryPolicy, random: () => number): number {
-  const ceiling = Math.min(policy.retryMaxSeconds, policy.retryBaseSeconds * 2 ** Math.max(1, attempt));
+  const ceiling = Math.min(maxRetryDelaySeconds(policy), policy.retryBaseSeconds * 2 ** Math.max(1, attempt));
   const spread = ceiling - policy.retryBaseSeconds;
   return Math.min(ceiling, policy.retryBaseSeconds + Math.floor(random() * (spread + 1)));
 }
@@ -72,12 +84,12 @@ export interface FailedAttempt {
  * The give-up rule: at `maxDeliveryAttempts` real attempts the event is dead-lettered so that its
  * key moves on (or, with `ON_EXHAUSTED=stall`, retried at the maximum backoff for as long as it
  * takes); before that it is retried after the backoff, or after the receiver's `Retry-After` when
- * given, never beyond `retryMaxSeconds`.
+ * given, never beyond `retryMaxSeconds` nor the visibility ceiling.
  */
 export function decideAfterFailure(failed: FailedAttempt, policy: RetryPolicy, random: () => number): FailureDecision {
   const isExhausted = failed.attempts >= policy.maxDeliveryAttempts;
   if (isExhausted && policy.onExhausted === OnExhausted.stall) {
-    return { kind: FailureDecisionKind.retryLater, delaySeconds: policy.retryMaxSeconds };
+    return { kind: FailureDecisionKind.retryLater, delaySeconds: maxRetryDelaySeconds(policy) };
   }
   if (isExhausted) {
     return {
@@ -88,6 +100,6 @@ export function decideAfterFailure(failed: FailedAttempt, policy: RetryPolicy, r
   const delaySeconds =
     failed.retryAfterSeconds === undefined
       ? backoffSeconds(failed.attempts, policy, random)
-      : Math.min(policy.retryMaxSeconds, Math.max(policy.retryBaseSeconds, failed.retryAfterSeconds));
+      : Math.min(maxRetryDelaySeconds(policy), Math.max(policy.retryBaseSeconds, failed.retryAfterSeconds));
   return { kind: FailureDecisionKind.retryLater, delaySeconds };
 }

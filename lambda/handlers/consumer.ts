@@ -6,7 +6,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
-import type { Config } from '../config.js';
+import { visibilityCeilingSeconds, type Config } from '../config.js';
 import { processBatch, type VisibilityChange } from '../core/consumer-batch.js';
 import { hasProgress, type GroupProgress } from '../core/lag.js';
 import { CONSUMER_METRICS, countOutcomes, type ConsumerCounts } from '../core/consumer-metrics.js';
@@ -165,6 +165,7 @@ export function retryPolicyOf(config: Config): RetryPolicy {
     onExhausted: config.onExhausted,
     retryBaseSeconds: config.retryBaseSeconds,
     retryMaxSeconds: config.retryMaxSeconds,
+    visibilityCeilingSeconds: visibilityCeilingSeconds(config),
   };
 }
 

@@ -15,7 +15,7 @@ import type { RetryPolicy } from '../../../lambda/core/retry-policy.js';
 import type { WebhookRequest } from '../../../lambda/core/webhook.js';
 import { InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
 
-const policy: RetryPolicy = { maxDeliveryAttempts: 3, retryBaseSeconds: 5, retryMaxSeconds: 900, onExhausted: 'dead_letter' };
+const policy: RetryPolicy = { maxDeliveryAttempts: 3, retryBaseSeconds: 5, retryMaxSeconds: 900, onExhausted: 'dead_letter', visibilityCeilingSeconds: 43_070 };
 const secret = 'whsec_' + Buffer.alloc(32, 1).toString('base64');
 
 function queued(eventId: string, key: string): QueuedEvent {
@@ -292,6 +292,25 @@ describe('processBatch', () => {
     const faulty: DeliveryPorts = { ...ports, findTarget: async () => { throw new Error('DynamoDB unavailable'); } };
     const plan = await processBatch([record('a1', 'a', 1)], faulty, { ...policy, retryBaseSeconds: 0 }, () => undefined);
     expect(plan.visibilityChanges.map((c) => c.timeoutSeconds)).toEqual([1]);
+  });
+
+  describe('keeps every visibility within SQS’s 12 hours from the receive, less the consumer’s timeout', () => {
+    // A policy whose RETRY_MAX_SECONDS is above the ceiling (config refuses one; the core holds anyway).
+    const loose: RetryPolicy = { ...policy, retryMaxSeconds: 43_200, visibilityCeilingSeconds: 43_070 };
+    const retryAfterDay: AttemptResult = { kind: AttemptResultKind.response, statusCode: 503, retryAfter: '86400' };
+    it.each([
+      { name: 'a Retry-After of a day', policy: loose, respond: () => retryAfterDay, priorAttempts: 0, receiveCount: 1, isFaulty: false },
+      { name: 'a held head (ON_EXHAUSTED=stall)', policy: { ...loose, onExhausted: 'stall', maxDeliveryAttempts: 1 } as RetryPolicy, respond: () => fail500, priorAttempts: 0, receiveCount: 2, isFaulty: false },
+      { name: 'a backoff after 40 attempts', policy: { ...loose, maxDeliveryAttempts: 100 }, respond: () => fail500, priorAttempts: 40, receiveCount: 41, isFaulty: false },
+    ])('for $name', async ({ policy: tested, respond, priorAttempts, receiveCount, isFaulty }) => {
+      const { ports, store } = harness(respond);
+      for (let i = 0; i < priorAttempts; i += 1) await store.beginAttempt({ orderingKey: 'a', eventId: 'a1', maxAttempts: Number.MAX_SAFE_INTEGER });
+      const faulty: DeliveryPorts = isFaulty ? { ...ports, findTarget: async () => { throw new Error('DynamoDB unavailable'); } } : ports;
+      const batch = [record('a1', 'a', receiveCount), record('a2', 'a', receiveCount)];
+      const plan = await processBatch(batch, { ...faulty, random: () => 0.999_999 }, tested, () => undefined);
+      // The head waits as long as SQS allows, and no longer; its successor is released.
+      expect(plan.visibilityChanges.map((c) => [c.messageId, c.timeoutSeconds])).toEqual([['a1', 43_070], ['a2', 0]]);
+    });
   });
 
   it('redelivers after a crash between the receiver’s 2xx and the record with the same webhook-id and sequence', async () => {

@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { attemptLimit, backoffSeconds, decideAfterFailure, FailureDecisionKind, parseRetryAfter, type RetryPolicy } from '../../../lambda/core/retry-policy.js';
+import {
+  attemptLimit,
+  backoffSeconds,
+  decideAfterFailure,
+  FailureDecisionKind,
+  parseRetryAfter,
+  type RetryPolicy,
+} from '../../../lambda/core/retry-policy.js';
 
-const policy: RetryPolicy = { maxDeliveryAttempts: 5, retryBaseSeconds: 5, retryMaxSeconds: 900, onExhausted: 'dead_letter' };
+const policy: RetryPolicy = { maxDeliveryAttempts: 5, retryBaseSeconds: 5, retryMaxSeconds: 900, onExhausted: 'dead_letter', visibilityCeilingSeconds: 43_070 };
+/** A policy whose RETRY_MAX_SECONDS is above the visibility ceiling: config refuses one, the core holds anyway. */
+const loose: RetryPolicy = { ...policy, retryMaxSeconds: 43_200 };
 const lowest = () => 0;
 const highest = () => 0.999_999;
 
@@ -38,6 +47,10 @@ describe('backoffSeconds', () => {
     const tight = { ...policy, retryBaseSeconds: 10, retryMaxSeconds: 12 };
     expect(backoffSeconds(1, tight, highest)).toBe(12);
     expect(backoffSeconds(1, tight, lowest)).toBe(10);
+  });
+
+  it('never exceeds the visibility ceiling, whatever RETRY_MAX_SECONDS says', () => {
+    expect(backoffSeconds(30, loose, highest)).toBe(43_070);
   });
 });
 
@@ -90,6 +103,13 @@ describe('decideAfterFailure', () => {
     }
     expect(attemptLimit(stalling)).toBe(Number.MAX_SAFE_INTEGER);
     expect(attemptLimit(policy)).toBe(5);
+  });
+
+  it('keeps Retry-After and a held head within the visibility ceiling, whatever RETRY_MAX_SECONDS says', () => {
+    const retryAfter = decideAfterFailure({ attempts: 1, reason: 'HTTP 503', retryAfterSeconds: 86_400 }, loose, lowest);
+    expect(retryAfter).toEqual({ kind: FailureDecisionKind.retryLater, delaySeconds: 43_070 });
+    const held = decideAfterFailure({ attempts: 5, reason: 'HTTP 500', retryAfterSeconds: undefined }, { ...loose, onExhausted: 'stall' }, lowest);
+    expect(held).toEqual({ kind: FailureDecisionKind.retryLater, delaySeconds: 43_070 });
   });
 
   it('gives up even when Retry-After asks for more time, once the attempts are spent', () => {

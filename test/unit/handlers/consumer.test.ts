@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { VisibilityChange } from '../../../lambda/core/consumer-batch.js';
 import { AttemptResultKind, type DeliveryPorts, type UnreadableRecord } from '../../../lambda/core/delivery.js';
 import type { QueuedEvent } from '../../../lambda/core/event.js';
-import { createConsumerHandler, toConsumerRecord } from '../../../lambda/handlers/consumer.js';
+import { Deployment, loadConfig } from '../../../lambda/config.js';
+import { createConsumerHandler, retryPolicyOf, toConsumerRecord } from '../../../lambda/handlers/consumer.js';
 import { createLogger } from '../../../lambda/handlers/logger.js';
 import type { GroupProgress } from '../../../lambda/core/lag.js';
 import type { ConsumerCounts } from '../../../lambda/core/consumer-metrics.js';
@@ -61,7 +62,7 @@ function setup(failing: ReadonlySet<string>, changeVisibility?: (changes: readon
   };
   const handler = createConsumerHandler({
     ports,
-    policy: { maxDeliveryAttempts: 5, retryBaseSeconds: 5, retryMaxSeconds: 900, onExhausted: 'dead_letter' },
+    policy: { maxDeliveryAttempts: 5, retryBaseSeconds: 5, retryMaxSeconds: 900, onExhausted: 'dead_letter', visibilityCeilingSeconds: 43_070 },
     changeVisibility:
       changeVisibility ??
       (async (batch) => {
@@ -142,6 +143,13 @@ describe('consumer handler', () => {
     expect(response.batchItemFailures).toEqual([]);
     expect(quarantined.map((d) => [d.messageGroupId, d.messageId])).toEqual([['malformed-a1', 'a1']]);
     expect(quarantined[0]?.reason).toMatch(/^malformed record: attributes.MessageGroupId/);
+  });
+});
+
+describe('retryPolicyOf', () => {
+  it('carries the visibility ceiling of the configuration into the core', () => {
+    expect(retryPolicyOf(loadConfig({}, Deployment.deployed)).visibilityCeilingSeconds).toBe(43_200 - 130);
+    expect(retryPolicyOf(loadConfig({ DELIVERY_TIMEOUT_MS: '60000' }, Deployment.deployed)).visibilityCeilingSeconds).toBe(43_200 - 630);
   });
 });
 
