@@ -5,7 +5,7 @@
  */
 import { deliverRecord, OutcomeKind, type ConsumerRecord, type DeliveryOutcome, type DeliveryPorts } from './delivery.js';
 import { HeadState, type GroupHead, type GroupProgress } from './lag.js';
-import { backoffSeconds, type RetryPolicy } from './retry-policy.js';
+import { faultBackoffSeconds, type RetryPolicy } from './retry-policy.js';
 
 /** A visibility change to make before the invocation returns. */
 export interface VisibilityChange {
@@ -58,12 +58,6 @@ export function planGroupRetry(group: readonly ConsumerRecord[], headIndex: numb
   };
 }
 
-/**
- * A fault waits at least this long even when RETRY_BASE_SECONDS is 0: retrying a dependency that
- * is down at once would spin through SQS's receive count to the backstop in moments.
- */
-export const MIN_FAULT_DELAY_SECONDS = 1;
-
 /** Called when processing a record throws: a fault, not an outcome. */
 export type FaultListener = (error: unknown, record: ConsumerRecord) => void;
 
@@ -103,12 +97,14 @@ async function processGroup(
     try {
       outcome = await deliverRecord(record, ports, policy);
     } catch (error) {
-      // A fault (a dependency down, a crash before the outcome was recorded): the record waits like
-      // a failed attempt, backing off by how often SQS has handed it out, so that a passing fault
-      // costs seconds and a lasting one grows to the maximum delay (and, after many receives,
-      // meets SQS's backstop redrive). Other groups are not held back.
+      // A fault (a dependency down, a crash before the outcome was recorded): the record waits,
+      // backing off by how often SQS has handed it out, so that a passing fault costs seconds and
+      // a lasting one reaches SQS's backstop redrive only after days. The successors are received
+      // with it every time, so the highest receive count among them sets the pace: the first of
+      // them to pass maxReceiveCount would be moved. Other groups are not held back.
       onFault(error, record);
-      const delaySeconds = Math.max(MIN_FAULT_DELAY_SECONDS, backoffSeconds(record.receiveCount, policy, ports.random));
+      const receiveCount = Math.max(...group.slice(index).map((waiting) => waiting.receiveCount));
+      const delaySeconds = faultBackoffSeconds(receiveCount, policy, ports.random);
       return { ...planGroupRetry(group, index, delaySeconds), progress: summarizeGroup(messageGroupId, seen, { state: HeadState.unknown }) };
     }
     outcomes.set(record.messageId, outcome);

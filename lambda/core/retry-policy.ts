@@ -56,6 +56,36 @@ export function backoffSeconds(attempt: number, policy: RetryPolicy, random: () 
 }
 
 /**
+ * A fault waits at least this long even when RETRY_BASE_SECONDS is 0: retrying a dependency that
+ * is down at once would spin through SQS's receive count to the backstop in moments.
+ */
+export const MIN_FAULT_DELAY_SECONDS = 1;
+
+/**
+ * How long a record that met a fault (DynamoDB, SQS or S3 down, a permission missing) waits:
+ * exponential in SQS's receive count, from max(RETRY_BASE_SECONDS, 1 s) toward the visibility
+ * ceiling, not RETRY_MAX_SECONDS, which paces receivers. An outage may last hours, and every
+ * receive counts toward the backstop's `maxReceiveCount`: only delays that grow to hours keep a
+ * lasting one from walking whole keys into the backstop. The jitter keeps the upper half:
+ * after receive n the delay is uniform in [⌈c/2⌉, c] whole seconds, c = min(ceiling, base × 2^n),
+ * so the time to the backstop has a floor whatever the draws.
+ *
+ * With the defaults (base 5 s; ceiling 43,200 − 130 = 43,070 s; backstop after
+ * 10 × (5 + 1) = 60 receives), c is 10, 20, …, 40,960 s for receives 1–13 (81,910 s in all) and
+ * 43,070 s for receives 14–60 (47 × 43,070 = 2,024,290 s): a fault that never ends takes a message
+ * to the backstop after at most 2,106,200 s (24.4 days) and at least half of it, 1,053,100 s
+ * (12.2 days).
+ * @param receiveCount SQS's ApproximateReceiveCount, counting this receive
+ * @param random a number in [0, 1), e.g. `Math.random`
+ */
+export function faultBackoffSeconds(receiveCount: number, policy: RetryPolicy, random: () => number): number {
+  const base = Math.min(policy.visibilityCeilingSeconds, Math.max(MIN_FAULT_DELAY_SECONDS, policy.retryBaseSeconds));
+  const ceiling = Math.min(policy.visibilityCeilingSeconds, base * 2 ** Math.max(1, receiveCount));
+  const lowest = Math.max(base, Math.ceil(ceiling / 2));
+  return Math.min(ceiling, lowest + Math.floor(random() * (ceiling - lowest + 1)));
+}
+
+/**
  * Reads a `Retry-After` header: delay-seconds or an HTTP-date (RFC 9110 §10.2.3).
  * @returns whole seconds from `now`, never negative; undefined when absent or unreadable
  */

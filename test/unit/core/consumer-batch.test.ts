@@ -11,7 +11,7 @@ import {
 } from '../../../lambda/core/delivery.js';
 import type { DeadLetter } from '../../../lambda/core/dead-letter.js';
 import type { QueuedEvent } from '../../../lambda/core/event.js';
-import type { RetryPolicy } from '../../../lambda/core/retry-policy.js';
+import { faultBackoffSeconds, type RetryPolicy } from '../../../lambda/core/retry-policy.js';
 import type { WebhookRequest } from '../../../lambda/core/webhook.js';
 import { InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
 
@@ -267,7 +267,7 @@ describe('processBatch', () => {
     expect(store.keys.get('a')?.headLastError).toBe(reason);
   });
 
-  it('treats a fault as a wait: the group’s records fail, the head backs off by its receive count, other groups go on', async () => {
+  it('treats a fault as a wait: the group’s records fail, the head backs off by its receive count toward the visibility ceiling, other groups go on', async () => {
     const { ports, faults, sent } = harness();
     const faulty: DeliveryPorts = {
       ...ports,
@@ -282,16 +282,31 @@ describe('processBatch', () => {
     const plan = await processBatch([record('a1', 'a', 3), record('a2', 'a', 3), record('b1', 'b')], faulty, policy, (_error, r) => faults.push(r.messageId));
     expect(faults).toEqual(['a1']);
     expect(plan.failedMessageIds).toEqual(['a1', 'a2']);
-    // Third receive: backoff in [5, 40], floor(0.5 × 36) above the base: 23 s.
-    expect(plan.visibilityChanges.map((c) => [c.messageId, c.timeoutSeconds])).toEqual([['a1', 23], ['a2', 0]]);
+    // Third receive: a fault backs off within [20, 40]; random 0.5 gives 20 + floor(0.5 × 21) = 30 s.
+    expect(plan.visibilityChanges.map((c) => [c.messageId, c.timeoutSeconds])).toEqual([['a1', 30], ['a2', 0]]);
     expect(sent.map((s) => s.eventId).sort()).toEqual(['a1', 'b1']);
   });
 
   it('waits at least a second after a fault even when the base delay is 0', async () => {
     const { ports } = harness();
     const faulty: DeliveryPorts = { ...ports, findTarget: async () => { throw new Error('DynamoDB unavailable'); } };
-    const plan = await processBatch([record('a1', 'a', 1)], faulty, { ...policy, retryBaseSeconds: 0 }, () => undefined);
+    const plan = await processBatch([record('a1', 'a', 1)], { ...faulty, random: () => 0 }, { ...policy, retryBaseSeconds: 0 }, () => undefined);
     expect(plan.visibilityChanges.map((c) => c.timeoutSeconds)).toEqual([1]);
+  });
+
+  it('backs a fault off by the highest receive count among the records it holds back, which ride with the head', async () => {
+    const { ports, sent } = harness();
+    const faulty: DeliveryPorts = { ...ports, findTarget: async () => { throw new Error('AccessDeniedException'); } };
+    // a2 already collected 55 receives behind earlier heads: the backstop is 5 receives away for it.
+    const plan = await processBatch([record('a1', 'a', 1), record('a2', 'a', 55), record('a3', 'a', 2)], faulty, policy, () => undefined);
+    expect(plan.failedMessageIds).toEqual(['a1', 'a2', 'a3']);
+    expect(plan.visibilityChanges.map((c) => [c.messageId, c.timeoutSeconds])).toEqual([
+      ['a1', faultBackoffSeconds(55, policy, ports.random)],
+      ['a2', 0],
+      ['a3', 0],
+    ]);
+    expect(plan.visibilityChanges[0]?.timeoutSeconds).toBeGreaterThanOrEqual(Math.ceil(policy.visibilityCeilingSeconds / 2));
+    expect(sent).toEqual([]);
   });
 
   describe('keeps every visibility within SQS’s 12 hours from the receive, less the consumer’s timeout', () => {
@@ -302,6 +317,7 @@ describe('processBatch', () => {
       { name: 'a Retry-After of a day', policy: loose, respond: () => retryAfterDay, priorAttempts: 0, receiveCount: 1, isFaulty: false },
       { name: 'a held head (ON_EXHAUSTED=stall)', policy: { ...loose, onExhausted: 'stall', maxDeliveryAttempts: 1 } as RetryPolicy, respond: () => fail500, priorAttempts: 0, receiveCount: 2, isFaulty: false },
       { name: 'a backoff after 40 attempts', policy: { ...loose, maxDeliveryAttempts: 100 }, respond: () => fail500, priorAttempts: 40, receiveCount: 41, isFaulty: false },
+      { name: 'a fault at the 1000th receive', policy: loose, respond: () => ok, priorAttempts: 0, receiveCount: 1000, isFaulty: true },
     ])('for $name', async ({ policy: tested, respond, priorAttempts, receiveCount, isFaulty }) => {
       const { ports, store } = harness(respond);
       for (let i = 0; i < priorAttempts; i += 1) await store.beginAttempt({ orderingKey: 'a', eventId: 'a1', maxAttempts: Number.MAX_SAFE_INTEGER });
