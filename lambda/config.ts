@@ -245,6 +245,24 @@ export function consumerTimeoutSeconds(config: Config): number {
   return consumerTimeoutSecondsFor(config.deliveryTimeoutMs);
 }
 
+/**
+ * Time a record needs beside its attempt's DELIVERY_TIMEOUT_MS: its own calls (two reads, up to
+ * three writes, a dead letter's S3 put) and the batch's closing ones (one
+ * ChangeMessageVisibilityBatch, one lag write per group), each usually tens of milliseconds, with
+ * room for the SDK's retries. It is a third of the consumer's allowance for calls
+ * (CONSUMER_CALLS_SECONDS), so that the tenth record of a batch whose nine before it each used
+ * their whole timeout is still started, if those nine spent under 20 s on calls.
+ */
+const RECORD_CALLS_SECONDS = 10;
+
+/**
+ * The time the consumer must have left to start a record: it never starts an attempt it may not
+ * finish, with its state written, before Lambda stops it at its timeout.
+ */
+export function recordTimeBudgetMs(config: Config): number {
+  return config.deliveryTimeoutMs + RECORD_CALLS_SECONDS * 1000;
+}
+
 function visibilityCeilingSecondsFor(deliveryTimeoutMs: number): number {
   return MAX_VISIBILITY_SECONDS - consumerTimeoutSecondsFor(deliveryTimeoutMs);
 }

@@ -21,6 +21,11 @@ export interface BatchPlan {
   readonly visibilityChanges: readonly VisibilityChange[];
   /** One entry per record that was processed, for logs and tests. */
   readonly outcomes: ReadonlyMap<string, DeliveryOutcome>;
+  /**
+   * Records not started for lack of time, each group's from the first one not started on: they are
+   * among the failures, with visibility 0.
+   */
+  readonly unstartedMessageIds: readonly string[];
   /** What the batch did to each group, for its lag. */
   readonly groups: readonly GroupProgress[];
 }
@@ -61,9 +66,23 @@ export function planGroupRetry(group: readonly ConsumerRecord[], headIndex: numb
 /** Called when processing a record throws: a fault, not an outcome. */
 export type FaultListener = (error: unknown, record: ConsumerRecord) => void;
 
+/**
+ * The time the invocation has left, asked before each record. Lambda stops a function at its
+ * timeout, mid-attempt if need be: the receiver may get the event with nothing recorded, and the
+ * records the batch still held stay invisible for the queue's visibility timeout (6 × the
+ * consumer's) instead of coming back at once.
+ */
+export interface TimeBudget {
+  /** Whether the invocation still has `ms` milliseconds before its timeout. */
+  readonly hasTimeFor: (ms: number) => boolean;
+  /** The longest one record can take: an attempt's timeout, the calls around it and the batch's closing calls. */
+  readonly recordMs: number;
+}
+
 interface GroupPlan {
   readonly failedMessageIds: string[];
   readonly visibilityChanges: VisibilityChange[];
+  readonly unstartedMessageIds: string[];
   readonly progress: GroupProgress;
 }
 
@@ -88,11 +107,21 @@ async function processGroup(
   ports: DeliveryPorts,
   policy: RetryPolicy,
   onFault: FaultListener,
+  budget: TimeBudget,
   outcomes: Map<string, DeliveryOutcome>,
 ): Promise<GroupPlan> {
   const messageGroupId = group[0]?.messageGroupId ?? '';
   const seen: DeliveryOutcome[] = [];
   for (const [index, record] of group.entries()) {
+    if (!budget.hasTimeFor(budget.recordMs)) {
+      // Too little time to finish this record: it and its successors (which must not overtake it)
+      // go back untouched and visible at once, for the next invocation.
+      return {
+        ...planGroupRetry(group, index, 0),
+        unstartedMessageIds: group.slice(index).map((waiting) => waiting.messageId),
+        progress: summarizeGroup(messageGroupId, seen, { state: HeadState.unknown }),
+      };
+    }
     let outcome: DeliveryOutcome;
     try {
       outcome = await deliverRecord(record, ports, policy);
@@ -105,7 +134,11 @@ async function processGroup(
       onFault(error, record);
       const receiveCount = Math.max(...group.slice(index).map((waiting) => waiting.receiveCount));
       const delaySeconds = faultBackoffSeconds(receiveCount, policy, ports.random);
-      return { ...planGroupRetry(group, index, delaySeconds), progress: summarizeGroup(messageGroupId, seen, { state: HeadState.unknown }) };
+      return {
+        ...planGroupRetry(group, index, delaySeconds),
+        unstartedMessageIds: [],
+        progress: summarizeGroup(messageGroupId, seen, { state: HeadState.unknown }),
+      };
     }
     outcomes.set(record.messageId, outcome);
     seen.push(outcome);
@@ -118,27 +151,32 @@ async function processGroup(
         lastError: outcome.reason,
         acceptedAt: outcome.acceptedAt,
       };
-      return { ...planGroupRetry(group, index, outcome.delaySeconds), progress: summarizeGroup(messageGroupId, seen, head) };
+      return { ...planGroupRetry(group, index, outcome.delaySeconds), unstartedMessageIds: [], progress: summarizeGroup(messageGroupId, seen, head) };
     }
   }
-  return { failedMessageIds: [], visibilityChanges: [], progress: summarizeGroup(messageGroupId, seen, { state: HeadState.clear }) };
+  return { failedMessageIds: [], visibilityChanges: [], unstartedMessageIds: [], progress: summarizeGroup(messageGroupId, seen, { state: HeadState.clear }) };
 }
 
-/** Processes a batch and plans what SQS must be told. */
+/**
+ * Processes a batch and plans what SQS must be told. A record is started only while the
+ * invocation has `budget.recordMs` left; the rest of its group goes back with visibility 0.
+ */
 export async function processBatch(
   records: readonly ConsumerRecord[],
   ports: DeliveryPorts,
   policy: RetryPolicy,
   onFault: FaultListener,
+  budget: TimeBudget,
 ): Promise<BatchPlan> {
   const outcomes = new Map<string, DeliveryOutcome>();
   const plans = await Promise.all(
-    groupByMessageGroup(records).map((group) => processGroup(group, ports, policy, onFault, outcomes)),
+    groupByMessageGroup(records).map((group) => processGroup(group, ports, policy, onFault, budget, outcomes)),
   );
   return {
     failedMessageIds: plans.flatMap((plan) => plan.failedMessageIds),
     visibilityChanges: plans.flatMap((plan) => plan.visibilityChanges),
     outcomes,
+    unstartedMessageIds: plans.flatMap((plan) => plan.unstartedMessageIds),
     groups: plans.map((plan) => plan.progress),
   };
 }

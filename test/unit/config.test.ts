@@ -7,6 +7,7 @@ import {
   loadConfig,
   loadResourceNames,
   queueVisibilityTimeoutSeconds,
+  recordTimeBudgetMs,
   toEnvironment,
   visibilityCeilingSeconds,
 } from '../../lambda/config.js';
@@ -179,6 +180,16 @@ describe('derived settings', () => {
     const config = loadConfig({ DELIVERY_TIMEOUT_MS: timeoutMs }, Deployment.deployed);
     expect(visibilityCeilingSeconds(config)).toBe(ceiling);
     expect(visibilityCeilingSeconds(config) + consumerTimeoutSeconds(config)).toBe(43_200);
+  });
+
+  it.each([
+    { timeoutMs: '10000', budgetMs: 20_000 },
+    { timeoutMs: '60000', budgetMs: 70_000 },
+  ])('starts a record only with its attempt of $timeoutMs ms and 10 s for its calls left', ({ timeoutMs, budgetMs }) => {
+    const config = loadConfig({ DELIVERY_TIMEOUT_MS: timeoutMs }, Deployment.deployed);
+    expect(recordTimeBudgetMs(config)).toBe(budgetMs);
+    // The tenth record of a batch whose nine before it used their whole timeout still starts.
+    expect(consumerTimeoutSeconds(config) * 1000 - 9 * config.deliveryTimeoutMs).toBeGreaterThanOrEqual(budgetMs + 20_000);
   });
 
   it('lifts the backstop to SQS’s ceiling when exhausted heads stall, whose successors are received without end', () => {
