@@ -14,7 +14,11 @@ export type Deployment = (typeof Deployment)[keyof typeof Deployment];
 /** Lambda's SQS event source mapping hands a FIFO consumer at most 10 records per batch. */
 export const CONSUMER_BATCH_SIZE = 10;
 
-/** SQS visibility timeouts range from 0 s to 12 h; a backoff is a visibility timeout. */
+/**
+ * SQS visibility timeouts range from 0 s to 12 h; a backoff is a visibility timeout. The 12 hours
+ * count from the receive: a ChangeMessageVisibility that would end later is refused
+ * (`InvalidParameterValue`) and changes nothing. See `visibilityCeilingSeconds`.
+ */
 export const MAX_VISIBILITY_SECONDS = 43_200;
 
 /** API Gateway (HTTP API) gives an integration at most 30 s. */
@@ -139,7 +143,25 @@ const environmentSchema = (deployment: Deployment) =>
     .refine((env) => env.RETRY_MAX_SECONDS >= env.RETRY_BASE_SECONDS, {
       path: ['RETRY_MAX_SECONDS'],
       message: 'must be at least RETRY_BASE_SECONDS',
-    });
+    })
+    .superRefine(
+      (env, context) => {
+        const ceiling = visibilityCeilingSecondsFor(env.DELIVERY_TIMEOUT_MS);
+        if (env.RETRY_MAX_SECONDS <= ceiling) return;
+        context.addIssue({
+          code: 'custom',
+          path: ['RETRY_MAX_SECONDS'],
+          message:
+            `must be at most ${ceiling}: SQS's 12-hour visibility limit (${MAX_VISIBILITY_SECONDS} s, counted from the receive) ` +
+            `less the consumer's timeout (${consumerTimeoutSecondsFor(env.DELIVERY_TIMEOUT_MS)} s with DELIVERY_TIMEOUT_MS=${env.DELIVERY_TIMEOUT_MS})`,
+        });
+      },
+      // Only once both variables it reads were accepted: a refused one is named once, by its own rule.
+      { when: ({ issues }) => issues.every((issue) => !CEILING_INPUTS.has(String(issue.path?.[0]))) },
+    );
+
+/** The variables the visibility ceiling is checked from. */
+const CEILING_INPUTS: ReadonlySet<string> = new Set(['RETRY_MAX_SECONDS', 'DELIVERY_TIMEOUT_MS']);
 
 /** An empty variable counts as unset, as shells and `.env` files produce them. */
 function withoutEmpty(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
@@ -208,15 +230,52 @@ export function toEnvironment(config: Config): Record<string, string> {
   return environment;
 }
 
+/** Time the consumer's timeout allows, beside the attempts of a batch, for its DynamoDB, S3 and SQS calls. */
+const CONSUMER_CALLS_SECONDS = 30;
+
+function consumerTimeoutSecondsFor(deliveryTimeoutMs: number): number {
+  return Math.min(MAX_LAMBDA_TIMEOUT_SECONDS, Math.ceil((CONSUMER_BATCH_SIZE * deliveryTimeoutMs) / 1000) + CONSUMER_CALLS_SECONDS);
+}
+
 /**
  * The consumer's timeout: a batch may hold 10 records of one group, delivered one after
  * another, each allowed `deliveryTimeoutMs`, plus 30 s for DynamoDB and SQS calls.
  */
 export function consumerTimeoutSeconds(config: Config): number {
-  return Math.min(
-    MAX_LAMBDA_TIMEOUT_SECONDS,
-    Math.ceil((CONSUMER_BATCH_SIZE * config.deliveryTimeoutMs) / 1000) + 30,
-  );
+  return consumerTimeoutSecondsFor(config.deliveryTimeoutMs);
+}
+
+/**
+ * Time a record needs beside its attempt's DELIVERY_TIMEOUT_MS: its own calls (two reads, up to
+ * three writes, a dead letter's S3 put) and the batch's closing ones (one
+ * ChangeMessageVisibilityBatch, one lag write per group), each usually tens of milliseconds, with
+ * room for the SDK's retries. It is a third of the consumer's allowance for calls
+ * (CONSUMER_CALLS_SECONDS), so that the tenth record of a batch whose nine before it each used
+ * their whole timeout is still started, if those nine spent under 20 s on calls.
+ */
+const RECORD_CALLS_SECONDS = 10;
+
+/**
+ * The time the consumer must have left to start a record: it never starts an attempt it may not
+ * finish, with its state written, before Lambda stops it at its timeout.
+ */
+export function recordTimeBudgetMs(config: Config): number {
+  return config.deliveryTimeoutMs + RECORD_CALLS_SECONDS * 1000;
+}
+
+function visibilityCeilingSecondsFor(deliveryTimeoutMs: number): number {
+  return MAX_VISIBILITY_SECONDS - consumerTimeoutSecondsFor(deliveryTimeoutMs);
+}
+
+/**
+ * The longest visibility timeout the consumer may set: SQS's 43,200 s counted from the receive,
+ * less the consumer's timeout, the latest after the receive that it calls ChangeMessageVisibility.
+ * Any longer and SQS refuses the change (`InvalidParameterValue`), and the message comes back
+ * after the queue's visibility timeout (minutes) instead of its backoff. Every backoff, hold and
+ * `Retry-After` is kept at or below it; `RETRY_MAX_SECONDS` may not exceed it.
+ */
+export function visibilityCeilingSeconds(config: Config): number {
+  return visibilityCeilingSecondsFor(config.deliveryTimeoutMs);
 }
 
 /** AWS asks for a visibility timeout of at least 6 × the function's timeout for SQS event sources. */

@@ -1,8 +1,9 @@
 /**
  * Plays Lambda's SQS event source mapping for a FIFO queue with `ReportBatchItemFailures`:
- * `concurrency` pollers, each long-polling up to 10 messages, invoking the function with them,
- * then deleting the records the function did not report as failed. A thrown error, or a response
- * Lambda would not accept, leaves the whole batch to come back after its visibility timeout.
+ * `concurrency` pollers, each long-polling up to 10 messages, invoking the function with them and
+ * a context whose `getRemainingTimeInMillis` counts down the function's timeout, then deleting the
+ * records the function did not report as failed. A thrown error, or a response Lambda would not
+ * accept, leaves the whole batch to come back after its visibility timeout.
  */
 import {
   DeleteMessageBatchCommand,
@@ -11,7 +12,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { CONSUMER_BATCH_SIZE } from '../lambda/config.js';
 import { toSqsEvent, type EventSource } from './sqs-event.js';
 
@@ -31,7 +32,12 @@ export interface EventSourceMappingOptions {
   readonly queueUrl: string;
   readonly source: EventSource;
   /** The function: the consumer handler. */
-  readonly invoke: (event: SQSEvent) => Promise<SQSBatchResponse | void>;
+  readonly invoke: (event: SQSEvent, context: Pick<Context, 'getRemainingTimeInMillis'>) => Promise<SQSBatchResponse | void>;
+  /**
+   * The function's timeout (the consumer's: `consumerTimeoutSeconds`). Lambda's context counts down
+   * from it; this mapping only reports it and, unlike Lambda, does not stop a function that overruns.
+   */
+  readonly functionTimeoutSeconds: number;
   /** Concurrent invocations: the mapping's maximum concurrency. */
   readonly concurrency: number;
   readonly logger: Logger;
@@ -92,8 +98,10 @@ export function startEventSourceMapping(options: EventSourceMappingOptions): Eve
 
   const invokeOnce = async (batch: readonly Message[]): Promise<void> => {
     let response: SQSBatchResponse | void;
+    const deadline = Date.now() + options.functionTimeoutSeconds * 1000;
+    const context = { getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()) };
     try {
-      response = await options.invoke(toSqsEvent(batch, options.source));
+      response = await options.invoke(toSqsEvent(batch, options.source), context);
     } catch (error) {
       logger.error('consumer invocation failed; the whole batch stays queued', { messages: batch.length, error });
       return;

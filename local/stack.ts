@@ -6,7 +6,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Config } from '../lambda/config.js';
+import { consumerTimeoutSeconds, type Config } from '../lambda/config.js';
 import { wireIngestHandler, type IngestPortsWrapper } from '../lambda/handlers/ingest.js';
 import { wireSubscriptionsHandler } from '../lambda/handlers/subscriptions.js';
 import type { HandlerWiring } from '../lambda/handlers/wiring.js';
@@ -95,6 +95,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         queueUrl: queues.delivery.url,
         source: { queueArn: queues.delivery.arn, region: LOCAL_REGION },
         invoke: wireConsumerHandler(wiring('consumer'), options.wrapDeliveryPorts),
+        functionTimeoutSeconds: consumerTimeoutSeconds(config),
         concurrency: config.consumerConcurrency,
         logger: logger('event-source'),
       });

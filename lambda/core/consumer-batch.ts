@@ -5,7 +5,7 @@
  */
 import { deliverRecord, OutcomeKind, type ConsumerRecord, type DeliveryOutcome, type DeliveryPorts } from './delivery.js';
 import { HeadState, type GroupHead, type GroupProgress } from './lag.js';
-import { backoffSeconds, type RetryPolicy } from './retry-policy.js';
+import { faultBackoffSeconds, type RetryPolicy } from './retry-policy.js';
 
 /** A visibility change to make before the invocation returns. */
 export interface VisibilityChange {
@@ -21,6 +21,11 @@ export interface BatchPlan {
   readonly visibilityChanges: readonly VisibilityChange[];
   /** One entry per record that was processed, for logs and tests. */
   readonly outcomes: ReadonlyMap<string, DeliveryOutcome>;
+  /**
+   * Records not started for lack of time, each group's from the first one not started on: they are
+   * among the failures, with visibility 0.
+   */
+  readonly unstartedMessageIds: readonly string[];
   /** What the batch did to each group, for its lag. */
   readonly groups: readonly GroupProgress[];
 }
@@ -58,18 +63,26 @@ export function planGroupRetry(group: readonly ConsumerRecord[], headIndex: numb
   };
 }
 
-/**
- * A fault waits at least this long even when RETRY_BASE_SECONDS is 0: retrying a dependency that
- * is down at once would spin through SQS's receive count to the backstop in moments.
- */
-export const MIN_FAULT_DELAY_SECONDS = 1;
-
 /** Called when processing a record throws: a fault, not an outcome. */
 export type FaultListener = (error: unknown, record: ConsumerRecord) => void;
+
+/**
+ * The time the invocation has left, asked before each record. Lambda stops a function at its
+ * timeout, mid-attempt if need be: the receiver may get the event with nothing recorded, and the
+ * records the batch still held stay invisible for the queue's visibility timeout (6 × the
+ * consumer's) instead of coming back at once.
+ */
+export interface TimeBudget {
+  /** Whether the invocation still has `ms` milliseconds before its timeout. */
+  readonly hasTimeFor: (ms: number) => boolean;
+  /** The longest one record can take: an attempt's timeout, the calls around it and the batch's closing calls. */
+  readonly recordMs: number;
+}
 
 interface GroupPlan {
   readonly failedMessageIds: string[];
   readonly visibilityChanges: VisibilityChange[];
+  readonly unstartedMessageIds: string[];
   readonly progress: GroupProgress;
 }
 
@@ -94,22 +107,38 @@ async function processGroup(
   ports: DeliveryPorts,
   policy: RetryPolicy,
   onFault: FaultListener,
+  budget: TimeBudget,
   outcomes: Map<string, DeliveryOutcome>,
 ): Promise<GroupPlan> {
   const messageGroupId = group[0]?.messageGroupId ?? '';
   const seen: DeliveryOutcome[] = [];
   for (const [index, record] of group.entries()) {
+    if (!budget.hasTimeFor(budget.recordMs)) {
+      // Too little time to finish this record: it and its successors (which must not overtake it)
+      // go back untouched and visible at once, for the next invocation.
+      return {
+        ...planGroupRetry(group, index, 0),
+        unstartedMessageIds: group.slice(index).map((waiting) => waiting.messageId),
+        progress: summarizeGroup(messageGroupId, seen, { state: HeadState.unknown }),
+      };
+    }
     let outcome: DeliveryOutcome;
     try {
       outcome = await deliverRecord(record, ports, policy);
     } catch (error) {
-      // A fault (a dependency down, a crash before the outcome was recorded): the record waits like
-      // a failed attempt, backing off by how often SQS has handed it out, so that a passing fault
-      // costs seconds and a lasting one grows to the maximum delay (and, after many receives,
-      // meets SQS's backstop redrive). Other groups are not held back.
+      // A fault (a dependency down, a crash before the outcome was recorded): the record waits,
+      // backing off by how often SQS has handed it out, so that a passing fault costs seconds and
+      // a lasting one reaches SQS's backstop redrive only after days. The successors are received
+      // with it every time, so the highest receive count among them sets the pace: the first of
+      // them to pass maxReceiveCount would be moved. Other groups are not held back.
       onFault(error, record);
-      const delaySeconds = Math.max(MIN_FAULT_DELAY_SECONDS, backoffSeconds(record.receiveCount, policy, ports.random));
-      return { ...planGroupRetry(group, index, delaySeconds), progress: summarizeGroup(messageGroupId, seen, { state: HeadState.unknown }) };
+      const receiveCount = Math.max(...group.slice(index).map((waiting) => waiting.receiveCount));
+      const delaySeconds = faultBackoffSeconds(receiveCount, policy, ports.random);
+      return {
+        ...planGroupRetry(group, index, delaySeconds),
+        unstartedMessageIds: [],
+        progress: summarizeGroup(messageGroupId, seen, { state: HeadState.unknown }),
+      };
     }
     outcomes.set(record.messageId, outcome);
     seen.push(outcome);
@@ -122,27 +151,32 @@ async function processGroup(
         lastError: outcome.reason,
         acceptedAt: outcome.acceptedAt,
       };
-      return { ...planGroupRetry(group, index, outcome.delaySeconds), progress: summarizeGroup(messageGroupId, seen, head) };
+      return { ...planGroupRetry(group, index, outcome.delaySeconds), unstartedMessageIds: [], progress: summarizeGroup(messageGroupId, seen, head) };
     }
   }
-  return { failedMessageIds: [], visibilityChanges: [], progress: summarizeGroup(messageGroupId, seen, { state: HeadState.clear }) };
+  return { failedMessageIds: [], visibilityChanges: [], unstartedMessageIds: [], progress: summarizeGroup(messageGroupId, seen, { state: HeadState.clear }) };
 }
 
-/** Processes a batch and plans what SQS must be told. */
+/**
+ * Processes a batch and plans what SQS must be told. A record is started only while the
+ * invocation has `budget.recordMs` left; the rest of its group goes back with visibility 0.
+ */
 export async function processBatch(
   records: readonly ConsumerRecord[],
   ports: DeliveryPorts,
   policy: RetryPolicy,
   onFault: FaultListener,
+  budget: TimeBudget,
 ): Promise<BatchPlan> {
   const outcomes = new Map<string, DeliveryOutcome>();
   const plans = await Promise.all(
-    groupByMessageGroup(records).map((group) => processGroup(group, ports, policy, onFault, outcomes)),
+    groupByMessageGroup(records).map((group) => processGroup(group, ports, policy, onFault, budget, outcomes)),
   );
   return {
     failedMessageIds: plans.flatMap((plan) => plan.failedMessageIds),
     visibilityChanges: plans.flatMap((plan) => plan.visibilityChanges),
     outcomes,
+    unstartedMessageIds: plans.flatMap((plan) => plan.unstartedMessageIds),
     groups: plans.map((plan) => plan.progress),
   };
 }

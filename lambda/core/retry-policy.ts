@@ -17,6 +17,17 @@ export interface RetryPolicy {
   readonly retryBaseSeconds: number;
   readonly retryMaxSeconds: number;
   readonly onExhausted: OnExhausted;
+  /**
+   * The longest visibility timeout the consumer may set (`visibilityCeilingSeconds` of the
+   * configuration): SQS's 43,200 s counted from the receive, less the consumer's timeout. SQS
+   * refuses a longer one and changes nothing, so no delay decided here exceeds it.
+   */
+  readonly visibilityCeilingSeconds: number;
+}
+
+/** The longest a failed attempt waits: RETRY_MAX_SECONDS, and never past the visibility ceiling. */
+function maxRetryDelaySeconds(policy: RetryPolicy): number {
+  return Math.min(policy.retryMaxSeconds, policy.visibilityCeilingSeconds);
 }
 
 /** The most attempts the store may count: unbounded when exhausted heads stall instead of giving up. */
@@ -33,14 +44,45 @@ export type FailureDecision =
 
 /**
  * Exponential backoff with full jitter, bounded below by the base: after attempt n the delay is
- * uniform in [base, min(max, base × 2^n)] whole seconds. Jitter spreads the retries of many
- * failing keys so that a recovering endpoint is not hit by all of them at once.
+ * uniform in [base, min(max, base × 2^n)] whole seconds, max being RETRY_MAX_SECONDS within the
+ * visibility ceiling. Jitter spreads the retries of many failing keys so that a recovering
+ * endpoint is not hit by all of them at once.
  * @param random a number in [0, 1), e.g. `Math.random`
  */
 export function backoffSeconds(attempt: number, policy: RetryPolicy, random: () => number): number {
-  const ceiling = Math.min(policy.retryMaxSeconds, policy.retryBaseSeconds * 2 ** Math.max(1, attempt));
+  const ceiling = Math.min(maxRetryDelaySeconds(policy), policy.retryBaseSeconds * 2 ** Math.max(1, attempt));
   const spread = ceiling - policy.retryBaseSeconds;
   return Math.min(ceiling, policy.retryBaseSeconds + Math.floor(random() * (spread + 1)));
+}
+
+/**
+ * A fault waits at least this long even when RETRY_BASE_SECONDS is 0: retrying a dependency that
+ * is down at once would spin through SQS's receive count to the backstop in moments.
+ */
+export const MIN_FAULT_DELAY_SECONDS = 1;
+
+/**
+ * How long a record that met a fault (DynamoDB, SQS or S3 down, a permission missing) waits:
+ * exponential in SQS's receive count, from max(RETRY_BASE_SECONDS, 1 s) toward the visibility
+ * ceiling, not RETRY_MAX_SECONDS, which paces receivers. An outage may last hours, and every
+ * receive counts toward the backstop's `maxReceiveCount`: only delays that grow to hours keep a
+ * lasting one from walking whole keys into the backstop. The jitter keeps the upper half:
+ * after receive n the delay is uniform in [⌈c/2⌉, c] whole seconds, c = min(ceiling, base × 2^n),
+ * so the time to the backstop has a floor whatever the draws.
+ *
+ * With the defaults (base 5 s; ceiling 43,200 − 130 = 43,070 s; backstop after
+ * 10 × (5 + 1) = 60 receives), c is 10, 20, …, 40,960 s for receives 1–13 (81,910 s in all) and
+ * 43,070 s for receives 14–60 (47 × 43,070 = 2,024,290 s): a fault that never ends takes a message
+ * to the backstop after at most 2,106,200 s (24.4 days) and at least half of it, 1,053,100 s
+ * (12.2 days).
+ * @param receiveCount SQS's ApproximateReceiveCount, counting this receive
+ * @param random a number in [0, 1), e.g. `Math.random`
+ */
+export function faultBackoffSeconds(receiveCount: number, policy: RetryPolicy, random: () => number): number {
+  const base = Math.min(policy.visibilityCeilingSeconds, Math.max(MIN_FAULT_DELAY_SECONDS, policy.retryBaseSeconds));
+  const ceiling = Math.min(policy.visibilityCeilingSeconds, base * 2 ** Math.max(1, receiveCount));
+  const lowest = Math.max(base, Math.ceil(ceiling / 2));
+  return Math.min(ceiling, lowest + Math.floor(random() * (ceiling - lowest + 1)));
 }
 
 /**
@@ -72,12 +114,12 @@ export interface FailedAttempt {
  * The give-up rule: at `maxDeliveryAttempts` real attempts the event is dead-lettered so that its
  * key moves on (or, with `ON_EXHAUSTED=stall`, retried at the maximum backoff for as long as it
  * takes); before that it is retried after the backoff, or after the receiver's `Retry-After` when
- * given, never beyond `retryMaxSeconds`.
+ * given, never beyond `retryMaxSeconds` nor the visibility ceiling.
  */
 export function decideAfterFailure(failed: FailedAttempt, policy: RetryPolicy, random: () => number): FailureDecision {
   const isExhausted = failed.attempts >= policy.maxDeliveryAttempts;
   if (isExhausted && policy.onExhausted === OnExhausted.stall) {
-    return { kind: FailureDecisionKind.retryLater, delaySeconds: policy.retryMaxSeconds };
+    return { kind: FailureDecisionKind.retryLater, delaySeconds: maxRetryDelaySeconds(policy) };
   }
   if (isExhausted) {
     return {
@@ -88,6 +130,6 @@ export function decideAfterFailure(failed: FailedAttempt, policy: RetryPolicy, r
   const delaySeconds =
     failed.retryAfterSeconds === undefined
       ? backoffSeconds(failed.attempts, policy, random)
-      : Math.min(policy.retryMaxSeconds, Math.max(policy.retryBaseSeconds, failed.retryAfterSeconds));
+      : Math.min(maxRetryDelaySeconds(policy), Math.max(policy.retryBaseSeconds, failed.retryAfterSeconds));
   return { kind: FailureDecisionKind.retryLater, delaySeconds };
 }

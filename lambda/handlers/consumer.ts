@@ -4,9 +4,9 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
-import type { Config } from '../config.js';
+import { recordTimeBudgetMs, visibilityCeilingSeconds, type Config } from '../config.js';
 import { processBatch, type VisibilityChange } from '../core/consumer-batch.js';
 import { hasProgress, type GroupProgress } from '../core/lag.js';
 import { CONSUMER_METRICS, countOutcomes, type ConsumerCounts } from '../core/consumer-metrics.js';
@@ -23,7 +23,10 @@ import { createSubscriptionStore } from '../adapters/subscription-store.js';
 import { createWebhookSender } from '../adapters/webhook-sender.js';
 import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
 
-export type ConsumerHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
+/** What the consumer reads of Lambda's context: the time left before the function's timeout. */
+export type ConsumerContext = Pick<Context, 'getRemainingTimeInMillis'>;
+
+export type ConsumerHandler = (event: SQSEvent, context: ConsumerContext) => Promise<SQSBatchResponse>;
 
 /** The fields of an SQS record the consumer relies on, validated at the edge. */
 const sqsRecordSchema = z.object({
@@ -52,6 +55,8 @@ export function toConsumerRecord(record: unknown, index: number): ConsumerRecord
 export interface ConsumerHandlerDeps {
   readonly ports: DeliveryPorts;
   readonly policy: RetryPolicy;
+  /** The time a record needs left to be started (`recordTimeBudgetMs` of the configuration). */
+  readonly recordTimeBudgetMs: number;
   readonly changeVisibility: (changes: readonly VisibilityChange[]) => Promise<void>;
   /** Records a group's lag after the batch: one write per group per batch. */
   readonly recordGroupProgress: (progress: GroupProgress, now: Date) => Promise<void>;
@@ -61,7 +66,7 @@ export interface ConsumerHandlerDeps {
 }
 
 export function createConsumerHandler(deps: ConsumerHandlerDeps): ConsumerHandler {
-  return async (event) => {
+  return async (event, context) => {
     const records = event.Records.map(toConsumerRecord);
     // A batch often holds several events of one subscription: read each subscription once per invocation.
     const targets = new Map<string, ReturnType<DeliveryPorts['findTarget']>>();
@@ -77,10 +82,18 @@ export function createConsumerHandler(deps: ConsumerHandlerDeps): ConsumerHandle
       if (!isSuccess(result)) failedAttempts += 1;
       return result;
     };
-    const plan = await processBatch(records, { ...deps.ports, findTarget, send }, deps.policy, (error, record) => {
+    const onFault = (error: unknown, record: ConsumerRecord): void => {
       faults += 1;
       deps.logger.error('record failed with a fault; it stays queued', { messageId: record.messageId, messageGroupId: record.messageGroupId, error });
-    });
+    };
+    const budget = { hasTimeFor: (ms: number) => context.getRemainingTimeInMillis() >= ms, recordMs: deps.recordTimeBudgetMs };
+    const plan = await processBatch(records, { ...deps.ports, findTarget, send }, deps.policy, onFault, budget);
+    if (plan.unstartedMessageIds.length > 0) {
+      deps.logger.warn('too little time left to start these records; they go back to the queue at once', {
+        messageIds: plan.unstartedMessageIds,
+        remainingMs: context.getRemainingTimeInMillis(),
+      });
+    }
     for (const [messageId, outcome] of plan.outcomes) {
       if (outcome.kind === OutcomeKind.deadLettered) deps.logger.warn('event dead-lettered', { messageId, reason: outcome.reason });
       if (outcome.kind === OutcomeKind.retryLater) {
@@ -165,6 +178,7 @@ export function retryPolicyOf(config: Config): RetryPolicy {
     onExhausted: config.onExhausted,
     retryBaseSeconds: config.retryBaseSeconds,
     retryMaxSeconds: config.retryMaxSeconds,
+    visibilityCeilingSeconds: visibilityCeilingSeconds(config),
   };
 }
 
@@ -184,6 +198,7 @@ export function wireConsumerHandler(
     publishCounts,
     ports: wrapPorts(createDeliveryPorts(input)),
     policy: retryPolicyOf(input.config),
+    recordTimeBudgetMs: recordTimeBudgetMs(input.config),
     changeVisibility: (changes) => changeVisibility(input.sqs, input.resources.deliveryQueueUrl, changes, input.logger),
     recordGroupProgress: createGroupStore(input.dynamo, input.resources.groupsTable).recordProgress,
     logger: input.logger,

@@ -5,7 +5,7 @@
  * than its concurrency.
  */
 import { CreateQueueCommand, GetQueueAttributesCommand, SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LogLevel } from '../../lambda/config.js';
 import { createLocalClients, type LocalClients } from '../../local/clients.js';
@@ -18,9 +18,15 @@ import { waitFor } from './support/poll.js';
 /** A short visibility timeout, so a batch left by the function comes back within the test. */
 const VISIBILITY_SECONDS = 1;
 
+/** The function's timeout the mapping reports in the context it passes. */
+const FUNCTION_TIMEOUT_SECONDS = 60;
+
 interface Invocation {
   readonly records: SQSRecord[];
   readonly startedAt: number;
+  /** What the context said was left, when the function began. */
+  readonly remainingMs: number;
+  readonly context: Pick<Context, 'getRemainingTimeInMillis'>;
 }
 
 describe('local event source mapping', { timeout: 60_000 }, () => {
@@ -84,10 +90,11 @@ describe('local event source mapping', { timeout: 60_000 }, () => {
       sqs: clients.sqs,
       queueUrl: queue.url,
       source: { queueArn: queue.arn, region: LOCAL_REGION },
-      invoke: async (event) => {
-        invocations.push({ records: event.Records, startedAt: Date.now() });
+      invoke: async (event, context) => {
+        invocations.push({ records: event.Records, startedAt: Date.now(), remainingMs: context.getRemainingTimeInMillis(), context });
         return invoke(event);
       },
+      functionTimeoutSeconds: FUNCTION_TIMEOUT_SECONDS,
       concurrency,
       logger,
     });
@@ -110,6 +117,25 @@ describe('local event source mapping', { timeout: 60_000 }, () => {
     });
     expect(record?.md5OfBody).toMatch(/^[0-9a-f]{32}$/);
     expect(typeof record?.attributes.SentTimestamp).toBe('string');
+  });
+
+  it('passes a context that counts down the function’s timeout, as Lambda’s does', async () => {
+    const queue = await createQueue(clients.sqs);
+    await send(clients.sqs, queue.url, [{ id: 'ctx-1', group: 'g-ctx' }]);
+    const invocations = start(queue, async () => ({ batchItemFailures: [] }));
+    const invocation = await waitFor('an invocation', () => invocations[0]);
+    const timeoutMs = FUNCTION_TIMEOUT_SECONDS * 1000;
+    expect(invocation.remainingMs).toBeGreaterThan(timeoutMs - 1000);
+    expect(invocation.remainingMs).toBeLessThanOrEqual(timeoutMs);
+    await waitFor('the queue empty', async () => {
+      const { visible, inFlight } = await depth(queue.url);
+      return visible + inFlight === 0;
+    });
+    // Read again later, it has counted down by the time that passed.
+    const elapsedMs = Date.now() - invocation.startedAt;
+    const laterMs = invocation.context.getRemainingTimeInMillis();
+    expect(laterMs).toBeLessThanOrEqual(invocation.remainingMs - elapsedMs + 5);
+    expect(laterMs).toBeGreaterThan(timeoutMs - elapsedMs - 1000);
   });
 
   it('deletes the records not reported failed and hands the failed one out again', async () => {

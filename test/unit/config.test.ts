@@ -7,7 +7,9 @@ import {
   loadConfig,
   loadResourceNames,
   queueVisibilityTimeoutSeconds,
+  recordTimeBudgetMs,
   toEnvironment,
+  visibilityCeilingSeconds,
 } from '../../lambda/config.js';
 
 describe('loadConfig', () => {
@@ -108,6 +110,26 @@ describe('loadConfig', () => {
     expect(() => loadConfig(env, Deployment.local)).toThrow(new RegExp(`^Invalid configuration:\\n  - ${variable}: `));
   });
 
+  it.each([
+    { timeoutMs: '10000', ceiling: 43_070 },
+    { timeoutMs: '60000', ceiling: 42_570 },
+  ])('refuses a RETRY_MAX_SECONDS whose visibility SQS would refuse, with DELIVERY_TIMEOUT_MS=$timeoutMs', ({ timeoutMs, ceiling }) => {
+    expect(loadConfig({ DELIVERY_TIMEOUT_MS: timeoutMs, RETRY_MAX_SECONDS: String(ceiling) }, Deployment.local).retryMaxSeconds).toBe(ceiling);
+    const refused = { DELIVERY_TIMEOUT_MS: timeoutMs, RETRY_MAX_SECONDS: String(ceiling + 1) };
+    expect(() => loadConfig(refused, Deployment.local)).toThrow(
+      new RegExp(`^Invalid configuration:\\n  - RETRY_MAX_SECONDS: must be at most ${ceiling}: SQS's 12-hour visibility limit .* less the consumer's timeout .*DELIVERY_TIMEOUT_MS=${timeoutMs}\\) \\(got "${ceiling + 1}"\\)$`),
+    );
+  });
+
+  it('names a refused DELIVERY_TIMEOUT_MS once, without a ceiling computed from it', () => {
+    try {
+      loadConfig({ DELIVERY_TIMEOUT_MS: 'abc', RETRY_MAX_SECONDS: '43100' }, Deployment.local);
+      expect.unreachable();
+    } catch (error) {
+      expect((error as ConfigError).problems).toEqual(['DELIVERY_TIMEOUT_MS: must be an integer between 100 and 60000 (got "abc")']);
+    }
+  });
+
   it('names every refused variable at once', () => {
     try {
       loadConfig({ PORT: 'x', MAX_DELIVERY_ATTEMPTS: 'y' }, Deployment.local);
@@ -148,6 +170,26 @@ describe('derived settings', () => {
     expect(consumerTimeoutSeconds(config)).toBe(consumer);
     expect(queueVisibilityTimeoutSeconds(config)).toBe(visibility);
     expect(consumer).toBeLessThanOrEqual(900);
+  });
+
+  it.each([
+    { timeoutMs: '10000', ceiling: 43_200 - 130 },
+    { timeoutMs: '60000', ceiling: 43_200 - 630 },
+    { timeoutMs: '100', ceiling: 43_200 - 31 },
+  ])('lets the consumer set visibilities up to 12 h less its timeout of $timeoutMs ms attempts', ({ timeoutMs, ceiling }) => {
+    const config = loadConfig({ DELIVERY_TIMEOUT_MS: timeoutMs }, Deployment.deployed);
+    expect(visibilityCeilingSeconds(config)).toBe(ceiling);
+    expect(visibilityCeilingSeconds(config) + consumerTimeoutSeconds(config)).toBe(43_200);
+  });
+
+  it.each([
+    { timeoutMs: '10000', budgetMs: 20_000 },
+    { timeoutMs: '60000', budgetMs: 70_000 },
+  ])('starts a record only with its attempt of $timeoutMs ms and 10 s for its calls left', ({ timeoutMs, budgetMs }) => {
+    const config = loadConfig({ DELIVERY_TIMEOUT_MS: timeoutMs }, Deployment.deployed);
+    expect(recordTimeBudgetMs(config)).toBe(budgetMs);
+    // The tenth record of a batch whose nine before it used their whole timeout still starts.
+    expect(consumerTimeoutSeconds(config) * 1000 - 9 * config.deliveryTimeoutMs).toBeGreaterThanOrEqual(budgetMs + 20_000);
   });
 
   it('lifts the backstop to SQS’s ceiling when exhausted heads stall, whose successors are received without end', () => {

@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { groupByMessageGroup, processBatch } from '../../../lambda/core/consumer-batch.js';
+import { groupByMessageGroup, processBatch, type TimeBudget } from '../../../lambda/core/consumer-batch.js';
 import {
   AttemptResultKind,
   OutcomeKind,
@@ -11,11 +11,13 @@ import {
 } from '../../../lambda/core/delivery.js';
 import type { DeadLetter } from '../../../lambda/core/dead-letter.js';
 import type { QueuedEvent } from '../../../lambda/core/event.js';
-import type { RetryPolicy } from '../../../lambda/core/retry-policy.js';
+import { faultBackoffSeconds, type RetryPolicy } from '../../../lambda/core/retry-policy.js';
 import type { WebhookRequest } from '../../../lambda/core/webhook.js';
 import { InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
 
-const policy: RetryPolicy = { maxDeliveryAttempts: 3, retryBaseSeconds: 5, retryMaxSeconds: 900, onExhausted: 'dead_letter' };
+const policy: RetryPolicy = { maxDeliveryAttempts: 3, retryBaseSeconds: 5, retryMaxSeconds: 900, onExhausted: 'dead_letter', visibilityCeilingSeconds: 43_070 };
+/** An invocation that always has time for another record. */
+const plentyOfTime: TimeBudget = { hasTimeFor: () => true, recordMs: 20_000 };
 const secret = 'whsec_' + Buffer.alloc(32, 1).toString('base64');
 
 function queued(eventId: string, key: string): QueuedEvent {
@@ -65,7 +67,8 @@ function harness(respond: (eventId: string, attempt: number) => AttemptResult = 
     now: () => new Date(),
     random: () => 0.5,
   };
-  const run = (records: ConsumerRecord[]) => processBatch(records, ports, policy, (_error, r) => faults.push(r.messageId));
+  const run = (records: ConsumerRecord[], budget: TimeBudget = plentyOfTime) =>
+    processBatch(records, ports, policy, (_error, r) => faults.push(r.messageId), budget);
   return { store, sent, deadLetters, quarantined, faults, ports, run };
 }
 
@@ -136,7 +139,7 @@ describe('processBatch', () => {
     const stalling: RetryPolicy = { ...policy, onExhausted: 'stall' };
     const batch = [record('a1', 'a'), record('a2', 'a')];
     for (let invocation = 1; invocation <= policy.maxDeliveryAttempts + 3; invocation += 1) {
-      const plan = await processBatch(batch, ports, stalling, () => undefined);
+      const plan = await processBatch(batch, ports, stalling, () => undefined, plentyOfTime);
       expect(plan.failedMessageIds).toEqual(['a1', 'a2']);
       if (invocation >= policy.maxDeliveryAttempts) expect(plan.visibilityChanges.map((c) => c.timeoutSeconds)).toEqual([900, 0]);
     }
@@ -267,7 +270,7 @@ describe('processBatch', () => {
     expect(store.keys.get('a')?.headLastError).toBe(reason);
   });
 
-  it('treats a fault as a wait: the group’s records fail, the head backs off by its receive count, other groups go on', async () => {
+  it('treats a fault as a wait: the group’s records fail, the head backs off by its receive count toward the visibility ceiling, other groups go on', async () => {
     const { ports, faults, sent } = harness();
     const faulty: DeliveryPorts = {
       ...ports,
@@ -279,19 +282,113 @@ describe('processBatch', () => {
         },
       },
     };
-    const plan = await processBatch([record('a1', 'a', 3), record('a2', 'a', 3), record('b1', 'b')], faulty, policy, (_error, r) => faults.push(r.messageId));
+    const plan = await processBatch([record('a1', 'a', 3), record('a2', 'a', 3), record('b1', 'b')], faulty, policy, (_error, r) => faults.push(r.messageId), plentyOfTime);
     expect(faults).toEqual(['a1']);
     expect(plan.failedMessageIds).toEqual(['a1', 'a2']);
-    // Third receive: backoff in [5, 40], floor(0.5 × 36) above the base: 23 s.
-    expect(plan.visibilityChanges.map((c) => [c.messageId, c.timeoutSeconds])).toEqual([['a1', 23], ['a2', 0]]);
+    // Third receive: a fault backs off within [20, 40]; random 0.5 gives 20 + floor(0.5 × 21) = 30 s.
+    expect(plan.visibilityChanges.map((c) => [c.messageId, c.timeoutSeconds])).toEqual([['a1', 30], ['a2', 0]]);
     expect(sent.map((s) => s.eventId).sort()).toEqual(['a1', 'b1']);
   });
 
   it('waits at least a second after a fault even when the base delay is 0', async () => {
     const { ports } = harness();
     const faulty: DeliveryPorts = { ...ports, findTarget: async () => { throw new Error('DynamoDB unavailable'); } };
-    const plan = await processBatch([record('a1', 'a', 1)], faulty, { ...policy, retryBaseSeconds: 0 }, () => undefined);
+    const plan = await processBatch([record('a1', 'a', 1)], { ...faulty, random: () => 0 }, { ...policy, retryBaseSeconds: 0 }, () => undefined, plentyOfTime);
     expect(plan.visibilityChanges.map((c) => c.timeoutSeconds)).toEqual([1]);
+  });
+
+  it('backs a fault off by the highest receive count among the records it holds back, which ride with the head', async () => {
+    const { ports, sent } = harness();
+    const faulty: DeliveryPorts = { ...ports, findTarget: async () => { throw new Error('AccessDeniedException'); } };
+    // a2 already collected 55 receives behind earlier heads: the backstop is 5 receives away for it.
+    const plan = await processBatch([record('a1', 'a', 1), record('a2', 'a', 55), record('a3', 'a', 2)], faulty, policy, () => undefined, plentyOfTime);
+    expect(plan.failedMessageIds).toEqual(['a1', 'a2', 'a3']);
+    expect(plan.visibilityChanges.map((c) => [c.messageId, c.timeoutSeconds])).toEqual([
+      ['a1', faultBackoffSeconds(55, policy, ports.random)],
+      ['a2', 0],
+      ['a3', 0],
+    ]);
+    expect(plan.visibilityChanges[0]?.timeoutSeconds).toBeGreaterThanOrEqual(Math.ceil(policy.visibilityCeilingSeconds / 2));
+    expect(sent).toEqual([]);
+  });
+
+  describe('keeps every visibility within SQS’s 12 hours from the receive, less the consumer’s timeout', () => {
+    // A policy whose RETRY_MAX_SECONDS is above the ceiling (config refuses one; the core holds anyway).
+    const loose: RetryPolicy = { ...policy, retryMaxSeconds: 43_200, visibilityCeilingSeconds: 43_070 };
+    const retryAfterDay: AttemptResult = { kind: AttemptResultKind.response, statusCode: 503, retryAfter: '86400' };
+    it.each([
+      { name: 'a Retry-After of a day', policy: loose, respond: () => retryAfterDay, priorAttempts: 0, receiveCount: 1, isFaulty: false },
+      { name: 'a held head (ON_EXHAUSTED=stall)', policy: { ...loose, onExhausted: 'stall', maxDeliveryAttempts: 1 } as RetryPolicy, respond: () => fail500, priorAttempts: 0, receiveCount: 2, isFaulty: false },
+      { name: 'a backoff after 40 attempts', policy: { ...loose, maxDeliveryAttempts: 100 }, respond: () => fail500, priorAttempts: 40, receiveCount: 41, isFaulty: false },
+      { name: 'a fault at the 1000th receive', policy: loose, respond: () => ok, priorAttempts: 0, receiveCount: 1000, isFaulty: true },
+    ])('for $name', async ({ policy: tested, respond, priorAttempts, receiveCount, isFaulty }) => {
+      const { ports, store } = harness(respond);
+      for (let i = 0; i < priorAttempts; i += 1) await store.beginAttempt({ orderingKey: 'a', eventId: 'a1', maxAttempts: Number.MAX_SAFE_INTEGER });
+      const faulty: DeliveryPorts = isFaulty ? { ...ports, findTarget: async () => { throw new Error('DynamoDB unavailable'); } } : ports;
+      const batch = [record('a1', 'a', receiveCount), record('a2', 'a', receiveCount)];
+      const plan = await processBatch(batch, { ...faulty, random: () => 0.999_999 }, tested, () => undefined, plentyOfTime);
+      // The head waits as long as SQS allows, and no longer; its successor is released.
+      expect(plan.visibilityChanges.map((c) => [c.messageId, c.timeoutSeconds])).toEqual([['a1', 43_070], ['a2', 0]]);
+    });
+  });
+
+  describe('starts a record only with time left to finish it', () => {
+    /** A budget that answers the checks in turn, then no; it records what it was asked for. */
+    function answering(answers: readonly boolean[]): TimeBudget & { readonly asked: number[] } {
+      const asked: number[] = [];
+      return {
+        asked,
+        recordMs: 20_000,
+        hasTimeFor: (ms) => {
+          asked.push(ms);
+          return answers[asked.length - 1] ?? false;
+        },
+      };
+    }
+    const always = Array.from({ length: 10 }, () => true);
+    // Groups start in order of first appearance, each asking before its first record and again
+    // after each record it finished: a1, b1, c1 are asked first, then a2, b2, then a3.
+    const batch = () => [record('a1', 'a'), record('b1', 'b'), record('a2', 'a'), record('c1', 'c'), record('b2', 'b'), record('a3', 'a')];
+
+    it.each([
+      { name: 'plenty of time', answers: always, started: ['a1', 'a2', 'a3', 'b1', 'b2', 'c1'], unstarted: [] },
+      { name: 'time for the first record only', answers: [true], started: ['a1'], unstarted: ['a2', 'a3', 'b1', 'b2', 'c1'] },
+      { name: 'no time at all', answers: [], started: [], unstarted: ['a1', 'a2', 'a3', 'b1', 'b2', 'c1'] },
+      { name: 'time for each group’s first record', answers: [true, true, true], started: ['a1', 'b1', 'c1'], unstarted: ['a2', 'a3', 'b2'] },
+      // Time that seems to come back later (another group's answer) never lets a group skip ahead.
+      { name: 'no time for a group’s first record, then time again', answers: [false, true, true, true, true, true], started: ['b1', 'b2', 'c1'], unstarted: ['a1', 'a2', 'a3'] },
+    ])('with $name', async ({ answers, started, unstarted }) => {
+      const { run, sent, faults } = harness();
+      const budget = answering(answers);
+      const plan = await run(batch(), budget);
+      expect(sent.map((s) => s.eventId).sort()).toEqual(started);
+      expect([...plan.unstartedMessageIds].sort()).toEqual(unstarted);
+      expect([...plan.failedMessageIds].sort()).toEqual(unstarted);
+      // Visible at once, each group's in SQS order: none is held for the queue's visibility timeout.
+      expect(plan.visibilityChanges.map((c) => [c.messageId, c.timeoutSeconds])).toEqual(unstarted.map((id) => [id, 0]));
+      expect([...plan.outcomes.keys()].sort()).toEqual(started);
+      expect(faults).toEqual([]);
+      expect(new Set(budget.asked)).toEqual(new Set([20_000]));
+    });
+
+    it('holds a failing head at its backoff and returns another group it had no time for', async () => {
+      const { run } = harness((eventId) => (eventId === 'a1' ? fail500 : ok));
+      const plan = await run([record('a1', 'a'), record('b1', 'b'), record('a2', 'a')], answering([true]));
+      expect(plan.failedMessageIds).toEqual(['a1', 'a2', 'b1']);
+      expect(plan.visibilityChanges.map((c) => [c.messageId, c.timeoutSeconds])).toEqual([['a1', 8], ['a2', 0], ['b1', 0]]);
+      expect(plan.unstartedMessageIds).toEqual(['b1']);
+    });
+
+    it('counts what a group settled before time ran out, and leaves its head as it was', async () => {
+      const { run, store } = harness();
+      for (const eventId of ['a1', 'a2']) {
+        await store.recordAccepted({ eventId, subscriptionId: 'a', tenantId: 't', orderingKey: 'a', messageGroupId: 'group-a', acceptedAt: '2026-12-02T12:00:00.000Z' });
+      }
+      const plan = await run([record('a1', 'a'), record('a2', 'a')], answering([true]));
+      expect(plan.groups).toEqual([
+        { messageGroupId: 'group-a', settled: 1, deadLettered: 0, lastSettledAcceptedAt: '2026-12-02T12:00:00.000Z', head: { state: 'unknown' } },
+      ]);
+    });
   });
 
   it('redelivers after a crash between the receiver’s 2xx and the record with the same webhook-id and sequence', async () => {
@@ -307,9 +404,9 @@ describe('processBatch', () => {
         },
       },
     };
-    await processBatch([record('a1', 'a')], crashing, policy, () => undefined);
+    await processBatch([record('a1', 'a')], crashing, policy, () => undefined, plentyOfTime);
     isCrashing = false;
-    await processBatch([record('a1', 'a', 2)], crashing, policy, () => undefined);
+    await processBatch([record('a1', 'a', 2)], crashing, policy, () => undefined, plentyOfTime);
     expect(sent.map((s) => [s.request.headers['webhook-id'], s.sequence])).toEqual([['a1', 1], ['a1', 1]]);
   });
 
@@ -336,7 +433,7 @@ describe('processBatch', () => {
         return ports.send(url, request);
       },
     };
-    const plan = await processBatch([record('a1', 'a'), record('b1', 'b')], concurrent, policy, () => undefined);
+    const plan = await processBatch([record('a1', 'a'), record('b1', 'b')], concurrent, policy, () => undefined, plentyOfTime);
     expect(plan.failedMessageIds).toEqual([]);
   });
 });

@@ -1,7 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { attemptLimit, backoffSeconds, decideAfterFailure, FailureDecisionKind, parseRetryAfter, type RetryPolicy } from '../../../lambda/core/retry-policy.js';
+import { backstopMaxReceiveCount, Deployment, loadConfig, visibilityCeilingSeconds } from '../../../lambda/config.js';
+import {
+  attemptLimit,
+  backoffSeconds,
+  decideAfterFailure,
+  faultBackoffSeconds,
+  FailureDecisionKind,
+  MIN_FAULT_DELAY_SECONDS,
+  parseRetryAfter,
+  type RetryPolicy,
+} from '../../../lambda/core/retry-policy.js';
 
-const policy: RetryPolicy = { maxDeliveryAttempts: 5, retryBaseSeconds: 5, retryMaxSeconds: 900, onExhausted: 'dead_letter' };
+const policy: RetryPolicy = { maxDeliveryAttempts: 5, retryBaseSeconds: 5, retryMaxSeconds: 900, onExhausted: 'dead_letter', visibilityCeilingSeconds: 43_070 };
+/** A policy whose RETRY_MAX_SECONDS is above the visibility ceiling: config refuses one, the core holds anyway. */
+const loose: RetryPolicy = { ...policy, retryMaxSeconds: 43_200 };
 const lowest = () => 0;
 const highest = () => 0.999_999;
 
@@ -38,6 +50,59 @@ describe('backoffSeconds', () => {
     const tight = { ...policy, retryBaseSeconds: 10, retryMaxSeconds: 12 };
     expect(backoffSeconds(1, tight, highest)).toBe(12);
     expect(backoffSeconds(1, tight, lowest)).toBe(10);
+  });
+
+  it('never exceeds the visibility ceiling, whatever RETRY_MAX_SECONDS says', () => {
+    expect(backoffSeconds(30, loose, highest)).toBe(43_070);
+  });
+});
+
+describe('faultBackoffSeconds', () => {
+  it.each([
+    { receiveCount: 1, min: 5, max: 10 },
+    { receiveCount: 2, min: 10, max: 20 },
+    { receiveCount: 3, min: 20, max: 40 },
+    { receiveCount: 8, min: 640, max: 1280 },
+    { receiveCount: 13, min: 20_480, max: 40_960 },
+    { receiveCount: 14, min: 21_535, max: 43_070 },
+    { receiveCount: 60, min: 21_535, max: 43_070 },
+    { receiveCount: 5000, min: 21_535, max: 43_070 },
+  ])('stays within [$min, $max] at receive $receiveCount, past RETRY_MAX_SECONDS', ({ receiveCount, min, max }) => {
+    expect(faultBackoffSeconds(receiveCount, policy, lowest)).toBe(min);
+    expect(faultBackoffSeconds(receiveCount, policy, highest)).toBe(max);
+    for (let i = 0; i < 200; i += 1) {
+      const delay = faultBackoffSeconds(receiveCount, policy, Math.random);
+      expect(delay).toBeGreaterThanOrEqual(min);
+      expect(delay).toBeLessThanOrEqual(max);
+      expect(Number.isInteger(delay)).toBe(true);
+    }
+  });
+
+  it('waits at least MIN_FAULT_DELAY_SECONDS when the base is 0', () => {
+    const instant = { ...policy, retryBaseSeconds: 0 };
+    expect(faultBackoffSeconds(1, instant, lowest)).toBe(MIN_FAULT_DELAY_SECONDS);
+    expect(faultBackoffSeconds(1, instant, highest)).toBe(2 * MIN_FAULT_DELAY_SECONDS);
+    expect(faultBackoffSeconds(20, instant, highest)).toBe(43_070);
+  });
+
+  it('spreads the delays of many keys at one receive count', () => {
+    const delays = new Set(Array.from({ length: 200 }, () => faultBackoffSeconds(20, policy, Math.random)));
+    expect(delays.size).toBeGreaterThan(100);
+  });
+
+  it('takes a fault that never ends 12 to 25 days to walk a message into the backstop, with the defaults', () => {
+    const config = loadConfig({}, Deployment.deployed);
+    const defaults: RetryPolicy = { ...config, visibilityCeilingSeconds: visibilityCeilingSeconds(config) };
+    // The message is received, backed off, received again … until its receive count passes maxReceiveCount.
+    const receives = backstopMaxReceiveCount(config);
+    const secondsToBackstop = (random: () => number): number =>
+      Array.from({ length: receives }, (_, n) => faultBackoffSeconds(n + 1, defaults, random)).reduce((sum, delay) => sum + delay, 0);
+    expect({ receives, ceiling: defaults.visibilityCeilingSeconds }).toEqual({ receives: 60, ceiling: 43_070 });
+    // Receives 1–13: 10 + 20 + … + 40,960 = 81,910 s; receives 14–60: 47 × 43,070 = 2,024,290 s.
+    expect(secondsToBackstop(highest)).toBe(2_106_200);
+    // The lowest draws give half of each: 1,053,100 s, 12.2 days.
+    expect(secondsToBackstop(lowest)).toBe(1_053_100);
+    expect(secondsToBackstop(lowest) / 86_400).toBeGreaterThan(12);
   });
 });
 
@@ -90,6 +155,13 @@ describe('decideAfterFailure', () => {
     }
     expect(attemptLimit(stalling)).toBe(Number.MAX_SAFE_INTEGER);
     expect(attemptLimit(policy)).toBe(5);
+  });
+
+  it('keeps Retry-After and a held head within the visibility ceiling, whatever RETRY_MAX_SECONDS says', () => {
+    const retryAfter = decideAfterFailure({ attempts: 1, reason: 'HTTP 503', retryAfterSeconds: 86_400 }, loose, lowest);
+    expect(retryAfter).toEqual({ kind: FailureDecisionKind.retryLater, delaySeconds: 43_070 });
+    const held = decideAfterFailure({ attempts: 5, reason: 'HTTP 500', retryAfterSeconds: undefined }, { ...loose, onExhausted: 'stall' }, lowest);
+    expect(held).toEqual({ kind: FailureDecisionKind.retryLater, delaySeconds: 43_070 });
   });
 
   it('gives up even when Retry-After asks for more time, once the attempts are spent', () => {

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { VisibilityChange } from '../../../lambda/core/consumer-batch.js';
 import { AttemptResultKind, type DeliveryPorts, type UnreadableRecord } from '../../../lambda/core/delivery.js';
 import type { QueuedEvent } from '../../../lambda/core/event.js';
-import { createConsumerHandler, toConsumerRecord } from '../../../lambda/handlers/consumer.js';
+import { Deployment, loadConfig } from '../../../lambda/config.js';
+import { createConsumerHandler, retryPolicyOf, toConsumerRecord, type ConsumerContext } from '../../../lambda/handlers/consumer.js';
 import { createLogger } from '../../../lambda/handlers/logger.js';
 import type { GroupProgress } from '../../../lambda/core/lag.js';
 import type { ConsumerCounts } from '../../../lambda/core/consumer-metrics.js';
@@ -38,8 +39,15 @@ function sqsRecord(eventId: string, key: string): SQSRecord {
   };
 }
 
+/** Lambda's context for an invocation with time to spare. */
+const plentyOfTime: ConsumerContext = { getRemainingTimeInMillis: () => 300_000 };
+
+/** The time a record needs left to be started, in these tests. */
+const RECORD_TIME_BUDGET_MS = 15_000;
+
 function setup(failing: ReadonlySet<string>, changeVisibility?: (changes: readonly VisibilityChange[]) => Promise<void>) {
   const changes: VisibilityChange[] = [];
+  const sent: string[] = [];
   const lookups: string[] = [];
   const progressed: GroupProgress[] = [];
   const quarantined: UnreadableRecord[] = [];
@@ -51,7 +59,11 @@ function setup(failing: ReadonlySet<string>, changeVisibility?: (changes: readon
       lookups.push(subscriptionId);
       return { url: 'https://example.com', secret: 'whsec_' + Buffer.alloc(24).toString('base64') };
     },
-    send: async (_url, request) => ({ kind: AttemptResultKind.response, statusCode: failing.has(request.headers['webhook-id'] ?? '') ? 503 : 200 }),
+    send: async (_url, request) => {
+      const eventId = request.headers['webhook-id'] ?? '';
+      sent.push(eventId);
+      return { kind: AttemptResultKind.response, statusCode: failing.has(eventId) ? 503 : 200 };
+    },
     deadLetters: { put: async () => undefined },
     quarantine: async (record) => {
       quarantined.push(record);
@@ -61,7 +73,8 @@ function setup(failing: ReadonlySet<string>, changeVisibility?: (changes: readon
   };
   const handler = createConsumerHandler({
     ports,
-    policy: { maxDeliveryAttempts: 5, retryBaseSeconds: 5, retryMaxSeconds: 900, onExhausted: 'dead_letter' },
+    policy: { maxDeliveryAttempts: 5, retryBaseSeconds: 5, retryMaxSeconds: 900, onExhausted: 'dead_letter', visibilityCeilingSeconds: 43_070 },
+    recordTimeBudgetMs: RECORD_TIME_BUDGET_MS,
     changeVisibility:
       changeVisibility ??
       (async (batch) => {
@@ -75,23 +88,23 @@ function setup(failing: ReadonlySet<string>, changeVisibility?: (changes: readon
     },
     logger: createLogger('test', 'SILENT'),
   });
-  return { handler, changes, quarantined, lookups, progressed, published, store };
+  return { handler, changes, sent, quarantined, lookups, progressed, published, store };
 }
 
 describe('consumer handler', () => {
   it('reports the failing head and its successors, and changes their visibility', async () => {
     const { handler, changes } = setup(new Set(['a1']));
     const event: SQSEvent = { Records: [sqsRecord('a1', 'a'), sqsRecord('b1', 'b'), sqsRecord('a2', 'a')] };
-    const response = await handler(event);
+    const response = await handler(event, plentyOfTime);
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'a1' }, { itemIdentifier: 'a2' }] });
     expect(changes.map((c) => [c.receiptHandle, c.timeoutSeconds])).toEqual([['rh-a1', 5], ['rh-a2', 0]]);
   });
 
   it('reads each subscription once per invocation', async () => {
     const { handler, lookups } = setup(new Set());
-    await handler({ Records: [sqsRecord('a1', 'a'), sqsRecord('a2', 'a'), sqsRecord('b1', 'b'), sqsRecord('a3', 'a')] });
+    await handler({ Records: [sqsRecord('a1', 'a'), sqsRecord('a2', 'a'), sqsRecord('b1', 'b'), sqsRecord('a3', 'a')] }, plentyOfTime);
     expect(lookups.sort()).toEqual(['a', 'b']);
-    await handler({ Records: [sqsRecord('a4', 'a')] });
+    await handler({ Records: [sqsRecord('a4', 'a')] }, plentyOfTime);
     expect(lookups.filter((id) => id === 'a')).toHaveLength(2);
   });
 
@@ -101,7 +114,7 @@ describe('consumer handler', () => {
     for (const [eventId, key] of [['a1', 'a'], ['a2', 'a'], ['b1', 'b'], ['b2', 'b'], ['b3', 'b']] as const) {
       await store.recordAccepted({ eventId, subscriptionId: key, tenantId: 't', orderingKey: key, messageGroupId: `g-${key}`, acceptedAt: '2026-12-02T12:00:00.000Z' });
     }
-    await handler({ Records: [sqsRecord('a1', 'a'), sqsRecord('b1', 'b'), sqsRecord('a2', 'a'), sqsRecord('b2', 'b'), sqsRecord('b3', 'b')] });
+    await handler({ Records: [sqsRecord('a1', 'a'), sqsRecord('b1', 'b'), sqsRecord('a2', 'a'), sqsRecord('b2', 'b'), sqsRecord('b3', 'b')] }, plentyOfTime);
     expect(progressed).toEqual([
       { messageGroupId: 'g-a', settled: 2, deadLettered: 0, lastSettledAcceptedAt: '2026-12-02T12:00:00.000Z', head: { state: 'clear' } },
       {
@@ -114,15 +127,35 @@ describe('consumer handler', () => {
     ]);
     progressed.length = 0;
     // A batch of duplicates changes no lag: no write.
-    await handler({ Records: [sqsRecord('a1', 'a')] });
+    await handler({ Records: [sqsRecord('a1', 'a')] }, plentyOfTime);
     expect(progressed).toEqual([]);
+  });
+
+  it('returns the records it has no time to start, visible at once and reported failed, attempting none', async () => {
+    const { handler, changes, sent, published } = setup(new Set());
+    const nearlyOut: ConsumerContext = { getRemainingTimeInMillis: () => RECORD_TIME_BUDGET_MS - 1 };
+    const response = await handler({ Records: [sqsRecord('a1', 'a'), sqsRecord('b1', 'b'), sqsRecord('a2', 'a')] }, nearlyOut);
+    expect(response.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['a1', 'a2', 'b1']);
+    expect(changes.map((c) => [c.messageId, c.timeoutSeconds])).toEqual([['a1', 0], ['a2', 0], ['b1', 0]]);
+    expect(sent).toEqual([]);
+    expect(published).toEqual([{ delivered: 0, failedAttempts: 0, deadLettered: 0, faults: 0 }]);
+  });
+
+  it('stops starting records once less time is left than an attempt and its writes need', async () => {
+    const { handler, changes, sent } = setup(new Set());
+    // Each attempt uses 10 s of the 30 s left: a1 starts with 30 s, a2 with 20 s, a3 would have 10 s.
+    const countingDown: ConsumerContext = { getRemainingTimeInMillis: () => 30_000 - 10_000 * sent.length };
+    const response = await handler({ Records: [sqsRecord('a1', 'a'), sqsRecord('a2', 'a'), sqsRecord('a3', 'a')] }, countingDown);
+    expect(sent).toEqual(['a1', 'a2']);
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'a3' }] });
+    expect(changes.map((c) => [c.messageId, c.timeoutSeconds])).toEqual([['a3', 0]]);
   });
 
   it('still reports the failures when the visibility changes fail', async () => {
     const { handler } = setup(new Set(['a1']), async () => {
       throw new Error('SQS unavailable');
     });
-    const response = await handler({ Records: [sqsRecord('a1', 'a'), sqsRecord('a2', 'a')] });
+    const response = await handler({ Records: [sqsRecord('a1', 'a'), sqsRecord('a2', 'a')] }, plentyOfTime);
     expect(response.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['a1', 'a2']);
   });
 
@@ -130,7 +163,7 @@ describe('consumer handler', () => {
     const { handler, published } = setup(new Set(['b1']));
     const record = sqsRecord('c1', 'c');
     const withoutGroup = { ...record, attributes: { ...record.attributes, MessageGroupId: undefined } } as unknown as SQSRecord;
-    await handler({ Records: [sqsRecord('a1', 'a'), sqsRecord('a2', 'a'), sqsRecord('b1', 'b'), withoutGroup] });
+    await handler({ Records: [sqsRecord('a1', 'a'), sqsRecord('a2', 'a'), sqsRecord('b1', 'b'), withoutGroup] }, plentyOfTime);
     expect(published).toEqual([{ delivered: 2, failedAttempts: 1, deadLettered: 1, faults: 0 }]);
   });
 
@@ -138,10 +171,17 @@ describe('consumer handler', () => {
     const { handler, quarantined } = setup(new Set());
     const record = sqsRecord('a1', 'a');
     const withoutGroup = { ...record, attributes: { ...record.attributes, MessageGroupId: undefined } } as unknown as SQSRecord;
-    const response = await handler({ Records: [withoutGroup] });
+    const response = await handler({ Records: [withoutGroup] }, plentyOfTime);
     expect(response.batchItemFailures).toEqual([]);
     expect(quarantined.map((d) => [d.messageGroupId, d.messageId])).toEqual([['malformed-a1', 'a1']]);
     expect(quarantined[0]?.reason).toMatch(/^malformed record: attributes.MessageGroupId/);
+  });
+});
+
+describe('retryPolicyOf', () => {
+  it('carries the visibility ceiling of the configuration into the core', () => {
+    expect(retryPolicyOf(loadConfig({}, Deployment.deployed)).visibilityCeilingSeconds).toBe(43_200 - 130);
+    expect(retryPolicyOf(loadConfig({ DELIVERY_TIMEOUT_MS: '60000' }, Deployment.deployed)).visibilityCeilingSeconds).toBe(43_200 - 630);
   });
 });
 
