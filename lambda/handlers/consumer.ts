@@ -18,7 +18,7 @@ import { createOrderingKeyStore } from '../adapters/ordering-key-store.js';
 import { createDeadLetterStore } from '../adapters/dead-letter-store.js';
 import { createPayloadBucket } from '../adapters/payload-bucket.js';
 import { createBackstopQueue } from '../adapters/backstop-queue.js';
-import { changeVisibility } from '../adapters/sqs-queues.js';
+import { createDeliveryQueue } from '../adapters/delivery-queue.js';
 import { createSubscriptionStore } from '../adapters/subscription-store.js';
 import { createWebhookSender } from '../adapters/webhook-sender.js';
 import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
@@ -184,7 +184,7 @@ export function wireConsumerHandler(
     publishCounts,
     ports: wrapPorts(createDeliveryPorts(input)),
     policy: retryPolicyOf(input.config),
-    changeVisibility: (changes) => changeVisibility(input.sqs, input.resources.deliveryQueueUrl, changes, input.logger),
+    changeVisibility: createDeliveryQueue(input.sqs, input.resources.deliveryQueueUrl, input.logger).changeVisibility,
     recordGroupProgress: createGroupStore(input.dynamo, input.resources.groupsTable).recordProgress,
     logger: input.logger,
   });

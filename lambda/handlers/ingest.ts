@@ -7,7 +7,7 @@ import { ingestEvents, type IngestPorts, type IngestSettings } from '../core/ing
 import { createEventStore } from '../adapters/event-store.js';
 import { createGroupStore } from '../adapters/group-store.js';
 import { createSettingsStore } from '../adapters/settings-store.js';
-import { sendMessageBatch } from '../adapters/sqs-queues.js';
+import { createDeliveryQueue } from '../adapters/delivery-queue.js';
 import { createSubscriptionStore } from '../adapters/subscription-store.js';
 import { createHttpHandler, type HttpHandler } from './http.js';
 import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
@@ -50,7 +50,7 @@ export function createIngestPorts(input: IngestWiring): IngestPorts {
     findKnownEventIds: events.findKnownEventIds,
     recordAccepted: events.recordAccepted,
     recordGroupIntake: createGroupStore(input.dynamo, input.resources.groupsTable).recordIntake,
-    sendBatch: (entries) => sendMessageBatch(input.sqs, input.resources.deliveryQueueUrl, entries, input.logger),
+    sendBatch: createDeliveryQueue(input.sqs, input.resources.deliveryQueueUrl, input.logger).sendBatch,
     now: () => new Date(),
   };
 }

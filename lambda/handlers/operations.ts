@@ -24,7 +24,7 @@ import { createSubscriptionStore } from '../adapters/subscription-store.js';
 import { createGroupStore } from '../adapters/group-store.js';
 import { createOrderingKeyStore } from '../adapters/ordering-key-store.js';
 import { createSettingsStore } from '../adapters/settings-store.js';
-import { queueCounts, sendMessageBatch } from '../adapters/sqs-queues.js';
+import { createDeliveryQueue } from '../adapters/delivery-queue.js';
 import { createHttpHandler, type HttpHandler } from './http.js';
 import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
 
@@ -196,6 +196,7 @@ export function wireOperationsHandler(input: OperationsWiring): HttpHandler {
   const subscriptions = createSubscriptionStore(dynamo, resources.subscriptionsTable);
   const orderingKeys = createOrderingKeyStore(dynamo, resources.orderingKeysTable);
   const backstop = createBackstopQueue(sqs, resources.deadLetterQueueUrl);
+  const deliveryQueue = createDeliveryQueue(sqs, resources.deliveryQueueUrl, logger);
   const events = createEventStore(dynamo, { tableName: resources.eventsTable, ttlDays: config.deliveryStateTtlDays });
   const importBackstop = (): Promise<BackstopImportStep> => {
     const deadline = Date.now() + REDRIVE_STEP_SECONDS * 1000;
@@ -216,7 +217,7 @@ export function wireOperationsHandler(input: OperationsWiring): HttpHandler {
     const { partitionCount } = await settings.getRouting();
     return redriveStep(subscriptionId, {
       store: deadLetters,
-      enqueue: (entries) => sendMessageBatch(sqs, resources.deliveryQueueUrl, entries, logger),
+      enqueue: deliveryQueue.sendBatch,
       recordRedriven: ({ letter, toGroup, at }) => groups.recordRedrive({ fromGroup: letter.messageGroupId, toGroup, orderingKey: letter.orderingKey, events: 1, at }),
       groupOf: (orderingKey) => messageGroupIdFor(orderingKey, partitionCount),
       now: () => new Date(),
@@ -236,7 +237,7 @@ export function wireOperationsHandler(input: OperationsWiring): HttpHandler {
       setPaused: settings.setPaused,
       switchRouting: settings.switchRouting,
       pendingWork: async () => {
-        const [counts, active] = await Promise.all([queueCounts(sqs, resources.deliveryQueueUrl), groups.listActiveGroups()]);
+        const [counts, active] = await Promise.all([deliveryQueue.counts(), groups.listActiveGroups()]);
         return { ...counts, groupsWithPending: active.filter((group) => group.depth > 0).length };
       },
     },
