@@ -3,17 +3,9 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import { TABLES, type TableDefinition } from '../lambda/resources.js';
+import { TABLES, type IndexName, type TableDefinition, type TableName } from '../lambda/resources.js';
 
-/** A table of TABLES, by its key there. */
-export type TableName = keyof typeof TABLES;
-
-/** The names of the secondary indexes TABLES declares on table `T`. */
-export type IndexName<T extends TableName> = (typeof TABLES)[T] extends {
-  readonly indexes: readonly (infer I extends { readonly name: string })[];
-}
-  ? I['name']
-  : never;
+export type { IndexName, TableName };
 
 /**
  * The DynamoDB actions on a table's items that a grant may name. A grant names exactly the calls

@@ -13,6 +13,7 @@ import {
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { VisibilityChange } from '../core/consumer-batch.js';
 import type { SendBatch } from '../core/enqueue-plan.js';
+import type { AccessMap } from './access.js';
 
 /** The delivery queue's approximate counts: visible, in flight (received, not deleted) and delayed. */
 export interface QueueCounts {
@@ -36,6 +37,15 @@ export interface DeliveryQueue {
   readonly changeVisibility: (changes: readonly VisibilityChange[]) => Promise<void>;
   readonly counts: () => Promise<QueueCounts>;
 }
+
+/** The IAM actions of each method of {@link DeliveryQueue}, all on the delivery queue. */
+export const DELIVERY_QUEUE_ACCESS = {
+  // SendMessageBatch.
+  sendBatch: [{ resource: 'deliveryQueueUrl', actions: ['sqs:SendMessage'] }],
+  // ChangeMessageVisibilityBatch.
+  changeVisibility: [{ resource: 'deliveryQueueUrl', actions: ['sqs:ChangeMessageVisibility'] }],
+  counts: [{ resource: 'deliveryQueueUrl', actions: ['sqs:GetQueueAttributes'] }],
+} as const satisfies AccessMap<DeliveryQueue>;
 
 export function createDeliveryQueue(client: SQSClient, queueUrl: string, logger: Logger): DeliveryQueue {
   return {
