@@ -100,6 +100,16 @@ export const TABLES = {
   },
 } as const satisfies Record<string, TableDefinition>;
 
+/** A table of TABLES, by its key there. */
+export type TableName = keyof typeof TABLES;
+
+/** The names of the secondary indexes TABLES declares on table `T`; on any table by default. */
+export type IndexName<T extends TableName = TableName> = T extends TableName
+  ? (typeof TABLES)[T] extends { readonly indexes: readonly (infer I extends { readonly name: string })[] }
+    ? I['name']
+    : never
+  : never;
+
 /** An SQS FIFO queue. */
 export interface QueueDefinition {
   /** CDK construct id, and the queue name (with `.fifo`) in the local stack. */

@@ -3,8 +3,22 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import type { IamAction } from '../lambda/adapters/access.js';
 import { CONSUMER_BATCH_SIZE } from '../lambda/config.js';
 import { FIFO_QUEUE_SETTINGS, QUEUES } from '../lambda/resources.js';
+
+/** A queue of QUEUES, by its key there. */
+export type QueueName = keyof typeof QUEUES;
+
+/** One SQS action of the calls the adapters make (IamAction). */
+export type QueueAction = Extract<IamAction, `sqs:${string}`>;
+
+/**
+ * The calls Lambda's poller makes on the delivery queue for the event source mapping, with the
+ * consumer's role: receive, delete the records the function did not report as failed, and read the
+ * queue's attributes. They are AWS's calls, not the code's, so no adapter declares them.
+ */
+const EVENT_SOURCE_MAPPING_ACTIONS = ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'] as const satisfies readonly QueueAction[];
 
 /** Properties of {@link DeliveryQueues}. */
 export interface DeliveryQueuesProps {
@@ -51,6 +65,7 @@ export class DeliveryQueues extends Construct {
   readonly deliveryQueue: sqs.Queue;
   /** Events the consumer gave up on, and SQS's backstop redrive. */
   readonly deadLetterQueue: sqs.Queue;
+  private readonly queues: Readonly<Record<QueueName, sqs.Queue>>;
 
   constructor(scope: Construct, id: string, props: DeliveryQueuesProps) {
     super(scope, id);
@@ -73,23 +88,34 @@ export class DeliveryQueues extends Construct {
       visibilityTimeout: props.visibilityTimeout,
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: props.maxReceiveCount },
     });
+    this.queues = { delivery: this.deliveryQueue, deadLetter: this.deadLetterQueue };
   }
 
-  /** Lets `fn` send to the delivery queue (`SendMessageBatch`) and tells it the queue's URL. */
-  grantSendToDelivery(fn: lambda.Function): void {
-    grantOnQueue(fn, this.deliveryQueue, QUEUES.delivery.envVar, ['sqs:SendMessage']);
+  /** The queue declared for `name`. */
+  queue(name: QueueName): sqs.Queue {
+    return this.queues[name];
+  }
+
+  /**
+   * Lets `fn` make exactly `actions` on the queue `name`, by its ARN, and tells it the queue's
+   * URL. `actions` are the IAM actions of the calls its code makes on the queue.
+   */
+  grantQueueActions(name: QueueName, fn: lambda.Function, actions: readonly QueueAction[]): void {
+    if (actions.length === 0) throw new Error(`A grant on the ${name} queue names no action`);
+    const queue = this.queue(name);
+    iam.Grant.addToPrincipal({ grantee: fn, actions: [...actions], resourceArns: [queue.queueArn] });
+    fn.addEnvironment(QUEUES[name].envVar, queue.queueUrl);
   }
 
   /**
    * Makes `fn` the delivery queue's consumer: an event source mapping with Lambda's FIFO maximum
    * batch of 10 and partial batch responses, so one group's failure does not send the other
-   * groups of the batch back. Tells `fn` the queue's URL.
+   * groups of the batch back.
    *
-   * Lambda's poller acts with the function's role: it needs `ReceiveMessage`, `DeleteMessage`
-   * (the records the function did not report as failed) and `GetQueueAttributes`. The function
-   * itself calls `ChangeMessageVisibilityBatch` (backoff of a failed head, release of its
-   * successors), which is `sqs:ChangeMessageVisibility`. The queue is encrypted with SQS-managed
-   * keys, so no KMS action is needed.
+   * Lambda's poller acts with the function's role: this grants its calls
+   * (EVENT_SOURCE_MAPPING_ACTIONS) and no other. The function's own calls on the queue (its
+   * visibility changes) are its code's, granted with the rest of them, which also tells it the
+   * queue's URL. The queue is encrypted with SQS-managed keys, so no KMS action is needed.
    *
    * The mapping is declared here rather than by `SqsEventSource`, whose `grantConsumeMessages`
    * would add `GetQueueUrl`; it keeps the construct id `SqsEventSource` gives it, and so its
@@ -97,12 +123,7 @@ export class DeliveryQueues extends Construct {
    * names the function, is created once the role may receive.
    */
   addConsumer(fn: lambda.Function, options: DeliveryConsumerOptions): void {
-    grantOnQueue(fn, this.deliveryQueue, QUEUES.delivery.envVar, [
-      'sqs:ReceiveMessage',
-      'sqs:DeleteMessage',
-      'sqs:GetQueueAttributes',
-      'sqs:ChangeMessageVisibility',
-    ]);
+    iam.Grant.addToPrincipal({ grantee: fn, actions: [...EVENT_SOURCE_MAPPING_ACTIONS], resourceArns: [this.deliveryQueue.queueArn] });
     fn.addEventSourceMapping(`SqsEventSource:${Names.nodeUniqueId(this.deliveryQueue.node)}`, {
       eventSourceArn: this.deliveryQueue.queueArn,
       batchSize: CONSUMER_BATCH_SIZE,
@@ -110,40 +131,4 @@ export class DeliveryQueues extends Construct {
       maxConcurrency: options.maxConcurrency,
     });
   }
-
-  /** Lets `fn` dead-letter events itself (`SendMessage`) and tells it the dead-letter queue's URL. */
-  grantSendToDeadLetter(fn: lambda.Function): void {
-    grantOnQueue(fn, this.deadLetterQueue, QUEUES.deadLetter.envVar, ['sqs:SendMessage']);
-  }
-
-  /**
-   * Lets `fn` redrive dead letters from the store into the delivery queue (`SendMessageBatch` is
-   * `sqs:SendMessage`), and tells it the queue's URL.
-   */
-  grantRedrive(fn: lambda.Function): void {
-    grantOnQueue(fn, this.deliveryQueue, QUEUES.delivery.envVar, ['sqs:SendMessage']);
-  }
-
-  /**
-   * Lets `fn` import the backstop queue into the store of dead letters, and tells it the queue's
-   * URL: receive, release what it cannot import (a batched `ChangeMessageVisibility`), delete
-   * what it imported. Nothing else: no send, no purge.
-   */
-  grantImportBackstop(fn: lambda.Function): void {
-    grantOnQueue(fn, this.deadLetterQueue, QUEUES.deadLetter.envVar, ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage']);
-  }
-
-  /**
-   * Lets `fn` read the delivery queue's approximate counts (`GetQueueAttributes`), which the
-   * routing view shows and the routing switch requires to be zero, and tells it the queue's URL.
-   */
-  grantReadDeliveryCounts(fn: lambda.Function): void {
-    grantOnQueue(fn, this.deliveryQueue, QUEUES.delivery.envVar, ['sqs:GetQueueAttributes']);
-  }
-}
-
-/** Grants exactly `actions` on `queue`, by its ARN, and sets the variable that carries its URL. */
-function grantOnQueue(fn: lambda.Function, queue: sqs.IQueue, envVar: string, actions: readonly string[]): void {
-  iam.Grant.addToPrincipal({ grantee: fn, actions: [...actions], resourceArns: [queue.queueArn] });
-  fn.addEnvironment(envVar, queue.queueUrl);
 }

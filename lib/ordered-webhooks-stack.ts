@@ -10,6 +10,12 @@ import {
 } from '../lambda/config.js';
 import { TABLES } from '../lambda/resources.js';
 import { CONSUMER_METRICS } from '../lambda/core/consumer-metrics.js';
+import { CONSUMER_ACCESS } from '../lambda/handlers/consumer.js';
+import { INGEST_ACCESS } from '../lambda/handlers/ingest.js';
+import { LAG_METRICS_ACCESS } from '../lambda/handlers/lag-metrics.js';
+import { OPERATIONS_ACCESS } from '../lambda/handlers/operations.js';
+import { SUBSCRIPTIONS_ACCESS } from '../lambda/handlers/subscriptions.js';
+import { AccessGrants } from './access-grants.js';
 import { DeliveryAlarms } from './alarms.js';
 import { consumerMetric } from './consumer-metrics.js';
 import { WebhookApi } from './api.js';
@@ -35,9 +41,10 @@ export interface OrderedWebhooksStackProps extends StackProps {
 
 /**
  * The whole deployed service: HTTP API → ingest → SQS FIFO → consumer → receivers, its DynamoDB
- * state, the lag job, its alarms and its dashboard. This class only wires constructs; each grant
- * below also hands the function the name of what it is granted, so a function knows exactly what
- * it may use.
+ * state, the lag job, its alarms and its dashboard. This class only wires constructs. Each function
+ * is granted exactly the accesses its handler exports, which are those of the adapter calls it
+ * makes, and each grant also hands the function the name of what it is granted, so a function
+ * knows exactly what it may use.
  */
 export class OrderedWebhooksStack extends Stack {
   readonly tables: StateTables;
@@ -61,21 +68,15 @@ export class OrderedWebhooksStack extends Stack {
       maxReceiveCount: backstopMaxReceiveCount(config),
     });
 
-    // Each function is granted exactly the calls of its adapters, each on exactly its resource.
+    // Each function is granted exactly the calls of the adapter methods its handler declares
+    // (`<HANDLER>_ACCESS`), each on exactly its resource.
+    const grants = new AccessGrants({ tables, queues, payloads });
+
     const ingest = new HandlerFunction(this, 'Ingest', { handler: 'ingest', environment });
-    // The tenants of the request's subscriptions, in one BatchGetItem per 100.
-    tables.grantItemActions('subscriptions', ingest.function, ['dynamodb:BatchGetItem']);
-    // The request's known event ids (BatchGetItem), then one conditional UpdateItem per new event.
-    tables.grantItemActions('events', ingest.function, ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem']);
-    // One UpdateItem per group per request adds the request's events to the group's lag.
-    tables.grantItemActions('groups', ingest.function, ['dynamodb:UpdateItem']);
-    // One consistent GetItem of the routing per request, so that a pause takes effect at once.
-    tables.grantItemActions('settings', ingest.function, ['dynamodb:GetItem']);
-    queues.grantSendToDelivery(ingest.function);
+    grants.grant(ingest.function, INGEST_ACCESS);
 
     const subscriptions = new HandlerFunction(this, 'Subscriptions', { handler: 'subscriptions', environment });
-    // GET reads one subscription; PUT creates or replaces it with one UpdateItem.
-    tables.grantItemActions('subscriptions', subscriptions.function, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
+    grants.grant(subscriptions.function, SUBSCRIPTIONS_ACCESS);
 
     const consumer = new HandlerFunction(this, 'Consumer', {
       handler: 'consumer',
@@ -83,48 +84,19 @@ export class OrderedWebhooksStack extends Stack {
       environment: { ...environment, POWERTOOLS_METRICS_NAMESPACE: CONSUMER_METRICS.namespace },
       timeout: Duration.seconds(consumerTimeoutSeconds(config)),
     });
-    // The target of each subscription of the batch.
-    tables.grantItemActions('subscriptions', consumer.function, ['dynamodb:GetItem']);
-    // Whether the event is settled already (GetItem), then its delivery or dead-lettering.
-    tables.grantItemActions('events', consumer.function, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
-    // A dead letter is written whole (PutItem), counted (UpdateItem), and, when large, its event first to the bucket.
-    tables.grantItemActions('deadLetters', consumer.function, ['dynamodb:PutItem', 'dynamodb:UpdateItem']);
-    payloads.grantObjectActions(consumer.function, ['s3:PutObject']);
-    // The head's sequence number and attempts by conditional writes, read back when refused.
-    tables.grantItemActions('orderingKeys', consumer.function, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
-    // One UpdateItem per group per batch records its progress, one more forgets a drained group.
-    tables.grantItemActions('groups', consumer.function, ['dynamodb:UpdateItem']);
+    grants.grant(consumer.function, CONSUMER_ACCESS);
+    // Lambda's poller receives and deletes with the consumer's role: the mapping grants its own calls.
     queues.addConsumer(consumer.function, { maxConcurrency: config.consumerConcurrency });
-    queues.grantSendToDeadLetter(consumer.function);
 
     const operations = new HandlerFunction(this, 'Operations', {
       handler: 'operations',
       environment,
       timeout: OPERATIONS_TIMEOUT,
     });
-    // Lists only the sparse indexes, so its cost follows the active groups and the dead letters,
-    // and is granted exactly the item calls of its routes.
-    tables.grantQueryIndex('groups', 'active-groups', operations.function);
-    // Skip reads a group's head; redrive moves a group's counts (the conditional writes of intake).
-    tables.grantItemActions('groups', operations.function, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
-    // Dead letters: listed and read by Query, removed when redriven, counted; written by the import.
-    tables.grantItemActions('deadLetters', operations.function, ['dynamodb:Query', 'dynamodb:DeleteItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem', 'dynamodb:PutItem']);
-    payloads.grantObjectActions(operations.function, ['s3:GetObject', 's3:DeleteObject', 's3:PutObject']);
-    // The import reads whether an imported event was settled, and records it dead-lettered.
-    tables.grantItemActions('events', operations.function, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
-    // A redrive names an existing subscription.
-    tables.grantItemActions('subscriptions', operations.function, ['dynamodb:GetItem']);
-    // Skip asks the consumer, on the key's item, to dead-letter the head; the import reads the head.
-    tables.grantItemActions('orderingKeys', operations.function, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
-    // Routing: read, pause, resume and switch, by conditional writes of the one item.
-    tables.grantItemActions('settings', operations.function, ['dynamodb:GetItem', 'dynamodb:UpdateItem']);
-    queues.grantRedrive(operations.function);
-    queues.grantImportBackstop(operations.function);
-    // GET /v1/routing shows, and PUT /v1/routing checks, the delivery queue's counts.
-    queues.grantReadDeliveryCounts(operations.function);
+    grants.grant(operations.function, OPERATIONS_ACCESS);
 
     const lagMetrics = new LagMetricsJob(this, 'LagMetrics', { environment });
-    tables.grantQueryIndex('groups', 'active-groups', lagMetrics.handler.function);
+    grants.grant(lagMetrics.handler.function, LAG_METRICS_ACCESS);
 
     const api = new WebhookApi(this, 'Api', {
       functions: { ingest: ingest.function, subscriptions: subscriptions.function, operations: operations.function },

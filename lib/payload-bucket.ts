@@ -3,7 +3,11 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import type { IamAction } from '../lambda/adapters/access.js';
 import { PAYLOAD_BUCKET, PAYLOAD_OBJECT_PREFIX } from '../lambda/resources.js';
+
+/** One S3 action of the calls the adapters make (IamAction). */
+export type ObjectAction = Extract<IamAction, `s3:${string}`>;
 
 /** Properties of {@link PayloadBucket}. */
 export interface PayloadBucketProps {
@@ -50,7 +54,8 @@ export class PayloadBucket extends Construct {
    * ids and positions, so the grant names their prefix; cdk-nag's IAM5 finding on that wildcard
    * is acknowledged on the function's role alone, for this resource alone.
    */
-  grantObjectActions(fn: lambda.Function, actions: readonly string[]): void {
+  grantObjectActions(fn: lambda.Function, actions: readonly ObjectAction[]): void {
+    if (actions.length === 0) throw new Error('A grant on the payload bucket names no action');
     iam.Grant.addToPrincipal({ grantee: fn, actions: [...actions], resourceArns: [this.bucket.arnForObjects(`${PAYLOAD_OBJECT_PREFIX}*`)] });
     fn.addEnvironment(PAYLOAD_BUCKET.envVar, this.bucket.bucketName);
     const logicalId = Stack.of(this).getLogicalId(this.bucket.node.defaultChild as s3.CfnBucket);

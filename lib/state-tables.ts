@@ -3,37 +3,17 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import { TABLES, type TableDefinition } from '../lambda/resources.js';
+import type { IamAction } from '../lambda/adapters/access.js';
+import { TABLES, type IndexName, type TableDefinition, type TableName } from '../lambda/resources.js';
 
-/** A table of TABLES, by its key there. */
-export type TableName = keyof typeof TABLES;
-
-/** The names of the secondary indexes TABLES declares on table `T`. */
-export type IndexName<T extends TableName> = (typeof TABLES)[T] extends {
-  readonly indexes: readonly (infer I extends { readonly name: string })[];
-}
-  ? I['name']
-  : never;
+export type { IndexName, TableName };
 
 /**
- * The DynamoDB actions on a table's items that a grant may name. A grant names exactly the calls
+ * One DynamoDB action of the calls the adapters make (IamAction). A grant names exactly the calls
  * of the function it is for, never a CDK-style read or read-write set: a function that only reads
  * items by key gets `GetItem`, not `Scan`. No stream action is among them: no table has a stream.
  */
-const ITEM_ACTIONS = [
-  'dynamodb:BatchGetItem',
-  'dynamodb:BatchWriteItem',
-  'dynamodb:ConditionCheckItem',
-  'dynamodb:DeleteItem',
-  'dynamodb:GetItem',
-  'dynamodb:PutItem',
-  'dynamodb:Query',
-  'dynamodb:Scan',
-  'dynamodb:UpdateItem',
-] as const;
-
-/** One DynamoDB action on a table's items, for grants that name exactly the calls a function makes. */
-export type ItemAction = (typeof ITEM_ACTIONS)[number];
+export type ItemAction = Extract<IamAction, `dynamodb:${string}`>;
 
 /** Properties of {@link StateTables}. */
 export interface StateTablesProps {
@@ -112,6 +92,12 @@ export class StateTables extends Construct {
   grantItemActions(name: TableName, fn: lambda.Function, actions: readonly ItemAction[]): void {
     if (actions.length === 0) throw new Error(`A grant on the ${name} table names no action`);
     this.grantOnTable(name, fn, actions);
+  }
+
+  /** Whether TABLES declares a secondary index `indexName` on the table `name`. */
+  hasIndex<T extends TableName>(name: T, indexName: string): indexName is IndexName<T> {
+    const definition: TableDefinition = TABLES[name];
+    return (definition.indexes ?? []).some((index) => index.name === indexName);
   }
 
   /** Lets `fn` query one secondary index of the table, and nothing else, and tells it the table's name. */

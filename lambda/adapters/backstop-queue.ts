@@ -13,6 +13,7 @@ import {
 import type { BackstopMessage } from '../core/backstop-import.js';
 import type { UnreadableRecord } from '../core/delivery.js';
 import { MAX_SQS_BATCH_ENTRIES } from '../core/limits.js';
+import type { AccessMap } from './access.js';
 
 /** Names of the attributes an unreadable record carries beside its body. */
 export const UnreadableRecordAttribute = {
@@ -33,6 +34,15 @@ export interface BackstopQueue {
   readonly release: (messages: readonly BackstopMessage[]) => Promise<void>;
   readonly remove: (message: BackstopMessage) => Promise<void>;
 }
+
+/** The IAM actions of each method of {@link BackstopQueue}, all on the dead-letter queue. Never a purge. */
+export const BACKSTOP_QUEUE_ACCESS = {
+  quarantine: [{ resource: 'deadLetterQueueUrl', actions: ['sqs:SendMessage'] }],
+  receive: [{ resource: 'deadLetterQueueUrl', actions: ['sqs:ReceiveMessage'] }],
+  // ChangeMessageVisibilityBatch.
+  release: [{ resource: 'deadLetterQueueUrl', actions: ['sqs:ChangeMessageVisibility'] }],
+  remove: [{ resource: 'deadLetterQueueUrl', actions: ['sqs:DeleteMessage'] }],
+} as const satisfies AccessMap<BackstopQueue>;
 
 export function createBackstopQueue(client: SQSClient, queueUrl: string): BackstopQueue {
   return {

@@ -9,8 +9,10 @@ import * as z from 'zod';
 import { positionOf, toDeadLetterRow, type DeadLetter, type DeadLetterPage, type DeadLetterRow, type DeadLetterStore, type StoredDeadLetter } from '../core/dead-letter.js';
 import { readQueuedEvent } from '../core/event.js';
 import { PAYLOAD_OBJECT_PREFIX, TABLES } from '../resources.js';
+import type { AccessMap } from './access.js';
 import { unlessConditionFails } from './aws-clients.js';
 import { parseItem } from './dynamo-item.js';
+import { PAYLOAD_BUCKET_ACCESS } from './payload-bucket.js';
 
 /**
  * The count item's position. Every dead letter's position starts with a lowercase hex digit
@@ -66,6 +68,20 @@ export type DynamoDeadLetterStore = DeadLetterStore & {
   /** A page of the list of `GET /v1/dead-letters`: rows without payloads. */
   readonly listRows: (input: { readonly subscriptionId: string; readonly after: string | undefined; readonly limit: number }) => Promise<{ rows: DeadLetterRow[]; nextAfter: string | undefined }>;
 };
+
+/**
+ * The IAM actions of each method of {@link DynamoDeadLetterStore} on the DeadLetters table, and
+ * those of the payload store's calls it makes for an event too large for an item.
+ */
+export const DEAD_LETTER_STORE_ACCESS = {
+  // The item whole, returning the one it replaced; the count when it replaced none.
+  put: [{ resource: 'deadLettersTable', actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'] }, ...PAYLOAD_BUCKET_ACCESS.put],
+  readPage: [{ resource: 'deadLettersTable', actions: ['dynamodb:Query'] }, ...PAYLOAD_BUCKET_ACCESS.get],
+  listRows: [{ resource: 'deadLettersTable', actions: ['dynamodb:Query'] }],
+  // A conditional delete, then the count.
+  remove: [{ resource: 'deadLettersTable', actions: ['dynamodb:DeleteItem', 'dynamodb:UpdateItem'] }, ...PAYLOAD_BUCKET_ACCESS.remove],
+  count: [{ resource: 'deadLettersTable', actions: ['dynamodb:GetItem'] }],
+} as const satisfies AccessMap<DynamoDeadLetterStore>;
 
 export function createDeadLetterStore(client: DynamoDBDocumentClient, options: DeadLetterStoreOptions): DynamoDeadLetterStore {
   const { tableName } = options;

@@ -8,6 +8,7 @@ import * as z from 'zod';
 import type { DeliveryStore, SettledEvent, SettleResult } from '../core/delivery.js';
 import { RecordOutcome, type AcceptedEventRecord } from '../core/ingest.js';
 import { TABLES } from '../resources.js';
+import type { AccessMap } from './access.js';
 import { updateIfCondition } from './aws-clients.js';
 import { batchGetItems } from './batch-get.js';
 import { parseItem } from './dynamo-item.js';
@@ -27,6 +28,15 @@ export interface EventStoreOptions {
   /** How long event items are kept, from their last write. */
   readonly ttlDays: number;
 }
+
+/** The IAM actions of each method of {@link EventStore}, all on the Events table. */
+export const EVENT_STORE_ACCESS = {
+  findKnownEventIds: [{ resource: 'eventsTable', actions: ['dynamodb:BatchGetItem'] }],
+  recordAccepted: [{ resource: 'eventsTable', actions: ['dynamodb:UpdateItem'] }],
+  isSettled: [{ resource: 'eventsTable', actions: ['dynamodb:GetItem'] }],
+  markDelivered: [{ resource: 'eventsTable', actions: ['dynamodb:UpdateItem'] }],
+  markDeadLettered: [{ resource: 'eventsTable', actions: ['dynamodb:UpdateItem'] }],
+} as const satisfies AccessMap<EventStore>;
 
 export function createEventStore(client: DynamoDBDocumentClient, options: EventStoreOptions): EventStore {
   const eventKey = TABLES.events.partitionKey;

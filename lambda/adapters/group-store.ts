@@ -7,6 +7,7 @@ import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient, t
 import * as z from 'zod';
 import { ALL_LAG_SHARDS, HeadState, lagShardOf, type GroupIntake, type GroupLag, type GroupProgress } from '../core/lag.js';
 import { TABLES } from '../resources.js';
+import type { AccessMap } from './access.js';
 import { updateIfCondition } from './aws-clients.js';
 import { parseItem } from './dynamo-item.js';
 
@@ -62,6 +63,19 @@ export interface GroupStore {
    */
   readonly recordRedrive: (input: { readonly fromGroup: string; readonly toGroup: string; readonly orderingKey: string; readonly events: number; readonly at: string }) => Promise<void>;
 }
+
+/**
+ * The IAM actions of each method of {@link GroupStore}: item writes and reads on the Groups table,
+ * and the list by Query of its `active-groups` index alone, never of the table.
+ */
+export const GROUP_STORE_ACCESS = {
+  // The count, then the forgetting of a group found drained: conditional UpdateItems.
+  recordIntake: [{ resource: 'groupsTable', actions: ['dynamodb:UpdateItem'] }],
+  recordProgress: [{ resource: 'groupsTable', actions: ['dynamodb:UpdateItem'] }],
+  listActiveGroups: [{ resource: 'groupsTable', index: ACTIVE_GROUPS_INDEX, actions: ['dynamodb:Query'] }],
+  getGroup: [{ resource: 'groupsTable', actions: ['dynamodb:GetItem'] }],
+  recordRedrive: [{ resource: 'groupsTable', actions: ['dynamodb:UpdateItem'] }],
+} as const satisfies AccessMap<GroupStore>;
 
 export function createGroupStore(client: DynamoDBDocumentClient, tableName: string): GroupStore {
   const key = (messageGroupId: string) => ({ [TABLES.groups.partitionKey]: messageGroupId });

@@ -8,6 +8,7 @@ import * as z from 'zod';
 import type { KeyHead } from '../core/backstop-import.js';
 import type { AttemptTicket, DeliveryStore } from '../core/delivery.js';
 import { TABLES } from '../resources.js';
+import type { AccessMap } from './access.js';
 import { updateIfCondition } from './aws-clients.js';
 import { parseItem } from './dynamo-item.js';
 
@@ -27,6 +28,15 @@ export type OrderingKeyStore = Pick<DeliveryStore, 'beginAttempt' | 'recordFailu
    */
   readonly requestSkip: (input: { readonly orderingKey: string; readonly eventId: string; readonly at: string }) => Promise<boolean>;
 };
+
+/** The IAM actions of each method of {@link OrderingKeyStore}, all on the OrderingKeys table. */
+export const ORDERING_KEY_STORE_ACCESS = {
+  // Conditional writes, and a read of the head when both are refused.
+  beginAttempt: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem', 'dynamodb:GetItem'] }],
+  recordFailure: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
+  findHead: [{ resource: 'orderingKeysTable', actions: ['dynamodb:GetItem'] }],
+  requestSkip: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
+} as const satisfies AccessMap<OrderingKeyStore>;
 
 export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName: string): OrderingKeyStore {
   const orderingKey = TABLES.orderingKeys.partitionKey;

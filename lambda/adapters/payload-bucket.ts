@@ -3,7 +3,15 @@
  * the item that points at it and removed after it.
  */
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import type { AccessMap } from './access.js';
 import type { PayloadStore } from './dead-letter-store.js';
+
+/** The IAM actions of each method of the payload store, on the bucket's objects (under PAYLOAD_OBJECT_PREFIX). */
+export const PAYLOAD_BUCKET_ACCESS = {
+  put: [{ resource: 'payloadBucket', actions: ['s3:PutObject'] }],
+  get: [{ resource: 'payloadBucket', actions: ['s3:GetObject'] }],
+  remove: [{ resource: 'payloadBucket', actions: ['s3:DeleteObject'] }],
+} as const satisfies AccessMap<PayloadStore>;
 
 export function createPayloadBucket(client: S3Client, bucket: string): PayloadStore {
   return {

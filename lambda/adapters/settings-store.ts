@@ -6,6 +6,7 @@ import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk
 import * as z from 'zod';
 import { initialRouting, type RoutingSettings } from '../core/routing-settings.js';
 import { TABLES } from '../resources.js';
+import type { AccessMap } from './access.js';
 import { updateIfCondition } from './aws-clients.js';
 import { parseItem } from './dynamo-item.js';
 
@@ -25,6 +26,13 @@ export interface SettingsStore {
   /** Switches the partition count and resumes nothing; false when the version or the pause changed meanwhile. */
   readonly switchRouting: (input: { readonly expectedVersion: number; readonly partitionCount: number | undefined; readonly at: string }) => Promise<boolean>;
 }
+
+/** The IAM actions of each method of {@link SettingsStore}, all on the Settings table. */
+export const SETTINGS_STORE_ACCESS = {
+  getRouting: [{ resource: 'settingsTable', actions: ['dynamodb:GetItem'] }],
+  setPaused: [{ resource: 'settingsTable', actions: ['dynamodb:UpdateItem'] }],
+  switchRouting: [{ resource: 'settingsTable', actions: ['dynamodb:UpdateItem'] }],
+} as const satisfies AccessMap<SettingsStore>;
 
 export function createSettingsStore(client: DynamoDBDocumentClient, tableName: string, deployedPartitionCount: number | undefined): SettingsStore {
   const key = { [TABLES.settings.partitionKey]: ROUTING };

@@ -4,6 +4,7 @@
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { TABLES } from '../resources.js';
+import type { AccessMap } from './access.js';
 import { batchGetItems } from './batch-get.js';
 import { parseItem } from './dynamo-item.js';
 
@@ -25,6 +26,14 @@ export interface SubscriptionStore {
   /** The tenant of each existing subscription among `ids`. */
   readonly findTenants: (ids: readonly string[]) => Promise<ReadonlyMap<string, string>>;
 }
+
+/** The IAM actions of each method of {@link SubscriptionStore}, all on the Subscriptions table. */
+export const SUBSCRIPTION_STORE_ACCESS = {
+  get: [{ resource: 'subscriptionsTable', actions: ['dynamodb:GetItem'] }],
+  // One UpdateItem creates or replaces, returning the old item.
+  put: [{ resource: 'subscriptionsTable', actions: ['dynamodb:UpdateItem'] }],
+  findTenants: [{ resource: 'subscriptionsTable', actions: ['dynamodb:BatchGetItem'] }],
+} as const satisfies AccessMap<SubscriptionStore>;
 
 export function createSubscriptionStore(client: DynamoDBDocumentClient, tableName: string): SubscriptionStore {
   const keyName = TABLES.subscriptions.partitionKey;

@@ -12,14 +12,15 @@ import { hasProgress, type GroupProgress } from '../core/lag.js';
 import { CONSUMER_METRICS, countOutcomes, type ConsumerCounts } from '../core/consumer-metrics.js';
 import { isSuccess, OutcomeKind, type ConsumerRecord, type DeliveryPorts } from '../core/delivery.js';
 import type { RetryPolicy } from '../core/retry-policy.js';
-import { createEventStore } from '../adapters/event-store.js';
-import { createGroupStore } from '../adapters/group-store.js';
-import { createOrderingKeyStore } from '../adapters/ordering-key-store.js';
-import { createDeadLetterStore } from '../adapters/dead-letter-store.js';
+import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
+import { BACKSTOP_QUEUE_ACCESS, createBackstopQueue } from '../adapters/backstop-queue.js';
+import { createDeadLetterStore, DEAD_LETTER_STORE_ACCESS } from '../adapters/dead-letter-store.js';
+import { createDeliveryQueue, DELIVERY_QUEUE_ACCESS } from '../adapters/delivery-queue.js';
+import { createEventStore, EVENT_STORE_ACCESS } from '../adapters/event-store.js';
+import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js';
+import { createOrderingKeyStore, ORDERING_KEY_STORE_ACCESS } from '../adapters/ordering-key-store.js';
 import { createPayloadBucket } from '../adapters/payload-bucket.js';
-import { createBackstopQueue } from '../adapters/backstop-queue.js';
-import { changeVisibility } from '../adapters/sqs-queues.js';
-import { createSubscriptionStore } from '../adapters/subscription-store.js';
+import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS } from '../adapters/subscription-store.js';
 import { createWebhookSender } from '../adapters/webhook-sender.js';
 import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
 
@@ -136,36 +137,51 @@ export function publishCountsWithPowertools(metrics: Metrics): (counts: Consumer
   };
 }
 
-/** The resources the consumer uses, and is granted. */
-export const CONSUMER_RESOURCES = [
-  'subscriptionsTable',
-  'eventsTable',
-  'deadLettersTable',
-  'payloadBucket',
-  'orderingKeysTable',
-  'groupsTable',
-  'deliveryQueueUrl',
-  'deadLetterQueueUrl',
-] as const;
+/**
+ * The adapter methods the consumer calls: the wiring takes these alone, and its function is
+ * granted their accesses. Lambda's poller makes its own calls on the delivery queue (receive,
+ * delete, read attributes) with the function's role: the stack grants those with the event source
+ * mapping, not here.
+ */
+const USES = {
+  subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get']),
+  events: uses(EVENT_STORE_ACCESS, ['isSettled', 'markDelivered', 'markDeadLettered']),
+  orderingKeys: uses(ORDERING_KEY_STORE_ACCESS, ['beginAttempt', 'recordFailure']),
+  deadLetters: uses(DEAD_LETTER_STORE_ACCESS, ['put']),
+  backstopQueue: uses(BACKSTOP_QUEUE_ACCESS, ['quarantine']),
+  deliveryQueue: uses(DELIVERY_QUEUE_ACCESS, ['changeVisibility']),
+  groups: uses(GROUP_STORE_ACCESS, ['recordProgress']),
+};
 
-/** Connects the delivery ports to DynamoDB, SQS and HTTP. */
+/** What the consumer's calls need from IAM: exactly what the stack grants its function, beside its event source mapping's. */
+export const CONSUMER_ACCESS = accessOf(USES);
+
+/** The resources the consumer uses: it is told their names, and reads them at cold start. */
+export const CONSUMER_RESOURCES = resourcesOf(CONSUMER_ACCESS);
+
 type ConsumerWiring = HandlerWiring<(typeof CONSUMER_RESOURCES)[number]>;
 
+/** Connects the delivery ports to DynamoDB, SQS and HTTP. */
 export function createDeliveryPorts(input: ConsumerWiring): DeliveryPorts {
-  const subscriptions = createSubscriptionStore(input.dynamo, input.resources.subscriptionsTable);
+  const { dynamo, resources, config } = input;
+  const subscriptions = pick(createSubscriptionStore(dynamo, resources.subscriptionsTable), USES.subscriptions);
   return {
     store: {
-      ...createEventStore(input.dynamo, { tableName: input.resources.eventsTable, ttlDays: input.config.deliveryStateTtlDays }),
-      ...createOrderingKeyStore(input.dynamo, input.resources.orderingKeysTable),
+      ...pick(createEventStore(dynamo, { tableName: resources.eventsTable, ttlDays: config.deliveryStateTtlDays }), USES.events),
+      ...pick(createOrderingKeyStore(dynamo, resources.orderingKeysTable), USES.orderingKeys),
     },
     findTarget: subscriptions.get,
-    send: createWebhookSender({ timeoutMs: input.config.deliveryTimeoutMs, allowPrivateEndpoints: input.config.allowPrivateEndpoints }),
-    deadLetters: createDeadLetterStore(input.dynamo, {
-      tableName: input.resources.deadLettersTable,
-      ttlDays: input.config.deliveryStateTtlDays,
-      payloads: createPayloadBucket(input.s3, input.resources.payloadBucket),
-    }),
-    quarantine: createBackstopQueue(input.sqs, input.resources.deadLetterQueueUrl).quarantine,
+    send: createWebhookSender({ timeoutMs: config.deliveryTimeoutMs, allowPrivateEndpoints: config.allowPrivateEndpoints }),
+    deadLetters: pick(
+      createDeadLetterStore(dynamo, {
+        tableName: resources.deadLettersTable,
+        ttlDays: config.deliveryStateTtlDays,
+        // The dead-letter store's own calls on the bucket are among its declared accesses.
+        payloads: createPayloadBucket(input.s3, resources.payloadBucket),
+      }),
+      USES.deadLetters,
+    ),
+    quarantine: pick(createBackstopQueue(input.sqs, resources.deadLetterQueueUrl), USES.backstopQueue).quarantine,
     now: () => new Date(),
     random: Math.random,
   };
@@ -199,8 +215,8 @@ export function wireConsumerHandler(
     ports: wrapPorts(createDeliveryPorts(input)),
     policy: retryPolicyOf(input.config),
     recordTimeBudgetMs: recordTimeBudgetMs(input.config),
-    changeVisibility: (changes) => changeVisibility(input.sqs, input.resources.deliveryQueueUrl, changes, input.logger),
-    recordGroupProgress: createGroupStore(input.dynamo, input.resources.groupsTable).recordProgress,
+    changeVisibility: pick(createDeliveryQueue(input.sqs, input.resources.deliveryQueueUrl, input.logger), USES.deliveryQueue).changeVisibility,
+    recordGroupProgress: pick(createGroupStore(input.dynamo, input.resources.groupsTable), USES.groups).recordProgress,
     logger: input.logger,
   });
 }

@@ -4,11 +4,12 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { parseEventsRequest, readJsonBody } from '../core/event.js';
 import { ingestEvents, type IngestPorts, type IngestSettings } from '../core/ingest.js';
-import { createEventStore } from '../adapters/event-store.js';
-import { createGroupStore } from '../adapters/group-store.js';
-import { createSettingsStore } from '../adapters/settings-store.js';
-import { sendMessageBatch } from '../adapters/sqs-queues.js';
-import { createSubscriptionStore } from '../adapters/subscription-store.js';
+import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
+import { createDeliveryQueue, DELIVERY_QUEUE_ACCESS } from '../adapters/delivery-queue.js';
+import { createEventStore, EVENT_STORE_ACCESS } from '../adapters/event-store.js';
+import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js';
+import { createSettingsStore, SETTINGS_STORE_ACCESS } from '../adapters/settings-store.js';
+import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS } from '../adapters/subscription-store.js';
 import { createHttpHandler, type HttpHandler } from './http.js';
 import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
 
@@ -37,30 +38,43 @@ export function createIngestHandler(deps: IngestHandlerDeps): HttpHandler {
   );
 }
 
-/** The resources ingest uses, and is granted. */
-export const INGEST_RESOURCES = ['subscriptionsTable', 'eventsTable', 'groupsTable', 'settingsTable', 'deliveryQueueUrl'] as const;
+/** The adapter methods ingest calls: the wiring takes these alone, and its function is granted their accesses. */
+const USES = {
+  subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['findTenants']),
+  events: uses(EVENT_STORE_ACCESS, ['findKnownEventIds', 'recordAccepted']),
+  groups: uses(GROUP_STORE_ACCESS, ['recordIntake']),
+  settings: uses(SETTINGS_STORE_ACCESS, ['getRouting']),
+  deliveryQueue: uses(DELIVERY_QUEUE_ACCESS, ['sendBatch']),
+};
+
+/** What ingest's calls need from IAM: exactly what the stack grants its function. */
+export const INGEST_ACCESS = accessOf(USES);
+
+/** The resources ingest uses: it is told their names, and reads them at cold start. */
+export const INGEST_RESOURCES = resourcesOf(INGEST_ACCESS);
 type IngestWiring = HandlerWiring<(typeof INGEST_RESOURCES)[number]>;
 
 /** Connects the ingest ports to DynamoDB and SQS. */
 export function createIngestPorts(input: IngestWiring): IngestPorts {
-  const subscriptions = createSubscriptionStore(input.dynamo, input.resources.subscriptionsTable);
-  const events = createEventStore(input.dynamo, { tableName: input.resources.eventsTable, ttlDays: input.config.deliveryStateTtlDays });
+  const { dynamo, resources } = input;
+  const subscriptions = pick(createSubscriptionStore(dynamo, resources.subscriptionsTable), USES.subscriptions);
+  const events = pick(createEventStore(dynamo, { tableName: resources.eventsTable, ttlDays: input.config.deliveryStateTtlDays }), USES.events);
   return {
     findSubscriptionTenants: subscriptions.findTenants,
     findKnownEventIds: events.findKnownEventIds,
     recordAccepted: events.recordAccepted,
-    recordGroupIntake: createGroupStore(input.dynamo, input.resources.groupsTable).recordIntake,
-    sendBatch: (entries) => sendMessageBatch(input.sqs, input.resources.deliveryQueueUrl, entries, input.logger),
+    recordGroupIntake: pick(createGroupStore(dynamo, resources.groupsTable), USES.groups).recordIntake,
+    sendBatch: pick(createDeliveryQueue(input.sqs, resources.deliveryQueueUrl, input.logger), USES.deliveryQueue).sendBatch,
     now: () => new Date(),
   };
 }
 
-/** The ingest handler from a configuration and clients: shared by Lambda and the local stack. */
 /** Wraps the ingest ports, e.g. for the local stack's tests to make SQS refuse an event. */
 export type IngestPortsWrapper = (ports: IngestPorts) => IngestPorts;
 
+/** The ingest handler from a configuration and clients: shared by Lambda and the local stack. */
 export function wireIngestHandler(input: IngestWiring, wrapPorts: IngestPortsWrapper = (ports) => ports): HttpHandler {
-  const settings = createSettingsStore(input.dynamo, input.resources.settingsTable, input.config.partitionCount);
+  const settings = pick(createSettingsStore(input.dynamo, input.resources.settingsTable, input.config.partitionCount), USES.settings);
   return createIngestHandler({
     ports: wrapPorts(createIngestPorts(input)),
     readSettings: async () => {

@@ -6,11 +6,20 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { LAG_METRICS, summarizeLag, type GroupLag, type LagSummary } from '../core/lag.js';
-import { createGroupStore } from '../adapters/group-store.js';
+import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
+import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js';
 import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
 
-/** The resources the lag job uses, and is granted (read only). */
-export const LAG_METRICS_RESOURCES = ['groupsTable'] as const;
+/** The adapter methods the lag job calls: the index of active groups, read only. */
+const USES = {
+  groups: uses(GROUP_STORE_ACCESS, ['listActiveGroups']),
+};
+
+/** What the lag job's calls need from IAM: exactly what the stack grants it. */
+export const LAG_METRICS_ACCESS = accessOf(USES);
+
+/** The resources the lag job uses: it is told their names, and reads them at cold start. */
+export const LAG_METRICS_RESOURCES = resourcesOf(LAG_METRICS_ACCESS);
 
 export type LagMetricsHandler = () => Promise<LagSummary>;
 
@@ -45,7 +54,7 @@ export function publishWithPowertools(metrics: Metrics): (summary: LagSummary) =
 /** The lag job from a configuration and clients. */
 export function wireLagMetricsHandler(input: Omit<HandlerWiring<(typeof LAG_METRICS_RESOURCES)[number]>, 'sqs'>, metrics: Metrics): LagMetricsHandler {
   return createLagMetricsHandler({
-    listActiveGroups: createGroupStore(input.dynamo, input.resources.groupsTable).listActiveGroups,
+    listActiveGroups: pick(createGroupStore(input.dynamo, input.resources.groupsTable), USES.groups).listActiveGroups,
     publish: publishWithPowertools(metrics),
     stallThresholdSeconds: input.config.stallThresholdSeconds,
     now: () => new Date(),

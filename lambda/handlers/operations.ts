@@ -16,30 +16,48 @@ import { messageGroupIdFor } from '../core/routing.js';
 import { checkSwitch, toRoutingView, type PendingWork, type RoutingSettings, type SwitchRefusal } from '../core/routing-settings.js';
 import { findSkipTarget } from '../core/skip.js';
 import type { DeadLetterRow } from '../core/dead-letter.js';
-import { createBackstopQueue } from '../adapters/backstop-queue.js';
-import { createDeadLetterStore } from '../adapters/dead-letter-store.js';
-import { createEventStore } from '../adapters/event-store.js';
+import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
+import { BACKSTOP_QUEUE_ACCESS, createBackstopQueue } from '../adapters/backstop-queue.js';
+import { createDeadLetterStore, DEAD_LETTER_STORE_ACCESS } from '../adapters/dead-letter-store.js';
+import { createDeliveryQueue, DELIVERY_QUEUE_ACCESS } from '../adapters/delivery-queue.js';
+import { createEventStore, EVENT_STORE_ACCESS } from '../adapters/event-store.js';
+import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js';
+import { createOrderingKeyStore, ORDERING_KEY_STORE_ACCESS } from '../adapters/ordering-key-store.js';
 import { createPayloadBucket } from '../adapters/payload-bucket.js';
-import { createSubscriptionStore } from '../adapters/subscription-store.js';
-import { createGroupStore } from '../adapters/group-store.js';
-import { createOrderingKeyStore } from '../adapters/ordering-key-store.js';
-import { createSettingsStore } from '../adapters/settings-store.js';
-import { queueCounts, sendMessageBatch } from '../adapters/sqs-queues.js';
+import { createSettingsStore, SETTINGS_STORE_ACCESS } from '../adapters/settings-store.js';
+import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS } from '../adapters/subscription-store.js';
 import { createHttpHandler, type HttpHandler } from './http.js';
 import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
 
-/** The resources the operations function uses, and is granted. */
-export const OPERATIONS_RESOURCES = [
-  'groupsTable',
-  'subscriptionsTable',
-  'deadLettersTable',
-  'payloadBucket',
-  'orderingKeysTable',
-  'settingsTable',
-  'eventsTable',
-  'deliveryQueueUrl',
-  'deadLetterQueueUrl',
-] as const;
+/**
+ * The adapter methods the operations function calls, route by route: the wiring takes these
+ * alone, and its function is granted their accesses.
+ */
+const USES = {
+  // GET /v1/lag and the routing switch's pending work list the index; skip reads a group; the
+  // import records progress; redrive moves counts.
+  groups: uses(GROUP_STORE_ACCESS, ['listActiveGroups', 'getGroup', 'recordProgress', 'recordRedrive']),
+  // GET /v1/dead-letters lists rows; redrive reads, removes and counts; the import writes.
+  deadLetters: uses(DEAD_LETTER_STORE_ACCESS, ['listRows', 'readPage', 'remove', 'count', 'put']),
+  // The import: whether an imported event was settled, then its dead-lettering.
+  events: uses(EVENT_STORE_ACCESS, ['isSettled', 'markDeadLettered']),
+  // A redrive names an existing subscription.
+  subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get']),
+  // Skip marks the head; the import reads it for the event's sequence.
+  orderingKeys: uses(ORDERING_KEY_STORE_ACCESS, ['findHead', 'requestSkip']),
+  // GET and PUT /v1/routing, pause and resume; redrive routes by the routing in force.
+  settings: uses(SETTINGS_STORE_ACCESS, ['getRouting', 'setPaused', 'switchRouting']),
+  // The import of SQS's backstop: never a send, never a purge.
+  backstopQueue: uses(BACKSTOP_QUEUE_ACCESS, ['receive', 'release', 'remove']),
+  // Redrive enqueues; the routing view and switch read the counts. Never a receive.
+  deliveryQueue: uses(DELIVERY_QUEUE_ACCESS, ['sendBatch', 'counts']),
+};
+
+/** What the operations function's calls need from IAM: exactly what the stack grants it. */
+export const OPERATIONS_ACCESS = accessOf(USES);
+
+/** The resources the operations function uses: it is told their names, and reads them at cold start. */
+export const OPERATIONS_RESOURCES = resourcesOf(OPERATIONS_ACCESS);
 
 /** What the routing switch reads and writes. */
 export interface RoutingPorts {
@@ -186,17 +204,22 @@ type OperationsWiring = HandlerWiring<(typeof OPERATIONS_RESOURCES)[number]>;
 /** The operations handler from a configuration and clients: shared by Lambda and the local stack. */
 export function wireOperationsHandler(input: OperationsWiring): HttpHandler {
   const { dynamo, sqs, resources, config, logger } = input;
-  const deadLetters = createDeadLetterStore(dynamo, {
-    tableName: resources.deadLettersTable,
-    ttlDays: config.deliveryStateTtlDays,
-    payloads: createPayloadBucket(input.s3, resources.payloadBucket),
-  });
-  const groups = createGroupStore(dynamo, resources.groupsTable);
-  const settings = createSettingsStore(dynamo, resources.settingsTable, config.partitionCount);
-  const subscriptions = createSubscriptionStore(dynamo, resources.subscriptionsTable);
-  const orderingKeys = createOrderingKeyStore(dynamo, resources.orderingKeysTable);
-  const backstop = createBackstopQueue(sqs, resources.deadLetterQueueUrl);
-  const events = createEventStore(dynamo, { tableName: resources.eventsTable, ttlDays: config.deliveryStateTtlDays });
+  const deadLetters = pick(
+    createDeadLetterStore(dynamo, {
+      tableName: resources.deadLettersTable,
+      ttlDays: config.deliveryStateTtlDays,
+      // The dead-letter store's own calls on the bucket are among its declared accesses.
+      payloads: createPayloadBucket(input.s3, resources.payloadBucket),
+    }),
+    USES.deadLetters,
+  );
+  const groups = pick(createGroupStore(dynamo, resources.groupsTable), USES.groups);
+  const settings = pick(createSettingsStore(dynamo, resources.settingsTable, config.partitionCount), USES.settings);
+  const subscriptions = pick(createSubscriptionStore(dynamo, resources.subscriptionsTable), USES.subscriptions);
+  const orderingKeys = pick(createOrderingKeyStore(dynamo, resources.orderingKeysTable), USES.orderingKeys);
+  const backstop = pick(createBackstopQueue(sqs, resources.deadLetterQueueUrl), USES.backstopQueue);
+  const deliveryQueue = pick(createDeliveryQueue(sqs, resources.deliveryQueueUrl, logger), USES.deliveryQueue);
+  const events = pick(createEventStore(dynamo, { tableName: resources.eventsTable, ttlDays: config.deliveryStateTtlDays }), USES.events);
   const importBackstop = (): Promise<BackstopImportStep> => {
     const deadline = Date.now() + REDRIVE_STEP_SECONDS * 1000;
     return importBackstopStep({
@@ -216,7 +239,7 @@ export function wireOperationsHandler(input: OperationsWiring): HttpHandler {
     const { partitionCount } = await settings.getRouting();
     return redriveStep(subscriptionId, {
       store: deadLetters,
-      enqueue: (entries) => sendMessageBatch(sqs, resources.deliveryQueueUrl, entries, logger),
+      enqueue: deliveryQueue.sendBatch,
       recordRedriven: ({ letter, toGroup, at }) => groups.recordRedrive({ fromGroup: letter.messageGroupId, toGroup, orderingKey: letter.orderingKey, events: 1, at }),
       groupOf: (orderingKey) => messageGroupIdFor(orderingKey, partitionCount),
       now: () => new Date(),
@@ -236,7 +259,7 @@ export function wireOperationsHandler(input: OperationsWiring): HttpHandler {
       setPaused: settings.setPaused,
       switchRouting: settings.switchRouting,
       pendingWork: async () => {
-        const [counts, active] = await Promise.all([queueCounts(sqs, resources.deliveryQueueUrl), groups.listActiveGroups()]);
+        const [counts, active] = await Promise.all([deliveryQueue.counts(), groups.listActiveGroups()]);
         return { ...counts, groupsWithPending: active.filter((group) => group.depth > 0).length };
       },
     },

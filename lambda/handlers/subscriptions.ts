@@ -7,14 +7,15 @@ import { ErrorCode, errorResponse } from '../core/api-error.js';
 import { readJsonBody } from '../core/event.js';
 import { generateSecret } from '../core/secret.js';
 import { parseSubscriptionBody, parseSubscriptionId } from '../core/subscription.js';
-import { createSubscriptionStore, type SubscriptionStore } from '../adapters/subscription-store.js';
+import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
+import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS, type SubscriptionStore } from '../adapters/subscription-store.js';
 import type { EndpointCheck } from '../adapters/webhook-sender.js';
 import { checkEndpoint } from '../adapters/webhook-sender.js';
 import { createHttpHandler, type HttpHandler } from './http.js';
 import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
 
 export interface SubscriptionsHandlerDeps {
-  readonly store: SubscriptionStore;
+  readonly store: Pick<SubscriptionStore, 'get' | 'put'>;
   /** Refuses endpoints that resolve to private addresses (deployed), or allows all (local). */
   readonly checkEndpoint: (url: string) => Promise<EndpointCheck>;
   readonly randomBytes: (size: number) => Uint8Array;
@@ -64,13 +65,21 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
   );
 }
 
-/** The resources the subscriptions function uses, and is granted. */
-export const SUBSCRIPTIONS_RESOURCES = ['subscriptionsTable'] as const;
+/** The adapter methods the subscriptions function calls: the wiring takes these alone, and its function is granted their accesses. */
+const USES = {
+  subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get', 'put']),
+};
+
+/** What the subscriptions function's calls need from IAM: exactly what the stack grants it. */
+export const SUBSCRIPTIONS_ACCESS = accessOf(USES);
+
+/** The resources the subscriptions function uses: it is told their names, and reads them at cold start. */
+export const SUBSCRIPTIONS_RESOURCES = resourcesOf(SUBSCRIPTIONS_ACCESS);
 
 /** The subscriptions handler from a configuration and clients: shared by Lambda and the local stack. */
 export function wireSubscriptionsHandler(input: Omit<HandlerWiring<(typeof SUBSCRIPTIONS_RESOURCES)[number]>, 'sqs'>): HttpHandler {
   return createSubscriptionsHandler({
-    store: createSubscriptionStore(input.dynamo, input.resources.subscriptionsTable),
+    store: pick(createSubscriptionStore(input.dynamo, input.resources.subscriptionsTable), USES.subscriptions),
     checkEndpoint: (url) => checkEndpoint(url, input.config.allowPrivateEndpoints),
     randomBytes,
     now: () => new Date(),

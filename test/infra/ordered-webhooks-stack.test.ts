@@ -16,11 +16,12 @@ import {
 import { CONSUMER_METRICS } from '../../lambda/core/consumer-metrics.js';
 import { LAG_METRICS } from '../../lambda/core/lag.js';
 import { PAUSE_GRACE_SECONDS } from '../../lambda/core/routing-settings.js';
-import { CONSUMER_RESOURCES } from '../../lambda/handlers/consumer.js';
-import { INGEST_RESOURCES } from '../../lambda/handlers/ingest.js';
-import { LAG_METRICS_RESOURCES } from '../../lambda/handlers/lag-metrics.js';
-import { OPERATIONS_RESOURCES } from '../../lambda/handlers/operations.js';
-import { SUBSCRIPTIONS_RESOURCES } from '../../lambda/handlers/subscriptions.js';
+import type { Access, ResourceName } from '../../lambda/adapters/access.js';
+import { CONSUMER_ACCESS, CONSUMER_RESOURCES } from '../../lambda/handlers/consumer.js';
+import { INGEST_ACCESS, INGEST_RESOURCES } from '../../lambda/handlers/ingest.js';
+import { LAG_METRICS_ACCESS, LAG_METRICS_RESOURCES } from '../../lambda/handlers/lag-metrics.js';
+import { OPERATIONS_ACCESS, OPERATIONS_RESOURCES } from '../../lambda/handlers/operations.js';
+import { SUBSCRIPTIONS_ACCESS, SUBSCRIPTIONS_RESOURCES } from '../../lambda/handlers/subscriptions.js';
 import { PAYLOAD_BUCKET, PAYLOAD_OBJECT_PREFIX, QUEUES, RESOURCE_ENV_VARS, TABLES, type ResourceNames, type TableDefinition } from '../../lambda/resources.js';
 import { HANDLER_ENTRIES, ROUTES, type ApiFunction } from '../../lambda/routes.js';
 import type { HandlerName } from '../../lib/handler-function.js';
@@ -31,6 +32,7 @@ import {
   dashboardBodyOf,
   environmentOf,
   functionResource,
+  grantedResources,
   logicalIdOf,
   permissionsOf,
   resourceOf,
@@ -383,8 +385,9 @@ describe('permissions', () => {
   const permissions = (handler: HandlerName): Permission[] =>
     permissionsOf(synthesized.template, synthesized.stack.resolve(synthesized.stack.functions[handler].role.roleName));
   const table = (name: TableName): unknown => synthesized.stack.resolve(synthesized.stack.tables.table(name).tableArn);
-  const activeGroupsIndex = (): unknown =>
-    synthesized.stack.resolve(synthesized.stack.tables.indexArn('groups', 'active-groups'));
+  const indexOf = (name: TableName, indexName: string): unknown =>
+    synthesized.stack.resolve(`${synthesized.stack.tables.table(name).tableArn}/index/${indexName}`);
+  const activeGroupsIndex = (): unknown => indexOf('groups', 'active-groups');
   const payloadObjects = (): unknown => synthesized.stack.resolve(synthesized.stack.payloads.bucket.arnForObjects(`${PAYLOAD_OBJECT_PREFIX}*`));
   const deliveryQueue = (): unknown => synthesized.stack.resolve(synthesized.stack.queues.deliveryQueue.queueArn);
   const deadLetterQueue = (): unknown => synthesized.stack.resolve(synthesized.stack.queues.deadLetterQueue.queueArn);
@@ -393,103 +396,108 @@ describe('permissions', () => {
   const asJson = (values: readonly unknown[]): string[] => values.map((value) => JSON.stringify(value)).sort();
 
   const LOG_WRITES = ['logs:CreateLogStream', 'logs:PutLogEvents'];
-  /** A role's whole expected grant, keyed as {@link actionsByResource} keys it. */
-  const expected = (entries: readonly (readonly [unknown, readonly string[]])[]): Record<string, string[]> =>
-    Object.fromEntries(entries.map(([resource, actions]) => [JSON.stringify(resource), [...actions].sort()]));
+  /** Lambda's poller's calls on the delivery queue, made with the consumer's role: AWS's, not the code's. */
+  const EVENT_SOURCE_MAPPING_ACTIONS = ['sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage'];
 
-  it('lets ingest make exactly the calls of its adapters, each on exactly its resource', () => {
-    expect(actionsByResource(permissions('ingest'))).toEqual(
-      expected([
-        [logGroup('ingest'), LOG_WRITES],
-        // The tenants of the request's subscriptions (subscription-store findTenants).
-        [table('subscriptions'), ['dynamodb:BatchGetItem']],
-        // The known event ids (findKnownEventIds), then each new event's conditional record (recordAccepted).
-        [table('events'), ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem']],
-        // Each group's intake, and the forgetting of a group found drained (recordIntake).
-        [table('groups'), ['dynamodb:UpdateItem']],
-        // The routing in force, read consistently on every request (getRouting).
-        [table('settings'), ['dynamodb:GetItem']],
-        // SendMessageBatch.
-        [deliveryQueue(), ['sqs:SendMessage']],
-      ]),
-    );
+  // Typed by HandlerName: a new function cannot be left out.
+  const HANDLER_ACCESS: Readonly<Record<HandlerName, readonly Access[]>> = {
+    ingest: INGEST_ACCESS,
+    subscriptions: SUBSCRIPTIONS_ACCESS,
+    consumer: CONSUMER_ACCESS,
+    operations: OPERATIONS_ACCESS,
+    lagMetrics: LAG_METRICS_ACCESS,
+  };
+
+  /**
+   * Each resource as the template names it, resolved here rather than by the stack's grants: the
+   * ARN a grant on it names (an index's own ARN, the bucket's objects under their prefix), its
+   * environment variable, and the physical name that variable carries. Typed by ResourceName: a
+   * new resource cannot be left out.
+   */
+  interface ResourceInTemplate {
+    /** The ARN a grant on it names: the table's, or one of its indexes'. */
+    readonly arn: (index?: string) => unknown;
+    /** Every ARN a grant on it may name: a table's and each of its indexes'. */
+    readonly arns: () => unknown[];
+    readonly envVar: string;
+    readonly name: () => unknown;
+  }
+  const RESOURCES: Readonly<Record<ResourceName, ResourceInTemplate>> = (() => {
+    const onTable = (name: TableName): ResourceInTemplate => ({
+      arn: (index?: string) => (index === undefined ? table(name) : indexOf(name, index)),
+      arns: () => [table(name), ...(DEFINITIONS[name].indexes ?? []).map((index) => indexOf(name, index.name))],
+      envVar: TABLES[name].envVar,
+      name: () => synthesized.stack.resolve(synthesized.stack.tables.table(name).tableName),
+    });
+    const queueUrl = (queue: () => { readonly queueUrl: string }) => () => synthesized.stack.resolve(queue().queueUrl);
+    return {
+      subscriptionsTable: onTable('subscriptions'),
+      eventsTable: onTable('events'),
+      deadLettersTable: onTable('deadLetters'),
+      orderingKeysTable: onTable('orderingKeys'),
+      groupsTable: onTable('groups'),
+      settingsTable: onTable('settings'),
+      deliveryQueueUrl: { arn: deliveryQueue, arns: () => [deliveryQueue()], envVar: QUEUES.delivery.envVar, name: queueUrl(() => synthesized.stack.queues.deliveryQueue) },
+      deadLetterQueueUrl: { arn: deadLetterQueue, arns: () => [deadLetterQueue()], envVar: QUEUES.deadLetter.envVar, name: queueUrl(() => synthesized.stack.queues.deadLetterQueue) },
+      payloadBucket: {
+        arn: payloadObjects,
+        arns: () => [payloadObjects()],
+        envVar: PAYLOAD_BUCKET.envVar,
+        name: () => synthesized.stack.resolve(synthesized.stack.payloads.bucket.bucketName),
+      },
+    };
+  })();
+
+  /** A role's whole expected grant, keyed as {@link actionsByResource} keys it, the actions of a resource named twice merged. */
+  const expected = (entries: readonly (readonly [unknown, readonly string[]])[]): Record<string, string[]> => {
+    const byResource = new Map<string, Set<string>>();
+    for (const [resource, actions] of entries) {
+      const key = JSON.stringify(resource);
+      byResource.set(key, new Set([...(byResource.get(key) ?? []), ...actions]));
+    }
+    return Object.fromEntries([...byResource].map(([key, actions]) => [key, [...actions].sort()]));
+  };
+
+  /** What `handler`'s role must grant: its handler's accesses, its log writes, and for the consumer its mapping's calls. */
+  const expectedGrant = (handler: HandlerName): Record<string, string[]> =>
+    expected([
+      [logGroup(handler), LOG_WRITES],
+      ...HANDLER_ACCESS[handler].map((access) => [RESOURCES[access.resource].arn(access.index), access.actions] as const),
+      ...(handler === 'consumer' ? [[deliveryQueue(), EVENT_SOURCE_MAPPING_ACTIONS] as const] : []),
+    ]);
+
+  it.each(HANDLERS)('grants %s exactly the accesses its handler exports, each on its resource, and its log writes', (handler) => {
+    expect(actionsByResource(permissions(handler))).toEqual(expectedGrant(handler));
   });
 
-  it('lets the subscriptions function make exactly the calls of its routes, on its table alone', () => {
-    expect(actionsByResource(permissions('subscriptions'))).toEqual(
-      expected([
-        [logGroup('subscriptions'), LOG_WRITES],
-        // GET reads one subscription; PUT creates or replaces it, returning the old item.
-        [table('subscriptions'), ['dynamodb:GetItem', 'dynamodb:UpdateItem']],
-      ]),
+  it('grants the consumer’s event source mapping its calls on the delivery queue, which the consumer’s code does not make', () => {
+    expect(actionsOn(permissions('consumer'), deliveryQueue())).toEqual(
+      ['sqs:ChangeMessageVisibility', ...EVENT_SOURCE_MAPPING_ACTIONS].sort(),
     );
+    const codeOnDeliveryQueue = CONSUMER_ACCESS.filter((access) => access.resource === 'deliveryQueueUrl').flatMap((access) => access.actions);
+    expect(codeOnDeliveryQueue).toEqual(['sqs:ChangeMessageVisibility']);
   });
 
-  it('lets the consumer and its event source mapping make exactly their calls, each on exactly its resource', () => {
-    expect(actionsByResource(permissions('consumer'))).toEqual(
-      expected([
-        [logGroup('consumer'), LOG_WRITES],
-        // The target of each subscription of the batch.
-        [table('subscriptions'), ['dynamodb:GetItem']],
-        // isSettled, then markDelivered or markDeadLettered.
-        [table('events'), ['dynamodb:GetItem', 'dynamodb:UpdateItem']],
-        // beginAttempt's conditional writes and its read of the head; recordFailure.
-        [table('orderingKeys'), ['dynamodb:GetItem', 'dynamodb:UpdateItem']],
-        // recordProgress, and the forgetting of a drained group.
-        [table('groups'), ['dynamodb:UpdateItem']],
-        // A dead letter written whole (PutItem) and counted (UpdateItem); a large one's event first to the bucket.
-        [table('deadLetters'), ['dynamodb:PutItem', 'dynamodb:UpdateItem']],
-        [payloadObjects(), ['s3:PutObject']],
-        // Lambda's poller receives, deletes and reads the queue's attributes with the function's
-        // role; the function changes visibility (ChangeMessageVisibilityBatch).
-        [
-          deliveryQueue(),
-          ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage'],
-        ],
-        // sendUnreadableRecord: a record that is no event, set aside as received.
-        [deadLetterQueue(), ['sqs:SendMessage']],
-      ]),
-    );
-  });
-
-  it('lets the operations function make exactly the calls of its routes, each on exactly its resource', () => {
-    expect(actionsByResource(permissions('operations'))).toEqual(
-      expected([
-        [logGroup('operations'), LOG_WRITES],
-        // GET /v1/lag, and the routing switch's count of groups with pending events.
-        [activeGroupsIndex(), ['dynamodb:Query']],
-        // Skip reads the group's head; redrive moves its counts.
-        [table('groups'), ['dynamodb:GetItem', 'dynamodb:UpdateItem']],
-        // GET /v1/dead-letters and redrive read the store by Query; redrive removes and counts, and
-        // reads the count; the backstop import writes dead letters whole.
-        [table('deadLetters'), ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']],
-        [payloadObjects(), ['s3:DeleteObject', 's3:GetObject', 's3:PutObject']],
-        // The import: whether an imported event was settled (isSettled), then markDeadLettered.
-        [table('events'), ['dynamodb:GetItem', 'dynamodb:UpdateItem']],
-        // A redrive names an existing subscription.
-        [table('subscriptions'), ['dynamodb:GetItem']],
-        // Skip marks the head on its ordering key; the import reads the head for its sequence.
-        [table('orderingKeys'), ['dynamodb:GetItem', 'dynamodb:UpdateItem']],
-        // GET and PUT /v1/routing, pause and resume.
-        [table('settings'), ['dynamodb:GetItem', 'dynamodb:UpdateItem']],
-        // Redrive enqueues (SendMessageBatch); the switch reads the approximate counts.
-        [deliveryQueue(), ['sqs:GetQueueAttributes', 'sqs:SendMessage']],
-        // The import receives, releases (batched) what it cannot import, and deletes what it imported.
-        [deadLetterQueue(), ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:ReceiveMessage']],
-      ]),
-    );
-  });
-
-  it('lets the operations function neither scan, nor put or delete any item but dead letters, nor consume the delivery queue', () => {
-    const granted = permissions('operations');
+  it('lets no function scan a table, write items in batches, or purge a queue', () => {
     const refused = ['dynamodb:Scan', 'dynamodb:BatchWriteItem', 'sqs:PurgeQueue'];
-    expect(granted.filter((permission) => refused.includes(permission.action))).toEqual([]);
+    expect(HANDLERS.flatMap(permissions).filter((permission) => refused.includes(permission.action))).toEqual([]);
+  });
+
+  it('lets the operations function put or delete no item but dead letters, and never consume the delivery queue', () => {
+    const granted = permissions('operations');
     // It writes and deletes dead letters (the import, the redrive), and no other item.
     for (const action of ['dynamodb:PutItem', 'dynamodb:DeleteItem']) {
       expect(granted.filter((permission) => permission.action === action).map((permission) => permission.resource)).toEqual([table('deadLetters')]);
     }
     expect(actionsOn(granted, deliveryQueue())).not.toContain('sqs:ReceiveMessage');
     expect(actionsOn(granted, deliveryQueue())).not.toContain('sqs:DeleteMessage');
+  });
+
+  it('lets only the consumer receive from or delete on the delivery queue, and only ingest and operations send to it', () => {
+    const granting = (action: string): HandlerName[] => HANDLERS.filter((handler) => actionsOn(permissions(handler), deliveryQueue()).includes(action));
+    expect(granting('sqs:ReceiveMessage')).toEqual(['consumer']);
+    expect(granting('sqs:DeleteMessage')).toEqual(['consumer']);
+    expect(granting('sqs:SendMessage').sort()).toEqual(['ingest', 'operations']);
   });
 
   it('lets only ingest and the operations function reach the settings table, and only operations write it', () => {
@@ -505,6 +513,15 @@ describe('permissions', () => {
     expect(writers).toEqual(['operations']);
   });
 
+  it('lets the subscriptions function reach its table alone', () => {
+    expect(grantedResources(permissions('subscriptions'))).toEqual(asJson([logGroup('subscriptions'), table('subscriptions')]));
+  });
+
+  it('lets only the consumer and the operations function reach the payload objects', () => {
+    const reaching = HANDLERS.filter((handler) => actionsOn(permissions(handler), payloadObjects()).length > 0);
+    expect(reaching.sort()).toEqual(['consumer', 'operations']);
+  });
+
   it('lets the lag job only query the active-groups index, and publish metrics through its logs alone', () => {
     // Embedded metric format: CloudWatch reads the metrics from the log lines, no PutMetricData.
     expect(actionsByResource(permissions('lagMetrics'))).toEqual(
@@ -515,7 +532,7 @@ describe('permissions', () => {
     );
   });
 
-  it('names each index it grants, never every index of a table', () => {
+  it('names each index it grants, never every index of a table, and only queries it', () => {
     expect(JSON.stringify(activeGroupsIndex())).toContain('/index/active-groups');
     const indexGrants = HANDLERS.flatMap(permissions).filter((permission) =>
       JSON.stringify(permission.resource).includes('/index/'),
@@ -523,6 +540,7 @@ describe('permissions', () => {
     expect(new Set(indexGrants.map((permission) => JSON.stringify(permission.resource)))).toEqual(
       new Set(asJson([activeGroupsIndex()])),
     );
+    expect(new Set(indexGrants.map((permission) => permission.action))).toEqual(new Set(['dynamodb:Query']));
   });
 
   it.each(HANDLERS)('lets %s write only its own log group, with no wildcard action or resource', (handler) => {
@@ -538,52 +556,15 @@ describe('permissions', () => {
     expect(wildcards).toEqual([]);
   });
 
-  it('tells each function the names of exactly the resources it is granted', () => {
-    const { stack } = synthesized;
-    const resourceVariables = new Set<string>([
-      ...Object.values(TABLES).map((definition) => definition.envVar),
-      ...Object.values(QUEUES).map((definition) => definition.envVar),
-      PAYLOAD_BUCKET.envVar,
-    ]);
-    const bucketName = stack.resolve(stack.payloads.bucket.bucketName);
-    const variablesOf = (handler: HandlerName): Record<string, unknown> =>
-      Object.fromEntries(
-        Object.entries(environmentOf(synthesized, handler)).filter(([name]) => resourceVariables.has(name)),
-      );
-    const tableName = (name: TableName): unknown => stack.resolve(stack.tables.table(name).tableName);
-    const deliveryUrl = stack.resolve(stack.queues.deliveryQueue.queueUrl);
-    const deadLetterUrl = stack.resolve(stack.queues.deadLetterQueue.queueUrl);
-
-    expect(variablesOf('ingest')).toEqual({
-      [TABLES.subscriptions.envVar]: tableName('subscriptions'),
-      [TABLES.events.envVar]: tableName('events'),
-      [TABLES.groups.envVar]: tableName('groups'),
-      [TABLES.settings.envVar]: tableName('settings'),
-      [QUEUES.delivery.envVar]: deliveryUrl,
-    });
-    expect(variablesOf('subscriptions')).toEqual({ [TABLES.subscriptions.envVar]: tableName('subscriptions') });
-    expect(variablesOf('consumer')).toEqual({
-      [TABLES.subscriptions.envVar]: tableName('subscriptions'),
-      [TABLES.events.envVar]: tableName('events'),
-      [TABLES.deadLetters.envVar]: tableName('deadLetters'),
-      [PAYLOAD_BUCKET.envVar]: bucketName,
-      [TABLES.orderingKeys.envVar]: tableName('orderingKeys'),
-      [TABLES.groups.envVar]: tableName('groups'),
-      [QUEUES.delivery.envVar]: deliveryUrl,
-      [QUEUES.deadLetter.envVar]: deadLetterUrl,
-    });
-    expect(variablesOf('operations')).toEqual({
-      [TABLES.groups.envVar]: tableName('groups'),
-      [TABLES.subscriptions.envVar]: tableName('subscriptions'),
-      [TABLES.deadLetters.envVar]: tableName('deadLetters'),
-      [PAYLOAD_BUCKET.envVar]: bucketName,
-      [TABLES.orderingKeys.envVar]: tableName('orderingKeys'),
-      [TABLES.settings.envVar]: tableName('settings'),
-      [TABLES.events.envVar]: tableName('events'),
-      [QUEUES.delivery.envVar]: deliveryUrl,
-      [QUEUES.deadLetter.envVar]: deadLetterUrl,
-    });
-    expect(variablesOf('lagMetrics')).toEqual({ [TABLES.groups.envVar]: tableName('groups') });
+  it.each(HANDLERS)('tells %s the names of exactly the resources it is granted', (handler) => {
+    const granted = new Set(grantedResources(permissions(handler)));
+    const resourceVariables = new Set<string>(Object.values(RESOURCE_ENV_VARS));
+    const given = Object.fromEntries(Object.entries(environmentOf(synthesized, handler)).filter(([name]) => resourceVariables.has(name)));
+    const isGranted = (resource: ResourceName): boolean => RESOURCES[resource].arns().some((arn) => granted.has(JSON.stringify(arn)));
+    const expectedVariables = Object.fromEntries(
+      (Object.keys(RESOURCES) as ResourceName[]).filter(isGranted).map((resource) => [RESOURCES[resource].envVar, RESOURCES[resource].name()]),
+    );
+    expect(given).toEqual(expectedVariables);
   });
 
   // Typed by HandlerName: a new function cannot be left out.

@@ -1,5 +1,6 @@
 import {
   ChangeMessageVisibilityBatchCommand,
+  GetQueueAttributesCommand,
   SendMessageBatchCommand,
   SendMessageCommand,
   SQSClient,
@@ -7,7 +8,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createBackstopQueue } from '../../../lambda/adapters/backstop-queue.js';
-import { changeVisibility, sendMessageBatch } from '../../../lambda/adapters/sqs-queues.js';
+import { createDeliveryQueue } from '../../../lambda/adapters/delivery-queue.js';
 import { planGroupRetry } from '../../../lambda/core/consumer-batch.js';
 import type { ConsumerRecord } from '../../../lambda/core/delivery.js';
 import { createLogger } from '../../../lambda/handlers/logger.js';
@@ -16,10 +17,11 @@ const sqs = mockClient(SQSClient);
 const client = new SQSClient({ region: 'us-east-1' });
 const logger = createLogger('test', 'SILENT');
 const queueUrl = 'https://sqs.us-east-1.amazonaws.com/123456789012/delivery.fifo';
+const deliveryQueue = createDeliveryQueue(client, queueUrl, logger);
 
 beforeEach(() => sqs.reset());
 
-describe('sendMessageBatch', () => {
+describe('delivery queue sendBatch', () => {
   const entries = [
     { index: 0, orderingKey: 'a', messageGroupId: 'ga', deduplicationId: 'evt_0', body: '{"a":0}' },
     { index: 3, orderingKey: 'b', messageGroupId: 'gb', deduplicationId: 'evt_3', body: '{"b":3}' },
@@ -27,7 +29,7 @@ describe('sendMessageBatch', () => {
 
   it('sends each event with its message group and its event id as deduplication id', async () => {
     sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
-    const refused = await sendMessageBatch(client, queueUrl, entries, logger);
+    const refused = await deliveryQueue.sendBatch(entries);
     expect(refused.size).toBe(0);
     expect(sqs.commandCalls(SendMessageBatchCommand)[0]?.args[0].input).toEqual({
       QueueUrl: queueUrl,
@@ -40,20 +42,20 @@ describe('sendMessageBatch', () => {
 
   it('returns the entries SQS refused', async () => {
     sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [{ Id: '3', Code: 'InternalError', SenderFault: false }] });
-    expect([...(await sendMessageBatch(client, queueUrl, entries, logger))]).toEqual([3]);
+    expect([...(await deliveryQueue.sendBatch(entries))]).toEqual([3]);
   });
 
   it('fails every entry when the call fails as a whole', async () => {
     sqs.on(SendMessageBatchCommand).rejects(new Error('throttled'));
-    expect([...(await sendMessageBatch(client, queueUrl, entries, logger))]).toEqual([0, 3]);
+    expect([...(await deliveryQueue.sendBatch(entries))]).toEqual([0, 3]);
   });
 });
 
-describe('changeVisibility', () => {
+describe('delivery queue changeVisibility', () => {
   it('backs off the head and releases the successors in one call', async () => {
     sqs.on(ChangeMessageVisibilityBatchCommand).resolves({ Successful: [], Failed: [] });
     const group: ConsumerRecord[] = ['m1', 'm2', 'm3'].map((id) => ({ messageId: id, receiptHandle: `rh-${id}`, body: '', messageGroupId: 'g', receiveCount: 1 }));
-    await changeVisibility(client, queueUrl, planGroupRetry(group, 0, 40).visibilityChanges, logger);
+    await deliveryQueue.changeVisibility(planGroupRetry(group, 0, 40).visibilityChanges);
     expect(sqs.commandCalls(ChangeMessageVisibilityBatchCommand)[0]?.args[0].input).toEqual({
       QueueUrl: queueUrl,
       Entries: [
@@ -65,8 +67,19 @@ describe('changeVisibility', () => {
   });
 
   it('makes no call when nothing changes', async () => {
-    await changeVisibility(client, queueUrl, [], logger);
+    await deliveryQueue.changeVisibility([]);
     expect(sqs.calls()).toHaveLength(0);
+  });
+});
+
+describe('delivery queue counts', () => {
+  it('reads the visible, in-flight and delayed counts in one call, an absent count as 0', async () => {
+    sqs.on(GetQueueAttributesCommand).resolves({ Attributes: { ApproximateNumberOfMessages: '3', ApproximateNumberOfMessagesNotVisible: '2' } });
+    expect(await deliveryQueue.counts()).toEqual({ queued: 3, inFlight: 2, delayed: 0 });
+    expect(sqs.commandCalls(GetQueueAttributesCommand)[0]?.args[0].input).toEqual({
+      QueueUrl: queueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+    });
   });
 });
 

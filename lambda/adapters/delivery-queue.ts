@@ -1,0 +1,108 @@
+/**
+ * The delivery queue, as the functions call it: enqueue in batches, change the visibility of the
+ * records of a batch, read its approximate counts. Bound to the queue's URL, so that each call's
+ * resource is the delivery queue.
+ */
+import {
+  ChangeMessageVisibilityBatchCommand,
+  GetQueueAttributesCommand,
+  SendMessageBatchCommand,
+  type QueueAttributeName,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { VisibilityChange } from '../core/consumer-batch.js';
+import type { SendBatch } from '../core/enqueue-plan.js';
+import type { AccessMap } from './access.js';
+
+/** The delivery queue's approximate counts: visible, in flight (received, not deleted) and delayed. */
+export interface QueueCounts {
+  readonly queued: number;
+  readonly inFlight: number;
+  readonly delayed: number;
+}
+
+export interface DeliveryQueue {
+  /**
+   * Sends one SendMessageBatch. Entry ids are the messages' request indexes. A call that fails as
+   * a whole (throttled, network) fails every entry: SQS deduplication makes the producer's retry
+   * safe. Resolves to the indexes of the entries SQS did not take.
+   */
+  readonly sendBatch: SendBatch;
+  /**
+   * Applies the visibility changes of a batch plan in one call (at most 10 entries, as a batch
+   * holds at most 10 records). A refused change is logged: the message then reappears after its
+   * current visibility timeout, later than planned but still in order.
+   */
+  readonly changeVisibility: (changes: readonly VisibilityChange[]) => Promise<void>;
+  readonly counts: () => Promise<QueueCounts>;
+}
+
+/** The IAM actions of each method of {@link DeliveryQueue}, all on the delivery queue. */
+export const DELIVERY_QUEUE_ACCESS = {
+  // SendMessageBatch.
+  sendBatch: [{ resource: 'deliveryQueueUrl', actions: ['sqs:SendMessage'] }],
+  // ChangeMessageVisibilityBatch.
+  changeVisibility: [{ resource: 'deliveryQueueUrl', actions: ['sqs:ChangeMessageVisibility'] }],
+  counts: [{ resource: 'deliveryQueueUrl', actions: ['sqs:GetQueueAttributes'] }],
+} as const satisfies AccessMap<DeliveryQueue>;
+
+export function createDeliveryQueue(client: SQSClient, queueUrl: string, logger: Logger): DeliveryQueue {
+  return {
+    async sendBatch(entries) {
+      try {
+        const output = await client.send(
+          new SendMessageBatchCommand({
+            QueueUrl: queueUrl,
+            Entries: entries.map((message) => ({
+              Id: String(message.index),
+              MessageBody: message.body,
+              MessageGroupId: message.messageGroupId,
+              MessageDeduplicationId: message.deduplicationId,
+            })),
+          }),
+        );
+        for (const failure of output.Failed ?? []) {
+          logger.warn('SQS refused an entry', { entryId: failure.Id, code: failure.Code, senderFault: failure.SenderFault });
+        }
+        return new Set((output.Failed ?? []).map((failure) => Number(failure.Id)));
+      } catch (error) {
+        logger.error('SendMessageBatch failed', { error, entries: entries.length });
+        return new Set(entries.map((message) => message.index));
+      }
+    },
+
+    async changeVisibility(changes) {
+      if (changes.length === 0) return;
+      const output = await client.send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: changes.map((change, index) => ({
+            Id: String(index),
+            ReceiptHandle: change.receiptHandle,
+            VisibilityTimeout: change.timeoutSeconds,
+          })),
+        }),
+      );
+      for (const failure of output.Failed ?? []) {
+        const change = changes[Number(failure.Id)];
+        logger.warn('SQS refused a visibility change', { messageId: change?.messageId, code: failure.Code });
+      }
+    },
+
+    async counts() {
+      const output = await client.send(
+        new GetQueueAttributesCommand({
+          QueueUrl: queueUrl,
+          AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+        }),
+      );
+      const count = (name: QueueAttributeName): number => Number(output.Attributes?.[name] ?? 0);
+      return {
+        queued: count('ApproximateNumberOfMessages'),
+        inFlight: count('ApproximateNumberOfMessagesNotVisible'),
+        delayed: count('ApproximateNumberOfMessagesDelayed'),
+      };
+    },
+  };
+}

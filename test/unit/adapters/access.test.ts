@@ -1,0 +1,501 @@
+/**
+ * The accesses each adapter declares are the calls it makes. Every method runs against mocked SDK
+ * clients on each of its paths (found, absent, a refused condition, a large event), and every
+ * command it sends must map, by its IAM action and the resource it names, into the method's
+ * declared accesses: a call a method does not declare fails here, before its function lacks the
+ * grant in AWS. Conversely, every declared action must be sent on some path, so that no grant is
+ * wider than the calls.
+ */
+import { Readable } from 'node:stream';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  ChangeMessageVisibilityBatchCommand,
+  ChangeMessageVisibilityCommand,
+  DeleteMessageBatchCommand,
+  DeleteMessageCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  SendMessageBatchCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import { BatchGetCommand, DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { sdkStreamMixin } from '@smithy/core/serde';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { AccessMap, IamAction, ResourceName } from '../../../lambda/adapters/access.js';
+import { createDocumentClient, createS3Client, createSqsClient } from '../../../lambda/adapters/aws-clients.js';
+import { BACKSTOP_QUEUE_ACCESS, createBackstopQueue } from '../../../lambda/adapters/backstop-queue.js';
+import { createDeadLetterStore, DEAD_LETTER_STORE_ACCESS, MAX_INLINE_EVENT_BYTES } from '../../../lambda/adapters/dead-letter-store.js';
+import { createDeliveryQueue, DELIVERY_QUEUE_ACCESS } from '../../../lambda/adapters/delivery-queue.js';
+import { createEventStore, EVENT_STORE_ACCESS } from '../../../lambda/adapters/event-store.js';
+import { createGroupStore, GROUP_STORE_ACCESS } from '../../../lambda/adapters/group-store.js';
+import { createOrderingKeyStore, ORDERING_KEY_STORE_ACCESS } from '../../../lambda/adapters/ordering-key-store.js';
+import { createPayloadBucket, PAYLOAD_BUCKET_ACCESS } from '../../../lambda/adapters/payload-bucket.js';
+import { createSettingsStore, SETTINGS_STORE_ACCESS } from '../../../lambda/adapters/settings-store.js';
+import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS } from '../../../lambda/adapters/subscription-store.js';
+import type { BackstopMessage } from '../../../lambda/core/backstop-import.js';
+import type { StoredDeadLetter } from '../../../lambda/core/dead-letter.js';
+import type { QueuedEvent } from '../../../lambda/core/event.js';
+import { HeadState } from '../../../lambda/core/lag.js';
+import { createLogger } from '../../../lambda/handlers/logger.js';
+import { PAYLOAD_OBJECT_PREFIX, type ResourceNames } from '../../../lambda/resources.js';
+
+const dynamoMock = mockClient(DynamoDBDocumentClient);
+const sqsMock = mockClient(SQSClient);
+const s3Mock = mockClient(S3Client);
+const dynamo = createDocumentClient({ region: 'us-east-1' });
+const sqs = createSqsClient({ region: 'us-east-1' });
+const s3 = createS3Client({ region: 'us-east-1' });
+const logger = createLogger('test', 'SILENT');
+
+/** A distinct physical name per resource, so that each command's resource can be told. */
+const NAMES: ResourceNames = {
+  subscriptionsTable: 'Subscriptions',
+  eventsTable: 'Events',
+  deadLettersTable: 'DeadLetters',
+  orderingKeysTable: 'OrderingKeys',
+  groupsTable: 'Groups',
+  settingsTable: 'Settings',
+  deliveryQueueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/delivery.fifo',
+  deadLetterQueueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/dead-letter.fifo',
+  payloadBucket: 'payloads',
+};
+
+/** The resource whose physical name is `name`. */
+function resourceNamed(name: string | undefined): ResourceName {
+  const found = (Object.keys(NAMES) as ResourceName[]).find((resource) => NAMES[resource] === name);
+  if (found === undefined) throw new Error(`a command names ${String(name)}, which is no resource of the stack`);
+  return found;
+}
+
+/** One action on one resource, as IAM authorizes a command. */
+interface SentAccess {
+  readonly action: IamAction;
+  readonly resource: ResourceName;
+  readonly index?: string;
+}
+
+/**
+ * What IAM authorizes a command by: its action, on the table (or the index a Query names), the
+ * queue, or the object. An object outside PAYLOAD_OBJECT_PREFIX is outside every grant.
+ */
+function accessesOfCommand(command: object): SentAccess[] {
+  const item = (action: IamAction, input: { readonly TableName?: string | undefined }): SentAccess[] => [{ action, resource: resourceNamed(input.TableName) }];
+  const queue = (action: IamAction, input: { readonly QueueUrl?: string | undefined }): SentAccess[] => [{ action, resource: resourceNamed(input.QueueUrl) }];
+  const object = (action: IamAction, input: { readonly Bucket?: string | undefined; readonly Key?: string | undefined }): SentAccess[] => {
+    if (!(input.Key ?? '').startsWith(PAYLOAD_OBJECT_PREFIX)) throw new Error(`object key ${String(input.Key)} is outside ${PAYLOAD_OBJECT_PREFIX}`);
+    return [{ action, resource: resourceNamed(input.Bucket) }];
+  };
+  if (command instanceof GetCommand) return item('dynamodb:GetItem', command.input);
+  if (command instanceof PutCommand) return item('dynamodb:PutItem', command.input);
+  if (command instanceof UpdateCommand) return item('dynamodb:UpdateItem', command.input);
+  if (command instanceof DeleteCommand) return item('dynamodb:DeleteItem', command.input);
+  if (command instanceof QueryCommand) {
+    const { TableName, IndexName } = command.input;
+    return [{ action: 'dynamodb:Query', resource: resourceNamed(TableName), ...(IndexName === undefined ? {} : { index: IndexName }) }];
+  }
+  if (command instanceof BatchGetCommand) {
+    return Object.keys(command.input.RequestItems ?? {}).map((table) => ({ action: 'dynamodb:BatchGetItem', resource: resourceNamed(table) }));
+  }
+  if (command instanceof SendMessageCommand || command instanceof SendMessageBatchCommand) return queue('sqs:SendMessage', command.input);
+  if (command instanceof ReceiveMessageCommand) return queue('sqs:ReceiveMessage', command.input);
+  if (command instanceof DeleteMessageCommand || command instanceof DeleteMessageBatchCommand) return queue('sqs:DeleteMessage', command.input);
+  if (command instanceof ChangeMessageVisibilityCommand || command instanceof ChangeMessageVisibilityBatchCommand) {
+    return queue('sqs:ChangeMessageVisibility', command.input);
+  }
+  if (command instanceof GetQueueAttributesCommand) return queue('sqs:GetQueueAttributes', command.input);
+  if (command instanceof PutObjectCommand) return object('s3:PutObject', command.input);
+  if (command instanceof GetObjectCommand) return object('s3:GetObject', command.input);
+  if (command instanceof DeleteObjectCommand) return object('s3:DeleteObject', command.input);
+  throw new Error(`no IAM action is known for ${command.constructor.name}: add it here, and to IamAction`);
+}
+
+/** Every command sent to the mocked clients since the last reset, as the accesses IAM checks. */
+function sentAccesses(): SentAccess[] {
+  const commands: object[] = [...dynamoMock.calls(), ...sqsMock.calls(), ...s3Mock.calls()].map((call) => call.args[0]);
+  return commands.flatMap(accessesOfCommand);
+}
+
+const keyOf = (access: SentAccess): string => `${access.action} on ${access.resource}${access.index === undefined ? '' : `/index/${access.index}`}`;
+
+/** One path through an adapter method: the answers it gets, and the call. */
+interface Path<T> {
+  readonly path: string;
+  /** Answers for this path, over the default answer `{}` to every command. */
+  readonly answer?: () => void;
+  readonly run: (adapter: T) => Promise<unknown>;
+}
+
+/** An adapter under test: every method has its paths, so that a new method cannot go untested. */
+interface AdapterCase<T> {
+  readonly create: () => T;
+  readonly access: AccessMap<T>;
+  readonly paths: { readonly [K in keyof T]-?: readonly Path<T>[] };
+}
+
+/** One path of one method: what the method declares, and what the path sends (as {@link keyOf} writes them). */
+interface PathRow {
+  readonly method: string;
+  readonly path: string;
+  readonly declared: () => Set<string>;
+  readonly sent: () => Promise<string[]>;
+}
+
+/** One method: what it declares, and what all its paths send. */
+interface MethodRow {
+  readonly method: string;
+  readonly declared: () => Set<string>;
+  readonly sentOnEveryPath: () => Promise<Set<string>>;
+}
+
+/** The rows of one adapter's table: one per path, and one per method with all its paths. */
+function rowsOf<T>(adapterCase: AdapterCase<T>): { readonly paths: readonly PathRow[]; readonly methods: readonly MethodRow[] } {
+  const methods = Object.keys(adapterCase.paths) as (keyof T & string)[];
+  const declaredOf = (method: keyof T & string): Set<string> =>
+    new Set(adapterCase.access[method].flatMap((access) => access.actions.map((action) => keyOf({ action, resource: access.resource, ...(access.index === undefined ? {} : { index: access.index }) }))));
+  const runPath = async (path: Path<T>): Promise<string[]> => {
+    resetMocks();
+    path.answer?.();
+    await path.run(adapterCase.create());
+    return sentAccesses().map(keyOf);
+  };
+  return {
+    paths: methods.flatMap((method) => adapterCase.paths[method].map((path) => ({ method, path: path.path, declared: () => declaredOf(method), sent: () => runPath(path) }))),
+    methods: methods.map((method) => ({
+      method,
+      declared: () => declaredOf(method),
+      sentOnEveryPath: async () => {
+        const sent = new Set<string>();
+        for (const path of adapterCase.paths[method]) for (const access of await runPath(path)) sent.add(access);
+        return sent;
+      },
+    })),
+  };
+}
+
+function resetMocks(): void {
+  for (const mock of [dynamoMock, sqsMock, s3Mock]) mock.reset();
+  dynamoMock.onAnyCommand().resolves({});
+  sqsMock.onAnyCommand().resolves({});
+  s3Mock.onAnyCommand().resolves({});
+}
+
+beforeEach(resetMocks);
+
+const conditionFailed = () => new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
+const at = '2026-12-02T12:00:00.000Z';
+const queued: QueuedEvent = {
+  version: 1,
+  event: { event_id: 'evt_1', tenant_id: 't', subscription_id: 'sub_1', type: 'x', payload: {} },
+  ordering_key: 'k1',
+  message_group_id: 'g1',
+  accepted_at: at,
+};
+/** An event beyond what a DynamoDB item holds: its dead letter goes to the payload bucket. */
+const largeQueued: QueuedEvent = { ...queued, event: { ...queued.event, payload: { blob: 'x'.repeat(MAX_INLINE_EVENT_BYTES) } } };
+const settled = { queued, sequence: 1, attempts: 1, at };
+const objectBody = (body: string) => sdkStreamMixin(Readable.from([Buffer.from(body, 'utf8')]));
+const deadLetterItem = (stored: { readonly queued_event: string } | { readonly payload_key: string }) => ({
+  subscription_id: 'sub_1',
+  position: 'abc#000000000001',
+  event_id: 'evt_1',
+  ordering_key: 'k1',
+  message_group_id: 'g1',
+  sequence: 1,
+  attempts: 3,
+  reason: 'HTTP 500',
+  dead_lettered_at: at,
+  ...stored,
+});
+const storedLetter: StoredDeadLetter = {
+  queued,
+  sequence: 1,
+  attempts: 3,
+  reason: 'HTTP 500',
+  deadLetteredAt: at,
+  subscriptionId: 'sub_1',
+  position: 'abc#000000000001',
+  orderingKey: 'k1',
+  messageGroupId: 'g1',
+};
+const backstopMessage: BackstopMessage = { messageId: 'm1', receiptHandle: 'rh-1', messageGroupId: 'g1', body: '{}', receiveCount: 4 };
+const head = { head_event_id: 'evt_1', head_sequence: 4, head_attempts: 2 };
+const group = (depth: number) => ({ Attributes: { message_group_id: 'g1', depth } });
+
+const ADAPTERS = {
+  SubscriptionStore: rowsOf({
+    create: () => createSubscriptionStore(dynamo, NAMES.subscriptionsTable),
+    access: SUBSCRIPTION_STORE_ACCESS,
+    paths: {
+      get: [
+        {
+          path: 'the subscription exists',
+          answer: () => dynamoMock.on(GetCommand).resolves({ Item: { subscription_id: 'sub_1', tenant_id: 't', url: 'https://example.com/hook', secret: 'whsec_x', created_at: at } }),
+          run: (store) => store.get('sub_1'),
+        },
+        { path: 'it does not', run: (store) => store.get('sub_1') },
+      ],
+      put: [
+        { path: 'it is new', run: (store) => store.put({ subscription_id: 'sub_1', tenant_id: 't', url: 'https://example.com/hook', secret: 'whsec_x', now: at }) },
+        {
+          path: 'it replaces one',
+          answer: () => dynamoMock.on(UpdateCommand).resolves({ Attributes: { subscription_id: 'sub_1', tenant_id: 't', url: 'https://example.com/old', secret: 'whsec_y', created_at: at } }),
+          run: (store) => store.put({ subscription_id: 'sub_1', tenant_id: 't', url: 'https://example.com/hook', secret: 'whsec_x', now: at }),
+        },
+      ],
+      findTenants: [
+        {
+          path: 'some subscriptions exist',
+          answer: () => dynamoMock.on(BatchGetCommand).resolves({ Responses: { [NAMES.subscriptionsTable]: [{ subscription_id: 'sub_1', tenant_id: 't' }] } }),
+          run: (store) => store.findTenants(['sub_1', 'sub_2']),
+        },
+      ],
+    },
+  }),
+
+  EventStore: rowsOf({
+    create: () => createEventStore(dynamo, { tableName: NAMES.eventsTable, ttlDays: 30 }),
+    access: EVENT_STORE_ACCESS,
+    paths: {
+      findKnownEventIds: [
+        {
+          path: 'one event is known',
+          answer: () => dynamoMock.on(BatchGetCommand).resolves({ Responses: { [NAMES.eventsTable]: [{ event_id: 'evt_1' }] } }),
+          run: (store) => store.findKnownEventIds(['evt_1', 'evt_2']),
+        },
+      ],
+      recordAccepted: [
+        { path: 'the event is new', run: (store) => store.recordAccepted({ eventId: 'evt_1', subscriptionId: 'sub_1', tenantId: 't', orderingKey: 'k1', messageGroupId: 'g1', acceptedAt: at }) },
+        {
+          path: 'it was recorded already (refused condition)',
+          answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()),
+          run: (store) => store.recordAccepted({ eventId: 'evt_1', subscriptionId: 'sub_1', tenantId: 't', orderingKey: 'k1', messageGroupId: 'g1', acceptedAt: at }),
+        },
+      ],
+      isSettled: [
+        { path: 'the event was delivered', answer: () => dynamoMock.on(GetCommand).resolves({ Item: { status: 'delivered' } }), run: (store) => store.isSettled('evt_1', undefined) },
+        { path: 'the event is unknown', run: (store) => store.isSettled('evt_1', at) },
+      ],
+      markDelivered: [{ path: 'always', run: (store) => store.markDelivered(settled) }],
+      markDeadLettered: [{ path: 'always', run: (store) => store.markDeadLettered({ ...settled, reason: 'HTTP 500' }) }],
+    },
+  }),
+
+  DeadLetterStore: rowsOf({
+    create: () => createDeadLetterStore(dynamo, { tableName: NAMES.deadLettersTable, ttlDays: 30, payloads: createPayloadBucket(s3, NAMES.payloadBucket) }),
+    access: DEAD_LETTER_STORE_ACCESS,
+    paths: {
+      put: [
+        { path: 'a first dead letter, inline', run: (store) => store.put({ queued, sequence: 1, attempts: 3, reason: 'HTTP 500', deadLetteredAt: at }) },
+        {
+          path: 'it replaces the same one',
+          answer: () => dynamoMock.on(PutCommand).resolves({ Attributes: deadLetterItem({ queued_event: JSON.stringify(queued) }) }),
+          run: (store) => store.put({ queued, sequence: 1, attempts: 3, reason: 'HTTP 500', deadLetteredAt: at }),
+        },
+        { path: 'its event is too large for an item', run: (store) => store.put({ queued: largeQueued, sequence: 1, attempts: 3, reason: 'HTTP 500', deadLetteredAt: at }) },
+      ],
+      readPage: [
+        {
+          path: 'the events are in the items',
+          answer: () => dynamoMock.on(QueryCommand).resolves({ Items: [deadLetterItem({ queued_event: JSON.stringify(queued) })] }),
+          run: (store) => store.readPage({ subscriptionId: 'sub_1', after: undefined, limit: 10 }),
+        },
+        {
+          path: 'an event is in the bucket',
+          answer: () => {
+            dynamoMock.on(QueryCommand).resolves({ Items: [deadLetterItem({ payload_key: `${PAYLOAD_OBJECT_PREFIX}sub_1/abc/${at}.json` })] });
+            s3Mock.on(GetObjectCommand).resolves({ Body: objectBody(JSON.stringify(queued)) });
+          },
+          run: (store) => store.readPage({ subscriptionId: 'sub_1', after: 'abc#000000000000', limit: 10 }),
+        },
+      ],
+      listRows: [
+        {
+          path: 'the subscription has dead letters',
+          answer: () => dynamoMock.on(QueryCommand).resolves({ Items: [deadLetterItem({ queued_event: JSON.stringify(queued) })], LastEvaluatedKey: { subscription_id: 'sub_1' } }),
+          run: (store) => store.listRows({ subscriptionId: 'sub_1', after: undefined, limit: 1 }),
+        },
+      ],
+      remove: [
+        {
+          path: 'it is still there, its event in the bucket',
+          answer: () => dynamoMock.on(DeleteCommand).resolves({ Attributes: deadLetterItem({ payload_key: `${PAYLOAD_OBJECT_PREFIX}sub_1/abc/${at}.json` }) }),
+          run: (store) => store.remove(storedLetter),
+        },
+        { path: 'it was dead-lettered again (refused condition)', answer: () => dynamoMock.on(DeleteCommand).rejects(conditionFailed()), run: (store) => store.remove(storedLetter) },
+      ],
+      count: [{ path: 'the subscription has a count', answer: () => dynamoMock.on(GetCommand).resolves({ Item: { dead_letters: 2 } }), run: (store) => store.count('sub_1') }],
+    },
+  }),
+
+  PayloadBucket: rowsOf({
+    create: () => createPayloadBucket(s3, NAMES.payloadBucket),
+    access: PAYLOAD_BUCKET_ACCESS,
+    paths: {
+      put: [{ path: 'always', run: (bucket) => bucket.put(`${PAYLOAD_OBJECT_PREFIX}sub_1/a.json`, '{}') }],
+      get: [{ path: 'the object exists', answer: () => s3Mock.on(GetObjectCommand).resolves({ Body: objectBody('{}') }), run: (bucket) => bucket.get(`${PAYLOAD_OBJECT_PREFIX}sub_1/a.json`) }],
+      remove: [{ path: 'always', run: (bucket) => bucket.remove(`${PAYLOAD_OBJECT_PREFIX}sub_1/a.json`) }],
+    },
+  }),
+
+  GroupStore: rowsOf({
+    create: () => createGroupStore(dynamo, NAMES.groupsTable),
+    access: GROUP_STORE_ACCESS,
+    paths: {
+      recordIntake: [
+        { path: 'the group has pending events', answer: () => dynamoMock.on(UpdateCommand).resolves(group(3)), run: (store) => store.recordIntake({ messageGroupId: 'g1', events: 3, orderingKeys: ['k1'], acceptedAt: at }) },
+        {
+          path: 'it remembers all the keys it may (refused condition)',
+          answer: () => dynamoMock.on(UpdateCommand).rejectsOnce(conditionFailed()).resolves(group(3)),
+          run: (store) => store.recordIntake({ messageGroupId: 'g1', events: 3, orderingKeys: ['k1'], acceptedAt: at }),
+        },
+        { path: 'the consumer drained it first', answer: () => dynamoMock.on(UpdateCommand).resolves(group(0)), run: (store) => store.recordIntake({ messageGroupId: 'g1', events: 1, orderingKeys: ['k1'], acceptedAt: at }) },
+      ],
+      recordProgress: [
+        {
+          path: 'its head waits',
+          answer: () => dynamoMock.on(UpdateCommand).resolves(group(2)),
+          run: (store) =>
+            store.recordProgress(
+              { messageGroupId: 'g1', settled: 0, deadLettered: 0, lastSettledAcceptedAt: undefined, head: { state: HeadState.waiting, attempts: 2, lastError: 'HTTP 500', acceptedAt: at, eventId: 'evt_1', orderingKey: 'k1' } },
+              new Date(at),
+            ),
+        },
+        {
+          path: 'it drained',
+          answer: () => dynamoMock.on(UpdateCommand).resolves(group(0)),
+          run: (store) => store.recordProgress({ messageGroupId: 'g1', settled: 2, deadLettered: 0, lastSettledAcceptedAt: at, head: { state: HeadState.clear } }, new Date(at)),
+        },
+      ],
+      listActiveGroups: [
+        {
+          path: 'a shard holds a group',
+          answer: () => dynamoMock.on(QueryCommand).resolves({ Items: [{ message_group_id: 'g1', depth: 1 }] }),
+          run: (store) => store.listActiveGroups(),
+        },
+      ],
+      getGroup: [
+        { path: 'the group exists', answer: () => dynamoMock.on(GetCommand).resolves({ Item: { message_group_id: 'g1', depth: 1 } }), run: (store) => store.getGroup('g1') },
+        { path: 'it does not', run: (store) => store.getGroup('g1') },
+      ],
+      recordRedrive: [
+        { path: 'always', answer: () => dynamoMock.on(UpdateCommand).resolves(group(1)), run: (store) => store.recordRedrive({ fromGroup: 'g1', toGroup: 'g2', orderingKey: 'k1', events: 1, at }) },
+      ],
+    },
+  }),
+
+  OrderingKeyStore: rowsOf({
+    create: () => createOrderingKeyStore(dynamo, NAMES.orderingKeysTable),
+    access: ORDERING_KEY_STORE_ACCESS,
+    paths: {
+      beginAttempt: [
+        { path: 'a new head', answer: () => dynamoMock.on(UpdateCommand).resolves({ Attributes: head }), run: (store) => store.beginAttempt({ orderingKey: 'k1', eventId: 'evt_1', maxAttempts: 8 }) },
+        {
+          path: 'the same head again (one refused condition)',
+          answer: () => dynamoMock.on(UpdateCommand).rejectsOnce(conditionFailed()).resolves({ Attributes: head }),
+          run: (store) => store.beginAttempt({ orderingKey: 'k1', eventId: 'evt_1', maxAttempts: 8, redrive: { redrivenAt: at, sequence: 4 } }),
+        },
+        {
+          path: 'the head is exhausted (both conditions refused)',
+          answer: () => {
+            dynamoMock.on(UpdateCommand).rejects(conditionFailed());
+            dynamoMock.on(GetCommand).resolves({ Item: head });
+          },
+          run: (store) => store.beginAttempt({ orderingKey: 'k1', eventId: 'evt_1', maxAttempts: 2 }),
+        },
+      ],
+      recordFailure: [
+        { path: 'the event is the head', run: (store) => store.recordFailure({ orderingKey: 'k1', eventId: 'evt_1', reason: 'HTTP 500' }) },
+        { path: 'another event is (refused condition)', answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()), run: (store) => store.recordFailure({ orderingKey: 'k1', eventId: 'evt_1', reason: 'HTTP 500' }) },
+      ],
+      findHead: [
+        { path: 'the key has a head', answer: () => dynamoMock.on(GetCommand).resolves({ Item: head }), run: (store) => store.findHead('k1') },
+        { path: 'the key was never attempted', run: (store) => store.findHead('k1') },
+      ],
+      requestSkip: [
+        { path: 'the event is the head', run: (store) => store.requestSkip({ orderingKey: 'k1', eventId: 'evt_1', at }) },
+        { path: 'it is not (refused condition)', answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()), run: (store) => store.requestSkip({ orderingKey: 'k1', eventId: 'evt_1', at }) },
+      ],
+    },
+  }),
+
+  SettingsStore: rowsOf({
+    create: () => createSettingsStore(dynamo, NAMES.settingsTable, 8),
+    access: SETTINGS_STORE_ACCESS,
+    paths: {
+      getRouting: [
+        { path: 'a switch stored one', answer: () => dynamoMock.on(GetCommand).resolves({ Item: { version: 1, partition_count: 16, is_paused: false } }), run: (store) => store.getRouting() },
+        { path: 'none is stored', run: (store) => store.getRouting() },
+      ],
+      setPaused: [{ path: 'always', answer: () => dynamoMock.on(UpdateCommand).resolves({ Attributes: { version: 0, is_paused: true, paused_at: at } }), run: (store) => store.setPaused(true, at) }],
+      switchRouting: [
+        { path: 'the version is the expected one', run: (store) => store.switchRouting({ expectedVersion: 0, partitionCount: 16, at }) },
+        { path: 'it changed (refused condition)', answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()), run: (store) => store.switchRouting({ expectedVersion: 0, partitionCount: undefined, at }) },
+      ],
+    },
+  }),
+
+  BackstopQueue: rowsOf({
+    create: () => createBackstopQueue(sqs, NAMES.deadLetterQueueUrl),
+    access: BACKSTOP_QUEUE_ACCESS,
+    paths: {
+      quarantine: [{ path: 'always', run: (queue) => queue.quarantine({ messageId: 'm1', messageGroupId: 'g1', body: 'garbage', reason: 'body is not JSON', at }) }],
+      receive: [
+        {
+          path: 'messages wait',
+          answer: () => sqsMock.on(ReceiveMessageCommand).resolves({ Messages: [{ MessageId: 'm1', ReceiptHandle: 'rh-1', Body: '{}', Attributes: { MessageGroupId: 'g1', ApproximateReceiveCount: '4' } }] }),
+          run: (queue) => queue.receive(),
+        },
+      ],
+      release: [{ path: 'a message is released', run: (queue) => queue.release([backstopMessage]) }],
+      remove: [{ path: 'always', run: (queue) => queue.remove(backstopMessage) }],
+    },
+  }),
+
+  DeliveryQueue: rowsOf({
+    create: () => createDeliveryQueue(sqs, NAMES.deliveryQueueUrl, logger),
+    access: DELIVERY_QUEUE_ACCESS,
+    paths: {
+      sendBatch: [
+        { path: 'SQS takes the entries', run: (queue) => queue.sendBatch([{ index: 0, orderingKey: 'k1', messageGroupId: 'g1', deduplicationId: 'evt_1', body: '{}' }]) },
+        {
+          path: 'the call fails as a whole',
+          answer: () => sqsMock.on(SendMessageBatchCommand).rejects(new Error('throttled')),
+          run: (queue) => queue.sendBatch([{ index: 0, orderingKey: 'k1', messageGroupId: 'g1', deduplicationId: 'evt_1', body: '{}' }]),
+        },
+      ],
+      changeVisibility: [{ path: 'a head backs off', run: (queue) => queue.changeVisibility([{ messageId: 'm1', receiptHandle: 'rh-1', timeoutSeconds: 40 }]) }],
+      counts: [{ path: 'always', answer: () => sqsMock.on(GetQueueAttributesCommand).resolves({ Attributes: { ApproximateNumberOfMessages: '1' } }), run: (queue) => queue.counts() }],
+    },
+  }),
+};
+
+describe.each(Object.entries(ADAPTERS))('%s', (_adapter, rows) => {
+  it.each(rows.paths)('$method sends only commands it declares when $path', async ({ declared, sent }) => {
+    const accesses = await sent();
+    // A path that sends nothing would show nothing about the declarations.
+    expect(accesses.length).toBeGreaterThan(0);
+    const allowed = declared();
+    expect(accesses.filter((access) => !allowed.has(access))).toEqual([]);
+  });
+
+  it.each(rows.methods)('$method declares no action that none of its paths sends', async ({ declared, sentOnEveryPath }) => {
+    const sent = await sentOnEveryPath();
+    expect([...declared()].filter((access) => !sent.has(access))).toEqual([]);
+  });
+});
+
+describe('accessesOfCommand', () => {
+  it('maps a Query of an index to the index, not the table', () => {
+    expect(accessesOfCommand(new QueryCommand({ TableName: NAMES.groupsTable, IndexName: 'active-groups', KeyConditionExpression: 'lag_shard = :s' }))).toEqual([
+      { action: 'dynamodb:Query', resource: 'groupsTable', index: 'active-groups' },
+    ]);
+  });
+
+  it('refuses an object outside the granted prefix, and a command it does not know', () => {
+    expect(() => accessesOfCommand(new PutObjectCommand({ Bucket: NAMES.payloadBucket, Key: 'elsewhere/a.json' }))).toThrow(/outside dead-letters\//);
+    expect(() => accessesOfCommand(new Date())).toThrow(/no IAM action is known for Date/);
+  });
+});
