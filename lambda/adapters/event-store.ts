@@ -16,9 +16,13 @@ import { parseItem } from './dynamo-item.js';
 /** The `status` attribute of an event item. */
 export const EventItemStatus = { accepted: 'accepted', delivered: 'delivered', deadLettered: 'dead_lettered' } as const;
 
+const sequenceSchema = z.object({ sequence: z.number().int().positive().optional() });
+
 const eventStatusSchema = z.object({ status: z.enum(EventItemStatus).optional(), dead_lettered_at: z.string().optional() });
 
-export interface EventStore extends Pick<DeliveryStore, 'isSettled' | 'markDelivered' | 'markDeadLettered'> {
+export interface EventStore extends Pick<DeliveryStore, 'isSettled' | 'markDelivered' | 'markDeadLettered' | 'recordSequence'> {
+  /** The sequence the consumer gave the event, when it gave one. */
+  readonly findSequence: (eventId: string) => Promise<number | undefined>;
   readonly findKnownEventIds: (eventIds: readonly string[]) => Promise<ReadonlySet<string>>;
   readonly recordAccepted: (record: AcceptedEventRecord) => Promise<RecordOutcome>;
 }
@@ -36,6 +40,8 @@ export const EVENT_STORE_ACCESS = {
   isSettled: [{ resource: 'eventsTable', actions: ['dynamodb:GetItem'] }],
   markDelivered: [{ resource: 'eventsTable', actions: ['dynamodb:UpdateItem'] }],
   markDeadLettered: [{ resource: 'eventsTable', actions: ['dynamodb:UpdateItem'] }],
+  recordSequence: [{ resource: 'eventsTable', actions: ['dynamodb:UpdateItem'] }],
+  findSequence: [{ resource: 'eventsTable', actions: ['dynamodb:GetItem'] }],
 } as const satisfies AccessMap<EventStore>;
 
 export function createEventStore(client: DynamoDBDocumentClient, options: EventStoreOptions): EventStore {
@@ -121,6 +127,31 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
       if (status === EventItemStatus.delivered) return true;
       if (status !== EventItemStatus.deadLettered) return false;
       return redrivenAt === undefined || (deadLetteredAt !== undefined && deadLetteredAt > redrivenAt);
+    },
+
+    async recordSequence({ eventId, sequence }) {
+      await client.send(
+        new UpdateCommand({
+          TableName: options.tableName,
+          Key: { [eventKey]: eventId },
+          UpdateExpression: 'SET #sequence = :sequence',
+          ExpressionAttributeNames: { '#sequence': 'sequence' },
+          ExpressionAttributeValues: { ':sequence': sequence },
+        }),
+      );
+    },
+
+    async findSequence(eventId) {
+      const output = await client.send(
+        new GetCommand({
+          TableName: options.tableName,
+          Key: { [eventKey]: eventId },
+          ProjectionExpression: '#sequence',
+          ExpressionAttributeNames: { '#sequence': 'sequence' },
+          ConsistentRead: true,
+        }),
+      );
+      return parseItem(sequenceSchema, output.Item ?? {}, options.tableName, eventId).sequence;
     },
 
     markDelivered: (input) => settle(input, { status: EventItemStatus.delivered, delivered_at: input.at }),

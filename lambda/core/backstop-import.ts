@@ -18,11 +18,12 @@ export interface BackstopMessage {
   readonly receiveCount: number;
 }
 
-/** An ordering key's head as the consumer last began it. */
+/** An ordering key's head as the consumer last began it, and the head before it. */
 export interface KeyHead {
   readonly eventId: string;
   readonly sequence: number;
   readonly attempts: number;
+  readonly previous?: { readonly eventId: string; readonly sequence: number };
 }
 
 export interface BackstopImportPorts {
@@ -32,7 +33,10 @@ export interface BackstopImportPorts {
   readonly remove: (message: BackstopMessage) => Promise<void>;
   readonly findHead: (orderingKey: string) => Promise<KeyHead | undefined>;
   readonly deadLetters: Pick<DeadLetterStore, 'put'>;
-  readonly events: Pick<DeliveryStore, 'isSettled' | 'markDeadLettered'>;
+  readonly events: Pick<DeliveryStore, 'isSettled' | 'markDeadLettered'> & {
+    /** The sequence the consumer recorded for the event, when it gave one. */
+    readonly findSequence: (eventId: string) => Promise<number | undefined>;
+  };
   readonly recordProgress: (progress: GroupProgress) => Promise<void>;
   readonly now: () => Date;
   readonly hasTime: () => boolean;
@@ -101,7 +105,12 @@ async function importOne(
   }
   const head = await ports.findHead(queued.ordering_key);
   const isHead = head?.eventId === eventId;
-  const sequence = isHead ? head.sequence : queued.redrive?.sequence;
+  // Its key may have moved on since (the backstop let its successors through): the number it was
+  // given is on its own record, written before it was first sent.
+  const wasPreviousHead = head?.previous?.eventId === eventId;
+  const sequence = isHead
+    ? head.sequence
+    : (queued.redrive?.sequence ?? (wasPreviousHead ? head?.previous?.sequence : undefined) ?? (await ports.events.findSequence(eventId)));
   const attempts = isHead ? head.attempts : 0;
   const at = ports.now().toISOString();
   const reason = `moved to the dead-letter queue by SQS after ${message.receiveCount} receives (a crash loop); ${attempts} attempt${attempts === 1 ? '' : 's'} made`;

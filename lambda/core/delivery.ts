@@ -78,6 +78,12 @@ export interface DeliveryStore {
      */
     readonly redrive?: { readonly redrivenAt: string; readonly sequence: number | undefined };
   }) => Promise<AttemptTicket>;
+  /**
+   * Records the sequence an event was just given, on its own record, before it is sent: if its
+   * message then leaves the queue unsettled (SQS's backstop, after a crash loop), the number the
+   * receiver may have seen is still known, and its dead letter fills that gap.
+   */
+  readonly recordSequence: (input: { readonly eventId: string; readonly sequence: number }) => Promise<void>;
   /** Remembers why the head's last attempt failed. */
   readonly recordFailure: (input: { readonly orderingKey: string; readonly eventId: string; readonly reason: string }) => Promise<void>;
   readonly markDelivered: (input: SettledEvent) => Promise<SettleResult>;
@@ -231,6 +237,9 @@ export async function deliverRecord(record: ConsumerRecord, ports: DeliveryPorts
     return giveUp(ports, queued, ticket, `${ticket.attempts} of ${policy.maxDeliveryAttempts} attempts made; giving up`);
   }
 
+  // The number (unless a redrive keeps its own) is written down before anyone can see it, on every
+  // attempt: a crash may have fallen between giving it and writing it down the first time.
+  if (queued.redrive?.sequence === undefined) await ports.store.recordSequence({ eventId, sequence: ticket.sequence });
   const attemptedAt = ports.now();
   const request = signWebhook({ queued, sequence: ticket.sequence, secret: target.secret, attemptedAt });
   const result = await ports.send(target.url, request);

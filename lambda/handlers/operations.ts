@@ -40,7 +40,7 @@ const USES = {
   // GET /v1/dead-letters lists rows; redrive reads, removes and counts; the import writes.
   deadLetters: uses(DEAD_LETTER_STORE_ACCESS, ['listRows', 'readPage', 'remove', 'count', 'put']),
   // The import: whether an imported event was settled, then its dead-lettering.
-  events: uses(EVENT_STORE_ACCESS, ['isSettled', 'markDeadLettered']),
+  events: uses(EVENT_STORE_ACCESS, ['isSettled', 'findSequence', 'markDeadLettered']),
   // A redrive names an existing subscription.
   subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get']),
   // Skip marks the head; the import reads it for the event's sequence.

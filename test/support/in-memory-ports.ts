@@ -71,6 +71,14 @@ export class InMemoryDeliveryStore implements DeliveryStore {
     return true;
   };
 
+  readonly recordSequence = async (input: { eventId: string; sequence: number }): Promise<void> => {
+    this.writes.push(`recordSequence ${input.eventId}`);
+    const existing = this.events.get(input.eventId);
+    this.events.set(input.eventId, { ...(existing ?? { status: 'accepted' }), sequence: input.sequence });
+  };
+
+  readonly findSequence = async (eventId: string): Promise<number | undefined> => this.events.get(eventId)?.sequence;
+
   readonly recordFailure = async (input: { orderingKey: string; eventId: string; reason: string }): Promise<void> => {
     this.writes.push(`recordFailure ${input.eventId}`);
     const state = this.keys.get(input.orderingKey);

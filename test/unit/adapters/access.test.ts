@@ -280,6 +280,11 @@ const ADAPTERS = {
       ],
       markDelivered: [{ path: 'always', run: (store) => store.markDelivered(settled) }],
       markDeadLettered: [{ path: 'always', run: (store) => store.markDeadLettered({ ...settled, reason: 'HTTP 500' }) }],
+      recordSequence: [{ path: 'always', run: (store) => store.recordSequence({ eventId: 'evt_1', sequence: 3 }) }],
+      findSequence: [
+        { path: 'it was given one', answer: () => dynamoMock.on(GetCommand).resolves({ Item: { sequence: 3 } }), run: (store) => store.findSequence('evt_1') },
+        { path: 'the event is unknown', run: (store) => store.findSequence('evt_1') },
+      ],
     },
   }),
 

@@ -210,7 +210,7 @@ describe('processBatch', () => {
     const plan = await run([record('a1', 'a'), record('a2', 'a')]);
     expect(plan.outcomes.get('a1')?.kind).toBe(OutcomeKind.duplicate);
     expect(sent.map((s) => s.eventId)).toEqual(['a1', 'a2']);
-    expect(store.writes.slice(writes)).toEqual(['beginAttempt a2', 'markDelivered a2']);
+    expect(store.writes.slice(writes)).toEqual(['beginAttempt a2', 'recordSequence a2', 'markDelivered a2']);
   });
 
   it('sets a malformed record aside at once with its reason, and goes on with the group', async () => {
