@@ -6,7 +6,7 @@
  */
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import { positionOf, toDeadLetterRow, type DeadLetter, type DeadLetterPage, type DeadLetterRow, type DeadLetterStore, type StoredDeadLetter } from '../core/dead-letter.js';
+import { positionOf, toDeadLetterRow, type DeadLetter, type PayloadStore, type DeadLetterPage, type DeadLetterRow, type DeadLetterStore, type StoredDeadLetter } from '../core/dead-letter.js';
 import { readQueuedEvent } from '../core/event.js';
 import { PAYLOAD_OBJECT_PREFIX, TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
@@ -27,12 +27,6 @@ const FIRST_AFTER = '$';
  */
 export const MAX_INLINE_EVENT_BYTES = 350_000;
 
-/** Where events too large for an item are kept; an S3 bucket when deployed. */
-export interface PayloadStore {
-  readonly put: (key: string, body: string) => Promise<void>;
-  readonly get: (key: string) => Promise<string>;
-  readonly remove: (key: string) => Promise<void>;
-}
 
 /** The attributes of an item, as written by `put`. */
 const itemSchema = z.object({

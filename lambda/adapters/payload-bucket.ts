@@ -4,7 +4,7 @@
  */
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import type { AccessMap } from './access.js';
-import type { PayloadStore } from './dead-letter-store.js';
+import type { PayloadStore } from '../core/dead-letter.js';
 
 /** The IAM actions of each method of the payload store, on the bucket's objects (under PAYLOAD_OBJECT_PREFIX). */
 export const PAYLOAD_BUCKET_ACCESS = {

@@ -59,6 +59,13 @@ export interface DeadLetterStore {
   readonly count: (subscriptionId: string) => Promise<number>;
 }
 
+/** Where events too large for a store item are kept, by key; an S3 bucket when deployed. */
+export interface PayloadStore {
+  readonly put: (key: string, body: string) => Promise<void>;
+  readonly get: (key: string) => Promise<string>;
+  readonly remove: (key: string) => Promise<void>;
+}
+
 export interface DeadLetterPage {
   readonly letters: readonly StoredDeadLetter[];
   /** The position to continue after; undefined when the subscription has no more. */

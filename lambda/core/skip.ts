@@ -2,15 +2,19 @@
  * An operator's skip: dead-letter a stuck head on purpose, so that its key moves on. Only a head
  * that is failing can be skipped, and only the one the operator saw.
  */
-import type { GroupLag } from './lag.js';
-
 export const SkipRefusal = { noFailingHead: 'no_failing_head', headChanged: 'head_changed' } as const;
 export type SkipRefusal = (typeof SkipRefusal)[keyof typeof SkipRefusal];
 
 export type SkipTarget = { readonly eventId: string; readonly orderingKey: string } | { readonly refusal: SkipRefusal };
 
+/** What a skip reads of a group's lag: its failing head, if any. */
+export interface FailingHead {
+  readonly headEventId: string | undefined;
+  readonly headOrderingKey: string | undefined;
+}
+
 /** The head to skip in a group, given the event the operator named (if any). */
-export function findSkipTarget(group: GroupLag | undefined, requestedEventId: string | undefined): SkipTarget {
+export function findSkipTarget(group: FailingHead | undefined, requestedEventId: string | undefined): SkipTarget {
   if (group?.headEventId === undefined || group.headOrderingKey === undefined) return { refusal: SkipRefusal.noFailingHead };
   if (requestedEventId !== undefined && requestedEventId !== group.headEventId) return { refusal: SkipRefusal.headChanged };
   return { eventId: group.headEventId, orderingKey: group.headOrderingKey };
