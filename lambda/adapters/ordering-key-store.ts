@@ -21,7 +21,13 @@ const headSchema = z.object({
   previous_head_sequence: z.number().int().nonnegative().optional(),
 });
 
-export type OrderingKeyStore = Pick<DeliveryStore, 'beginAttempt' | 'recordFailure'> & {
+const sequenceStateSchema = z.object({
+  head_event_id: z.string().optional(),
+  head_sequence: z.number().int().positive().optional(),
+  last_sequence: z.number().int().nonnegative().optional(),
+});
+
+export type OrderingKeyStore = Pick<DeliveryStore, 'beginAttempt' | 'recordFailure' | 'predictSequence'> & {
   /** The key's head as the consumer last began it, or undefined for a key never attempted. */
   readonly findHead: (orderingKey: string) => Promise<KeyHead | undefined>;
   /**
@@ -37,6 +43,7 @@ export const ORDERING_KEY_STORE_ACCESS = {
   beginAttempt: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem', 'dynamodb:GetItem'] }],
   recordFailure: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
   findHead: [{ resource: 'orderingKeysTable', actions: ['dynamodb:GetItem'] }],
+  predictSequence: [{ resource: 'orderingKeysTable', actions: ['dynamodb:GetItem'] }],
   requestSkip: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
 } as const satisfies AccessMap<OrderingKeyStore>;
 
@@ -110,6 +117,20 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
       if (head.head_event_id !== eventId) throw new Error(`ordering key ${key} changed head while ${eventId} was being attempted`);
       if (head.skip_event_id === eventId) return { kind: 'skipped', sequence: head.head_sequence, attempts: head.head_attempts };
       return { kind: 'exhausted', sequence: head.head_sequence, attempts: head.head_attempts };
+    },
+
+    async predictSequence({ orderingKey: key, eventId }) {
+      const output = await client.send(
+        new GetCommand({
+          TableName: tableName,
+          Key: { [orderingKey]: key },
+          ProjectionExpression: 'head_event_id, head_sequence, last_sequence',
+          ConsistentRead: true,
+        }),
+      );
+      const item = parseItem(sequenceStateSchema, output.Item ?? {}, tableName, key);
+      if (item.head_event_id === eventId && item.head_sequence !== undefined) return item.head_sequence;
+      return (item.last_sequence ?? 0) + 1;
     },
 
     async findHead(key) {

@@ -79,9 +79,14 @@ export interface DeliveryStore {
     readonly redrive?: { readonly redrivenAt: string; readonly sequence: number | undefined };
   }) => Promise<AttemptTicket>;
   /**
-   * Records the sequence an event was just given, on its own record, before it is sent: if its
-   * message then leaves the queue unsettled (SQS's backstop, after a crash loop), the number the
-   * receiver may have seen is still known, and its dead letter fills that gap.
+   * The sequence the event's next attempt will carry, as far as the key's state tells now: its own
+   * number if it is the head already, else the key's next one. A prediction: `beginAttempt` decides.
+   */
+  readonly predictSequence: (input: { readonly orderingKey: string; readonly eventId: string }) => Promise<number>;
+  /**
+   * Records an event's sequence on its own record. Written before the number is given out: if the
+   * event's message then leaves the queue unsettled (SQS's backstop, after a crash loop), its number
+   * is still known, and its dead letter names the gap the receiver sees.
    */
   readonly recordSequence: (input: { readonly eventId: string; readonly sequence: number }) => Promise<void>;
   /** Remembers why the head's last attempt failed. */
@@ -218,6 +223,11 @@ export async function deliverRecord(record: ConsumerRecord, ports: DeliveryPorts
   if (await ports.store.isSettled(eventId, queued.redrive?.redriven_at)) return { kind: OutcomeKind.duplicate };
 
   const target = await ports.findTarget(queued.event.subscription_id);
+  // A number is written on the event's record before the key gives it out, so that no crash can
+  // leave a number given and known nowhere. A redrive that keeps its number has it recorded already.
+  const isNumbered = queued.redrive?.sequence !== undefined;
+  const predicted = isNumbered ? undefined : await ports.store.predictSequence({ orderingKey: queued.ordering_key, eventId });
+  if (predicted !== undefined) await ports.store.recordSequence({ eventId, sequence: predicted });
   const ticket = await ports.store.beginAttempt({
     orderingKey: queued.ordering_key,
     eventId,
@@ -237,9 +247,8 @@ export async function deliverRecord(record: ConsumerRecord, ports: DeliveryPorts
     return giveUp(ports, queued, ticket, `${ticket.attempts} of ${policy.maxDeliveryAttempts} attempts made; giving up`);
   }
 
-  // The number (unless a redrive keeps its own) is written down before anyone can see it, on every
-  // attempt: a crash may have fallen between giving it and writing it down the first time.
-  if (queued.redrive?.sequence === undefined) await ports.store.recordSequence({ eventId, sequence: ticket.sequence });
+  // Only a race (two copies of the event at once) makes the prediction wrong: then write the right one.
+  if (predicted !== undefined && ticket.sequence !== predicted) await ports.store.recordSequence({ eventId, sequence: ticket.sequence });
   const attemptedAt = ports.now();
   const request = signWebhook({ queued, sequence: ticket.sequence, secret: target.secret, attemptedAt });
   const result = await ports.send(target.url, request);

@@ -71,6 +71,12 @@ export class InMemoryDeliveryStore implements DeliveryStore {
     return true;
   };
 
+  readonly predictSequence = async (input: { orderingKey: string; eventId: string }): Promise<number> => {
+    const state = this.keys.get(input.orderingKey);
+    if (state?.headEventId === input.eventId) return state.headSequence;
+    return (state?.lastSequence ?? 0) + 1;
+  };
+
   readonly recordSequence = async (input: { eventId: string; sequence: number }): Promise<void> => {
     this.writes.push(`recordSequence ${input.eventId}`);
     const existing = this.events.get(input.eventId);

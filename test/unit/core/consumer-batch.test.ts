@@ -210,7 +210,7 @@ describe('processBatch', () => {
     const plan = await run([record('a1', 'a'), record('a2', 'a')]);
     expect(plan.outcomes.get('a1')?.kind).toBe(OutcomeKind.duplicate);
     expect(sent.map((s) => s.eventId)).toEqual(['a1', 'a2']);
-    expect(store.writes.slice(writes)).toEqual(['beginAttempt a2', 'recordSequence a2', 'markDelivered a2']);
+    expect(store.writes.slice(writes)).toEqual(['recordSequence a2', 'beginAttempt a2', 'markDelivered a2']);
   });
 
   it('sets a malformed record aside at once with its reason, and goes on with the group', async () => {
@@ -240,6 +240,16 @@ describe('processBatch', () => {
     expect(deadLetters[0]).toMatchObject({ attempts: 0, sequence: 1 });
     expect(deadLetters[0]?.queued.event.event_id).toBe('g1');
     expect(deadLetters[0]?.reason).toMatch(/no longer exists/);
+  });
+
+  it('writes an event’s number on its record before the key gives it out, so no crash leaves it known nowhere', async () => {
+    const { run, store, ports } = harness();
+    const failing = { ...store, beginAttempt: async () => Promise.reject(new Error('crash after the number was written down')) };
+    await processBatch([record('a1', 'a')], { ...ports, store: failing }, policy, () => undefined, plentyOfTime);
+    expect(store.events.get('a1')?.sequence).toBe(1);
+    // The next attempt gives the number that was written down.
+    await run([record('a1', 'a')]);
+    expect(store.events.get('a1')).toMatchObject({ status: 'delivered', sequence: 1 });
   });
 
   it('gives up without another attempt when the attempts were spent before a crash', async () => {
