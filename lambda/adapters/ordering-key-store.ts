@@ -17,8 +17,6 @@ const headSchema = z.object({
   head_sequence: z.number().int().positive(),
   head_attempts: z.number().int().nonnegative(),
   skip_event_id: z.string().optional(),
-  previous_head_event_id: z.string().optional(),
-  previous_head_sequence: z.number().int().nonnegative().optional(),
 });
 
 const sequenceStateSchema = z.object({
@@ -73,9 +71,6 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
               ? 'SET head_sequence = :kept'
               : 'SET last_sequence = if_not_exists(last_sequence, :zero) + :one, head_sequence = if_not_exists(last_sequence, :zero) + :one',
             ', head_event_id = :event, head_attempts = :one',
-            // The head it replaces is kept, in the same write: if SQS's backstop took that event
-            // away before its number was written down elsewhere, the import still finds it here.
-            ', previous_head_event_id = if_not_exists(head_event_id, :none), previous_head_sequence = if_not_exists(head_sequence, :zero)',
             redrive === undefined ? '' : ', head_redrive = :redrive',
             ' REMOVE head_last_error, skip_event_id, skip_requested_at',
             redrive === undefined ? ', head_redrive' : '',
@@ -87,9 +82,7 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
           ExpressionAttributeValues: {
             ':one': 1,
             ':event': eventId,
-            ':zero': 0,
-            ':none': '',
-            ...(isKeptSequence ? { ':kept': redrive?.sequence } : {}),
+            ...(isKeptSequence ? { ':kept': redrive?.sequence } : { ':zero': 0 }),
             ...redriveValues,
           },
           ReturnValues: 'ALL_NEW',
@@ -137,11 +130,7 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
       const output = await client.send(new GetCommand({ TableName: tableName, Key: { [orderingKey]: key }, ConsistentRead: true }));
       if (output.Item === undefined) return undefined;
       const head = parseItem(headSchema, output.Item, tableName, key);
-      const previous =
-        head.previous_head_event_id === undefined || head.previous_head_event_id === '' || head.previous_head_sequence === undefined || head.previous_head_sequence === 0
-          ? undefined
-          : { eventId: head.previous_head_event_id, sequence: head.previous_head_sequence };
-      return { eventId: head.head_event_id, sequence: head.head_sequence, attempts: head.head_attempts, ...(previous === undefined ? {} : { previous }) };
+      return { eventId: head.head_event_id, sequence: head.head_sequence, attempts: head.head_attempts };
     },
 
     async requestSkip({ orderingKey: key, eventId, at }) {

@@ -18,12 +18,11 @@ export interface BackstopMessage {
   readonly receiveCount: number;
 }
 
-/** An ordering key's head as the consumer last began it, and the head before it. */
+/** An ordering key's head as the consumer last began it. */
 export interface KeyHead {
   readonly eventId: string;
   readonly sequence: number;
   readonly attempts: number;
-  readonly previous?: { readonly eventId: string; readonly sequence: number };
 }
 
 export interface BackstopImportPorts {
@@ -106,11 +105,8 @@ async function importOne(
   const head = await ports.findHead(queued.ordering_key);
   const isHead = head?.eventId === eventId;
   // Its key may have moved on since (the backstop let its successors through): the number it was
-  // given is on its own record, written before it was first sent.
-  const wasPreviousHead = head?.previous?.eventId === eventId;
-  const sequence = isHead
-    ? head.sequence
-    : (queued.redrive?.sequence ?? (wasPreviousHead ? head?.previous?.sequence : undefined) ?? (await ports.events.findSequence(eventId)));
+  // given is on its own record, written before its key gave it out.
+  const sequence = isHead ? head.sequence : (queued.redrive?.sequence ?? (await ports.events.findSequence(eventId)));
   const attempts = isHead ? head.attempts : 0;
   const at = ports.now().toISOString();
   const reason = `moved to the dead-letter queue by SQS after ${message.receiveCount} receives (a crash loop); ${attempts} attempt${attempts === 1 ? '' : 's'} made`;

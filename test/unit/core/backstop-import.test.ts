@@ -85,15 +85,6 @@ describe('importBackstopStep', () => {
     expect(deadLetters.all('a').map((l) => l.sequence)).toEqual([8]);
   });
 
-  it('finds the sequence of the key’s previous head when a crash kept it from being written down', async () => {
-    const { ports, deadLetters } = harness(
-      [message('m1', JSON.stringify(queued('a2', 'a')))],
-      new Map([['a', { eventId: 'a3', sequence: 3, attempts: 1, previous: { eventId: 'a2', sequence: 2 } }]]),
-    );
-    expect((await importBackstopStep(ports)).imported).toEqual([{ event_id: 'a2', subscription_id: 'a', sequence: 2 }]);
-    expect(deadLetters.all('a').map((l) => l.sequence)).toEqual([2]);
-  });
-
   it('only removes an event that was settled after all', async () => {
     const { ports, queue, deadLetters, events } = harness([message('m1', JSON.stringify(queued('a1', 'a')))]);
     await events.markDelivered({ queued: queued('a1', 'a'), sequence: 1, attempts: 1, at: at.toISOString() });
