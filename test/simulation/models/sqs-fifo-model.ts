@@ -766,14 +766,8 @@ export class SqsFifoModel {
         return undefined;
       case 'deleted':
         return undefined;
-      case 'expired':
-        return inBatch
-          ? problem(SqsErrorCode.receiptHandleIsInvalid, SqsMessage.handleExpiredEntry)
-          : problem(SqsErrorCode.invalidParameterValue, SqsMessage.handleExpired(shown));
-      case 'otherQueue':
-        return problem(SqsErrorCode.receiptHandleIsInvalid, SqsMessage.handleOfAnotherQueue(shown));
-      case 'unknown':
-        return problem(SqsErrorCode.receiptHandleIsInvalid, SqsMessage.notAReceiptHandle(shown));
+      default:
+        return staleHandleProblem(status.kind, shown, inBatch);
     }
   }
 
@@ -829,15 +823,9 @@ export class SqsFifoModel {
       }
       case 'deleted':
         return problem(SqsErrorCode.invalidParameterValue, SqsMessage.notAvailableForVisibilityChange(shown));
-      case 'expired':
-        // In a batch, by analogy with DeleteMessageBatch's entry for an expired handle.
-        return inBatch
-          ? problem(SqsErrorCode.receiptHandleIsInvalid, SqsMessage.handleExpiredEntry)
-          : problem(SqsErrorCode.invalidParameterValue, SqsMessage.handleExpired(shown));
-      case 'otherQueue':
-        return problem(SqsErrorCode.receiptHandleIsInvalid, SqsMessage.handleOfAnotherQueue(shown));
-      case 'unknown':
-        return problem(SqsErrorCode.receiptHandleIsInvalid, SqsMessage.notAReceiptHandle(shown));
+      default:
+        // An expired handle in a batch answers as DeleteMessageBatch's entry does, by analogy.
+        return staleHandleProblem(status.kind, shown, inBatch);
     }
   }
 
@@ -992,6 +980,22 @@ export class SqsFifoModel {
   /** Every message the queue's redrive policy moved to its dead-letter queue, in order. */
   movedMessages(url: string): readonly MovedMessageView[] {
     return [...this.queueFor(url).moved];
+  }
+}
+
+/**
+ * What SQS answers to a receipt handle that is not the message's latest one, alike for delete and
+ * visibility changes: expired (InvalidParameterValue alone, ReceiptHandleIsInvalid as a batch
+ * entry), of another queue, or never issued.
+ */
+function staleHandleProblem(kind: 'expired' | 'otherQueue' | 'unknown', shown: string, inBatch: boolean): SqsProblem {
+  switch (kind) {
+    case 'expired':
+      return inBatch ? problem(SqsErrorCode.receiptHandleIsInvalid, SqsMessage.handleExpiredEntry) : problem(SqsErrorCode.invalidParameterValue, SqsMessage.handleExpired(shown));
+    case 'otherQueue':
+      return problem(SqsErrorCode.receiptHandleIsInvalid, SqsMessage.handleOfAnotherQueue(shown));
+    case 'unknown':
+      return problem(SqsErrorCode.receiptHandleIsInvalid, SqsMessage.notAReceiptHandle(shown));
   }
 }
 
