@@ -1,0 +1,334 @@
+/**
+ * The rules of the delivery store that the core relies on, as one suite any implementation must
+ * pass: the in-memory fake the unit tests use (test/unit) and the DynamoDB adapters as the consumer
+ * composes them, on dynalite (test/integration/adapters). A rule broken on one side only is a
+ * divergence: fix the fake, or report the adapter; never loosen the suite.
+ */
+import { describe, expect, it } from 'vitest';
+import type { DeliveryStore, SettledEvent } from '../../../lambda/core/delivery.js';
+import type { QueuedEvent } from '../../../lambda/core/event.js';
+import { RecordOutcome, type AcceptedEventRecord } from '../../../lambda/core/ingest.js';
+import { messageGroupIdFor } from '../../../lambda/core/routing.js';
+
+/** The delivery store with what ingest, skip and the backstop import read and write on the same records. */
+export type ContractDeliveryStore = DeliveryStore & {
+  readonly findSequence: (eventId: string) => Promise<number | undefined>;
+  readonly findKnownEventIds: (eventIds: readonly string[]) => Promise<ReadonlySet<string>>;
+  readonly recordAccepted: (record: AcceptedEventRecord) => Promise<RecordOutcome>;
+  readonly requestSkip: (input: { readonly orderingKey: string; readonly eventId: string; readonly at: string }) => Promise<boolean>;
+};
+
+const T0 = '2026-12-02T12:00:00.000Z';
+const T1 = '2026-12-02T12:01:00.000Z';
+const T2 = '2026-12-02T12:02:00.000Z';
+const T3 = '2026-12-02T12:03:00.000Z';
+
+let uniqueCount = 0;
+/** Keys and ids unique across tests, runs and implementations: a shared table never leaks between tests. */
+function uniqueId(prefix: string): string {
+  uniqueCount += 1;
+  return `${prefix}-${process.pid}-${Date.now().toString(36)}-${uniqueCount}`;
+}
+
+/** A fresh ordering key, and event ids on it. */
+function newKey() {
+  const orderingKey = uniqueId('key');
+  const subscriptionId = uniqueId('sub');
+  return {
+    orderingKey,
+    subscriptionId,
+    eventId: (n: number) => `${orderingKey}-evt-${n}`,
+    queued: (eventId: string): QueuedEvent => ({
+      version: 1,
+      event: { event_id: eventId, tenant_id: 'tenant', subscription_id: subscriptionId, type: 'order.updated', payload: { n: 1 } },
+      ordering_key: orderingKey,
+      message_group_id: messageGroupIdFor(orderingKey, undefined),
+      accepted_at: T0,
+    }),
+    record: (eventId: string): AcceptedEventRecord => ({
+      eventId,
+      subscriptionId,
+      tenantId: 'tenant',
+      orderingKey,
+      messageGroupId: messageGroupIdFor(orderingKey, undefined),
+      acceptedAt: T0,
+    }),
+  };
+}
+
+const MAX = 3;
+
+export function describeDeliveryStoreContract(name: string, makeStore: () => ContractDeliveryStore): void {
+  describe(`delivery store contract: ${name}`, () => {
+    const settled = (queued: QueuedEvent, at: string, sequence = 1): SettledEvent => ({ queued, sequence, attempts: 1, at });
+    /** Settled as the backstop import settles an event SQS moved before it had a number. */
+    const unnumbered = (queued: QueuedEvent, at: string): SettledEvent => ({ queued, sequence: undefined, attempts: 1, at });
+
+    describe('beginAttempt', () => {
+      it('gives a new head the key next sequence and attempt 1 when the key is new or has another head', async () => {
+        const store = makeStore();
+        const key = newKey();
+        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX })).toEqual({ kind: 'attempt', sequence: 1, attempts: 1 });
+        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX })).toEqual({ kind: 'attempt', sequence: 2, attempts: 1 });
+        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(3), maxAttempts: MAX })).toEqual({ kind: 'attempt', sequence: 3, attempts: 1 });
+      });
+
+      it('numbers each ordering key on its own when two keys interleave', async () => {
+        const store = makeStore();
+        const a = newKey();
+        const b = newKey();
+        await store.beginAttempt({ orderingKey: a.orderingKey, eventId: a.eventId(1), maxAttempts: MAX });
+        await store.beginAttempt({ orderingKey: a.orderingKey, eventId: a.eventId(2), maxAttempts: MAX });
+        expect(await store.beginAttempt({ orderingKey: b.orderingKey, eventId: b.eventId(1), maxAttempts: MAX })).toEqual({ kind: 'attempt', sequence: 1, attempts: 1 });
+      });
+
+      it('counts one more attempt and keeps the number when the same head comes again', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX });
+        await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX });
+        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX })).toEqual({ kind: 'attempt', sequence: 2, attempts: 2 });
+        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX })).toEqual({ kind: 'attempt', sequence: 2, attempts: 3 });
+      });
+
+      it('answers exhausted without counting when the head has had maxAttempts', async () => {
+        const store = makeStore();
+        const key = newKey();
+        const begin = () => store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: 2 });
+        await begin();
+        expect(await begin()).toEqual({ kind: 'attempt', sequence: 1, attempts: 2 });
+        expect(await begin()).toEqual({ kind: 'exhausted', sequence: 1, attempts: 2 });
+        expect(await begin()).toEqual({ kind: 'exhausted', sequence: 1, attempts: 2 });
+      });
+
+      it('answers skipped for a head an operator asked to skip, and attempts the next head normally', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX });
+        expect(await store.requestSkip({ orderingKey: key.orderingKey, eventId: key.eventId(1), at: T1 })).toBe(true);
+        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX })).toEqual({ kind: 'skipped', sequence: 1, attempts: 1 });
+        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX })).toEqual({ kind: 'attempt', sequence: 2, attempts: 1 });
+        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX })).toEqual({ kind: 'attempt', sequence: 2, attempts: 2 });
+      });
+
+      it('answers skipped rather than exhausted when an exhausted head was asked to be skipped', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: 1 });
+        await store.requestSkip({ orderingKey: key.orderingKey, eventId: key.eventId(1), at: T1 });
+        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: 1 })).toEqual({ kind: 'skipped', sequence: 1, attempts: 1 });
+      });
+
+      it('starts a new series keeping its sequence when a dead letter with a number is redriven', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX });
+        await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX });
+        const redrive = { redrivenAt: T1, sequence: 1 };
+        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX, redrive })).toEqual({ kind: 'attempt', sequence: 1, attempts: 1 });
+        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX, redrive })).toEqual({ kind: 'attempt', sequence: 1, attempts: 2 });
+        // The kept number is not given out again: the key's next one follows its last.
+        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(3), maxAttempts: MAX })).toEqual({ kind: 'attempt', sequence: 3, attempts: 1 });
+      });
+
+      it('restarts the attempts of the key last head when it is redriven, and again at a second redrive', async () => {
+        const store = makeStore();
+        const key = newKey();
+        const begin = (redrive?: { redrivenAt: string; sequence: number | undefined }) =>
+          store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: 2, ...(redrive === undefined ? {} : { redrive }) });
+        await begin();
+        await begin();
+        expect(await begin()).toEqual({ kind: 'exhausted', sequence: 1, attempts: 2 });
+        expect(await begin({ redrivenAt: T1, sequence: 1 })).toEqual({ kind: 'attempt', sequence: 1, attempts: 1 });
+        expect(await begin({ redrivenAt: T1, sequence: 1 })).toEqual({ kind: 'attempt', sequence: 1, attempts: 2 });
+        expect(await begin({ redrivenAt: T1, sequence: 1 })).toEqual({ kind: 'exhausted', sequence: 1, attempts: 2 });
+        expect(await begin({ redrivenAt: T2, sequence: 1 })).toEqual({ kind: 'attempt', sequence: 1, attempts: 1 });
+      });
+
+      it('gives the key next sequence when a dead letter without a number is redriven', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX });
+        const redrive = { redrivenAt: T1, sequence: undefined };
+        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX, redrive })).toEqual({ kind: 'attempt', sequence: 2, attempts: 1 });
+        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(3), maxAttempts: MAX })).toEqual({ kind: 'attempt', sequence: 3, attempts: 1 });
+      });
+
+      it('gives a redriven dead letter without a number sequence 1 when its key is new', async () => {
+        const store = makeStore();
+        const key = newKey();
+        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX, redrive: { redrivenAt: T1, sequence: undefined } })).toEqual({ kind: 'attempt', sequence: 1, attempts: 1 });
+      });
+
+      it('counts both attempts once each when the same head is begun twice at once', async () => {
+        const store = makeStore();
+        const key = newKey();
+        const begin = () => store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX });
+        const tickets = await Promise.all([begin(), begin()]);
+        expect(tickets.map((t) => t.sequence)).toEqual([1, 1]);
+        expect(tickets.map((t) => t.attempts).sort()).toEqual([1, 2]);
+      });
+    });
+
+    describe('requestSkip', () => {
+      it('refuses when the event is not the key head, or the key was never attempted', async () => {
+        const store = makeStore();
+        const key = newKey();
+        expect(await store.requestSkip({ orderingKey: key.orderingKey, eventId: key.eventId(1), at: T1 })).toBe(false);
+        await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX });
+        await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX });
+        expect(await store.requestSkip({ orderingKey: key.orderingKey, eventId: key.eventId(1), at: T1 })).toBe(false);
+        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX })).toEqual({ kind: 'attempt', sequence: 2, attempts: 2 });
+      });
+    });
+
+    describe('predictSequence and recordSequence', () => {
+      it('predicts 1 for a new key, the head own number for the head, and the next number for another event', async () => {
+        const store = makeStore();
+        const key = newKey();
+        expect(await store.predictSequence({ orderingKey: key.orderingKey, eventId: key.eventId(1) })).toBe(1);
+        await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX });
+        expect(await store.predictSequence({ orderingKey: key.orderingKey, eventId: key.eventId(1) })).toBe(1);
+        expect(await store.predictSequence({ orderingKey: key.orderingKey, eventId: key.eventId(2) })).toBe(2);
+      });
+
+      it('predicts what beginAttempt then gives, for a new head and for a redriven one keeping its number', async () => {
+        const store = makeStore();
+        const key = newKey();
+        for (const n of [1, 2, 3]) {
+          const predicted = await store.predictSequence({ orderingKey: key.orderingKey, eventId: key.eventId(n) });
+          expect((await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(n), maxAttempts: MAX })).sequence).toBe(predicted);
+        }
+        await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX, redrive: { redrivenAt: T1, sequence: 1 } });
+        expect(await store.predictSequence({ orderingKey: key.orderingKey, eventId: key.eventId(1) })).toBe(1);
+        expect(await store.predictSequence({ orderingKey: key.orderingKey, eventId: key.eventId(4) })).toBe(4);
+      });
+
+      it('reads back the sequence recorded on the event, and nothing for an unknown event', async () => {
+        const store = makeStore();
+        const key = newKey();
+        expect(await store.findSequence(key.eventId(1))).toBeUndefined();
+        await store.recordSequence({ eventId: key.eventId(1), sequence: 7 });
+        expect(await store.findSequence(key.eventId(1))).toBe(7);
+        await store.recordSequence({ eventId: key.eventId(1), sequence: 8 });
+        expect(await store.findSequence(key.eventId(1))).toBe(8);
+      });
+
+      it('keeps the recorded sequence when the event is settled without one, and takes the one it is settled with', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await store.recordSequence({ eventId: key.eventId(1), sequence: 4 });
+        await store.markDeadLettered({ ...unnumbered(key.queued(key.eventId(1)), T1), reason: 'backstop' });
+        expect(await store.findSequence(key.eventId(1))).toBe(4);
+        await store.markDelivered(settled(key.queued(key.eventId(2)), T1, 5));
+        expect(await store.findSequence(key.eventId(2))).toBe(5);
+      });
+    });
+
+    describe('settling', () => {
+      it('answers wasAccepted only for an event ingest recorded before it was settled', async () => {
+        const store = makeStore();
+        const key = newKey();
+        expect(await store.recordAccepted(key.record(key.eventId(1)))).toBe(RecordOutcome.recorded);
+        expect(await store.markDelivered(settled(key.queued(key.eventId(1)), T1))).toEqual({ wasAccepted: true });
+        expect(await store.markDelivered(settled(key.queued(key.eventId(2)), T1))).toEqual({ wasAccepted: false });
+        await store.recordAccepted(key.record(key.eventId(3)));
+        expect(await store.markDeadLettered({ ...settled(key.queued(key.eventId(3)), T1), reason: 'HTTP 500' })).toEqual({ wasAccepted: true });
+        expect(await store.markDeadLettered({ ...settled(key.queued(key.eventId(4)), T1), reason: 'HTTP 500' })).toEqual({ wasAccepted: false });
+      });
+
+      it('keeps wasAccepted when an event is settled again', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await store.recordAccepted(key.record(key.eventId(1)));
+        await store.markDeadLettered({ ...settled(key.queued(key.eventId(1)), T1), reason: 'HTTP 500' });
+        expect(await store.markDelivered(settled(key.queued(key.eventId(1)), T2))).toEqual({ wasAccepted: true });
+      });
+    });
+
+    describe('isSettled', () => {
+      it('is false for an unknown, accepted or numbered event, and true once it is delivered or dead-lettered', async () => {
+        const store = makeStore();
+        const key = newKey();
+        expect(await store.isSettled(key.eventId(1), undefined)).toBe(false);
+        await store.recordAccepted(key.record(key.eventId(1)));
+        await store.recordSequence({ eventId: key.eventId(1), sequence: 1 });
+        expect(await store.isSettled(key.eventId(1), undefined)).toBe(false);
+        await store.markDelivered(settled(key.queued(key.eventId(1)), T1));
+        expect(await store.isSettled(key.eventId(1), undefined)).toBe(true);
+        await store.markDeadLettered({ ...settled(key.queued(key.eventId(2)), T1), reason: 'HTTP 500' });
+        expect(await store.isSettled(key.eventId(2), undefined)).toBe(true);
+      });
+
+      it('does not settle a redriven copy by its own earlier dead-lettering, only by a later one or a delivery', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await store.markDeadLettered({ ...settled(key.queued(key.eventId(1)), T1), reason: 'HTTP 500' });
+        expect(await store.isSettled(key.eventId(1), T2)).toBe(false);
+        await store.markDeadLettered({ ...settled(key.queued(key.eventId(1)), T3), reason: 'HTTP 500' });
+        expect(await store.isSettled(key.eventId(1), T2)).toBe(true);
+
+        await store.markDeadLettered({ ...settled(key.queued(key.eventId(2)), T1), reason: 'HTTP 500' });
+        await store.markDelivered(settled(key.queued(key.eventId(2)), T3));
+        expect(await store.isSettled(key.eventId(2), T2)).toBe(true);
+      });
+
+      it('settles a redriven copy that was delivered, whatever the times', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await store.markDelivered(settled(key.queued(key.eventId(1)), T0));
+        expect(await store.isSettled(key.eventId(1), T2)).toBe(true);
+      });
+    });
+
+    describe('recordAccepted', () => {
+      it('records a first acceptance, and answers already_recorded to a second', async () => {
+        const store = makeStore();
+        const key = newKey();
+        expect(await store.recordAccepted(key.record(key.eventId(1)))).toBe(RecordOutcome.recorded);
+        expect(await store.recordAccepted(key.record(key.eventId(1)))).toBe(RecordOutcome.alreadyRecorded);
+      });
+
+      it('answers recorded_settled when the consumer settled the event first', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await store.markDelivered(settled(key.queued(key.eventId(1)), T1));
+        expect(await store.recordAccepted(key.record(key.eventId(1)))).toBe(RecordOutcome.recordedSettled);
+        await store.markDeadLettered({ ...settled(key.queued(key.eventId(2)), T1), reason: 'HTTP 500' });
+        expect(await store.recordAccepted(key.record(key.eventId(2)))).toBe(RecordOutcome.recordedSettled);
+        expect(await store.isSettled(key.eventId(2), undefined)).toBe(true);
+      });
+
+      it('answers recorded when the consumer only numbered the event first, so that its settling uncounts it', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await store.recordSequence({ eventId: key.eventId(1), sequence: 1 });
+        expect(await store.recordAccepted(key.record(key.eventId(1)))).toBe(RecordOutcome.recorded);
+        expect(await store.markDelivered(settled(key.queued(key.eventId(1)), T1))).toEqual({ wasAccepted: true });
+      });
+
+      it('records exactly one of two concurrent acceptances', async () => {
+        const store = makeStore();
+        const key = newKey();
+        const outcomes = await Promise.all([store.recordAccepted(key.record(key.eventId(1))), store.recordAccepted(key.record(key.eventId(1)))]);
+        expect(outcomes.sort()).toEqual([RecordOutcome.alreadyRecorded, RecordOutcome.recorded].sort());
+      });
+
+      it('counts an event once when ingest and the consumer race: recorded exactly when the settling saw it accepted', async () => {
+        const store = makeStore();
+        const key = newKey();
+        const [outcome, result] = await Promise.all([store.recordAccepted(key.record(key.eventId(1))), store.markDelivered(settled(key.queued(key.eventId(1)), T1))]);
+        expect(outcome === RecordOutcome.recorded).toBe(result.wasAccepted);
+      });
+
+      it('knows the accepted events among those asked, and not the others', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await store.recordAccepted(key.record(key.eventId(1)));
+        await store.recordAccepted(key.record(key.eventId(3)));
+        expect([...(await store.findKnownEventIds([key.eventId(1), key.eventId(2), key.eventId(3)]))].sort()).toEqual([key.eventId(1), key.eventId(3)].sort());
+        expect((await store.findKnownEventIds([key.eventId(4)])).size).toBe(0);
+      });
+    });
+  });
+}
