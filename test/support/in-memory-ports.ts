@@ -1,6 +1,9 @@
 /**
- * In-memory implementations of the core's ports, with the same rules as the DynamoDB adapter
- * (tested against dynalite in test/integration/adapters). For core tests: no network, no SDK.
+ * In-memory implementations of the core's ports, for core and handler tests: no network, no SDK.
+ * Each is held to the same shared contract suite (test/support/contracts) as the DynamoDB adapters
+ * it stands for: test/unit/support/in-memory-ports.test.ts runs the suites here, and
+ * test/integration/adapters runs them against the adapters on dynalite. A rule the suites do not
+ * state is not promised to match: add it to the suite before a test relies on it.
  */
 import { positionOf, type DeadLetter, type DeadLetterPage, type DeadLetterStore, type StoredDeadLetter } from '../../lambda/core/dead-letter.js';
 import type { AttemptTicket, DeliveryStore, SettledEvent, SettleResult } from '../../lambda/core/delivery.js';
@@ -22,6 +25,7 @@ export interface StoredEvent {
   sequence?: number;
   attempts?: number;
   reason?: string;
+  deadLetteredAt?: string;
 }
 
 export class InMemoryDeliveryStore implements DeliveryStore {
@@ -30,9 +34,11 @@ export class InMemoryDeliveryStore implements DeliveryStore {
   readonly writes: string[] = [];
 
   readonly isSettled = async (eventId: string, redrivenAt: string | undefined): Promise<boolean> => {
-    const status = this.events.get(eventId)?.status;
-    // A redriven copy is not settled by its own earlier dead-lettering (the store compares times).
-    return status === 'delivered' || (status === 'dead_lettered' && redrivenAt === undefined);
+    const event = this.events.get(eventId);
+    if (event?.status === 'delivered') return true;
+    if (event?.status !== 'dead_lettered') return false;
+    // A redriven copy is not settled by its own earlier dead-lettering, only by one after its redrive.
+    return redrivenAt === undefined || (event.deadLetteredAt !== undefined && event.deadLetteredAt > redrivenAt);
   };
 
   readonly beginAttempt = async (input: {
@@ -93,17 +99,25 @@ export class InMemoryDeliveryStore implements DeliveryStore {
 
   readonly markDelivered = async (input: SettledEvent): Promise<SettleResult> => {
     this.writes.push(`markDelivered ${input.queued.event.event_id}`);
-    const accepted = this.events.get(input.queued.event.event_id)?.accepted;
-    this.events.set(input.queued.event.event_id, { status: 'delivered', accepted, sequence: input.sequence, attempts: input.attempts });
-    return { wasAccepted: accepted !== undefined };
+    return this.settle(input, { status: 'delivered' });
   };
 
   readonly markDeadLettered = async (input: SettledEvent & { reason: string }): Promise<SettleResult> => {
     this.writes.push(`markDeadLettered ${input.queued.event.event_id}`);
-    const accepted = this.events.get(input.queued.event.event_id)?.accepted;
-    this.events.set(input.queued.event.event_id, { status: 'dead_lettered', accepted, sequence: input.sequence, attempts: input.attempts, reason: input.reason });
-    return { wasAccepted: accepted !== undefined };
+    return this.settle(input, { status: 'dead_lettered', reason: input.reason, deadLetteredAt: input.at });
   };
+
+  /** As the adapter: the outcome over the record, keeping what ingest wrote and a sequence recorded before when settled without one. */
+  private settle(input: SettledEvent, outcome: Pick<StoredEvent, 'status' | 'reason' | 'deadLetteredAt'>): SettleResult {
+    const existing = this.events.get(input.queued.event.event_id);
+    this.events.set(input.queued.event.event_id, {
+      ...existing,
+      ...outcome,
+      sequence: input.sequence ?? existing?.sequence,
+      attempts: input.attempts,
+    });
+    return { wasAccepted: existing?.accepted !== undefined };
+  }
 
   readonly findKnownEventIds = async (eventIds: readonly string[]): Promise<ReadonlySet<string>> =>
     new Set(eventIds.filter((id) => this.events.has(id)));
@@ -113,7 +127,8 @@ export class InMemoryDeliveryStore implements DeliveryStore {
     const existing = this.events.get(record.eventId);
     if (existing?.accepted !== undefined) return RecordOutcome.alreadyRecorded;
     this.events.set(record.eventId, { ...(existing ?? { status: 'accepted' }), accepted: record });
-    return existing === undefined ? RecordOutcome.recorded : RecordOutcome.recordedSettled;
+    // Settled first by the consumer: not counted here. A record the consumer only numbered is still pending.
+    return existing === undefined || existing.status === 'accepted' ? RecordOutcome.recorded : RecordOutcome.recordedSettled;
   };
 }
 
