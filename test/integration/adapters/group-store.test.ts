@@ -1,0 +1,135 @@
+/**
+ * The Groups adapter on dynalite: the lag counts that ingest, the consumer and redrive write, and
+ * the sparse `active-groups` index a group enters with work and leaves when it drains. One table
+ * for the file; each test uses its own message groups.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGroupStore, MAX_KEYS_TRACKED, type GroupStore } from '../../../lambda/adapters/group-store.js';
+import { HeadState, type GroupProgress } from '../../../lambda/core/lag.js';
+import { TABLES } from '../../../lambda/resources.js';
+import { startDynaliteTables, type DynaliteTables } from '../support/dynalite.js';
+
+let tables: DynaliteTables;
+let store: GroupStore;
+
+beforeAll(async () => {
+  tables = await startDynaliteTables();
+  store = createGroupStore(tables.dynamo, TABLES.groups.localName);
+});
+
+afterAll(async () => {
+  await tables.stop();
+});
+
+let groupCount = 0;
+function newGroup(): string {
+  groupCount += 1;
+  return `group-${process.pid}-${Date.now().toString(36)}-${groupCount}`;
+}
+
+const T0 = '2026-12-02T12:00:00.000Z';
+const T1 = '2026-12-02T12:01:00.000Z';
+const NOW = new Date('2026-12-02T12:05:00.000Z');
+const LATER = new Date('2026-12-02T12:06:00.000Z');
+
+async function isActive(messageGroupId: string): Promise<boolean> {
+  return (await store.listActiveGroups()).some((group) => group.messageGroupId === messageGroupId);
+}
+
+const clear = (messageGroupId: string, settled: number, deadLettered = 0): GroupProgress => ({
+  messageGroupId,
+  settled,
+  deadLettered,
+  lastSettledAcceptedAt: T1,
+  head: { state: HeadState.clear },
+});
+
+describe('createGroupStore on dynalite', () => {
+  it('counts intake into a group, keeps its oldest acceptance and its keys, and lists it as active', async () => {
+    const group = newGroup();
+    expect(await store.getGroup(group)).toBeUndefined();
+    await store.recordIntake({ messageGroupId: group, events: 2, orderingKeys: ['k1', 'k2'], acceptedAt: T0 });
+    await store.recordIntake({ messageGroupId: group, events: 1, orderingKeys: ['k2', 'k3'], acceptedAt: T1 });
+    expect(await store.getGroup(group)).toMatchObject({ messageGroupId: group, depth: 3, oldestAcceptedAt: T0, keysAffected: 3, deadLettered: 0 });
+    expect(await isActive(group)).toBe(true);
+  });
+
+  it('records a failing head, keeping its stall clock from its first failure', async () => {
+    const group = newGroup();
+    await store.recordIntake({ messageGroupId: group, events: 1, orderingKeys: ['k1'], acceptedAt: T0 });
+    const waiting = (attempts: number): GroupProgress => ({
+      messageGroupId: group,
+      settled: 0,
+      deadLettered: 0,
+      lastSettledAcceptedAt: undefined,
+      head: { state: HeadState.waiting, eventId: 'evt-1', orderingKey: 'k1', attempts, lastError: `HTTP 50${attempts}`, acceptedAt: T0 },
+    });
+    await store.recordProgress(waiting(1), NOW);
+    await store.recordProgress(waiting(2), LATER);
+    expect(await store.getGroup(group)).toMatchObject({ depth: 1, headAttempts: 2, lastError: 'HTTP 502', headFailingSince: NOW.toISOString(), headEventId: 'evt-1', headOrderingKey: 'k1' });
+  });
+
+  it('forgets a drained group and takes it out of the index, so its next events start its wait afresh', async () => {
+    const group = newGroup();
+    await store.recordIntake({ messageGroupId: group, events: 2, orderingKeys: ['k1'], acceptedAt: T0 });
+    await store.recordProgress(clear(group, 1), NOW);
+    expect(await store.getGroup(group)).toMatchObject({ depth: 1, oldestAcceptedAt: T1 });
+    await store.recordProgress(clear(group, 1), NOW);
+    const drained = await store.getGroup(group);
+    expect(drained).toMatchObject({ depth: 0, keysAffected: 0 });
+    expect(drained?.oldestAcceptedAt).toBeUndefined();
+    expect(await isActive(group)).toBe(false);
+    await store.recordIntake({ messageGroupId: group, events: 1, orderingKeys: ['k9'], acceptedAt: '2026-12-02T13:00:00.000Z' });
+    expect(await store.getGroup(group)).toMatchObject({ depth: 1, oldestAcceptedAt: '2026-12-02T13:00:00.000Z', keysAffected: 1 });
+    expect(await isActive(group)).toBe(true);
+  });
+
+  it('keeps a drained group with dead letters in the index, without a head', async () => {
+    const group = newGroup();
+    await store.recordIntake({ messageGroupId: group, events: 1, orderingKeys: ['k1'], acceptedAt: T0 });
+    await store.recordProgress(clear(group, 1, 1), NOW);
+    const group1 = await store.getGroup(group);
+    expect(group1).toMatchObject({ depth: 0, deadLettered: 1 });
+    expect(group1?.oldestAcceptedAt).toBeUndefined();
+    expect(await isActive(group)).toBe(true);
+  });
+
+  it('forgets a group whose intake arrives after the consumer settled its events', async () => {
+    const group = newGroup();
+    await store.recordProgress(clear(group, 1), NOW);
+    await store.recordIntake({ messageGroupId: group, events: 1, orderingKeys: ['k1'], acceptedAt: T0 });
+    const counted = await store.getGroup(group);
+    expect(counted).toMatchObject({ depth: 0 });
+    expect(counted?.oldestAcceptedAt).toBeUndefined();
+    expect(await isActive(group)).toBe(false);
+  });
+
+  it('moves redriven dead letters to their new group, taking the old one out of the index once empty', async () => {
+    const from = newGroup();
+    const to = newGroup();
+    await store.recordIntake({ messageGroupId: from, events: 2, orderingKeys: ['k1'], acceptedAt: T0 });
+    await store.recordProgress(clear(from, 2, 2), NOW);
+    await store.recordRedrive({ fromGroup: from, toGroup: to, orderingKey: 'k1', events: 2, at: T1 });
+    expect(await store.getGroup(from)).toMatchObject({ depth: 0, deadLettered: 0 });
+    expect(await isActive(from)).toBe(false);
+    expect(await store.getGroup(to)).toMatchObject({ depth: 2, deadLettered: 0, oldestAcceptedAt: T1, keysAffected: 1 });
+    expect(await isActive(to)).toBe(true);
+  });
+
+  it('moves redriven dead letters back to pending within the same group', async () => {
+    const group = newGroup();
+    await store.recordIntake({ messageGroupId: group, events: 1, orderingKeys: ['k1'], acceptedAt: T0 });
+    await store.recordProgress(clear(group, 1, 1), NOW);
+    await store.recordRedrive({ fromGroup: group, toGroup: group, orderingKey: 'k1', events: 1, at: T1 });
+    expect(await store.getGroup(group)).toMatchObject({ depth: 1, deadLettered: 0, oldestAcceptedAt: T1 });
+    expect(await isActive(group)).toBe(true);
+  });
+
+  it('counts on without remembering more keys when the group already tracks MAX_KEYS_TRACKED', async () => {
+    const group = newGroup();
+    const keys = Array.from({ length: MAX_KEYS_TRACKED }, (_, index) => `k${index}`);
+    await store.recordIntake({ messageGroupId: group, events: MAX_KEYS_TRACKED, orderingKeys: keys, acceptedAt: T0 });
+    await store.recordIntake({ messageGroupId: group, events: 1, orderingKeys: ['one-too-many'], acceptedAt: T1 });
+    expect(await store.getGroup(group)).toMatchObject({ depth: MAX_KEYS_TRACKED + 1, keysAffected: MAX_KEYS_TRACKED, oldestAcceptedAt: T0 });
+  });
+});
