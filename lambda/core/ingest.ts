@@ -2,7 +2,7 @@
  * Accepting events (CONTRACT §2, `POST /v1/events`): route them, refuse unknown subscriptions,
  * answer resent event ids as duplicates, and enqueue the rest in each key's order.
  */
-import { ErrorCode, errorResponse, type ApiResponse, type ErrorDetail } from './api-error.js';
+import { ErrorCode, type ErrorDetail } from './api-error.js';
 import type { EventsRequest, QueuedEvent, WebhookEvent } from './event.js';
 import { MAX_QUEUED_EVENT_BYTES } from './limits.js';
 import { SendStatus, sendInKeyOrder, type OutgoingMessage, type SendBatch } from './enqueue-plan.js';
@@ -46,12 +46,22 @@ export interface IngestPorts {
 /** The routing ingest applies to a request (read per request: a pause takes effect at once). */
 export interface IngestSettings {
   readonly partitionCount: number | undefined;
-  /** Paused for a repartitioning: refuse with 503 and Retry-After, enqueue nothing. */
+  /** Paused for a repartitioning: answer `paused`, enqueue nothing. */
   readonly isPaused?: boolean;
 }
 
 /** How long a producer is asked to wait while ingest is paused. */
 export const PAUSED_RETRY_AFTER_SECONDS = 5;
+
+/** How long a producer is asked to wait before resending a request some of whose events were not enqueued. */
+export const PARTLY_ENQUEUED_RETRY_AFTER_SECONDS = 1;
+
+/** Why a whole request is refused, in the contract's vocabulary: nothing of it was enqueued. */
+export const IngestRefusal = {
+  unknownSubscription: ErrorCode.unknownSubscription,
+  payloadTooLarge: ErrorCode.payloadTooLarge,
+} as const;
+export type IngestRefusal = (typeof IngestRefusal)[keyof typeof IngestRefusal];
 
 export const EventStatus = {
   accepted: 'accepted',
@@ -66,6 +76,25 @@ export interface EventResult {
   readonly status: EventStatus;
   readonly message_group_id: string;
 }
+
+export const IngestOutcomeKind = {
+  /** Every event was enqueued or was a duplicate. */
+  accepted: 'accepted',
+  /** The whole request was refused; nothing was enqueued. */
+  refused: 'refused',
+  /** Ingest is paused for a routing switch; nothing was enqueued. */
+  paused: 'paused',
+  /** Some events could not be enqueued, and no event of their keys after them was: resending the whole request is safe. */
+  partlyEnqueued: 'partly_enqueued',
+} as const;
+export type IngestOutcomeKind = (typeof IngestOutcomeKind)[keyof typeof IngestOutcomeKind];
+
+/** What ingest decided about a request; the handler maps it to the contract's response. */
+export type IngestOutcome =
+  | { readonly kind: typeof IngestOutcomeKind.accepted; readonly results: readonly EventResult[] }
+  | { readonly kind: typeof IngestOutcomeKind.refused; readonly reason: IngestRefusal; readonly details: readonly ErrorDetail[] }
+  | { readonly kind: typeof IngestOutcomeKind.paused; readonly retryAfterSeconds: number }
+  | { readonly kind: typeof IngestOutcomeKind.partlyEnqueued; readonly results: readonly EventResult[]; readonly retryAfterSeconds: number };
 
 interface RoutedEvent {
   readonly index: number;
@@ -145,13 +174,8 @@ export async function ingestEvents(
   request: EventsRequest,
   ports: IngestPorts,
   settings: IngestSettings,
-): Promise<ApiResponse> {
-  if (settings.isPaused === true) {
-    return {
-      ...errorResponse(503, ErrorCode.ingestPaused, 'Ingest is paused while the routing changes; nothing was enqueued. Retry after the delay.'),
-      headers: { 'retry-after': String(PAUSED_RETRY_AFTER_SECONDS) },
-    };
-  }
+): Promise<IngestOutcome> {
+  if (settings.isPaused === true) return { kind: IngestOutcomeKind.paused, retryAfterSeconds: PAUSED_RETRY_AFTER_SECONDS };
   const routed: RoutedEvent[] = request.events.map((event, index) => {
     const orderingKey = partitionKey(event);
     return { index, event, orderingKey, messageGroupId: messageGroupIdFor(orderingKey, settings.partitionCount) };
@@ -160,7 +184,7 @@ export async function ingestEvents(
   const tenants = await ports.findSubscriptionTenants([...new Set(request.events.map((e) => e.subscription_id))]);
   const unknown = unknownSubscriptions(request, tenants);
   if (unknown.length > 0) {
-    return errorResponse(422, ErrorCode.unknownSubscription, 'Some events name a subscription that does not exist.', unknown);
+    return { kind: IngestOutcomeKind.refused, reason: IngestRefusal.unknownSubscription, details: unknown };
   }
 
   const acceptedAt = ports.now().toISOString();
@@ -169,7 +193,7 @@ export async function ingestEvents(
   const messages = fresh.map((r) => toMessage(r, acceptedAt));
   const tooLarge = oversized(request, messages);
   if (tooLarge.length > 0) {
-    return errorResponse(413, ErrorCode.payloadTooLarge, 'Some events are too large to enqueue.', tooLarge);
+    return { kind: IngestOutcomeKind.refused, reason: IngestRefusal.payloadTooLarge, details: tooLarge };
   }
 
   const sendStatuses = await sendInKeyOrder(messages, ports.sendBatch);
@@ -203,16 +227,6 @@ export async function ingestEvents(
     message_group_id: r.messageGroupId,
   }));
   const hasFailures = results.some((r) => r.status === EventStatus.failed || r.status === EventStatus.notEnqueued);
-  if (!hasFailures) return { statusCode: 202, body: { results } };
-  return {
-    statusCode: 503,
-    headers: { 'retry-after': '1' },
-    body: {
-      error: {
-        code: ErrorCode.enqueueFailed,
-        message: 'Some events could not be enqueued; retrying the whole request is safe.',
-      },
-      results,
-    },
-  };
+  if (!hasFailures) return { kind: IngestOutcomeKind.accepted, results };
+  return { kind: IngestOutcomeKind.partlyEnqueued, results, retryAfterSeconds: PARTLY_ENQUEUED_RETRY_AFTER_SECONDS };
 }

@@ -4,7 +4,9 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type * as z from 'zod';
 import { ErrorCode, errorResponse, type ApiResponse } from '../core/api-error.js';
+import { parseWith, readJsonBody, type Parsed } from '../core/event.js';
 
 export type HttpHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
 
@@ -38,4 +40,20 @@ export function createHttpHandler(routes: Readonly<Record<string, Route>>, logge
       );
     }
   };
+}
+
+/** A refusal of an operator action for the state it is in: `409` in the contract's shape. */
+export function conflict(code: ErrorCode, message: string): ApiResponse {
+  return errorResponse(409, code, message);
+}
+
+/** Reads and validates a request's JSON body; an absent body reads as `{}` where `isOptional`. */
+export function parseBody<T>(
+  event: Pick<APIGatewayProxyEventV2, 'body' | 'isBase64Encoded'>,
+  schema: z.ZodType<T>,
+  options: { readonly isOptional?: boolean } = {},
+): Parsed<T> {
+  const isAbsent = event.body === undefined || event.body === '';
+  const json = options.isOptional === true && isAbsent ? ({ ok: true, value: {} } as const) : readJsonBody(event.body, event.isBase64Encoded);
+  return json.ok ? parseWith(schema, json.value, 'The request body is not valid.') : json;
 }

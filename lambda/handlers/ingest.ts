@@ -11,6 +11,7 @@ import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js
 import { createSettingsStore, SETTINGS_STORE_ACCESS } from '../adapters/settings-store.js';
 import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS } from '../adapters/subscription-store.js';
 import { createHttpHandler, type HttpHandler } from './http.js';
+import { toIngestResponse } from './responses.js';
 import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
 
 export interface IngestHandlerDeps {
@@ -29,7 +30,7 @@ export function createIngestHandler(deps: IngestHandlerDeps): HttpHandler {
         if (!body.ok) return body.response;
         const request = parseEventsRequest(body.value);
         if (!request.ok) return request.response;
-        const response = await ingestEvents(request.value, deps.ports, await deps.readSettings());
+        const response = toIngestResponse(await ingestEvents(request.value, deps.ports, await deps.readSettings()));
         deps.logger.info('events answered', { requestId: event.requestContext.requestId, statusCode: response.statusCode, events: request.value.events.length });
         return response;
       },

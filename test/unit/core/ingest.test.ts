@@ -49,15 +49,15 @@ function setup(options: { refuse?: (message: OutgoingMessage) => boolean } = {})
 }
 
 describe('ingestEvents', () => {
-  it('enqueues each key in request order, routed, deduplicated by event id, and answers 202', async () => {
+  it('enqueues each key in request order, routed, deduplicated by event id, and answers accepted', async () => {
     const { queue, calls, ports, store } = setup();
     const response = await ingestEvents(
       request([event('1', 'sub_a'), event('2', 'sub_b'), event('3', 'sub_a'), event('4', 'sub_a')]),
       ports,
       { partitionCount: undefined },
     );
-    expect(response.statusCode).toBe(202);
-    expect(response.body).toEqual({
+    expect(response).toEqual({
+      kind: 'accepted',
       results: [
         { event_id: '1', status: 'accepted', message_group_id: messageGroupIdFor('sub_a', undefined) },
         { event_id: '2', status: 'accepted', message_group_id: messageGroupIdFor('sub_b', undefined) },
@@ -119,7 +119,7 @@ describe('ingestEvents', () => {
     await expect(ingestEvents(request([event('1', 'sub_a')]), flaky, { partitionCount: undefined })).rejects.toThrow('DynamoDB unavailable');
     isFailing = false;
     const retry = await ingestEvents(request([event('1', 'sub_a')]), flaky, { partitionCount: undefined });
-    expect(retry.body).toMatchObject({ results: [{ status: 'accepted' }] });
+    expect(retry).toMatchObject({ kind: 'accepted', results: [{ status: 'accepted' }] });
     expect(depthOf(messageGroupIdFor('sub_a', undefined))).toBe(1);
     // SQS's deduplication drops the second send within its window; the queue fake keeps both sends.
     expect(queue.map((m) => m.deduplicationId)).toEqual(['1', '1']);
@@ -137,14 +137,14 @@ describe('ingestEvents', () => {
       },
     };
     const response = await ingestEvents(request([event('1', 'sub_a')]), racing, { partitionCount: undefined });
-    expect(response.body).toMatchObject({ results: [{ status: 'accepted' }] });
+    expect(response).toMatchObject({ kind: 'accepted', results: [{ status: 'accepted' }] });
     expect(depthOf(messageGroupIdFor('sub_a', undefined))).toBe(0);
   });
 
-  it('refuses everything with 503 ingest_paused and Retry-After while paused, touching nothing', async () => {
+  it('answers paused with a delay to retry after while paused, touching nothing', async () => {
     const { ports, calls, store, intakes } = setup();
     const response = await ingestEvents(request([event('1')]), ports, { partitionCount: undefined, isPaused: true });
-    expect(response).toMatchObject({ statusCode: 503, headers: { 'retry-after': '5' }, body: { error: { code: 'ingest_paused' } } });
+    expect(response).toEqual({ kind: 'paused', retryAfterSeconds: 5 });
     expect(calls).toEqual([]);
     expect(store.writes).toEqual([]);
     expect(intakes).toEqual([]);
@@ -153,7 +153,7 @@ describe('ingestEvents', () => {
   it('routes to partitions in partition mode', async () => {
     const { queue, ports } = setup();
     const response = await ingestEvents(request([event('1', 'sub_a')]), ports, { partitionCount: 16 });
-    expect(response.body).toMatchObject({ results: [{ message_group_id: messageGroupIdFor('sub_a', 16) }] });
+    expect(response).toMatchObject({ results: [{ message_group_id: messageGroupIdFor('sub_a', 16) }] });
     expect(queue[0]?.messageGroupId).toMatch(/^partition-\d+$/);
   });
 
@@ -161,8 +161,7 @@ describe('ingestEvents', () => {
     const { queue, ports } = setup();
     await ingestEvents(request([event('1')]), ports, { partitionCount: undefined });
     const again = await ingestEvents(request([event('1'), event('2')]), ports, { partitionCount: undefined });
-    expect(again.statusCode).toBe(202);
-    expect(again.body).toMatchObject({ results: [{ event_id: '1', status: 'duplicate' }, { event_id: '2', status: 'accepted' }] });
+    expect(again).toMatchObject({ kind: 'accepted', results: [{ event_id: '1', status: 'duplicate' }, { event_id: '2', status: 'accepted' }] });
     expect(queue.map((m) => m.deduplicationId)).toEqual(['1', '2']);
   });
 
@@ -174,17 +173,14 @@ describe('ingestEvents', () => {
     };
     await ingestEvents(request([event('1')]), ports, { partitionCount: undefined });
     const response = await ingestEvents(request([event('1')]), racing, { partitionCount: undefined });
-    expect(response.body).toMatchObject({ results: [{ event_id: '1', status: 'duplicate' }] });
+    expect(response).toMatchObject({ kind: 'accepted', results: [{ event_id: '1', status: 'duplicate' }] });
     expect(store.writes.filter((w) => w === 'recordAccepted 1')).toHaveLength(2);
   });
 
-  it('refuses the whole request with 422 when a subscription is unknown, enqueuing and recording nothing', async () => {
+  it('refuses the whole request as unknown_subscription when a subscription is unknown, enqueuing and recording nothing', async () => {
     const { queue, calls, ports, store } = setup();
     const response = await ingestEvents(request([event('1', 'sub_a'), event('2', 'sub_x')]), ports, { partitionCount: undefined });
-    expect(response).toMatchObject({
-      statusCode: 422,
-      body: { error: { code: 'unknown_subscription', details: [{ path: 'events[1].subscription_id' }] } },
-    });
+    expect(response).toMatchObject({ kind: 'refused', reason: 'unknown_subscription', details: [{ path: 'events[1].subscription_id' }] });
     expect(calls).toHaveLength(0);
     expect(queue).toHaveLength(0);
     expect(store.writes).toHaveLength(0);
@@ -193,20 +189,20 @@ describe('ingestEvents', () => {
   it('treats a subscription of another tenant as unknown', async () => {
     const { queue, ports } = setup();
     const response = await ingestEvents(request([event('1', 'sub_a', 'tenant_2')]), ports, { partitionCount: undefined });
-    expect(response.statusCode).toBe(422);
+    expect(response).toMatchObject({ kind: 'refused', reason: 'unknown_subscription' });
     expect(queue).toHaveLength(0);
   });
 
-  it('applies the partial-failure rule: 503, failed, then not_enqueued for the rest of that key only', async () => {
+  it('applies the partial-failure rule: partly enqueued, failed, then not_enqueued for the rest of that key only', async () => {
     const { queue, ports, store } = setup({ refuse: (m) => m.deduplicationId === '3' });
     const response = await ingestEvents(
       request([event('1', 'sub_a'), event('2', 'sub_b'), event('3', 'sub_a'), event('4', 'sub_b'), event('5', 'sub_a')]),
       ports,
       { partitionCount: undefined },
     );
-    expect(response.statusCode).toBe(503);
-    expect(response.body).toMatchObject({
-      error: { code: 'enqueue_failed' },
+    expect(response).toMatchObject({
+      kind: 'partly_enqueued',
+      retryAfterSeconds: 1,
       results: [
         { event_id: '1', status: 'accepted' },
         { event_id: '2', status: 'accepted' },
@@ -224,19 +220,18 @@ describe('ingestEvents', () => {
     let refuse = true;
     const { queue, ports } = setup({ refuse: (m) => refuse && m.deduplicationId === '2' });
     const events = [event('1'), event('2'), event('3')];
-    expect((await ingestEvents(request(events), ports, { partitionCount: undefined })).statusCode).toBe(503);
+    expect((await ingestEvents(request(events), ports, { partitionCount: undefined })).kind).toBe('partly_enqueued');
     refuse = false;
     const retry = await ingestEvents(request(events), ports, { partitionCount: undefined });
-    expect(retry.statusCode).toBe(202);
-    expect(retry.body).toMatchObject({ results: [{ status: 'duplicate' }, { status: 'accepted' }, { status: 'accepted' }] });
+    expect(retry).toMatchObject({ kind: 'accepted', results: [{ status: 'duplicate' }, { status: 'accepted' }, { status: 'accepted' }] });
     expect(queue.map((m) => m.deduplicationId)).toEqual(['1', '2', '3']);
   });
 
-  it('refuses an event too large for one SQS message with 413, enqueuing nothing', async () => {
+  it('refuses an event too large for one SQS message as payload_too_large, enqueuing nothing', async () => {
     const { queue, ports } = setup();
     const huge = { ...event('1'), payload: { blob: 'x'.repeat(1_046_000) } };
     const response = await ingestEvents(request([huge]), ports, { partitionCount: undefined });
-    expect(response).toMatchObject({ statusCode: 413, body: { error: { code: 'payload_too_large' } } });
+    expect(response).toMatchObject({ kind: 'refused', reason: 'payload_too_large', details: [{ path: 'events[0].payload' }] });
     expect(queue).toHaveLength(0);
   });
 });

@@ -1,0 +1,75 @@
+/**
+ * The dead letters (CONTRACT §2): `GET /v1/dead-letters`, one bounded step of a subscription's
+ * redrive, and one step of the import of SQS's backstop queue into the store of dead letters.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import * as z from 'zod';
+import { ErrorCode, errorResponse } from '../../core/api-error.js';
+import type { BackstopImportStep } from '../../core/backstop-import.js';
+import type { DeadLetterRow } from '../../core/dead-letter.js';
+import { parseWith, subscriptionIdSchema } from '../../core/event.js';
+import { encodeCursor, parsePageQuery } from '../../core/paging.js';
+import type { RedriveStep } from '../../core/redrive.js';
+import { conflict, parseBody, type Route } from '../http.js';
+import type { RoutingPorts } from './routing.js';
+
+export interface DeadLetterRoutesDeps {
+  /** A page of a subscription's dead letters, in position order, after `after`. */
+  readonly listDeadLetters: (input: { readonly subscriptionId: string; readonly after: string | undefined; readonly limit: number }) => Promise<{ rows: DeadLetterRow[]; nextAfter: string | undefined }>;
+  /** Whether the subscription exists: actions on an unknown one answer 404. */
+  readonly hasSubscription: (subscriptionId: string) => Promise<boolean>;
+  readonly redrive: (subscriptionId: string) => Promise<RedriveStep>;
+  /** One step of the import of the backstop queue into the store of dead letters. */
+  readonly importBackstop: () => Promise<BackstopImportStep>;
+  /** A redrive routes by the routing in force, so it reads whether a switch may be under way. */
+  readonly routing: Pick<RoutingPorts, 'get'>;
+  readonly logger: Logger;
+}
+
+type DeadLetterRouteKey = 'GET /v1/dead-letters' | 'POST /v1/dead-letters/redrive' | 'POST /v1/dead-letters/import';
+
+const redriveBodySchema = z.strictObject({ subscription_id: subscriptionIdSchema });
+
+/** Where a page of `GET /v1/dead-letters` ends: a position in the store, for one subscription. */
+const deadLetterPositionSchema = z.strictObject({
+  /** Tells a dead-letters cursor from any other list's. */
+  list: z.literal('dead_letters'),
+  subscription_id: subscriptionIdSchema,
+  position: z.string().min(1).max(1024),
+});
+
+/** The dead-letter routes, by their route keys. */
+export function createDeadLetterRoutes(deps: DeadLetterRoutesDeps): Readonly<Record<DeadLetterRouteKey, Route>> {
+  return {
+    'GET /v1/dead-letters': async (event) => {
+      const subscriptionId = parseWith(subscriptionIdSchema, event.queryStringParameters?.subscription_id ?? '', 'Name the subscription: ?subscription_id=…', ['subscription_id']);
+      if (!subscriptionId.ok) return subscriptionId.response;
+      const page = parsePageQuery(event.queryStringParameters, deadLetterPositionSchema);
+      if (!page.ok) return page.response;
+      const { after, limit } = page.value;
+      if (after !== undefined && after.subscription_id !== subscriptionId.value) {
+        return errorResponse(400, ErrorCode.invalidRequest, 'The paging parameters are not valid.', [{ path: 'cursor', message: 'belongs to another subscription; start again without it' }]);
+      }
+      const { rows, nextAfter } = await deps.listDeadLetters({ subscriptionId: subscriptionId.value, after: after?.position, limit });
+      const next = nextAfter === undefined ? null : encodeCursor({ list: 'dead_letters', subscription_id: subscriptionId.value, position: nextAfter });
+      return { statusCode: 200, body: { items: rows, next_cursor: next } };
+    },
+    'POST /v1/dead-letters/redrive': async (event) => {
+      const body = parseBody(event, redriveBodySchema);
+      if (!body.ok) return body.response;
+      if (!(await deps.hasSubscription(body.value.subscription_id))) return errorResponse(404, ErrorCode.notFound, `No subscription ${body.value.subscription_id}.`);
+      // A redrive routes by the routing in force: not while it may be switching.
+      if ((await deps.routing.get()).isPaused) return conflict(ErrorCode.ingestPaused, 'Ingest is paused for a routing switch; redrive after it resumes.');
+      const step = await deps.redrive(body.value.subscription_id);
+      deps.logger.info('dead letters redriven', { subscriptionId: body.value.subscription_id, redriven: step.redriven.length, remaining: step.remaining });
+      return { statusCode: 200, body: { subscription_id: body.value.subscription_id, redriven: step.redriven, remaining: step.remaining, is_done: step.isDone } };
+    },
+    'POST /v1/dead-letters/import': async () => {
+      const step = await deps.importBackstop();
+      if (step.imported.length > 0 || step.unreadable > 0) {
+        deps.logger.warn('backstop imported', { imported: step.imported.length, unreadable: step.unreadable, eventIds: step.imported.map((letter) => letter.event_id) });
+      }
+      return { statusCode: 200, body: { imported: step.imported, unreadable: step.unreadable, is_done: step.isDone } };
+    },
+  };
+}

@@ -1,0 +1,23 @@
+/**
+ * `GET /v1/lag` (CONTRACT §2): the per-group lag view, worst first, one page at a time.
+ */
+import { lagPositionSchema, toLagPage, type GroupLag } from '../../core/lag.js';
+import { parsePageQuery } from '../../core/paging.js';
+import type { Route } from '../http.js';
+
+export interface LagRoutesDeps {
+  readonly listActiveGroups: () => Promise<GroupLag[]>;
+  readonly now: () => Date;
+}
+
+/** The lag route, by its route key. */
+export function createLagRoutes(deps: LagRoutesDeps): Readonly<Record<'GET /v1/lag', Route>> {
+  return {
+    'GET /v1/lag': async (event) => {
+      const page = parsePageQuery(event.queryStringParameters, lagPositionSchema);
+      if (!page.ok) return page.response;
+      const lag = toLagPage(await deps.listActiveGroups(), deps.now(), page.value);
+      return { statusCode: 200, body: { groups: lag.items, next_cursor: lag.nextCursor } };
+    },
+  };
+}

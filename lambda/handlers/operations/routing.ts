@@ -1,0 +1,71 @@
+/**
+ * The routing (CONTRACT §2): `GET /v1/routing`, pause and resume of ingest, and the
+ * drain-and-switch `PUT /v1/routing`.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import * as z from 'zod';
+import { ErrorCode } from '../../core/api-error.js';
+import { checkSwitch, toRoutingView, type PendingWork, type RoutingSettings, type SwitchRefusal } from '../../core/routing-settings.js';
+import { conflict, parseBody, type Route } from '../http.js';
+
+/** What the routing switch reads and writes. */
+export interface RoutingPorts {
+  readonly get: () => Promise<RoutingSettings>;
+  readonly setPaused: (isPaused: boolean, at: string) => Promise<RoutingSettings>;
+  readonly switchRouting: (input: { readonly expectedVersion: number; readonly partitionCount: number | undefined; readonly at: string }) => Promise<boolean>;
+  readonly pendingWork: () => Promise<PendingWork>;
+}
+
+export interface RoutingRoutesDeps {
+  readonly routing: RoutingPorts;
+  readonly now: () => Date;
+  readonly logger: Logger;
+}
+
+type RoutingRouteKey = 'GET /v1/routing' | 'POST /v1/routing/pause' | 'POST /v1/routing/resume' | 'PUT /v1/routing';
+
+const switchBodySchema = z.strictObject({
+  partition_count: z.number().int().min(1).max(1_000_000).nullable(),
+  expected_version: z.number().int().nonnegative(),
+});
+
+const SWITCH_MESSAGES: Readonly<Record<SwitchRefusal, string>> = {
+  not_paused: 'Pause ingest first (POST /v1/routing/pause).',
+  pause_too_recent: 'Ingest was paused less than 30 s ago: a request may still be enqueueing under the old routing.',
+  queue_not_empty: 'Events are still pending; wait until the queue and the lag view are empty.',
+  version_conflict: 'The routing changed since you read it; read it again.',
+};
+
+/** The routing routes, by their route keys. */
+export function createRoutingRoutes(deps: RoutingRoutesDeps): Readonly<Record<RoutingRouteKey, Route>> {
+  const routingView = async (routing?: RoutingSettings) => ({
+    statusCode: 200,
+    body: toRoutingView(routing ?? (await deps.routing.get()), await deps.routing.pendingWork()),
+  });
+  return {
+    'GET /v1/routing': async () => routingView(),
+    'POST /v1/routing/pause': async () => {
+      const routing = await deps.routing.setPaused(true, deps.now().toISOString());
+      deps.logger.warn('ingest paused', { version: routing.version });
+      return routingView(routing);
+    },
+    'POST /v1/routing/resume': async () => {
+      const routing = await deps.routing.setPaused(false, deps.now().toISOString());
+      deps.logger.warn('ingest resumed', { version: routing.version });
+      return routingView(routing);
+    },
+    'PUT /v1/routing': async (event) => {
+      const body = parseBody(event, switchBodySchema);
+      if (!body.ok) return body.response;
+      const [current, pending] = await Promise.all([deps.routing.get(), deps.routing.pendingWork()]);
+      const now = deps.now();
+      const refusal = checkSwitch({ current, expectedVersion: body.value.expected_version, pending, now });
+      if (refusal !== undefined) return conflict(refusal, SWITCH_MESSAGES[refusal]);
+      const partitionCount = body.value.partition_count ?? undefined;
+      const isSwitched = await deps.routing.switchRouting({ expectedVersion: current.version, partitionCount, at: now.toISOString() });
+      if (!isSwitched) return conflict(ErrorCode.versionConflict, SWITCH_MESSAGES.version_conflict);
+      deps.logger.warn('routing switched', { from: current.partitionCount ?? null, to: partitionCount ?? null, version: current.version + 1 });
+      return routingView();
+    },
+  };
+}

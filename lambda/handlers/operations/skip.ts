@@ -1,0 +1,41 @@
+/**
+ * `POST /v1/groups/{message_group_id}/skip` (CONTRACT §2): dead-letter a group's failing head at
+ * its next retry.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import * as z from 'zod';
+import { ErrorCode, errorResponse } from '../../core/api-error.js';
+import { eventIdSchema } from '../../core/event.js';
+import type { GroupLag } from '../../core/lag.js';
+import { findSkipTarget } from '../../core/skip.js';
+import { conflict, parseBody, type Route } from '../http.js';
+
+export interface SkipRoutesDeps {
+  readonly getGroup: (messageGroupId: string) => Promise<GroupLag | undefined>;
+  readonly requestSkip: (input: { readonly orderingKey: string; readonly eventId: string; readonly at: string }) => Promise<boolean>;
+  readonly now: () => Date;
+  readonly logger: Logger;
+}
+
+const skipBodySchema = z.strictObject({ event_id: eventIdSchema.optional() });
+
+const HEAD_CHANGED_MESSAGE = 'The group’s head is another event now.';
+
+/** The skip route, by its route key. */
+export function createSkipRoutes(deps: SkipRoutesDeps): Readonly<Record<'POST /v1/groups/{message_group_id}/skip', Route>> {
+  return {
+    'POST /v1/groups/{message_group_id}/skip': async (event) => {
+      const messageGroupId = event.pathParameters?.message_group_id ?? '';
+      const body = parseBody(event, skipBodySchema, { isOptional: true });
+      if (!body.ok) return body.response;
+      const group = await deps.getGroup(messageGroupId);
+      if (group === undefined) return errorResponse(404, ErrorCode.notFound, `No message group ${messageGroupId}.`);
+      const target = findSkipTarget(group, body.value.event_id);
+      if ('refusal' in target) return conflict(target.refusal, target.refusal === 'no_failing_head' ? 'The group has no failing head to skip.' : HEAD_CHANGED_MESSAGE);
+      const isRequested = await deps.requestSkip({ ...target, at: deps.now().toISOString() });
+      if (!isRequested) return conflict(ErrorCode.headChanged, HEAD_CHANGED_MESSAGE);
+      deps.logger.warn('skip requested', { messageGroupId, eventId: target.eventId });
+      return { statusCode: 202, body: { message_group_id: messageGroupId, event_id: target.eventId, status: 'skip_requested' } };
+    },
+  };
+}
