@@ -162,6 +162,11 @@ describe('local stack skip', { timeout: 60_000 }, () => {
     });
     expect(listed[0]).toMatchObject({ event_id: `${key}-1`, sequence: 1 });
     expect(listed[0]?.reason).toMatch(/^skipped by an operator after \d+ attempts?$/);
+    // The consumer writes the group's progress after the batch that delivered the key's rest: wait
+    // until the lag view shows no failing head before asking to skip one.
+    await waitFor('no failing head in the lag view', async () =>
+      ((await call(stack.url, 'GET', '/v1/lag')).body as { groups: LagRow[] }).groups.every((r) => r.message_group_id !== group || r.head_attempts === 0),
+    );
     const idle = await call(stack.url, 'POST', `/v1/groups/${group}/skip`, {});
     expect(idle).toMatchObject({ status: 409, body: { error: { code: 'no_failing_head' } } });
   });
