@@ -6,7 +6,7 @@
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { KeyHead } from '../core/backstop-import.js';
-import type { AttemptTicket, DeliveryStore } from '../core/delivery.js';
+import { AttemptTicketKind, type AttemptTicket, type DeliveryStore } from '../core/delivery.js';
 import { TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
 import { updateIfCondition } from './aws-clients.js';
@@ -104,12 +104,12 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
         ));
       if (counted !== undefined) {
         const head = parseItem(headSchema, counted.Attributes, tableName, key);
-        return { kind: 'attempt', sequence: head.head_sequence, attempts: head.head_attempts };
+        return { kind: AttemptTicketKind.attempt, sequence: head.head_sequence, attempts: head.head_attempts };
       }
       const head = await readHead(key);
       if (head.head_event_id !== eventId) throw new Error(`ordering key ${key} changed head while ${eventId} was being attempted`);
-      if (head.skip_event_id === eventId) return { kind: 'skipped', sequence: head.head_sequence, attempts: head.head_attempts };
-      return { kind: 'exhausted', sequence: head.head_sequence, attempts: head.head_attempts };
+      if (head.skip_event_id === eventId) return { kind: AttemptTicketKind.skipped, sequence: head.head_sequence, attempts: head.head_attempts };
+      return { kind: AttemptTicketKind.exhausted, sequence: head.head_sequence, attempts: head.head_attempts };
     },
 
     async predictSequence({ orderingKey: key, eventId }) {
