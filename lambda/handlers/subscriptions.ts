@@ -9,8 +9,7 @@ import { generateSecret } from '../core/secret.js';
 import { parseSubscriptionBody, parseSubscriptionId } from '../core/subscription.js';
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
 import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS, type SubscriptionStore } from '../adapters/subscription-store.js';
-import type { EndpointCheck } from '../adapters/webhook-sender.js';
-import { checkEndpoint } from '../adapters/webhook-sender.js';
+import { checkEndpoint, type EndpointCheck } from '../adapters/endpoint-check.js';
 import { createHttpHandler, type HttpHandler } from './http.js';
 import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
 
