@@ -38,16 +38,16 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
             { path: 'url', message: check.reason },
           ]);
         }
-        const { created, subscription } = await deps.store.put({
+        const { isCreated, subscription } = await deps.store.put({
           subscription_id: id.value,
           tenant_id: body.value.tenant_id,
           url: body.value.url,
           secret: body.value.secret ?? generateSecret(deps.randomBytes),
           now: deps.now().toISOString(),
         });
-        deps.logger.info(created ? 'subscription created' : 'subscription replaced', { subscriptionId: id.value });
+        deps.logger.info(isCreated ? 'subscription created' : 'subscription replaced', { subscriptionId: id.value });
         const { subscription_id, tenant_id, url, secret } = subscription;
-        return { statusCode: created ? 201 : 200, body: { subscription_id, tenant_id, url, secret } };
+        return { statusCode: isCreated ? 201 : 200, body: { subscription_id, tenant_id, url, secret } };
       },
       'GET /v1/subscriptions/{subscription_id}': async (event) => {
         const id = parseSubscriptionId(event.pathParameters?.subscription_id);

@@ -14,7 +14,7 @@ function setup(allowPrivateEndpoints: boolean) {
       const previous = items.get(fields.subscription_id);
       const subscription = { ...fields, created_at: previous?.created_at ?? now };
       items.set(fields.subscription_id, subscription);
-      return { created: previous === undefined, subscription };
+      return { isCreated: previous === undefined, subscription };
     },
     findTenants: async () => new Map(),
   };
