@@ -7,13 +7,28 @@ import { MAX_BATCH_GET_KEYS } from '../core/limits.js';
 /** DynamoDB returns unprocessed keys under throttling; give up after this many rounds. */
 const MAX_ROUNDS = 6;
 
+/** DynamoDB left keys unprocessed after every round: a fault (sustained throttling), never a 4xx. */
+export class UnprocessedKeysError extends Error {
+  override readonly name = 'UnprocessedKeysError';
+  constructor(
+    readonly tableName: string,
+    readonly unprocessedCount: number,
+    readonly rounds: number,
+  ) {
+    super(`BatchGetItem on ${tableName} left ${unprocessedCount} keys unprocessed after ${rounds} rounds`);
+  }
+}
+
 function chunk<T>(items: readonly T[], size: number): T[][] {
   const chunks: T[][] = [];
   for (let start = 0; start < items.length; start += size) chunks.push(items.slice(start, start + size));
   return chunks;
 }
 
-/** Reads the items with these string partition-key values, projected to `attributes`. Missing items are absent. */
+/**
+ * Reads the items with these string partition-key values, projected to `attributes`. Missing items are absent.
+ * @throws UnprocessedKeysError when keys are still unprocessed after {@link MAX_ROUNDS} rounds
+ */
 export async function batchGetItems(
   client: DynamoDBDocumentClient,
   input: { readonly tableName: string; readonly keyName: string; readonly keys: readonly string[]; readonly attributes: readonly string[] },
@@ -24,7 +39,7 @@ export async function batchGetItems(
   for (const keys of chunk([...new Set(input.keys)], MAX_BATCH_GET_KEYS)) {
     let pending: Record<string, unknown>[] | undefined = keys.map((key) => ({ [input.keyName]: key }));
     for (let round = 0; pending !== undefined && pending.length > 0; round += 1) {
-      if (round === MAX_ROUNDS) throw new Error(`BatchGetItem on ${input.tableName} left keys unprocessed after ${MAX_ROUNDS} rounds`);
+      if (round === MAX_ROUNDS) throw new UnprocessedKeysError(input.tableName, pending.length, MAX_ROUNDS);
       if (round > 0) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** round));
       const output: BatchGetCommandOutput = await client.send(
         new BatchGetCommand({

@@ -28,6 +28,21 @@ const FIRST_AFTER = '$';
 export const MAX_INLINE_EVENT_BYTES = 350_000;
 
 
+/**
+ * A dead letter's stored event cannot be read back: its item has neither the event nor a payload
+ * key, or what it points at is no queued event. A fault, as `put` writes only readable events.
+ */
+export class UnreadableDeadLetterError extends Error {
+  override readonly name = 'UnreadableDeadLetterError';
+  constructor(
+    readonly subscriptionId: string,
+    readonly eventId: string,
+    readonly problem: string,
+  ) {
+    super(`dead letter ${eventId} of ${subscriptionId} ${problem}`);
+  }
+}
+
 /** The attributes of an item, as written by `put`. */
 const itemSchema = z.object({
   subscription_id: z.string(),
@@ -115,9 +130,9 @@ export function createDeadLetterStore(client: DynamoDBDocumentClient, options: D
 
   const toStored = async (item: Item): Promise<StoredDeadLetter> => {
     const body = item.payload_key === undefined ? item.queued_event : await options.payloads.get(item.payload_key);
-    if (body === undefined) throw new Error(`dead letter ${item.event_id} of ${item.subscription_id} has neither its event nor a payload key`);
+    if (body === undefined) throw new UnreadableDeadLetterError(item.subscription_id, item.event_id, 'has neither its event nor a payload key');
     const read = readQueuedEvent(body);
-    if ('reason' in read) throw new Error(`dead letter ${item.event_id} of ${item.subscription_id} holds no readable event: ${read.reason}`);
+    if ('reason' in read) throw new UnreadableDeadLetterError(item.subscription_id, item.event_id, `holds no readable event: ${read.reason}`);
     return {
       queued: read.queued,
       sequence: item.sequence,

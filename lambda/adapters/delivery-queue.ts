@@ -8,6 +8,7 @@ import {
   GetQueueAttributesCommand,
   SendMessageBatchCommand,
   type QueueAttributeName,
+  type SendMessageBatchCommandOutput,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { Logger } from '@aws-lambda-powertools/logger';
@@ -25,8 +26,9 @@ export interface QueueCounts {
 export interface DeliveryQueue {
   /**
    * Sends one SendMessageBatch. Entry ids are the messages' request indexes. A call that fails as
-   * a whole (throttled, network) fails every entry: SQS deduplication makes the producer's retry
-   * safe. Resolves to the indexes of the entries SQS did not take.
+   * a whole (throttled, network) fails every entry, an outcome rather than a fault (see
+   * `sentOrUnanswered`): SQS deduplication makes the producer's retry safe. Resolves to the
+   * indexes of the entries SQS did not take.
    */
   readonly sendBatch: SendBatch;
   /**
@@ -47,29 +49,42 @@ export const DELIVERY_QUEUE_ACCESS = {
   counts: [{ resource: 'deliveryQueueUrl', actions: ['sqs:GetQueueAttributes'] }],
 } as const satisfies AccessMap<DeliveryQueue>;
 
+/**
+ * Sends one SendMessageBatch, translating a call that fails as a whole into `undefined`: the one
+ * deliberate translation of an SDK error in this adapter. Whatever the cause (throttling, a
+ * network error, a refused request), the caller cannot know which entries SQS took, and the
+ * contract's partial-failure rule needs an answer per event, not a fault: ingest answers
+ * `503 enqueue_failed` with per-event results, blocks the keys' later events, and the producer's
+ * retry of the whole request is safe (SQS deduplicates by event id). Only the call is guarded:
+ * an error while building the command or reading its output is a fault and propagates.
+ */
+async function sentOrUnanswered(client: SQSClient, command: SendMessageBatchCommand, logger: Logger): Promise<SendMessageBatchCommandOutput | undefined> {
+  try {
+    return await client.send(command);
+  } catch (error) {
+    logger.error('SendMessageBatch failed as a whole; every entry counts as refused', { error, entries: command.input.Entries?.length ?? 0 });
+    return undefined;
+  }
+}
+
 export function createDeliveryQueue(client: SQSClient, queueUrl: string, logger: Logger): DeliveryQueue {
   return {
     async sendBatch(entries) {
-      try {
-        const output = await client.send(
-          new SendMessageBatchCommand({
-            QueueUrl: queueUrl,
-            Entries: entries.map((message) => ({
-              Id: String(message.index),
-              MessageBody: message.body,
-              MessageGroupId: message.messageGroupId,
-              MessageDeduplicationId: message.deduplicationId,
-            })),
-          }),
-        );
-        for (const failure of output.Failed ?? []) {
-          logger.warn('SQS refused an entry', { entryId: failure.Id, code: failure.Code, senderFault: failure.SenderFault });
-        }
-        return new Set((output.Failed ?? []).map((failure) => Number(failure.Id)));
-      } catch (error) {
-        logger.error('SendMessageBatch failed', { error, entries: entries.length });
-        return new Set(entries.map((message) => message.index));
+      const command = new SendMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: entries.map((message) => ({
+          Id: String(message.index),
+          MessageBody: message.body,
+          MessageGroupId: message.messageGroupId,
+          MessageDeduplicationId: message.deduplicationId,
+        })),
+      });
+      const output = await sentOrUnanswered(client, command, logger);
+      if (output === undefined) return new Set(entries.map((message) => message.index));
+      for (const failure of output.Failed ?? []) {
+        logger.warn('SQS refused an entry', { entryId: failure.Id, code: failure.Code, senderFault: failure.SenderFault });
       }
+      return new Set((output.Failed ?? []).map((failure) => Number(failure.Id)));
     },
 
     async changeVisibility(changes) {

@@ -5,16 +5,25 @@
  */
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import type { DeliveryStore, SettledEvent, SettleResult } from '../core/delivery.js';
-import { RecordOutcome, type AcceptedEventRecord } from '../core/ingest.js';
+import { OutcomeKind, type DeliveryStore, type SettledEvent, type SettleResult } from '../core/delivery.js';
+import { EventStatus, RecordOutcome, type AcceptedEventRecord } from '../core/ingest.js';
 import { TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
 import { updateIfCondition } from './aws-clients.js';
 import { batchGetItems } from './batch-get.js';
 import { parseItem } from './dynamo-item.js';
 
-/** The `status` attribute of an event item. */
-export const EventItemStatus = { accepted: 'accepted', delivered: 'delivered', deadLettered: 'dead_lettered' } as const;
+/**
+ * The `status` attribute of an event item: the word of the outcome that wrote it, ingest's
+ * `accepted`, then the consumer's `delivered` or `dead_lettered`, so that the table, the API and
+ * the logs share one vocabulary. Stored values: never change them.
+ */
+export const EventItemStatus = {
+  accepted: EventStatus.accepted,
+  delivered: OutcomeKind.delivered,
+  deadLettered: OutcomeKind.deadLettered,
+} as const;
+export type EventItemStatus = (typeof EventItemStatus)[keyof typeof EventItemStatus];
 
 const sequenceSchema = z.object({ sequence: z.number().int().positive().optional() });
 

@@ -6,7 +6,7 @@
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { KeyHead } from '../core/backstop-import.js';
-import type { AttemptTicket, DeliveryStore } from '../core/delivery.js';
+import { AttemptTicketKind, type AttemptTicket, type DeliveryStore } from '../core/delivery.js';
 import { TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
 import { updateIfCondition } from './aws-clients.js';
@@ -24,6 +24,22 @@ const sequenceStateSchema = z.object({
   head_sequence: z.number().int().positive().optional(),
   last_sequence: z.number().int().nonnegative().optional(),
 });
+
+/**
+ * The key's head is another event than the one being attempted, after both conditional writes of
+ * `beginAttempt` were refused: only one consumer holds a message group at a time, so this is a
+ * fault (a second consumer, or a write outside the consumer), never an outcome to act on.
+ */
+export class HeadChangedError extends Error {
+  override readonly name = 'HeadChangedError';
+  constructor(
+    readonly orderingKey: string,
+    readonly eventId: string,
+    readonly headEventId: string,
+  ) {
+    super(`ordering key ${orderingKey} changed head to ${headEventId} while ${eventId} was being attempted`);
+  }
+}
 
 export type OrderingKeyStore = Pick<DeliveryStore, 'beginAttempt' | 'recordFailure' | 'predictSequence'> & {
   /** The key's head as the consumer last began it, or undefined for a key never attempted. */
@@ -104,12 +120,12 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
         ));
       if (counted !== undefined) {
         const head = parseItem(headSchema, counted.Attributes, tableName, key);
-        return { kind: 'attempt', sequence: head.head_sequence, attempts: head.head_attempts };
+        return { kind: AttemptTicketKind.attempt, sequence: head.head_sequence, attempts: head.head_attempts };
       }
       const head = await readHead(key);
-      if (head.head_event_id !== eventId) throw new Error(`ordering key ${key} changed head while ${eventId} was being attempted`);
-      if (head.skip_event_id === eventId) return { kind: 'skipped', sequence: head.head_sequence, attempts: head.head_attempts };
-      return { kind: 'exhausted', sequence: head.head_sequence, attempts: head.head_attempts };
+      if (head.head_event_id !== eventId) throw new HeadChangedError(key, eventId, head.head_event_id);
+      if (head.skip_event_id === eventId) return { kind: AttemptTicketKind.skipped, sequence: head.head_sequence, attempts: head.head_attempts };
+      return { kind: AttemptTicketKind.exhausted, sequence: head.head_sequence, attempts: head.head_attempts };
     },
 
     async predictSequence({ orderingKey: key, eventId }) {

@@ -13,6 +13,17 @@ export const PAYLOAD_BUCKET_ACCESS = {
   remove: [{ resource: 'payloadBucket', actions: ['s3:DeleteObject'] }],
 } as const satisfies AccessMap<PayloadStore>;
 
+/** S3 answered a GetObject without a body: a fault, as every object is written with one. */
+export class MissingPayloadBodyError extends Error {
+  override readonly name = 'MissingPayloadBodyError';
+  constructor(
+    readonly bucket: string,
+    readonly key: string,
+  ) {
+    super(`object ${key} of bucket ${bucket} has no body`);
+  }
+}
+
 export function createPayloadBucket(client: S3Client, bucket: string): PayloadStore {
   return {
     async put(key, body) {
@@ -20,7 +31,7 @@ export function createPayloadBucket(client: S3Client, bucket: string): PayloadSt
     },
     async get(key) {
       const output = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-      if (output.Body === undefined) throw new Error(`object ${key} of bucket ${bucket} has no body`);
+      if (output.Body === undefined) throw new MissingPayloadBodyError(bucket, key);
       return output.Body.transformToString('utf-8');
     },
     async remove(key) {

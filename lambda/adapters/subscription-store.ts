@@ -21,8 +21,8 @@ const tenantItemSchema = subscriptionItemSchema.pick({ subscription_id: true, te
 
 export interface SubscriptionStore {
   readonly get: (subscriptionId: string) => Promise<Subscription | undefined>;
-  /** Creates or replaces; `created` is false when it replaced one (which keeps its `created_at`). */
-  readonly put: (input: Omit<Subscription, 'created_at'> & { readonly now: string }) => Promise<{ created: boolean; subscription: Subscription }>;
+  /** Creates or replaces; `isCreated` is false when it replaced one (which keeps its `created_at`). */
+  readonly put: (input: Omit<Subscription, 'created_at'> & { readonly now: string }) => Promise<{ isCreated: boolean; subscription: Subscription }>;
   /** The tenant of each existing subscription among `ids`. */
   readonly findTenants: (ids: readonly string[]) => Promise<ReadonlyMap<string, string>>;
 }
@@ -55,7 +55,7 @@ export function createSubscriptionStore(client: DynamoDBDocumentClient, tableNam
       );
       const previous = output.Attributes === undefined ? undefined : parseItem(subscriptionItemSchema, output.Attributes, tableName, input.subscription_id);
       const { now, ...fields } = input;
-      return { created: previous === undefined, subscription: { ...fields, created_at: previous?.created_at ?? now } };
+      return { isCreated: previous === undefined, subscription: { ...fields, created_at: previous?.created_at ?? now } };
     },
     async findTenants(ids) {
       const items = await batchGetItems(client, { tableName, keyName, keys: ids, attributes: [keyName, 'tenant_id'] });

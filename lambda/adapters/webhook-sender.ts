@@ -1,67 +1,24 @@
 /**
- * HTTP delivery of one webhook attempt, and the endpoint checks against private addresses.
+ * HTTP delivery of one webhook attempt.
  *
- * The check at delivery time runs inside the socket's DNS lookup, so the address judged is the
- * address connected to: a name that resolved to a public address when the subscription was made
- * and to 169.254.169.254 now (DNS rebinding) is refused.
+ * The endpoint check at delivery time runs inside the socket's DNS lookup
+ * ({@link publicOnlyLookup}), so the address judged is the address connected to: a name that
+ * resolved to a public address when the subscription was made and to 169.254.169.254 now (DNS
+ * rebinding) is refused.
  */
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import { isIP, type LookupFunction } from 'node:net';
+import { isIP } from 'node:net';
 import { AttemptResultKind, type AttemptResult } from '../core/delivery.js';
 import { isPublicAddress } from '../core/endpoint-policy.js';
 import type { WebhookRequest } from '../core/webhook.js';
+import { EndpointNotAllowedError, publicOnlyLookup, unbracketed } from './endpoint-check.js';
 
 const USER_AGENT = 'ordered-webhooks/0.1';
-
-/** The address a name resolved to is not allowed. */
-export class EndpointNotAllowedError extends Error {
-  override readonly name = 'EndpointNotAllowedError';
-  constructor(readonly address: string) {
-    super(`address ${address} is not a public address`);
-  }
-}
-
-/** A DNS lookup that refuses names resolving to any non-public address. */
-export const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
-    if (error) return callback(error, '', 0);
-    const refused = addresses.find((entry) => !isPublicAddress(entry.address));
-    if (refused !== undefined) return callback(new EndpointNotAllowedError(refused.address), '', 0);
-    const first = addresses[0];
-    if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
-    if (first === undefined) return callback(new Error(`${hostname} did not resolve`), '', 0);
-    return callback(null, first.address, first.family);
-  });
-};
 
 export interface WebhookSenderOptions {
   readonly timeoutMs: number;
   readonly allowPrivateEndpoints: boolean;
-}
-
-/** The outcome of checking an endpoint URL when a subscription is made. */
-export type EndpointCheck = { readonly isAllowed: true } | { readonly isAllowed: false; readonly reason: string };
-
-function unbracketed(hostname: string): string {
-  return hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
-}
-
-/** Resolves a URL's host and refuses it when any of its addresses is not public. */
-export async function checkEndpoint(url: string, allowPrivateEndpoints: boolean): Promise<EndpointCheck> {
-  if (allowPrivateEndpoints) return { isAllowed: true };
-  const host = unbracketed(new URL(url).hostname);
-  if (isIP(host) !== 0) {
-    return isPublicAddress(host) ? { isAllowed: true } : { isAllowed: false, reason: `${host} is not a public address` };
-  }
-  return new Promise((resolve) => {
-    publicOnlyLookup(host, { all: true }, (error) => {
-      if (error === null) return resolve({ isAllowed: true });
-      if (error instanceof EndpointNotAllowedError) return resolve({ isAllowed: false, reason: `${host} resolves to ${error.address}, which is not a public address` });
-      return resolve({ isAllowed: false, reason: `${host} could not be resolved (${error.code ?? error.message})` });
-    });
-  });
 }
 
 /**

@@ -47,13 +47,26 @@ export function describeAttempt(result: AttemptResult): string {
   }
 }
 
-/** An attempt the store allowed: the event's sequence number and its real attempt count so far, this one included. */
-export type AttemptTicket =
-  | { readonly kind: 'attempt'; readonly sequence: number; readonly attempts: number }
-  /** A crash after the last allowed attempt: give up without attempting again. */
-  | { readonly kind: 'exhausted'; readonly sequence: number; readonly attempts: number }
-  /** An operator asked to skip this head: dead-letter it without attempting it. */
-  | { readonly kind: 'skipped'; readonly sequence: number; readonly attempts: number };
+/**
+ * What the store answers when an attempt is about to begin: attempt it, give up (a crash after the
+ * last allowed attempt), or dead-letter it unattempted (an operator asked to skip this head).
+ */
+export const AttemptTicketKind = {
+  attempt: 'attempt',
+  exhausted: 'exhausted',
+  skipped: 'skipped',
+} as const;
+export type AttemptTicketKind = (typeof AttemptTicketKind)[keyof typeof AttemptTicketKind];
+
+/**
+ * The store's answer to `beginAttempt`: the event's sequence number and its real attempt count so
+ * far (for `attempt`, this one included).
+ */
+export interface AttemptTicket {
+  readonly kind: AttemptTicketKind;
+  readonly sequence: number;
+  readonly attempts: number;
+}
 
 /** What the consumer writes and reads about events and ordering keys. */
 export interface DeliveryStore {
@@ -237,13 +250,13 @@ export async function deliverRecord(record: ConsumerRecord, ports: DeliveryPorts
   if (target === undefined) {
     // Nowhere to send it: give up at once. The event keeps a sequence number so that the receiver
     // sees the gap; the ticket's own attempt is not made, so it is not counted.
-    const attempts = ticket.kind === 'attempt' ? ticket.attempts - 1 : ticket.attempts;
+    const attempts = ticket.kind === AttemptTicketKind.attempt ? ticket.attempts - 1 : ticket.attempts;
     return giveUp(ports, queued, { sequence: ticket.sequence, attempts }, `subscription "${queued.event.subscription_id}" no longer exists`);
   }
-  if (ticket.kind === 'skipped') {
+  if (ticket.kind === AttemptTicketKind.skipped) {
     return giveUp(ports, queued, ticket, `skipped by an operator after ${ticket.attempts} attempt${ticket.attempts === 1 ? '' : 's'}`);
   }
-  if (ticket.kind === 'exhausted') {
+  if (ticket.kind === AttemptTicketKind.exhausted) {
     return giveUp(ports, queued, ticket, `${ticket.attempts} of ${policy.maxDeliveryAttempts} attempts made; giving up`);
   }
 

@@ -9,8 +9,7 @@ import { generateSecret } from '../core/secret.js';
 import { parseSubscriptionBody, parseSubscriptionId } from '../core/subscription.js';
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
 import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS, type SubscriptionStore } from '../adapters/subscription-store.js';
-import type { EndpointCheck } from '../adapters/webhook-sender.js';
-import { checkEndpoint } from '../adapters/webhook-sender.js';
+import { checkEndpoint, type EndpointCheck } from '../adapters/endpoint-check.js';
 import { createHttpHandler, type HttpHandler } from './http.js';
 import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
 
@@ -39,16 +38,16 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
             { path: 'url', message: check.reason },
           ]);
         }
-        const { created, subscription } = await deps.store.put({
+        const { isCreated, subscription } = await deps.store.put({
           subscription_id: id.value,
           tenant_id: body.value.tenant_id,
           url: body.value.url,
           secret: body.value.secret ?? generateSecret(deps.randomBytes),
           now: deps.now().toISOString(),
         });
-        deps.logger.info(created ? 'subscription created' : 'subscription replaced', { subscriptionId: id.value });
+        deps.logger.info(isCreated ? 'subscription created' : 'subscription replaced', { subscriptionId: id.value });
         const { subscription_id, tenant_id, url, secret } = subscription;
-        return { statusCode: created ? 201 : 200, body: { subscription_id, tenant_id, url, secret } };
+        return { statusCode: isCreated ? 201 : 200, body: { subscription_id, tenant_id, url, secret } };
       },
       'GET /v1/subscriptions/{subscription_id}': async (event) => {
         const id = parseSubscriptionId(event.pathParameters?.subscription_id);

@@ -6,7 +6,7 @@
  * state is not promised to match: add it to the suite before a test relies on it.
  */
 import { positionOf, type DeadLetter, type DeadLetterPage, type DeadLetterStore, type StoredDeadLetter } from '../../lambda/core/dead-letter.js';
-import type { AttemptTicket, DeliveryStore, SettledEvent, SettleResult } from '../../lambda/core/delivery.js';
+import { AttemptTicketKind, type AttemptTicket, type DeliveryStore, type SettledEvent, type SettleResult } from '../../lambda/core/delivery.js';
 import { RecordOutcome, type AcceptedEventRecord } from '../../lambda/core/ingest.js';
 
 interface KeyState {
@@ -62,12 +62,12 @@ export class InMemoryDeliveryStore implements DeliveryStore {
         headLastError: undefined,
         ...(input.redrive === undefined ? {} : { headRedrive: input.redrive.redrivenAt }),
       });
-      return { kind: 'attempt', sequence, attempts: 1 };
+      return { kind: AttemptTicketKind.attempt, sequence, attempts: 1 };
     }
-    if (state.skipEventId === input.eventId) return { kind: 'skipped', sequence: state.headSequence, attempts: state.headAttempts };
-    if (state.headAttempts >= input.maxAttempts) return { kind: 'exhausted', sequence: state.headSequence, attempts: state.headAttempts };
+    if (state.skipEventId === input.eventId) return { kind: AttemptTicketKind.skipped, sequence: state.headSequence, attempts: state.headAttempts };
+    if (state.headAttempts >= input.maxAttempts) return { kind: AttemptTicketKind.exhausted, sequence: state.headSequence, attempts: state.headAttempts };
     state.headAttempts += 1;
-    return { kind: 'attempt', sequence: state.headSequence, attempts: state.headAttempts };
+    return { kind: AttemptTicketKind.attempt, sequence: state.headSequence, attempts: state.headAttempts };
   };
 
   readonly requestSkip = async (input: { orderingKey: string; eventId: string }): Promise<boolean> => {

@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkEndpoint, createWebhookSender } from '../../../lambda/adapters/webhook-sender.js';
+import { checkEndpoint } from '../../../lambda/adapters/endpoint-check.js';
+import { createWebhookSender } from '../../../lambda/adapters/webhook-sender.js';
 import { AttemptResultKind } from '../../../lambda/core/delivery.js';
 import { waitFor } from '../support/poll.js';
 

@@ -305,8 +305,8 @@ describe('DynamoModel against dynalite: the adapters', () => {
       const tenants = await store.findTenants(['sub_2', 'sub_1', 'sub_9', 'sub_1']);
       return { missing, created, replaced, found, tenants: [...tenants].sort() };
     });
-    expect(result.created.created).toBe(true);
-    expect(result.replaced.created).toBe(false);
+    expect(result.created.isCreated).toBe(true);
+    expect(result.replaced.isCreated).toBe(false);
     expect(result.tenants).toEqual([
       ['sub_1', 't1'],
       ['sub_2', 't2'],

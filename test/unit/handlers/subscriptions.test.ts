@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { Subscription, SubscriptionStore } from '../../../lambda/adapters/subscription-store.js';
-import { checkEndpoint } from '../../../lambda/adapters/webhook-sender.js';
+import { checkEndpoint } from '../../../lambda/adapters/endpoint-check.js';
 import { createLogger } from '../../../lambda/handlers/logger.js';
 import { createSubscriptionsHandler } from '../../../lambda/handlers/subscriptions.js';
 import { apiEvent, jsonOf } from '../../support/api-event.js';
@@ -14,7 +14,7 @@ function setup(allowPrivateEndpoints: boolean) {
       const previous = items.get(fields.subscription_id);
       const subscription = { ...fields, created_at: previous?.created_at ?? now };
       items.set(fields.subscription_id, subscription);
-      return { created: previous === undefined, subscription };
+      return { isCreated: previous === undefined, subscription };
     },
     findTenants: async () => new Map(),
   };
