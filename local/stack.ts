@@ -36,6 +36,8 @@ export interface LocalStackOptions {
   readonly wrapDeliveryPorts?: DeliveryPortsWrapper;
   /** Tests only: wraps the ingest handler's ports, e.g. to make SQS refuse an event. */
   readonly wrapIngestPorts?: IngestPortsWrapper;
+  /** Tests only: the routing switch's pause grace, 30 s (PAUSE_GRACE_SECONDS) otherwise. */
+  readonly pauseGraceSeconds?: number;
   /** Whether the poller runs (default true); tests of the API alone keep the queue still. */
   readonly isConsumerEnabled?: boolean;
 }
@@ -108,7 +110,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       handlers: {
         ingest: wireIngestHandler(wiring('ingest'), options.wrapIngestPorts),
         subscriptions: wireSubscriptionsHandler(wiring('subscriptions')),
-        operations: wireOperationsHandler(wiring('operations')),
+        operations: wireOperationsHandler(wiring('operations'), options.pauseGraceSeconds === undefined ? {} : { pauseGraceSeconds: options.pauseGraceSeconds }),
       },
       logger: logger('http'),
     });

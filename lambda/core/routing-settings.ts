@@ -32,7 +32,8 @@ export function hasPendingWork(pending: PendingWork): boolean {
 /**
  * A request that read the routing just before the pause may still be enqueueing under the old
  * routing: API Gateway gives an integration at most 30 s, and ingest's timeout is no longer (an
- * infrastructure test holds it). The switch waits that long after the pause.
+ * infrastructure test holds it). The switch waits that long after the pause: the deployed grace,
+ * and the local stack's unless a test shortens it.
  */
 export const PAUSE_GRACE_SECONDS = 30;
 
@@ -51,10 +52,12 @@ export function checkSwitch(input: {
   readonly expectedVersion: number;
   readonly pending: PendingWork;
   readonly now: Date;
+  /** How long after the pause the switch waits (PAUSE_GRACE_SECONDS when deployed). */
+  readonly pauseGraceSeconds: number;
 }): SwitchRefusal | undefined {
   if (input.current.version !== input.expectedVersion) return SwitchRefusal.versionConflict;
   if (!input.current.isPaused || input.current.pausedAt === undefined) return SwitchRefusal.notPaused;
-  if (input.now.getTime() - Date.parse(input.current.pausedAt) < PAUSE_GRACE_SECONDS * 1000) return SwitchRefusal.pauseTooRecent;
+  if (input.now.getTime() - Date.parse(input.current.pausedAt) < input.pauseGraceSeconds * 1000) return SwitchRefusal.pauseTooRecent;
   if (hasPendingWork(input.pending)) return SwitchRefusal.queueNotEmpty;
   return undefined;
 }

@@ -18,6 +18,7 @@ import { createOrderingKeyStore, ORDERING_KEY_STORE_ACCESS } from '../adapters/o
 import { createPayloadBucket } from '../adapters/payload-bucket.js';
 import { createSettingsStore, SETTINGS_STORE_ACCESS } from '../adapters/settings-store.js';
 import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS } from '../adapters/subscription-store.js';
+import { PAUSE_GRACE_SECONDS } from '../core/routing-settings.js';
 import { createHttpHandler, type HttpHandler } from './http.js';
 import { createDeadLetterRoutes, type DeadLetterRoutesDeps } from './operations/dead-letters.js';
 import { createLagRoutes, type LagRoutesDeps } from './operations/lag.js';
@@ -76,7 +77,16 @@ export function createOperationsHandler(deps: OperationsHandlerDeps): HttpHandle
 type OperationsWiring = HandlerWiring<(typeof OPERATIONS_RESOURCES)[number]>;
 
 /** The operations handler from a configuration and clients: shared by Lambda and the local stack. */
-export function wireOperationsHandler(input: OperationsWiring): HttpHandler {
+/** What only the local stack's tests change about the operations function. */
+export interface OperationsOptions {
+  /**
+   * How long after a pause the routing switch waits.
+   * @default PAUSE_GRACE_SECONDS, API Gateway's limit on a request still enqueueing under the old routing
+   */
+  readonly pauseGraceSeconds?: number;
+}
+
+export function wireOperationsHandler(input: OperationsWiring, options: OperationsOptions = {}): HttpHandler {
   const { dynamo, sqs, resources, config, logger } = input;
   const deadLetters = pick(
     createDeadLetterStore(dynamo, {
@@ -137,6 +147,7 @@ export function wireOperationsHandler(input: OperationsWiring): HttpHandler {
         return { ...counts, groupsWithPending: active.filter((group) => group.depth > 0).length };
       },
     },
+    pauseGraceSeconds: options.pauseGraceSeconds ?? PAUSE_GRACE_SECONDS,
     now: () => new Date(),
     logger,
   });

@@ -5,7 +5,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { messageGroupIdFor } from '../../lambda/core/routing.js';
-import { PAUSE_GRACE_SECONDS } from '../../lambda/core/routing-settings.js';
 import { call, makeEvent, subscribe, uniquePrefix, type EventResult } from './support/api.js';
 import { waitFor } from './support/poll.js';
 import { startRecordingReceiver, type RecordingReceiver } from './support/receiver.js';
@@ -23,13 +22,15 @@ const PARTITIONS = 3;
 
 describe('local stack repartitioning', { timeout: 120_000 }, () => {
   const prefix = uniquePrefix('repart');
+  const PAUSE_GRACE = 3;
   const keys = Array.from({ length: KEYS }, (_, k) => `${prefix}-k${k}`);
   let stack: TestStack;
   let receiver: RecordingReceiver;
 
   beforeAll(async () => {
     receiver = await startRecordingReceiver();
-    stack = await startTestStack();
+    // A short grace: the switch's refusal within it is tested, without waiting the deployed 30 s.
+    stack = await startTestStack({}, { pauseGraceSeconds: PAUSE_GRACE });
     for (const key of keys) await subscribe(stack.url, key, receiver.endpointFor(key));
   });
 
@@ -86,7 +87,7 @@ describe('local stack repartitioning', { timeout: 120_000 }, () => {
       }
       expect(answer).toMatchObject({ status: 200, body: { version: 1, partition_count: PARTITIONS, is_paused: true } });
       return answer;
-    }, (PAUSE_GRACE_SECONDS + 10) * 1000);
+    }, (PAUSE_GRACE + 10) * 1000);
     const stale = await call(stack.url, 'PUT', '/v1/routing', { partition_count: 5, expected_version: 0 });
     expect(stale).toMatchObject({ status: 409, body: { error: { code: 'version_conflict' } } });
 

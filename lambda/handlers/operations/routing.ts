@@ -18,6 +18,8 @@ export interface RoutingPorts {
 
 export interface RoutingRoutesDeps {
   readonly routing: RoutingPorts;
+  /** How long after a pause a switch is refused (PAUSE_GRACE_SECONDS when deployed). */
+  readonly pauseGraceSeconds: number;
   readonly now: () => Date;
   readonly logger: Logger;
 }
@@ -29,15 +31,16 @@ const switchBodySchema = z.strictObject({
   expected_version: z.number().int().nonnegative(),
 });
 
-const SWITCH_MESSAGES: Readonly<Record<SwitchRefusal, string>> = {
+const switchMessages = (pauseGraceSeconds: number): Readonly<Record<SwitchRefusal, string>> => ({
   not_paused: 'Pause ingest first (POST /v1/routing/pause).',
-  pause_too_recent: 'Ingest was paused less than 30 s ago: a request may still be enqueueing under the old routing.',
+  pause_too_recent: `Ingest was paused less than ${pauseGraceSeconds} s ago: a request may still be enqueueing under the old routing.`,
   queue_not_empty: 'Events are still pending; wait until the queue and the lag view are empty.',
   version_conflict: 'The routing changed since you read it; read it again.',
-};
+});
 
 /** The routing routes, by their route keys. */
 export function createRoutingRoutes(deps: RoutingRoutesDeps): Readonly<Record<RoutingRouteKey, Route>> {
+  const messages = switchMessages(deps.pauseGraceSeconds);
   const routingView = async (routing?: RoutingSettings) => ({
     statusCode: 200,
     body: toRoutingView(routing ?? (await deps.routing.get()), await deps.routing.pendingWork()),
@@ -59,11 +62,11 @@ export function createRoutingRoutes(deps: RoutingRoutesDeps): Readonly<Record<Ro
       if (!body.ok) return body.response;
       const [current, pending] = await Promise.all([deps.routing.get(), deps.routing.pendingWork()]);
       const now = deps.now();
-      const refusal = checkSwitch({ current, expectedVersion: body.value.expected_version, pending, now });
-      if (refusal !== undefined) return conflict(refusal, SWITCH_MESSAGES[refusal]);
+      const refusal = checkSwitch({ current, expectedVersion: body.value.expected_version, pending, now, pauseGraceSeconds: deps.pauseGraceSeconds });
+      if (refusal !== undefined) return conflict(refusal, messages[refusal]);
       const partitionCount = body.value.partition_count ?? undefined;
       const isSwitched = await deps.routing.switchRouting({ expectedVersion: current.version, partitionCount, at: now.toISOString() });
-      if (!isSwitched) return conflict(ErrorCode.versionConflict, SWITCH_MESSAGES.version_conflict);
+      if (!isSwitched) return conflict(ErrorCode.versionConflict, messages.version_conflict);
       deps.logger.warn('routing switched', { from: current.partitionCount ?? null, to: partitionCount ?? null, version: current.version + 1 });
       return routingView();
     },

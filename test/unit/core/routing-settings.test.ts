@@ -7,7 +7,7 @@ const pausedLongAgo: RoutingSettings = { version: 2, partitionCount: 16, isPause
 
 describe('checkSwitch', () => {
   it('allows a switch when paused long enough, with nothing pending, at the expected version', () => {
-    expect(checkSwitch({ current: pausedLongAgo, expectedVersion: 2, pending: idle, now })).toBeUndefined();
+    expect(checkSwitch({ current: pausedLongAgo, expectedVersion: 2, pending: idle, now, pauseGraceSeconds: PAUSE_GRACE_SECONDS })).toBeUndefined();
   });
 
   it.each([
@@ -18,7 +18,13 @@ describe('checkSwitch', () => {
     { name: 'a delayed message', current: pausedLongAgo, expectedVersion: 2, pending: { ...idle, delayed: 1 }, refusal: 'queue_not_empty' },
     { name: 'a group with pending events', current: pausedLongAgo, expectedVersion: 2, pending: { ...idle, groupsWithPending: 1 }, refusal: 'queue_not_empty' },
   ])('refuses with $refusal on $name', ({ current, expectedVersion, pending, refusal }) => {
-    expect(checkSwitch({ current, expectedVersion, pending, now })).toBe(refusal);
+    expect(checkSwitch({ current, expectedVersion, pending, now, pauseGraceSeconds: PAUSE_GRACE_SECONDS })).toBe(refusal);
+  });
+
+  it('waits the grace it is given after the pause', () => {
+    const pausedTwoSecondsAgo = { ...pausedLongAgo, pausedAt: new Date(now.getTime() - 2_000).toISOString() };
+    expect(checkSwitch({ current: pausedTwoSecondsAgo, expectedVersion: 2, pending: idle, now, pauseGraceSeconds: 3 })).toBe('pause_too_recent');
+    expect(checkSwitch({ current: pausedTwoSecondsAgo, expectedVersion: 2, pending: idle, now, pauseGraceSeconds: 2 })).toBeUndefined();
   });
 
   it('counts every kind of pending work', () => {

@@ -4,7 +4,7 @@ import type { DeadLetterRow } from '../../../lambda/core/dead-letter.js';
 import { LAG_METRICS, type GroupLag } from '../../../lambda/core/lag.js';
 import { createLagMetricsHandler, publishWithPowertools } from '../../../lambda/handlers/lag-metrics.js';
 import { createLogger } from '../../../lambda/handlers/logger.js';
-import type { PendingWork, RoutingSettings } from '../../../lambda/core/routing-settings.js';
+import { PAUSE_GRACE_SECONDS, type PendingWork, type RoutingSettings } from '../../../lambda/core/routing-settings.js';
 import { createOperationsHandler } from '../../../lambda/handlers/operations.js';
 import { apiEvent, jsonOf } from '../../support/api-event.js';
 
@@ -61,6 +61,7 @@ function setup(pending: PendingWork = { queued: 0, inFlight: 0, delayed: 0, grou
       },
       pendingWork: async () => pending,
     },
+    pauseGraceSeconds: PAUSE_GRACE_SECONDS,
     now: () => now,
     logger: createLogger('test', 'SILENT'),
   });
