@@ -8,9 +8,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { ErrorCode, errorResponse } from '../lambda/core/api-error.js';
+import { ErrorCode } from '../lambda/core/api-error.js';
 import { MAX_REQUEST_BYTES } from '../lambda/core/limits.js';
 import { toHttpResult, type HttpHandler } from '../lambda/handlers/http.js';
+import { errorResponse } from '../lambda/handlers/responses.js';
 import type { ApiFunction } from '../lambda/routes.js';
 import { toApiGatewayEvent, type ReceivedRequest } from './api-gateway-event.js';
 import { matchRoute } from './route-match.js';
@@ -71,11 +72,11 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
     // The body is read even for a refused route, so that the connection stays usable.
     const body = await readCappedBody(request, BODY_CAP_BYTES);
     if (match.kind === 'not_found') {
-      return toHttpResult(errorResponse(404, ErrorCode.notFound, `No route for ${method} ${url.pathname}.`));
+      return toHttpResult(errorResponse({ code: ErrorCode.notFound, message: `No route for ${method} ${url.pathname}.` }));
     }
     if (match.kind === 'method_not_allowed') {
       const allowed = match.allowedMethods.join(', ');
-      const refusal = errorResponse(405, ErrorCode.methodNotAllowed, `${url.pathname} does not take ${method}; it takes ${allowed}.`);
+      const refusal = errorResponse({ code: ErrorCode.methodNotAllowed, message: `${url.pathname} does not take ${method}; it takes ${allowed}.` });
       return toHttpResult({ ...refusal, headers: { allow: allowed } });
     }
     const received: ReceivedRequest = {
@@ -107,7 +108,7 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
       }
       // The handlers answer their own faults; this is the adapter's boundary for its own.
       options.logger.error('local HTTP adapter failed', { requestId, error });
-      answer(toHttpResult(errorResponse(500, ErrorCode.internalError, 'The request could not be completed; retrying it is safe.')));
+      answer(toHttpResult(errorResponse({ code: ErrorCode.internalError, message: 'The request could not be completed; retrying it is safe.' })));
     });
   });
 

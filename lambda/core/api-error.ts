@@ -1,6 +1,6 @@
 /**
- * The error vocabulary of the HTTP API (CONTRACT §2): every refusal has this shape, and every
- * code is listed here once.
+ * The error vocabulary of the HTTP API (CONTRACT §2): every code is listed here once, and every
+ * refusal the core decides is a `Refusal` value; its status code is the handler layer's choice.
  */
 
 import { SwitchRefusal } from './routing-settings.js';
@@ -29,32 +29,14 @@ export interface ErrorDetail {
   readonly message: string;
 }
 
-export interface ErrorBody {
-  readonly error: {
-    readonly code: ErrorCode;
-    readonly message: string;
-    readonly details?: readonly ErrorDetail[];
-  };
-}
-
-/** A response of the HTTP API, before it is serialised by API Gateway's adapter. */
-export interface ApiResponse {
-  readonly statusCode: number;
-  readonly body: unknown;
-  readonly headers?: Readonly<Record<string, string>>;
-}
-
-/** Builds a refusal in the contract's shape. */
-export function errorResponse(
-  statusCode: number,
-  code: ErrorCode,
-  message: string,
-  details?: readonly ErrorDetail[],
-): ApiResponse {
-  const body: ErrorBody = {
-    error: details === undefined || details.length === 0 ? { code, message } : { code, message, details },
-  };
-  return { statusCode, body };
+/**
+ * A refusal the core decided, as a value: the contract's code, a sentence for a human, and the
+ * precise problems. The core knows no HTTP: the handler layer alone chooses its status code.
+ */
+export interface Refusal {
+  readonly code: ErrorCode;
+  readonly message: string;
+  readonly details?: readonly ErrorDetail[];
 }
 
 /** Renders a validation path (`['events', 3, 'event_id']`) the way the contract writes it (`events[3].event_id`). */

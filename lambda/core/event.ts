@@ -3,7 +3,7 @@
  * JSON is validated here, never cast.
  */
 import * as z from 'zod';
-import { ErrorCode, errorResponse, formatPath, type ApiResponse, type ErrorDetail } from './api-error.js';
+import { ErrorCode, formatPath, type ErrorDetail, type Refusal } from './api-error.js';
 import { MAX_EVENTS_PER_REQUEST, MAX_REQUEST_BYTES } from './limits.js';
 
 /** SQS deduplication ids (our event ids) use letters, digits and ASCII punctuation: 0x21–0x7E. */
@@ -49,7 +49,8 @@ export interface EventsRequest {
   readonly pathOf: (index: number) => string;
 }
 
-export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly response: ApiResponse };
+/** A value read from input, or the refusal of it (the handler layer maps the refusal to a status code). */
+export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly refusal: Refusal };
 
 /** Turns zod's issues into the contract's `details`. */
 export function toDetails(error: z.ZodError, prefix: readonly PropertyKey[] = []): ErrorDetail[] {
@@ -59,23 +60,19 @@ export function toDetails(error: z.ZodError, prefix: readonly PropertyKey[] = []
   }));
 }
 
-/** Decodes a request body (base64 when API Gateway says so), refusing it beyond 1 MiB or when it is not JSON. */
+/** Decodes a request body (base64 when API Gateway says so), refusing it beyond 1 MiB (`payload_too_large`) or when it is not JSON (`invalid_json`). */
 export function readJsonBody(body: string | undefined, isBase64Encoded: boolean): Parsed<unknown> {
   const bytes = Buffer.from(body ?? '', isBase64Encoded ? 'base64' : 'utf8');
   if (bytes.byteLength > MAX_REQUEST_BYTES) {
     return {
       ok: false,
-      response: errorResponse(
-        413,
-        ErrorCode.payloadTooLarge,
-        `The request body is larger than ${MAX_REQUEST_BYTES} bytes (1 MiB).`,
-      ),
+      refusal: { code: ErrorCode.payloadTooLarge, message: `The request body is larger than ${MAX_REQUEST_BYTES} bytes (1 MiB).` },
     };
   }
   try {
     return { ok: true, value: JSON.parse(bytes.toString('utf8')) as unknown };
   } catch {
-    return { ok: false, response: errorResponse(400, ErrorCode.invalidJson, 'The request body is not valid JSON.') };
+    return { ok: false, refusal: { code: ErrorCode.invalidJson, message: 'The request body is not valid JSON.' } };
   }
 }
 
@@ -90,7 +87,7 @@ function isBatch(value: unknown): boolean {
 export function parseEventsRequest(value: unknown): Parsed<EventsRequest> {
   const invalid = (details: ErrorDetail[]): Parsed<EventsRequest> => ({
     ok: false,
-    response: errorResponse(400, ErrorCode.invalidRequest, 'The request body does not match the event schema.', details),
+    refusal: { code: ErrorCode.invalidRequest, message: 'The request body does not match the event schema.', details },
   });
   let request: EventsRequest;
   if (isBatch(value)) {
@@ -150,12 +147,12 @@ export function readQueuedEvent(body: string): { readonly queued: QueuedEvent } 
 }
 
 /**
- * Validates a value with a schema into the contract's 400 `invalid_request`, each problem located
- * by its path (under `prefix`).
+ * Validates a value with a schema; refuses it as `invalid_request`, each problem located by its
+ * path (under `prefix`).
  */
 export function parseWith<T>(schema: z.ZodType<T>, value: unknown, message: string, prefix: readonly PropertyKey[] = []): Parsed<T> {
   const parsed = schema.safeParse(value);
   return parsed.success
     ? { ok: true, value: parsed.data }
-    : { ok: false, response: errorResponse(400, ErrorCode.invalidRequest, message, toDetails(parsed.error, prefix)) };
+    : { ok: false, refusal: { code: ErrorCode.invalidRequest, message, details: toDetails(parsed.error, prefix) } };
 }

@@ -61,8 +61,8 @@ const limitSchema = z
 
 /**
  * Reads `limit` (integer 1–1000, default 100) and `cursor` from a request's query parameters;
- * other parameters are the route's own and are left alone. A bad value of either is a
- * `400 invalid_request` naming it in `details` (`limit`, `cursor`).
+ * other parameters are the route's own and are left alone. A bad value of either is an
+ * `invalid_request` refusal naming it in `details` (`limit`, `cursor`).
  */
 export function parsePageQuery<P>(
   query: Readonly<Record<string, string | undefined>> | undefined,

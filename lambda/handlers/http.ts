@@ -5,8 +5,9 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type * as z from 'zod';
-import { ErrorCode, errorResponse, type ApiResponse } from '../core/api-error.js';
+import { ErrorCode } from '../core/api-error.js';
 import { parseWith, readJsonBody, type Parsed } from '../core/event.js';
+import { errorResponse, type ApiResponse } from './responses.js';
 
 export type HttpHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
 
@@ -29,14 +30,14 @@ export function createHttpHandler(routes: Readonly<Record<string, Route>>, logge
   return async (event) => {
     const route = routes[event.routeKey];
     if (route === undefined) {
-      return toHttpResult(errorResponse(404, ErrorCode.notFound, `No route ${event.routeKey}.`));
+      return toHttpResult(errorResponse({ code: ErrorCode.notFound, message: `No route ${event.routeKey}.` }));
     }
     try {
       return toHttpResult(await route(event));
     } catch (error) {
       logger.error('request failed', { routeKey: event.routeKey, requestId: event.requestContext.requestId, error });
       return toHttpResult(
-        errorResponse(500, ErrorCode.internalError, 'The request could not be completed; retrying it is safe.'),
+        errorResponse({ code: ErrorCode.internalError, message: 'The request could not be completed; retrying it is safe.' }),
       );
     }
   };
@@ -44,7 +45,7 @@ export function createHttpHandler(routes: Readonly<Record<string, Route>>, logge
 
 /** A refusal of an operator action for the state it is in: `409` in the contract's shape. */
 export function conflict(code: ErrorCode, message: string): ApiResponse {
-  return errorResponse(409, code, message);
+  return errorResponse({ code, message }, 409);
 }
 
 /** Reads and validates a request's JSON body; an absent body reads as `{}` where `isOptional`. */

@@ -11,7 +11,7 @@ import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js
 import { createSettingsStore, SETTINGS_STORE_ACCESS } from '../adapters/settings-store.js';
 import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS } from '../adapters/subscription-store.js';
 import { createHttpHandler, type HttpHandler } from './http.js';
-import { toIngestResponse } from './responses.js';
+import { errorResponse, toIngestResponse } from './responses.js';
 import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
 
 export interface IngestHandlerDeps {
@@ -27,9 +27,9 @@ export function createIngestHandler(deps: IngestHandlerDeps): HttpHandler {
       'GET /health': async () => ({ statusCode: 200, body: { status: 'ok' } }),
       'POST /v1/events': async (event) => {
         const body = readJsonBody(event.body, event.isBase64Encoded);
-        if (!body.ok) return body.response;
+        if (!body.ok) return errorResponse(body.refusal);
         const request = parseEventsRequest(body.value);
-        if (!request.ok) return request.response;
+        if (!request.ok) return errorResponse(request.refusal);
         const response = toIngestResponse(await ingestEvents(request.value, deps.ports, await deps.readSettings()));
         deps.logger.info('events answered', { requestId: event.requestContext.requestId, statusCode: response.statusCode, events: request.value.events.length });
         return response;

@@ -2,13 +2,61 @@
  * The contract's responses (CONTRACT §2), built in one place: the core decides outcomes as
  * values, and this module alone turns them into status codes, the error body and headers.
  */
-import { ErrorCode, errorResponse, type ApiResponse } from '../core/api-error.js';
+import { ErrorCode, type ErrorDetail, type Refusal } from '../core/api-error.js';
 import { IngestOutcomeKind, IngestRefusal, type IngestOutcome } from '../core/ingest.js';
 
-/** The status and message of each way a whole `POST /v1/events` is refused. */
-const INGEST_REFUSALS: Readonly<Record<IngestRefusal, { readonly statusCode: number; readonly message: string }>> = {
-  [IngestRefusal.unknownSubscription]: { statusCode: 422, message: 'Some events name a subscription that does not exist.' },
-  [IngestRefusal.payloadTooLarge]: { statusCode: 413, message: 'Some events are too large to enqueue.' },
+/** The contract's error body: `{"error": {"code", "message", "details"?}}`. */
+export interface ErrorBody {
+  readonly error: {
+    readonly code: ErrorCode;
+    readonly message: string;
+    readonly details?: readonly ErrorDetail[];
+  };
+}
+
+/** A response of the HTTP API, before it is serialised by API Gateway's adapter. */
+export interface ApiResponse {
+  readonly statusCode: number;
+  readonly body: unknown;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The status code of each error code (CONTRACT §2), written once. A route that answers a code
+ * with another status says so where it answers (a redrive refused while paused is `409`).
+ */
+export const ERROR_STATUS_CODES: Readonly<Record<ErrorCode, number>> = {
+  [ErrorCode.invalidJson]: 400,
+  [ErrorCode.invalidRequest]: 400,
+  [ErrorCode.notFound]: 404,
+  [ErrorCode.methodNotAllowed]: 405,
+  [ErrorCode.noFailingHead]: 409,
+  [ErrorCode.headChanged]: 409,
+  [ErrorCode.notPaused]: 409,
+  [ErrorCode.pauseTooRecent]: 409,
+  [ErrorCode.queueNotEmpty]: 409,
+  [ErrorCode.versionConflict]: 409,
+  [ErrorCode.payloadTooLarge]: 413,
+  [ErrorCode.unknownSubscription]: 422,
+  [ErrorCode.endpointNotAllowed]: 422,
+  [ErrorCode.internalError]: 500,
+  [ErrorCode.enqueueFailed]: 503,
+  [ErrorCode.ingestPaused]: 503,
+};
+
+/** Answers a refusal in the contract's shape, with its code's status unless the route chooses another. */
+export function errorResponse(refusal: Refusal, statusCode: number = ERROR_STATUS_CODES[refusal.code]): ApiResponse {
+  const { code, message, details } = refusal;
+  const body: ErrorBody = {
+    error: details === undefined || details.length === 0 ? { code, message } : { code, message, details },
+  };
+  return { statusCode, body };
+}
+
+/** The message of each way a whole `POST /v1/events` is refused. */
+const INGEST_REFUSAL_MESSAGES: Readonly<Record<IngestRefusal, string>> = {
+  [IngestRefusal.unknownSubscription]: 'Some events name a subscription that does not exist.',
+  [IngestRefusal.payloadTooLarge]: 'Some events are too large to enqueue.',
 };
 
 /** Answers `POST /v1/events` for ingest's outcome. */
@@ -16,18 +64,16 @@ export function toIngestResponse(outcome: IngestOutcome): ApiResponse {
   switch (outcome.kind) {
     case IngestOutcomeKind.accepted:
       return { statusCode: 202, body: { results: outcome.results } };
-    case IngestOutcomeKind.refused: {
-      const { statusCode, message } = INGEST_REFUSALS[outcome.reason];
-      return errorResponse(statusCode, outcome.reason, message, outcome.details);
-    }
+    case IngestOutcomeKind.refused:
+      return errorResponse({ code: outcome.reason, message: INGEST_REFUSAL_MESSAGES[outcome.reason], details: outcome.details });
     case IngestOutcomeKind.paused:
       return {
-        ...errorResponse(503, ErrorCode.ingestPaused, 'Ingest is paused while the routing changes; nothing was enqueued. Retry after the delay.'),
+        ...errorResponse({ code: ErrorCode.ingestPaused, message: 'Ingest is paused while the routing changes; nothing was enqueued. Retry after the delay.' }),
         headers: { 'retry-after': String(outcome.retryAfterSeconds) },
       };
     case IngestOutcomeKind.partlyEnqueued:
       return {
-        statusCode: 503,
+        statusCode: ERROR_STATUS_CODES[ErrorCode.enqueueFailed],
         headers: { 'retry-after': String(outcome.retryAfterSeconds) },
         body: {
           error: { code: ErrorCode.enqueueFailed, message: 'Some events could not be enqueued; retrying the whole request is safe.' },

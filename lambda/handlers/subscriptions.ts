@@ -3,7 +3,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { ErrorCode, errorResponse } from '../core/api-error.js';
+import { ErrorCode } from '../core/api-error.js';
 import { readJsonBody } from '../core/event.js';
 import { generateSecret } from '../core/secret.js';
 import { parseSubscriptionBody, parseSubscriptionId } from '../core/subscription.js';
@@ -11,6 +11,7 @@ import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
 import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS, type SubscriptionStore } from '../adapters/subscription-store.js';
 import { checkEndpoint, type EndpointCheck } from '../adapters/endpoint-check.js';
 import { createHttpHandler, type HttpHandler } from './http.js';
+import { errorResponse } from './responses.js';
 import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
 
 export interface SubscriptionsHandlerDeps {
@@ -27,16 +28,18 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
     {
       'PUT /v1/subscriptions/{subscription_id}': async (event) => {
         const id = parseSubscriptionId(event.pathParameters?.subscription_id);
-        if (!id.ok) return id.response;
+        if (!id.ok) return errorResponse(id.refusal);
         const json = readJsonBody(event.body, event.isBase64Encoded);
-        if (!json.ok) return json.response;
+        if (!json.ok) return errorResponse(json.refusal);
         const body = parseSubscriptionBody(json.value);
-        if (!body.ok) return body.response;
+        if (!body.ok) return errorResponse(body.refusal);
         const check = await deps.checkEndpoint(body.value.url);
         if (!check.isAllowed) {
-          return errorResponse(422, ErrorCode.endpointNotAllowed, `The endpoint is not allowed: ${check.reason}.`, [
-            { path: 'url', message: check.reason },
-          ]);
+          return errorResponse({
+            code: ErrorCode.endpointNotAllowed,
+            message: `The endpoint is not allowed: ${check.reason}.`,
+            details: [{ path: 'url', message: check.reason }],
+          });
         }
         const { isCreated, subscription } = await deps.store.put({
           subscription_id: id.value,
@@ -54,7 +57,7 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
         // An id no PUT can create names no subscription: the contract answers GET with 200 or 404.
         const subscription = id.ok ? await deps.store.get(id.value) : undefined;
         if (!id.ok || subscription === undefined) {
-          return errorResponse(404, ErrorCode.notFound, 'No such subscription.');
+          return errorResponse({ code: ErrorCode.notFound, message: 'No such subscription.' });
         }
         const { subscription_id, tenant_id, url, created_at } = subscription;
         return { statusCode: 200, body: { subscription_id, tenant_id, url, created_at } };

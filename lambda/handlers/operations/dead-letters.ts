@@ -4,13 +4,14 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import * as z from 'zod';
-import { ErrorCode, errorResponse } from '../../core/api-error.js';
+import { ErrorCode } from '../../core/api-error.js';
 import type { BackstopImportStep } from '../../core/backstop-import.js';
 import type { DeadLetterRow } from '../../core/dead-letter.js';
 import { parseWith, subscriptionIdSchema } from '../../core/event.js';
 import { encodeCursor, parsePageQuery } from '../../core/paging.js';
 import type { RedriveStep } from '../../core/redrive.js';
 import { conflict, parseBody, type Route } from '../http.js';
+import { errorResponse } from '../responses.js';
 import type { RoutingPorts } from './routing.js';
 
 export interface DeadLetterRoutesDeps {
@@ -43,12 +44,12 @@ export function createDeadLetterRoutes(deps: DeadLetterRoutesDeps): Readonly<Rec
   return {
     'GET /v1/dead-letters': async (event) => {
       const subscriptionId = parseWith(subscriptionIdSchema, event.queryStringParameters?.subscription_id ?? '', 'Name the subscription: ?subscription_id=…', ['subscription_id']);
-      if (!subscriptionId.ok) return subscriptionId.response;
+      if (!subscriptionId.ok) return errorResponse(subscriptionId.refusal);
       const page = parsePageQuery(event.queryStringParameters, deadLetterPositionSchema);
-      if (!page.ok) return page.response;
+      if (!page.ok) return errorResponse(page.refusal);
       const { after, limit } = page.value;
       if (after !== undefined && after.subscription_id !== subscriptionId.value) {
-        return errorResponse(400, ErrorCode.invalidRequest, 'The paging parameters are not valid.', [{ path: 'cursor', message: 'belongs to another subscription; start again without it' }]);
+        return errorResponse({ code: ErrorCode.invalidRequest, message: 'The paging parameters are not valid.', details: [{ path: 'cursor', message: 'belongs to another subscription; start again without it' }] });
       }
       const { rows, nextAfter } = await deps.listDeadLetters({ subscriptionId: subscriptionId.value, after: after?.position, limit });
       const next = nextAfter === undefined ? null : encodeCursor({ list: 'dead_letters', subscription_id: subscriptionId.value, position: nextAfter });
@@ -56,8 +57,8 @@ export function createDeadLetterRoutes(deps: DeadLetterRoutesDeps): Readonly<Rec
     },
     'POST /v1/dead-letters/redrive': async (event) => {
       const body = parseBody(event, redriveBodySchema);
-      if (!body.ok) return body.response;
-      if (!(await deps.hasSubscription(body.value.subscription_id))) return errorResponse(404, ErrorCode.notFound, `No subscription ${body.value.subscription_id}.`);
+      if (!body.ok) return errorResponse(body.refusal);
+      if (!(await deps.hasSubscription(body.value.subscription_id))) return errorResponse({ code: ErrorCode.notFound, message: `No subscription ${body.value.subscription_id}.` });
       // A redrive routes by the routing in force: not while it may be switching.
       if ((await deps.routing.get()).isPaused) return conflict(ErrorCode.ingestPaused, 'Ingest is paused for a routing switch; redrive after it resumes.');
       const step = await deps.redrive(body.value.subscription_id);

@@ -4,6 +4,7 @@
 import { lagPositionSchema, toLagPage, type GroupLag } from '../../core/lag.js';
 import { parsePageQuery } from '../../core/paging.js';
 import type { Route } from '../http.js';
+import { errorResponse } from '../responses.js';
 
 export interface LagRoutesDeps {
   readonly listActiveGroups: () => Promise<GroupLag[]>;
@@ -15,7 +16,7 @@ export function createLagRoutes(deps: LagRoutesDeps): Readonly<Record<'GET /v1/l
   return {
     'GET /v1/lag': async (event) => {
       const page = parsePageQuery(event.queryStringParameters, lagPositionSchema);
-      if (!page.ok) return page.response;
+      if (!page.ok) return errorResponse(page.refusal);
       const lag = toLagPage(await deps.listActiveGroups(), deps.now(), page.value);
       return { statusCode: 200, body: { groups: lag.items, next_cursor: lag.nextCursor } };
     },

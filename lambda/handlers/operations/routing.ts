@@ -7,6 +7,7 @@ import * as z from 'zod';
 import { ErrorCode } from '../../core/api-error.js';
 import { checkSwitch, toRoutingView, type PendingWork, type RoutingSettings, type SwitchRefusal } from '../../core/routing-settings.js';
 import { conflict, parseBody, type Route } from '../http.js';
+import { errorResponse } from '../responses.js';
 
 /** What the routing switch reads and writes. */
 export interface RoutingPorts {
@@ -59,7 +60,7 @@ export function createRoutingRoutes(deps: RoutingRoutesDeps): Readonly<Record<Ro
     },
     'PUT /v1/routing': async (event) => {
       const body = parseBody(event, switchBodySchema);
-      if (!body.ok) return body.response;
+      if (!body.ok) return errorResponse(body.refusal);
       const [current, pending] = await Promise.all([deps.routing.get(), deps.routing.pendingWork()]);
       const now = deps.now();
       const refusal = checkSwitch({ current, expectedVersion: body.value.expected_version, pending, now, pauseGraceSeconds: deps.pauseGraceSeconds });

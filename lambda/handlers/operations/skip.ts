@@ -4,11 +4,12 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import * as z from 'zod';
-import { ErrorCode, errorResponse } from '../../core/api-error.js';
+import { ErrorCode } from '../../core/api-error.js';
 import { eventIdSchema } from '../../core/event.js';
 import type { GroupLag } from '../../core/lag.js';
 import { findSkipTarget } from '../../core/skip.js';
 import { conflict, parseBody, type Route } from '../http.js';
+import { errorResponse } from '../responses.js';
 
 export interface SkipRoutesDeps {
   readonly getGroup: (messageGroupId: string) => Promise<GroupLag | undefined>;
@@ -27,9 +28,9 @@ export function createSkipRoutes(deps: SkipRoutesDeps): Readonly<Record<'POST /v
     'POST /v1/groups/{message_group_id}/skip': async (event) => {
       const messageGroupId = event.pathParameters?.message_group_id ?? '';
       const body = parseBody(event, skipBodySchema, { isOptional: true });
-      if (!body.ok) return body.response;
+      if (!body.ok) return errorResponse(body.refusal);
       const group = await deps.getGroup(messageGroupId);
-      if (group === undefined) return errorResponse(404, ErrorCode.notFound, `No message group ${messageGroupId}.`);
+      if (group === undefined) return errorResponse({ code: ErrorCode.notFound, message: `No message group ${messageGroupId}.` });
       const target = findSkipTarget(group, body.value.event_id);
       if ('refusal' in target) return conflict(target.refusal, target.refusal === 'no_failing_head' ? 'The group has no failing head to skip.' : HEAD_CHANGED_MESSAGE);
       const isRequested = await deps.requestSkip({ ...target, at: deps.now().toISOString() });

@@ -159,7 +159,7 @@ describe('toLagPage', () => {
     { case: 'with a wait instead of an acceptance', cursor: encodeCursor({ ...position, oldest_accepted_ms: undefined, oldest_wait_seconds: 300 }) },
     { case: 'with an acceptance as text', cursor: encodeCursor({ ...position, oldest_accepted_ms: '2026-12-02T12:05:00.000Z' }) },
   ])('refuses a cursor $case', ({ cursor }) => {
-    expect(parsePageQuery({ cursor }, lagPositionSchema)).toMatchObject({ ok: false, response: { statusCode: 400, body: { error: { code: 'invalid_request', details: [{ path: 'cursor' }] } } } });
+    expect(parsePageQuery({ cursor }, lagPositionSchema)).toMatchObject({ ok: false, refusal: { code: 'invalid_request', details: [{ path: 'cursor' }] } });
   });
 
   it('accepts the cursor of a row and continues after it', () => {

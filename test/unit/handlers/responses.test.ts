@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { toIngestResponse } from '../../../lambda/handlers/responses.js';
+import * as z from 'zod';
+import { ErrorCode } from '../../../lambda/core/api-error.js';
+import { parseEventsRequest, readJsonBody } from '../../../lambda/core/event.js';
+import { parsePageQuery } from '../../../lambda/core/paging.js';
+import { ERROR_STATUS_CODES, errorResponse, toIngestResponse, type ErrorBody } from '../../../lambda/handlers/responses.js';
 
 const results = [{ event_id: '1', status: 'failed', message_group_id: 'g' }] as const;
 
@@ -12,5 +16,37 @@ describe('toIngestResponse', () => {
     [{ kind: 'partly_enqueued', results, retryAfterSeconds: 1 }, { statusCode: 503, headers: { 'retry-after': '1' }, body: { error: { code: 'enqueue_failed' }, results } }],
   ] as const)('answers %o in the contract’s shape', (outcome, expected) => {
     expect(toIngestResponse(outcome)).toMatchObject(expected);
+  });
+});
+
+describe('errorResponse', () => {
+  it.each([
+    { name: 'a body over 1 MiB', parsed: readJsonBody(JSON.stringify({ pad: 'x'.repeat(1_048_576) }), false), statusCode: 413, code: 'payload_too_large' },
+    { name: 'a body that is not JSON', parsed: readJsonBody('{"a":', false), statusCode: 400, code: 'invalid_json' },
+    { name: 'an event that does not match the schema', parsed: parseEventsRequest({ event_id: '' }), statusCode: 400, code: 'invalid_request' },
+    { name: 'a bad paging parameter', parsed: parsePageQuery({ limit: '0' }, z.never()), statusCode: 400, code: 'invalid_request' },
+  ])('answers the core’s refusal of $name with $statusCode $code', ({ parsed, statusCode, code }) => {
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) {
+      const response = errorResponse(parsed.refusal);
+      expect(response).toMatchObject({ statusCode, body: { error: { code, message: parsed.refusal.message } } });
+      expect((response.body as ErrorBody).error.details).toEqual(parsed.refusal.details);
+    }
+  });
+
+  it.each([
+    ['invalid_json', 400], ['invalid_request', 400], ['not_found', 404], ['method_not_allowed', 405],
+    ['no_failing_head', 409], ['head_changed', 409], ['not_paused', 409], ['pause_too_recent', 409], ['queue_not_empty', 409], ['version_conflict', 409],
+    ['payload_too_large', 413], ['unknown_subscription', 422], ['endpoint_not_allowed', 422], ['internal_error', 500], ['enqueue_failed', 503], ['ingest_paused', 503],
+  ] as const)('answers %s with %i', (code, statusCode) => {
+    expect(errorResponse({ code, message: 'm' })).toEqual({ statusCode, body: { error: { code, message: 'm' } } });
+  });
+
+  it('gives every error code a status', () => {
+    expect(Object.keys(ERROR_STATUS_CODES).sort()).toEqual(Object.values(ErrorCode).sort());
+  });
+
+  it('answers with the status a route chooses, and leaves out empty details', () => {
+    expect(errorResponse({ code: 'ingest_paused', message: 'm', details: [] }, 409)).toEqual({ statusCode: 409, body: { error: { code: 'ingest_paused', message: 'm' } } });
   });
 });
