@@ -5,7 +5,10 @@
  * first was deleted, and hands out nothing more of a group while any of its messages is in flight.
  */
 import { createHash } from 'node:crypto';
-import type { QueuedEvent } from './event.js';
+import * as z from 'zod';
+import { ErrorCode } from './api-error.js';
+import { parseWith, subscriptionIdSchema, type Parsed, type QueuedEvent } from './event.js';
+import { encodeCursor, parsePageQuery } from './paging.js';
 import { messageGroupIdFor } from './routing.js';
 
 /** An event given up, whole: what redrive needs to send it again exactly as it was. */
@@ -114,4 +117,45 @@ export function toDeadLetterRow(letter: Omit<StoredDeadLetter, 'queued'> & { rea
     reason: letter.reason,
     dead_lettered_at: letter.deadLetteredAt,
   };
+}
+
+/** Where a page of `GET /v1/dead-letters` ends: a position in the store, for one subscription. */
+const deadLetterPositionSchema = z.strictObject({
+  /** Tells a dead-letters cursor from any other list's. */
+  list: z.literal('dead_letters'),
+  subscription_id: subscriptionIdSchema,
+  position: z.string().min(1).max(1024),
+});
+
+/** A page of one subscription's dead letters, as `GET /v1/dead-letters` asks for it. */
+export interface DeadLettersQuery {
+  readonly subscriptionId: string;
+  /** The store position the page starts after; none: from the start. */
+  readonly after: string | undefined;
+  readonly limit: number;
+}
+
+/**
+ * Reads the query of `GET /v1/dead-letters`: `subscription_id`, then `limit` and `cursor`. A cursor
+ * given out for another subscription is refused (`invalid_request` on `cursor`): it would page
+ * through a list the request did not name.
+ */
+export function parseDeadLettersQuery(query: Readonly<Record<string, string | undefined>> | undefined): Parsed<DeadLettersQuery> {
+  const subscriptionId = parseWith(subscriptionIdSchema, query?.subscription_id ?? '', 'Name the subscription: ?subscription_id=…', ['subscription_id']);
+  if (!subscriptionId.ok) return subscriptionId;
+  const page = parsePageQuery(query, deadLetterPositionSchema);
+  if (!page.ok) return page;
+  const { after, limit } = page.value;
+  if (after !== undefined && after.subscription_id !== subscriptionId.value) {
+    return {
+      ok: false,
+      refusal: { code: ErrorCode.invalidRequest, message: 'The paging parameters are not valid.', details: [{ path: 'cursor', message: 'belongs to another subscription; start again without it' }] },
+    };
+  }
+  return { ok: true, value: { subscriptionId: subscriptionId.value, after: after?.position, limit } };
+}
+
+/** The cursor of the page of a subscription's dead letters after `position`: null when there is none. */
+export function toDeadLettersCursor(subscriptionId: string, position: string | undefined): string | null {
+  return position === undefined ? null : encodeCursor({ list: 'dead_letters', subscription_id: subscriptionId, position });
 }

@@ -3,6 +3,7 @@
  * sequence order per ordering key, keeping their event ids and sequence numbers, marked as late
  * redeliveries. One call is a bounded step (API Gateway allows 30 s); the caller repeats until done.
  */
+import { ErrorCode, type Refusal } from './api-error.js';
 import { redriveDeduplicationId, type DeadLetterStore, type StoredDeadLetter } from './dead-letter.js';
 import { sendInKeyOrder, SendStatus, type OutgoingMessage, type SendBatch } from './enqueue-plan.js';
 import type { QueuedEvent } from './event.js';
@@ -31,6 +32,14 @@ export interface RedriveStep {
   /** Dead letters the subscription still has: exact when the step is done, else the store's count. */
   readonly remaining: number;
   readonly isDone: boolean;
+}
+
+/**
+ * Whether a redrive step may run now; the refusal otherwise. A redrive routes by the routing in
+ * force, so it is refused (`ingest_paused`) while ingest is paused: the routing may be switching.
+ */
+export function checkRedrive(routing: { readonly isPaused: boolean }): Refusal | undefined {
+  return routing.isPaused ? { code: ErrorCode.ingestPaused, message: 'Ingest is paused for a routing switch; redrive after it resumes.' } : undefined;
 }
 
 /** The queued event a dead letter becomes again: routed anew, its sequence kept, marked as a redrive. */

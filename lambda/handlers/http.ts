@@ -43,11 +43,6 @@ export function createHttpHandler(routes: Readonly<Record<string, Route>>, logge
   };
 }
 
-/** A refusal of an operator action for the state it is in: `409` in the contract's shape. */
-export function conflict(code: ErrorCode, message: string): ApiResponse {
-  return errorResponse({ code, message }, 409);
-}
-
 /** Reads and validates a request's JSON body; an absent body reads as `{}` where `isOptional`. */
 export function parseBody<T>(
   event: Pick<APIGatewayProxyEventV2, 'body' | 'isBase64Encoded'>,

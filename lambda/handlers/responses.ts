@@ -53,6 +53,14 @@ export function errorResponse(refusal: Refusal, statusCode: number = ERROR_STATU
   return { statusCode, body };
 }
 
+/**
+ * Answers a refused redrive step. `ingest_paused` is `409` here, not ingest's `503`: the operator
+ * redrives after resuming the routing, not after a delay.
+ */
+export function toRedriveRefusalResponse(refusal: Refusal): ApiResponse {
+  return errorResponse(refusal, refusal.code === ErrorCode.ingestPaused ? 409 : undefined);
+}
+
 /** The message of each way a whole `POST /v1/events` is refused. */
 const INGEST_REFUSAL_MESSAGES: Readonly<Record<IngestRefusal, string>> = {
   [IngestRefusal.unknownSubscription]: 'Some events name a subscription that does not exist.',

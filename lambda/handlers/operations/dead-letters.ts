@@ -6,12 +6,11 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import * as z from 'zod';
 import { ErrorCode } from '../../core/api-error.js';
 import type { BackstopImportStep } from '../../core/backstop-import.js';
-import type { DeadLetterRow } from '../../core/dead-letter.js';
-import { parseWith, subscriptionIdSchema } from '../../core/event.js';
-import { encodeCursor, parsePageQuery } from '../../core/paging.js';
-import type { RedriveStep } from '../../core/redrive.js';
-import { conflict, parseBody, type Route } from '../http.js';
-import { errorResponse } from '../responses.js';
+import { parseDeadLettersQuery, toDeadLettersCursor, type DeadLetterRow } from '../../core/dead-letter.js';
+import { subscriptionIdSchema } from '../../core/event.js';
+import { checkRedrive, type RedriveStep } from '../../core/redrive.js';
+import { parseBody, type Route } from '../http.js';
+import { errorResponse, toRedriveRefusalResponse } from '../responses.js';
 import type { RoutingPorts } from './routing.js';
 
 export interface DeadLetterRoutesDeps {
@@ -31,36 +30,22 @@ type DeadLetterRouteKey = 'GET /v1/dead-letters' | 'POST /v1/dead-letters/redriv
 
 const redriveBodySchema = z.strictObject({ subscription_id: subscriptionIdSchema });
 
-/** Where a page of `GET /v1/dead-letters` ends: a position in the store, for one subscription. */
-const deadLetterPositionSchema = z.strictObject({
-  /** Tells a dead-letters cursor from any other list's. */
-  list: z.literal('dead_letters'),
-  subscription_id: subscriptionIdSchema,
-  position: z.string().min(1).max(1024),
-});
-
 /** The dead-letter routes, by their route keys. */
 export function createDeadLetterRoutes(deps: DeadLetterRoutesDeps): Readonly<Record<DeadLetterRouteKey, Route>> {
   return {
     'GET /v1/dead-letters': async (event) => {
-      const subscriptionId = parseWith(subscriptionIdSchema, event.queryStringParameters?.subscription_id ?? '', 'Name the subscription: ?subscription_id=…', ['subscription_id']);
-      if (!subscriptionId.ok) return errorResponse(subscriptionId.refusal);
-      const page = parsePageQuery(event.queryStringParameters, deadLetterPositionSchema);
-      if (!page.ok) return errorResponse(page.refusal);
-      const { after, limit } = page.value;
-      if (after !== undefined && after.subscription_id !== subscriptionId.value) {
-        return errorResponse({ code: ErrorCode.invalidRequest, message: 'The paging parameters are not valid.', details: [{ path: 'cursor', message: 'belongs to another subscription; start again without it' }] });
-      }
-      const { rows, nextAfter } = await deps.listDeadLetters({ subscriptionId: subscriptionId.value, after: after?.position, limit });
-      const next = nextAfter === undefined ? null : encodeCursor({ list: 'dead_letters', subscription_id: subscriptionId.value, position: nextAfter });
-      return { statusCode: 200, body: { items: rows, next_cursor: next } };
+      const query = parseDeadLettersQuery(event.queryStringParameters);
+      if (!query.ok) return errorResponse(query.refusal);
+      const { subscriptionId, after, limit } = query.value;
+      const { rows, nextAfter } = await deps.listDeadLetters({ subscriptionId, after, limit });
+      return { statusCode: 200, body: { items: rows, next_cursor: toDeadLettersCursor(subscriptionId, nextAfter) } };
     },
     'POST /v1/dead-letters/redrive': async (event) => {
       const body = parseBody(event, redriveBodySchema);
       if (!body.ok) return errorResponse(body.refusal);
       if (!(await deps.hasSubscription(body.value.subscription_id))) return errorResponse({ code: ErrorCode.notFound, message: `No subscription ${body.value.subscription_id}.` });
-      // A redrive routes by the routing in force: not while it may be switching.
-      if ((await deps.routing.get()).isPaused) return conflict(ErrorCode.ingestPaused, 'Ingest is paused for a routing switch; redrive after it resumes.');
+      const refusal = checkRedrive(await deps.routing.get());
+      if (refusal !== undefined) return toRedriveRefusalResponse(refusal);
       const step = await deps.redrive(body.value.subscription_id);
       deps.logger.info('dead letters redriven', { subscriptionId: body.value.subscription_id, redriven: step.redriven.length, remaining: step.remaining });
       return { statusCode: 200, body: { subscription_id: body.value.subscription_id, redriven: step.redriven, remaining: step.remaining, is_done: step.isDone } };

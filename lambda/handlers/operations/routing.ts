@@ -6,7 +6,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import * as z from 'zod';
 import { ErrorCode } from '../../core/api-error.js';
 import { checkSwitch, toRoutingView, type PendingWork, type RoutingSettings, type SwitchRefusal } from '../../core/routing-settings.js';
-import { conflict, parseBody, type Route } from '../http.js';
+import { parseBody, type Route } from '../http.js';
 import { errorResponse } from '../responses.js';
 
 /** What the routing switch reads and writes. */
@@ -64,10 +64,10 @@ export function createRoutingRoutes(deps: RoutingRoutesDeps): Readonly<Record<Ro
       const [current, pending] = await Promise.all([deps.routing.get(), deps.routing.pendingWork()]);
       const now = deps.now();
       const refusal = checkSwitch({ current, expectedVersion: body.value.expected_version, pending, now, pauseGraceSeconds: deps.pauseGraceSeconds });
-      if (refusal !== undefined) return conflict(refusal, messages[refusal]);
+      if (refusal !== undefined) return errorResponse({ code: refusal, message: messages[refusal] });
       const partitionCount = body.value.partition_count ?? undefined;
       const isSwitched = await deps.routing.switchRouting({ expectedVersion: current.version, partitionCount, at: now.toISOString() });
-      if (!isSwitched) return conflict(ErrorCode.versionConflict, messages.version_conflict);
+      if (!isSwitched) return errorResponse({ code: ErrorCode.versionConflict, message: messages.version_conflict });
       deps.logger.warn('routing switched', { from: current.partitionCount ?? null, to: partitionCount ?? null, version: current.version + 1 });
       return routingView();
     },

@@ -8,7 +8,7 @@ import { ErrorCode } from '../../core/api-error.js';
 import { eventIdSchema } from '../../core/event.js';
 import type { GroupLag } from '../../core/lag.js';
 import { findSkipTarget } from '../../core/skip.js';
-import { conflict, parseBody, type Route } from '../http.js';
+import { parseBody, type Route } from '../http.js';
 import { errorResponse } from '../responses.js';
 
 export interface SkipRoutesDeps {
@@ -32,9 +32,9 @@ export function createSkipRoutes(deps: SkipRoutesDeps): Readonly<Record<'POST /v
       const group = await deps.getGroup(messageGroupId);
       if (group === undefined) return errorResponse({ code: ErrorCode.notFound, message: `No message group ${messageGroupId}.` });
       const target = findSkipTarget(group, body.value.event_id);
-      if ('refusal' in target) return conflict(target.refusal, target.refusal === 'no_failing_head' ? 'The group has no failing head to skip.' : HEAD_CHANGED_MESSAGE);
+      if ('refusal' in target) return errorResponse({ code: target.refusal, message: target.refusal === 'no_failing_head' ? 'The group has no failing head to skip.' : HEAD_CHANGED_MESSAGE });
       const isRequested = await deps.requestSkip({ ...target, at: deps.now().toISOString() });
-      if (!isRequested) return conflict(ErrorCode.headChanged, HEAD_CHANGED_MESSAGE);
+      if (!isRequested) return errorResponse({ code: ErrorCode.headChanged, message: HEAD_CHANGED_MESSAGE });
       deps.logger.warn('skip requested', { messageGroupId, eventId: target.eventId });
       return { statusCode: 202, body: { message_group_id: messageGroupId, event_id: target.eventId, status: 'skip_requested' } };
     },

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { redriveDeduplicationId, type StoredDeadLetter } from '../../../lambda/core/dead-letter.js';
 import type { OutgoingMessage } from '../../../lambda/core/enqueue-plan.js';
 import { queuedEventSchema, type QueuedEvent } from '../../../lambda/core/event.js';
-import { MAX_REDRIVEN_PER_STEP, redriveStep, type RedrivePorts } from '../../../lambda/core/redrive.js';
+import { checkRedrive, MAX_REDRIVEN_PER_STEP, redriveStep, type RedrivePorts } from '../../../lambda/core/redrive.js';
 import { messageGroupIdFor } from '../../../lambda/core/routing.js';
 import { InMemoryDeadLetterStore } from '../../support/in-memory-ports.js';
 
@@ -179,5 +179,14 @@ describe('redriveStep', () => {
     const { ports, enqueued } = harness(store, { hasTime: () => false });
     expect(await redriveStep('s', ports)).toEqual({ redriven: [], remaining: 3, isDone: false });
     expect(enqueued).toEqual([]);
+  });
+});
+
+describe('checkRedrive', () => {
+  it.each([
+    { isPaused: false, expected: undefined },
+    { isPaused: true, expected: { code: 'ingest_paused', message: 'Ingest is paused for a routing switch; redrive after it resumes.' } },
+  ])('decides $expected when isPaused is $isPaused', ({ isPaused, expected }) => {
+    expect(checkRedrive({ isPaused })).toEqual(expected);
   });
 });

@@ -195,6 +195,14 @@ describe('operations handler: operator actions', () => {
     expect((await handler(post('POST /v1/dead-letters/redrive', body))).statusCode).toBe(400);
   });
 
+  it('refuses a redrive with 409 ingest_paused while ingest is paused, and redrives nothing', async () => {
+    const { handler, pause } = setup();
+    pause('2026-12-02T12:00:00.000Z');
+    const result = await handler(post('POST /v1/dead-letters/redrive', { subscription_id: 'sub_1' }));
+    expect(result.statusCode).toBe(409);
+    expect(jsonOf(result)).toEqual({ error: { code: 'ingest_paused', message: 'Ingest is paused for a routing switch; redrive after it resumes.' } });
+  });
+
   it('skips a group’s failing head, and only the head the operator saw', async () => {
     const { handler, skips } = setup();
     const skipped = await handler(post('POST /v1/groups/{message_group_id}/skip', { event_id: 'evt_1' }, { message_group_id: 'g1' }));

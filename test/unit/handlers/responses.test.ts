@@ -3,7 +3,8 @@ import * as z from 'zod';
 import { ErrorCode } from '../../../lambda/core/api-error.js';
 import { parseEventsRequest, readJsonBody } from '../../../lambda/core/event.js';
 import { parsePageQuery } from '../../../lambda/core/paging.js';
-import { ERROR_STATUS_CODES, errorResponse, toIngestResponse, type ErrorBody } from '../../../lambda/handlers/responses.js';
+import { checkRedrive } from '../../../lambda/core/redrive.js';
+import { ERROR_STATUS_CODES, errorResponse, toIngestResponse, toRedriveRefusalResponse, type ErrorBody } from '../../../lambda/handlers/responses.js';
 
 const results = [{ event_id: '1', status: 'failed', message_group_id: 'g' }] as const;
 
@@ -48,5 +49,16 @@ describe('errorResponse', () => {
 
   it('answers with the status a route chooses, and leaves out empty details', () => {
     expect(errorResponse({ code: 'ingest_paused', message: 'm', details: [] }, 409)).toEqual({ statusCode: 409, body: { error: { code: 'ingest_paused', message: 'm' } } });
+  });
+});
+
+describe('toRedriveRefusalResponse', () => {
+  it('answers a redrive refused while paused with 409 ingest_paused, where ingest answers 503', () => {
+    const refusal = checkRedrive({ isPaused: true });
+    expect(refusal).toBeDefined();
+    if (refusal !== undefined) {
+      expect(toRedriveRefusalResponse(refusal)).toEqual({ statusCode: 409, body: { error: { code: 'ingest_paused', message: refusal.message } } });
+      expect(errorResponse(refusal).statusCode).toBe(503);
+    }
   });
 });
