@@ -63,11 +63,12 @@ export const IngestRefusal = {
 } as const;
 export type IngestRefusal = (typeof IngestRefusal)[keyof typeof IngestRefusal];
 
+/** An event's status in the answer: `failed` and `not_enqueued` are the send's own statuses, one vocabulary. */
 export const EventStatus = {
   accepted: 'accepted',
   duplicate: 'duplicate',
-  failed: 'failed',
-  notEnqueued: 'not_enqueued',
+  failed: SendStatus.failed,
+  notEnqueued: SendStatus.notEnqueued,
 } as const;
 export type EventStatus = (typeof EventStatus)[keyof typeof EventStatus];
 
@@ -202,8 +203,8 @@ export async function ingestEvents(
   await Promise.all(
     fresh.map(async (r) => {
       const sent = sendStatuses.get(r.index);
-      if (sent === SendStatus.failed) return statuses.set(r.index, EventStatus.failed);
-      if (sent === SendStatus.notEnqueued) return statuses.set(r.index, EventStatus.notEnqueued);
+      // Not sent: the event's status is the send's (the two share `failed` and `not_enqueued`).
+      if (sent === SendStatus.failed || sent === SendStatus.notEnqueued) return statuses.set(r.index, sent);
       const outcome = await ports.recordAccepted({
         eventId: r.event.event_id,
         subscriptionId: r.event.subscription_id,
