@@ -17,7 +17,7 @@ export const ErrorCode = {
   notFound: 'not_found',
   methodNotAllowed: 'method_not_allowed',
   internalError: 'internal_error',
-  /** 409: an operator action refused for the state it is in. */
+  /** An operator action refused for the state it is in. */
   ...SkipRefusal,
   ...SwitchRefusal,
 } as const;
