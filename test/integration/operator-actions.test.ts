@@ -3,9 +3,10 @@
  * with their event ids and sequence numbers, marked as redeliveries; skip a stuck head on purpose.
  */
 import { describe, expect, it } from 'vitest';
+import type { DeadLetterRow } from '../../lambda/core/dead-letter.js';
 import { call, makeEvent, postEvents, subscribe, uniquePrefix } from './support/api.js';
 import { waitFor } from './support/poll.js';
-import { deadLettersOf, lagRowOf, redriveUntilDone, type DeadLetterItem } from './support/operator-api.js';
+import { deadLettersOf, lagRowOf, redriveUntilDone } from './support/operator-api.js';
 import { useStackAndReceiver } from './support/stack-and-receiver.js';
 
 describe('local stack operator actions', { timeout: 60_000 }, () => {
@@ -17,7 +18,7 @@ describe('local stack operator actions', { timeout: 60_000 }, () => {
     { respond: (webhook) => (refusing.has(webhook.webhookId ?? '') ? { statusCode: 500 } : undefined) },
   );
 
-  const deadLetters = (subscription: string): Promise<DeadLetterItem[]> => deadLettersOf(stack(), subscription);
+  const deadLetters = (subscription: string): Promise<DeadLetterRow[]> => deadLettersOf(stack(), subscription);
 
   it('redrives a key’s dead letters in their original order, with their ids and sequences, marked as redeliveries', async () => {
     const key = `${prefix}-redrive`;

@@ -8,10 +8,11 @@
  */
 import type { Message } from '@aws-sdk/client-sqs';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { DeadLetterRow } from '../../lambda/core/dead-letter.js';
 import { call, postEvents, subscribe, uniquePrefix, type TestEvent } from './support/api.js';
 import { waitFor } from './support/poll.js';
 import { SignatureCheck, type Attempt } from './support/receiver.js';
-import { redriveUntilDone, type DeadLetterItem } from './support/operator-api.js';
+import { redriveUntilDone } from './support/operator-api.js';
 import { useStackAndReceiver } from './support/stack-and-receiver.js';
 
 /** Events of the one key: more than a receive's 10, so the group comes in more than one batch. */
@@ -22,13 +23,13 @@ const MAX_DELIVERY_ATTEMPTS = 2;
 const PAGE_LIMIT = 4;
 
 interface DeadLettersPage {
-  readonly items: DeadLetterItem[];
+  readonly items: DeadLetterRow[];
   readonly next_cursor: string | null;
 }
 
 /** A subscription's dead letters, every page, and the size of each page. */
 interface DeadLetterListing {
-  readonly items: DeadLetterItem[];
+  readonly items: DeadLetterRow[];
   readonly pageSizes: number[];
 }
 
@@ -63,7 +64,7 @@ describe('local stack redrive, twice', { timeout: 60_000 }, () => {
 
   /** Every page of the subscription's dead letters, `PAGE_LIMIT` at a time, following `next_cursor`. */
   async function listDeadLetters(subscriptionId: string): Promise<DeadLetterListing> {
-    const items: DeadLetterItem[] = [];
+    const items: DeadLetterRow[] = [];
     const pageSizes: number[] = [];
     const followed = new Set<string>();
     let cursor: string | null = null;

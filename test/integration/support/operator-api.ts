@@ -3,19 +3,11 @@
  * `GET /v1/lag`, `GET /v1/dead-letters`, `POST /v1/dead-letters/redrive`.
  */
 import { expect } from 'vitest';
+import type { DeadLetterRow } from '../../../lambda/core/dead-letter.js';
 import type { LagRow } from '../../../lambda/core/lag.js';
 import { call } from './api.js';
 import { waitFor } from './poll.js';
 import type { TestStack } from './stack.js';
-
-export interface DeadLetterItem {
-  readonly event_id: string;
-  readonly subscription_id: string;
-  readonly message_group_id: string;
-  readonly sequence: number | null;
-  readonly attempts: number;
-  readonly reason: string;
-}
 
 export interface RedrivenEvent {
   readonly event_id: string;
@@ -39,8 +31,8 @@ export async function lagRowOf(stack: TestStack, messageGroupId: string): Promis
 }
 
 /** The first page of a subscription's dead letters, in sequence order. */
-export async function deadLettersOf(stack: TestStack, subscriptionId: string): Promise<DeadLetterItem[]> {
-  return ((await call(stack.url, 'GET', `/v1/dead-letters?subscription_id=${encodeURIComponent(subscriptionId)}`)).body as { items: DeadLetterItem[] }).items;
+export async function deadLettersOf(stack: TestStack, subscriptionId: string): Promise<DeadLetterRow[]> {
+  return ((await call(stack.url, 'GET', `/v1/dead-letters?subscription_id=${encodeURIComponent(subscriptionId)}`)).body as { items: DeadLetterRow[] }).items;
 }
 
 /**
