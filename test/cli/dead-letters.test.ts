@@ -2,9 +2,10 @@
  * `ordered-webhooks dead-letters` against a fake API: the table, --json, the pages it follows,
  * and the exit codes of failures.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/exit-codes.js';
-import { apiError, startFakeApi, type FakeApi, type RecordedRequest, type Reply } from './support/fake-api.js';
+import { inTwoPages, deadLettersPage } from './support/answers.js';
+import { apiError, useFakeApi } from './support/fake-api.js';
 import { runCommand } from './support/run-cli.js';
 
 const LETTER = {
@@ -20,29 +21,12 @@ const LATER = { ...LETTER, event_id: 'evt_a5', sequence: 5, dead_lettered_at: '2
 /** Moved by SQS's backstop before the consumer gave it a sequence. */
 const UNNUMBERED = { ...LETTER, event_id: 'evt_b1', sequence: null, attempts: 0, reason: 'moved to the dead-letter queue by SQS after 60 receives' };
 
-/** `GET /v1/dead-letters` in two pages: the first without a cursor, the second at `page-2`. */
-function twoPages(first: readonly object[], second: readonly object[]) {
-  return (request: RecordedRequest): Reply => {
-    const cursor = request.query.get('cursor');
-    if (cursor === null) return { status: 200, body: { items: first, next_cursor: 'page-2' } };
-    if (cursor === 'page-2') return { status: 200, body: { items: second, next_cursor: null } };
-    return apiError(400, 'invalid_request', 'The paging parameters are not valid.');
-  };
-}
 
 describe('dead-letters command', () => {
-  let api: FakeApi;
-
-  beforeEach(async () => {
-    api = await startFakeApi();
-  });
-
-  afterEach(async () => {
-    await api.stop();
-  });
+  const api = useFakeApi();
 
   it('asks for the subscription, encoded, and prints a table', async () => {
-    api.on('GET /v1/dead-letters', { status: 200, body: { items: [LETTER] } });
+    api.on('GET /v1/dead-letters', deadLettersPage([LETTER]));
 
     const run = await runCommand(['dead-letters', '--url', api.url, '--subscription', 'sub alice/1']);
 
@@ -55,8 +39,8 @@ describe('dead-letters command', () => {
 
   it('prints the answer with --json and a sentence when there is none', async () => {
     api.on('GET /v1/dead-letters', [
-      { status: 200, body: { items: [LETTER] } },
-      { status: 200, body: { items: [] } },
+      deadLettersPage([LETTER]),
+      deadLettersPage([]),
     ]);
 
     const json = await runCommand(['dead-letters', '--url', api.url, '--subscription', 'sub alice/1', '--json']);
@@ -67,10 +51,10 @@ describe('dead-letters command', () => {
   });
 
   it('follows next_cursor to the last page and prints every row, as one page would', async () => {
-    api.on('GET /v1/dead-letters', twoPages([LETTER, LATER], [UNNUMBERED]));
+    api.on('GET /v1/dead-letters', inTwoPages(deadLettersPage, [LETTER, LATER], [UNNUMBERED]));
     const paged = await runCommand(['dead-letters', '--url', api.url, '--subscription', 'sub alice/1']);
     const requests = api.requests.map((request) => Object.fromEntries(request.query));
-    api.on('GET /v1/dead-letters', { status: 200, body: { items: [LETTER, LATER, UNNUMBERED], next_cursor: null } });
+    api.on('GET /v1/dead-letters', deadLettersPage([LETTER, LATER, UNNUMBERED], null));
     const whole = await runCommand(['dead-letters', '--url', api.url, '--subscription', 'sub alice/1']);
 
     expect(paged.exitCode).toBe(ExitCode.ok);
@@ -88,7 +72,7 @@ describe('dead-letters command', () => {
   });
 
   it('prints the items of every page with --json, in the shape of one answer', async () => {
-    api.on('GET /v1/dead-letters', twoPages([LETTER], [{ ...UNNUMBERED, added_later: 'kept' }]));
+    api.on('GET /v1/dead-letters', inTwoPages(deadLettersPage, [LETTER], [{ ...UNNUMBERED, added_later: 'kept' }]));
 
     const run = await runCommand(['dead-letters', '--url', api.url, '--subscription', 'sub alice/1', '--json']);
 
@@ -97,7 +81,7 @@ describe('dead-letters command', () => {
   });
 
   it('says so when every page is empty', async () => {
-    api.on('GET /v1/dead-letters', twoPages([], []));
+    api.on('GET /v1/dead-letters', inTwoPages(deadLettersPage, [], []));
 
     const run = await runCommand(['dead-letters', '--url', api.url, '--subscription', 'sub alice/1']);
 
@@ -107,7 +91,7 @@ describe('dead-letters command', () => {
   });
 
   it('exits 1 instead of paging forever when the API gives the same cursor twice', async () => {
-    api.on('GET /v1/dead-letters', { status: 200, body: { items: [LETTER], next_cursor: 'again' } });
+    api.on('GET /v1/dead-letters', deadLettersPage([LETTER], 'again'));
 
     const run = await runCommand(['dead-letters', '--url', api.url, '--subscription', 'sub alice/1']);
 
@@ -118,7 +102,7 @@ describe('dead-letters command', () => {
   });
 
   it('exits 1 naming the page when a later page fails, and prints nothing', async () => {
-    api.on('GET /v1/dead-letters', [{ status: 200, body: { items: [LETTER], next_cursor: 'page-2' } }, apiError(500, 'internal_error', 'Boom.')]);
+    api.on('GET /v1/dead-letters', [deadLettersPage([LETTER], 'page-2'), apiError(500, 'internal_error', 'Boom.')]);
 
     const run = await runCommand(['dead-letters', '--url', api.url, '--subscription', 'sub alice/1']);
 

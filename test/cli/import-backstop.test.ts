@@ -3,9 +3,9 @@
  * `is_done`, shows progress, prints what was imported, and exits 3 when records that are no event
  * were left in the backstop queue.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/exit-codes.js';
-import { apiError, startFakeApi, type FakeApi, type Reply } from './support/fake-api.js';
+import { apiError, useFakeApi, type Reply } from './support/fake-api.js';
 import { runCommand } from './support/run-cli.js';
 
 const ROUTE = 'POST /v1/dead-letters/import';
@@ -18,15 +18,7 @@ function step(imported: readonly [string, string, number | null][], unreadable: 
 }
 
 describe('import-backstop command', () => {
-  let api: FakeApi;
-
-  beforeEach(async () => {
-    api = await startFakeApi();
-  });
-
-  afterEach(async () => {
-    await api.stop();
-  });
+  const api = useFakeApi();
 
   it('repeats the step until is_done and prints a table of the events, with plain progress lines', async () => {
     api.on(ROUTE, [

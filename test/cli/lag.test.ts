@@ -2,9 +2,10 @@
  * `ordered-webhooks lag` against a fake API: the table, --json, --fail-on-stalled, the pages it
  * follows, and the exit codes of failures.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/exit-codes.js';
-import { apiError, startFakeApi, type FakeApi, type RecordedRequest, type Reply } from './support/fake-api.js';
+import { inTwoPages, lagPage } from './support/answers.js';
+import { apiError, useFakeApi } from './support/fake-api.js';
 import { runCommand } from './support/run-cli.js';
 
 const STUCK = {
@@ -19,29 +20,12 @@ const STUCK = {
 const FLOWING = { message_group_id: 'partition-7', depth: 1, oldest_wait_seconds: 3, keys_affected: 3, head_attempts: 0, last_error: null, dead_lettered: 0 };
 const DEAD = { message_group_id: 'partition-9', depth: 0, oldest_wait_seconds: 0, keys_affected: 0, head_attempts: 0, last_error: null, dead_lettered: 5 };
 
-/** `GET /v1/lag` in two pages: the first without a cursor, the second at `page-2`. */
-function twoPages(first: readonly object[], second: readonly object[]) {
-  return (request: RecordedRequest): Reply => {
-    const cursor = request.query.get('cursor');
-    if (cursor === null) return { status: 200, body: { groups: first, next_cursor: 'page-2' } };
-    if (cursor === 'page-2') return { status: 200, body: { groups: second, next_cursor: null } };
-    return apiError(400, 'invalid_request', 'The paging parameters are not valid.');
-  };
-}
 
 describe('lag command', () => {
-  let api: FakeApi;
-
-  beforeEach(async () => {
-    api = await startFakeApi();
-  });
-
-  afterEach(async () => {
-    await api.stop();
-  });
+  const api = useFakeApi();
 
   it('prints a table of the groups, worst first, with human waits when asked', async () => {
-    api.on('GET /v1/lag', { status: 200, body: { groups: [STUCK, FLOWING] } });
+    api.on('GET /v1/lag', lagPage([STUCK, FLOWING]));
 
     const run = await runCommand(['lag', '--url', api.url]);
 
@@ -66,10 +50,10 @@ describe('lag command', () => {
   });
 
   it('follows next_cursor to the last page and prints every row, as one page would', async () => {
-    api.on('GET /v1/lag', twoPages([STUCK, FLOWING], [DEAD]));
+    api.on('GET /v1/lag', inTwoPages(lagPage, [STUCK, FLOWING], [DEAD]));
     const paged = await runCommand(['lag', '--url', api.url]);
     const requests = api.requests.map((request) => Object.fromEntries(request.query));
-    api.on('GET /v1/lag', { status: 200, body: { groups: [STUCK, FLOWING, DEAD] } });
+    api.on('GET /v1/lag', lagPage([STUCK, FLOWING, DEAD]));
     const whole = await runCommand(['lag', '--url', api.url]);
 
     expect(paged.exitCode).toBe(ExitCode.ok);
@@ -79,7 +63,7 @@ describe('lag command', () => {
   });
 
   it('prints the rows of every page with --json, in the shape of one answer', async () => {
-    api.on('GET /v1/lag', twoPages([STUCK], [{ ...FLOWING, added_later: 'kept' }]));
+    api.on('GET /v1/lag', inTwoPages(lagPage, [STUCK], [{ ...FLOWING, added_later: 'kept' }]));
 
     const run = await runCommand(['lag', '--url', api.url, '--json']);
 
@@ -88,7 +72,7 @@ describe('lag command', () => {
   });
 
   it('finds a stalled group on a later page with --fail-on-stalled', async () => {
-    api.on('GET /v1/lag', twoPages([FLOWING], [STUCK]));
+    api.on('GET /v1/lag', inTwoPages(lagPage, [FLOWING], [STUCK]));
 
     const run = await runCommand(['lag', '--url', api.url, '--fail-on-stalled', '3m', '--json']);
 
@@ -97,7 +81,7 @@ describe('lag command', () => {
   });
 
   it('exits 1 instead of paging forever when the API gives the same cursor twice', async () => {
-    api.on('GET /v1/lag', { status: 200, body: { groups: [FLOWING], next_cursor: 'again' } });
+    api.on('GET /v1/lag', lagPage([FLOWING], 'again'));
 
     const run = await runCommand(['lag', '--url', api.url]);
 
@@ -108,7 +92,7 @@ describe('lag command', () => {
   });
 
   it('says so when no group has pending or dead-lettered events', async () => {
-    api.on('GET /v1/lag', { status: 200, body: { groups: [] } });
+    api.on('GET /v1/lag', lagPage([]));
 
     const run = await runCommand(['lag', '--url', api.url]);
 
@@ -117,7 +101,7 @@ describe('lag command', () => {
   });
 
   it('exits 3 with --fail-on-stalled when a group has waited at least that long', async () => {
-    api.on('GET /v1/lag', { status: 200, body: { groups: [FLOWING, STUCK] } });
+    api.on('GET /v1/lag', lagPage([FLOWING, STUCK]));
 
     const stalled = await runCommand(['lag', '--url', api.url, '--fail-on-stalled', '3m']);
     const fine = await runCommand(['lag', '--url', api.url, '--fail-on-stalled', '193', '--json']);
@@ -129,7 +113,7 @@ describe('lag command', () => {
   });
 
   it('uses ORDERED_WEBHOOKS_URL when --url is absent', async () => {
-    api.on('GET /v1/lag', { status: 200, body: { groups: [] } });
+    api.on('GET /v1/lag', lagPage([]));
 
     const run = await runCommand(['lag'], { environment: { ORDERED_WEBHOOKS_URL: `${api.url}/` } });
 
@@ -138,7 +122,7 @@ describe('lag command', () => {
   });
 
   it('keeps the stage path of the base URL', async () => {
-    api.on('GET /prod/v1/lag', { status: 200, body: { groups: [] } });
+    api.on('GET /prod/v1/lag', lagPage([]));
 
     const run = await runCommand(['lag', '--url', `${api.url}/prod`]);
 
@@ -167,7 +151,6 @@ describe('lag command', () => {
   it('exits 1 without a stack trace when nothing listens', async () => {
     const url = api.url;
     await api.stop();
-    api = await startFakeApi();
 
     const run = await runCommand(['lag', '--url', url]);
 

@@ -2,9 +2,9 @@
  * `ordered-webhooks redrive` against a fake API: it repeats the redrive step until `is_done`,
  * shows progress, and says what was done when it stops early.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/exit-codes.js';
-import { apiError, startFakeApi, type FakeApi, type Reply } from './support/fake-api.js';
+import { apiError, useFakeApi, type Reply } from './support/fake-api.js';
 import { runCommand } from './support/run-cli.js';
 
 const SUBSCRIPTION = 'sub_alice';
@@ -17,15 +17,7 @@ function step(redriven: readonly [string, number | null][], remaining: number, i
 }
 
 describe('redrive command', () => {
-  let api: FakeApi;
-
-  beforeEach(async () => {
-    api = await startFakeApi();
-  });
-
-  afterEach(async () => {
-    await api.stop();
-  });
+  const api = useFakeApi();
 
   it('repeats the step until is_done, in order, and prints a summary with plain progress lines', async () => {
     api.on('POST /v1/dead-letters/redrive', [

@@ -3,9 +3,9 @@
  * (pause → drain polling → PUT → resume → verify), and ingest resumed whenever it fails after
  * the pause.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/exit-codes.js';
-import { apiError, startFakeApi, type FakeApi, type RecordedRequest, type Reply } from './support/fake-api.js';
+import { apiError, useFakeApi, type FakeApi, type RecordedRequest, type Reply } from './support/fake-api.js';
 import { runCommand } from './support/run-cli.js';
 
 interface RoutingState {
@@ -72,15 +72,7 @@ function fakeRouting(api: FakeApi, options: FakeRoutingOptions = {}): RoutingSta
 }
 
 describe('repartition command', () => {
-  let api: FakeApi;
-
-  beforeEach(async () => {
-    api = await startFakeApi();
-  });
-
-  afterEach(async () => {
-    await api.stop();
-  });
+  const api = useFakeApi();
 
   const repartition = (...args: string[]) => ['repartition', '--url', api.url, '--interval', '5ms', ...args];
 

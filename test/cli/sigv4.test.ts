@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { NodeSha256 } from '../../cli/api/sha256.js';
 import { isAwsHost, regionFromHost } from '../../cli/api/sigv4.js';
 import { ExitCode } from '../../cli/exit-codes.js';
-import { startFakeApi, type FakeApi, type RecordedRequest } from './support/fake-api.js';
+import { useFakeApi, type RecordedRequest } from './support/fake-api.js';
 import { runCommand } from './support/run-cli.js';
 
 const CREDENTIALS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', sessionToken: 'session-token-example' };
@@ -39,19 +39,17 @@ async function expectedAuthorization(request: RecordedRequest, port: number): Pr
 }
 
 describe('SigV4 signing', () => {
-  let api: FakeApi;
+  const api = useFakeApi();
 
-  beforeEach(async () => {
-    api = await startFakeApi();
+  beforeEach(() => {
     // The default credential chain reads the environment first.
     vi.stubEnv('AWS_ACCESS_KEY_ID', CREDENTIALS.accessKeyId);
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', CREDENTIALS.secretAccessKey);
     vi.stubEnv('AWS_SESSION_TOKEN', CREDENTIALS.sessionToken);
   });
 
-  afterEach(async () => {
+  afterEach(() => {
     vi.unstubAllEnvs();
-    await api.stop();
   });
 
   const port = (): number => Number(new URL(api.url).port);

@@ -1,10 +1,11 @@
 /**
  * `ordered-webhooks skip` against a fake API: the request, its refusals, and `--wait`.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hasHeadMovedOn } from '../../cli/commands/skip.js';
 import { ExitCode } from '../../cli/exit-codes.js';
-import { apiError, startFakeApi, type FakeApi } from './support/fake-api.js';
+import { lagPage } from './support/answers.js';
+import { apiError, useFakeApi } from './support/fake-api.js';
 import { runCommand } from './support/run-cli.js';
 
 const GROUP = 'partition-3';
@@ -15,15 +16,7 @@ function lagRow(headAttempts: number, depth = 4, deadLettered = 0) {
 }
 
 describe('skip command', () => {
-  let api: FakeApi;
-
-  beforeEach(async () => {
-    api = await startFakeApi();
-  });
-
-  afterEach(async () => {
-    await api.stop();
-  });
+  const api = useFakeApi();
 
   it('asks to skip the named event of the group and exits 0', async () => {
     api.on('POST /v1/groups/partition-3/skip', SKIPPED);
@@ -67,7 +60,7 @@ describe('skip command', () => {
 
   it('with --wait, follows the lag view until the head has moved on', async () => {
     // Before the skip, then twice unchanged, then a new head with no failed attempt yet.
-    api.on('GET /v1/lag', [lagRow(6), lagRow(6), lagRow(7), lagRow(0, 3)].map((row) => ({ status: 200, body: { groups: [row] } })));
+    api.on('GET /v1/lag', [lagRow(6), lagRow(6), lagRow(7), lagRow(0, 3)].map((row) => lagPage([row])));
     api.on('POST /v1/groups/partition-3/skip', SKIPPED);
 
     const run = await runCommand(['skip', '--url', api.url, '--group', GROUP, '--wait', '--interval', '5ms']);
@@ -83,9 +76,9 @@ describe('skip command', () => {
     // The group stays on the second page, unchanged, for the first three reads of it.
     let readsOfSecondPage = 0;
     api.on('GET /v1/lag', (request) => {
-      if (request.query.get('cursor') === null) return { status: 200, body: { groups: [other], next_cursor: 'page-2' } };
+      if (request.query.get('cursor') === null) return lagPage([other], 'page-2');
       readsOfSecondPage += 1;
-      return { status: 200, body: { groups: [readsOfSecondPage <= 3 ? lagRow(6) : lagRow(0, 3)], next_cursor: null } };
+      return lagPage([readsOfSecondPage <= 3 ? lagRow(6) : lagRow(0, 3)], null);
     });
     api.on('POST /v1/groups/partition-3/skip', SKIPPED);
 
@@ -97,7 +90,7 @@ describe('skip command', () => {
   });
 
   it('with --wait and --json, prints the answer and the group as it was left', async () => {
-    api.on('GET /v1/lag', [{ status: 200, body: { groups: [lagRow(6)] } }, { status: 200, body: { groups: [] } }]);
+    api.on('GET /v1/lag', [lagPage([lagRow(6)]), lagPage([])]);
     api.on('POST /v1/groups/partition-3/skip', SKIPPED);
 
     const run = await runCommand(['skip', '--url', api.url, '--group', GROUP, '--wait', '--json', '--interval', '5ms']);
@@ -107,7 +100,7 @@ describe('skip command', () => {
   });
 
   it('with --wait, rides out a 503 and exits 5 when the head never moves before --timeout', async () => {
-    api.on('GET /v1/lag', (_request, call) => (call === 2 ? apiError(503, 'service_unavailable', 'Try again.') : { status: 200, body: { groups: [lagRow(6)] } }));
+    api.on('GET /v1/lag', (_request, call) => (call === 2 ? apiError(503, 'service_unavailable', 'Try again.') : lagPage([lagRow(6)])));
     api.on('POST /v1/groups/partition-3/skip', SKIPPED);
 
     const run = await runCommand(['skip', '--url', api.url, '--group', GROUP, '--wait', '--interval', '5ms', '--timeout', '60ms']);
@@ -118,7 +111,7 @@ describe('skip command', () => {
   });
 
   it('with --wait on a terminal, turns a spinner on one line and clears it', async () => {
-    api.on('GET /v1/lag', [lagRow(6), lagRow(6), lagRow(0, 3)].map((row) => ({ status: 200, body: { groups: [row] } })));
+    api.on('GET /v1/lag', [lagRow(6), lagRow(6), lagRow(0, 3)].map((row) => lagPage([row])));
     api.on('POST /v1/groups/partition-3/skip', SKIPPED);
 
     const run = await runCommand(['skip', '--url', api.url, '--group', GROUP, '--wait', '--interval', '5ms'], { isTTY: true });

@@ -4,44 +4,36 @@
  * event is left there and makes the command exit 3, as often as it is run.
  */
 import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/exit-codes.js';
 import { runCommand } from '../cli/support/run-cli.js';
 import { makeEvent, postEvents, subscribe, uniquePrefix } from './support/api.js';
 import { waitFor } from './support/poll.js';
-import { startTestStack, type TestStack } from './support/stack.js';
+import { useTestStack } from './support/stack-and-receiver.js';
 
 describe('CLI import-backstop on the local stack', { timeout: 60_000 }, () => {
   const prefix = uniquePrefix('cli-import');
-  let stack: TestStack;
-
-  beforeAll(async () => {
-    // No consumer: the test moves messages to the dead-letter queue itself, as SQS's redrive would.
-    stack = await startTestStack({}, { isConsumerEnabled: false });
-  });
-
-  afterAll(async () => {
-    await stack?.stop();
-  });
+  // No consumer: the test moves messages to the dead-letter queue itself, as SQS's redrive would.
+  const stack = useTestStack({}, { isConsumerEnabled: false });
 
   /** Moves `count` messages of the delivery queue to the backstop queue, as SQS's redrive policy does. */
   async function moveToBackstop(count: number): Promise<void> {
-    const { sqs } = stack.clients;
+    const { sqs } = stack().clients;
     let moved = 0;
     await waitFor(`${count} messages moved to the backstop queue`, async () => {
       const { Messages = [] } = await sqs.send(
-        new ReceiveMessageCommand({ QueueUrl: stack.resources.deliveryQueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, MessageSystemAttributeNames: ['All'] }),
+        new ReceiveMessageCommand({ QueueUrl: stack().resources.deliveryQueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, MessageSystemAttributeNames: ['All'] }),
       );
       for (const message of Messages) {
         await sqs.send(
           new SendMessageCommand({
-            QueueUrl: stack.resources.deadLetterQueueUrl,
+            QueueUrl: stack().resources.deadLetterQueueUrl,
             MessageBody: message.Body,
             MessageGroupId: message.Attributes?.MessageGroupId,
             MessageDeduplicationId: message.MessageId,
           }),
         );
-        await sqs.send(new DeleteMessageCommand({ QueueUrl: stack.resources.deliveryQueueUrl, ReceiptHandle: message.ReceiptHandle }));
+        await sqs.send(new DeleteMessageCommand({ QueueUrl: stack().resources.deliveryQueueUrl, ReceiptHandle: message.ReceiptHandle }));
         moved += 1;
       }
       return moved >= count;
@@ -50,17 +42,17 @@ describe('CLI import-backstop on the local stack', { timeout: 60_000 }, () => {
 
   it('imports the events, lists them with dead-letters, and exits 3 for a record that is no event, every time', async () => {
     const key = `${prefix}-a`;
-    await subscribe(stack.url, key, 'http://127.0.0.1:9/unused');
+    await subscribe(stack().url, key, 'http://127.0.0.1:9/unused');
     const events = [makeEvent(key, `${key}-1`), makeEvent(key, `${key}-2`)];
-    await postEvents(stack.url, events);
+    await postEvents(stack().url, events);
     await moveToBackstop(events.length);
-    await stack.clients.sqs.send(
-      new SendMessageCommand({ QueueUrl: stack.resources.deadLetterQueueUrl, MessageBody: 'not an event', MessageGroupId: `${prefix}-junk`, MessageDeduplicationId: `${prefix}-junk` }),
+    await stack().clients.sqs.send(
+      new SendMessageCommand({ QueueUrl: stack().resources.deadLetterQueueUrl, MessageBody: 'not an event', MessageGroupId: `${prefix}-junk`, MessageDeduplicationId: `${prefix}-junk` }),
     );
 
-    const run = await runCommand(['import-backstop', '--url', stack.url, '--json']);
-    const again = await runCommand(['import-backstop', '--url', stack.url]);
-    const listed = await runCommand(['dead-letters', '--url', stack.url, '--subscription', key]);
+    const run = await runCommand(['import-backstop', '--url', stack().url, '--json']);
+    const again = await runCommand(['import-backstop', '--url', stack().url]);
+    const listed = await runCommand(['dead-letters', '--url', stack().url, '--subscription', key]);
 
     expect(run.exitCode, run.stderr).toBe(ExitCode.attentionNeeded);
     expect(JSON.parse(run.stdout)).toEqual({
@@ -76,6 +68,6 @@ describe('CLI import-backstop on the local stack', { timeout: 60_000 }, () => {
     expect(listed.stdout.trimEnd().split('\n').slice(1).map((line) => line.split(/\s{2,}/).slice(0, 3))).toEqual(
       events.map((event) => [event.event_id, '-', '0']),
     );
-    expect((await stack.receiveDeadLetters()).map((message) => message.Body)).toEqual(['not an event']);
+    expect((await stack().receiveDeadLetters()).map((message) => message.Body)).toEqual(['not an event']);
   });
 });

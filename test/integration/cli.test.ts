@@ -4,13 +4,13 @@
  */
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { LagAnswer } from '../../cli/api/schemas.js';
 import { ExitCode } from '../../cli/exit-codes.js';
-import { call, makeEvent, postEvents, subscribe, uniquePrefix } from './support/api.js';
+import { makeEvent, postEvents, subscribe, uniquePrefix } from './support/api.js';
 import { waitFor } from './support/poll.js';
-import { startRecordingReceiver, type RecordingReceiver } from './support/receiver.js';
-import { startTestStack, type TestStack } from './support/stack.js';
+import { lagRowOf } from './support/operator-api.js';
+import { useStackAndReceiver } from './support/stack-and-receiver.js';
 
 const REPOSITORY = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -32,30 +32,24 @@ function npxOrderedWebhooks(args: readonly string[]): Promise<Finished> {
 
 describe('npx ordered-webhooks on the local stack', { timeout: 60_000 }, () => {
   const prefix = uniquePrefix('cli');
-  let stack: TestStack;
-  let receiver: RecordingReceiver;
   let stuckGroup: string;
+  const { stack, receiver } = useStackAndReceiver(
+    { MAX_DELIVERY_ATTEMPTS: '100', RETRY_BASE_SECONDS: '1', RETRY_MAX_SECONDS: '1' },
+    { respond: () => ({ statusCode: 503 }) },
+  );
 
   beforeAll(async () => {
-    receiver = await startRecordingReceiver(() => ({ statusCode: 503 }));
-    stack = await startTestStack({ MAX_DELIVERY_ATTEMPTS: '100', RETRY_BASE_SECONDS: '1', RETRY_MAX_SECONDS: '1' });
-    await subscribe(stack.url, prefix, receiver.endpointFor(prefix));
-    const [result] = await postEvents(stack.url, [makeEvent(prefix, `${prefix}-1`), makeEvent(prefix, `${prefix}-2`)]);
+    await subscribe(stack().url, prefix, receiver().endpointFor(prefix));
+    const [result] = await postEvents(stack().url, [makeEvent(prefix, `${prefix}-1`), makeEvent(prefix, `${prefix}-2`)]);
     stuckGroup = result?.message_group_id ?? '';
     await waitFor('the stuck group in the lag view, its head failing, for at least a second', async () => {
-      const answer = await call(stack.url, 'GET', '/v1/lag');
-      const groups = (answer.body as LagAnswer).groups;
-      return groups.some((row) => row.message_group_id === stuckGroup && row.head_attempts >= 1 && row.oldest_wait_seconds >= 1);
+      const row = await lagRowOf(stack(), stuckGroup);
+      return row !== undefined && row.head_attempts >= 1 && row.oldest_wait_seconds >= 1;
     });
   });
 
-  afterAll(async () => {
-    await stack?.stop();
-    await receiver?.stop();
-  });
-
   it('prints the lag view as JSON with `lag --json`', async () => {
-    const run = await npxOrderedWebhooks(['lag', '--url', stack.url, '--json']);
+    const run = await npxOrderedWebhooks(['lag', '--url', stack().url, '--json']);
 
     expect(run.exitCode, run.stderr).toBe(ExitCode.ok);
     const answer = JSON.parse(run.stdout) as LagAnswer;
@@ -63,7 +57,7 @@ describe('npx ordered-webhooks on the local stack', { timeout: 60_000 }, () => {
   });
 
   it('prints the table and exits 3 with `lag --fail-on-stalled 1`', async () => {
-    const run = await npxOrderedWebhooks(['lag', '--url', stack.url, '--fail-on-stalled', '1']);
+    const run = await npxOrderedWebhooks(['lag', '--url', stack().url, '--fail-on-stalled', '1']);
 
     expect(run.exitCode, run.stderr).toBe(ExitCode.attentionNeeded);
     expect(run.stdout).toMatch(new RegExp(`^${stuckGroup}\\s+2\\s+\\d+s\\s+1\\s+\\d+\\s+HTTP 503\\s+0$`, 'm'));

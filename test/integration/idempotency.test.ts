@@ -3,77 +3,76 @@
  * delivered once. The only way to a second delivery is a crash between the receiver's 2xx and its
  * record, and that second delivery carries the same webhook-id and webhook-sequence.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { ReceiverReply } from '../../local/webhook-receiver.js';
 import { makeEvent, postEvents, subscribe, uniquePrefix } from './support/api.js';
 import { failMarkDeliveredOnce } from './support/faults.js';
 import { waitFor } from './support/poll.js';
-import { SignatureCheck, startRecordingReceiver, type RecordingReceiver } from './support/receiver.js';
-import { startTestStack, type TestStack } from './support/stack.js';
+import { SignatureCheck } from './support/receiver.js';
+import { useStackAndReceiver } from './support/stack-and-receiver.js';
 
 describe('local stack idempotency', { timeout: 60_000 }, () => {
   const crash = failMarkDeliveredOnce();
   /** Attempts at these event ids wait until the test releases them. */
   const held = new Map<string, (reply: ReceiverReply) => void>();
   const holding = new Set<string>();
-  let stack: TestStack;
-  let receiver: RecordingReceiver;
-
-  beforeAll(async () => {
-    receiver = await startRecordingReceiver((webhook) => {
-      const id = webhook.webhookId ?? '';
-      if (!holding.has(id)) return undefined;
-      return new Promise<ReceiverReply>((resolve) => held.set(id, resolve));
-    });
+  const { stack, receiver } = useStackAndReceiver(
     // A long delivery timeout: a held attempt must not time out while the test resends.
-    stack = await startTestStack({ DELIVERY_TIMEOUT_MS: '20000' }, { wrapDeliveryPorts: crash.wrap });
-  });
+    { DELIVERY_TIMEOUT_MS: '20000' },
+    {
+      respond: (webhook) => {
+        const id = webhook.webhookId ?? '';
+        if (!holding.has(id)) return undefined;
+        return new Promise<ReceiverReply>((resolve) => held.set(id, resolve));
+      },
+      wrapDeliveryPorts: crash.wrap,
+    },
+  );
 
-  afterAll(async () => {
+  // Registered after the stack's hooks, so it runs before they stop the stack and the receiver.
+  afterAll(() => {
     for (const release of held.values()) release({ statusCode: 204 });
-    await stack?.stop();
-    await receiver?.stop();
   });
 
   it('answers duplicate and delivers once when an event_id is resent before and after its delivery', async () => {
     const key = uniquePrefix('resend');
-    receiver.setSecret(key, await subscribe(stack.url, key, receiver.endpointFor(key)));
+    receiver().setSecret(key, await subscribe(stack().url, key, receiver().endpointFor(key)));
     const first = makeEvent(key, `${key}-evt-1`);
     holding.add(first.event_id);
 
-    expect((await postEvents(stack.url, [first]))[0]?.status).toBe('accepted');
+    expect((await postEvents(stack().url, [first]))[0]?.status).toBe('accepted');
     await waitFor('the first attempt, held by the receiver', () => held.get(first.event_id));
     // Resent while its only attempt is in flight: not delivered yet.
-    expect((await postEvents(stack.url, [first]))[0]?.status).toBe('duplicate');
+    expect((await postEvents(stack().url, [first]))[0]?.status).toBe('duplicate');
     held.get(first.event_id)?.({ statusCode: 204 });
-    await waitFor('the delivery recorded', async () => (await stack.eventItem(first.event_id))?.status === 'delivered');
+    await waitFor('the delivery recorded', async () => (await stack().eventItem(first.event_id))?.status === 'delivered');
 
     // Resent after delivery, alone and in a batch beside a new event of the same key.
     const second = makeEvent(key, `${key}-evt-2`);
-    expect((await postEvents(stack.url, [first]))[0]?.status).toBe('duplicate');
-    expect((await postEvents(stack.url, [first, second])).map((result) => result.status)).toEqual(['duplicate', 'accepted']);
+    expect((await postEvents(stack().url, [first]))[0]?.status).toBe('duplicate');
+    expect((await postEvents(stack().url, [first, second])).map((result) => result.status)).toEqual(['duplicate', 'accepted']);
 
     // The key is ordered: had a resend been enqueued, it would arrive before the second event.
-    await waitFor('the second event delivered', () => receiver.deliveredTo(key).length >= 2);
-    const deliveries = receiver.deliveredTo(key);
+    await waitFor('the second event delivered', () => receiver().deliveredTo(key).length >= 2);
+    const deliveries = receiver().deliveredTo(key);
     expect(deliveries.map((d) => [d.webhookId, d.sequence])).toEqual([
       [first.event_id, 1],
       [second.event_id, 2],
     ]);
-    expect(receiver.attemptsOf(first.event_id)).toHaveLength(1);
+    expect(receiver().attemptsOf(first.event_id)).toHaveLength(1);
   });
 
   it('delivers again with the same webhook-id and webhook-sequence only after a crash between the 2xx and its record', async () => {
     const key = uniquePrefix('crash');
-    receiver.setSecret(key, await subscribe(stack.url, key, receiver.endpointFor(key)));
+    receiver().setSecret(key, await subscribe(stack().url, key, receiver().endpointFor(key)));
     const events = [1, 2, 3].map((n) => makeEvent(key, `${key}-evt-${n}`));
     const crashed = events[1]?.event_id ?? '';
     crash.eventIds.add(crashed);
 
-    await postEvents(stack.url, events);
-    await waitFor('the third event delivered', () => receiver.deliveredTo(key).some((d) => d.webhookId === events[2]?.event_id));
+    await postEvents(stack().url, events);
+    await waitFor('the third event delivered', () => receiver().deliveredTo(key).some((d) => d.webhookId === events[2]?.event_id));
 
-    const deliveries = receiver.deliveredTo(key);
+    const deliveries = receiver().deliveredTo(key);
     expect(deliveries.map((d) => [d.webhookId, d.sequence])).toEqual([
       [events[0]?.event_id, 1],
       [crashed, 2],
@@ -82,10 +81,10 @@ describe('local stack idempotency', { timeout: 60_000 }, () => {
     ]);
     expect(deliveries.every((d) => d.signature === SignatureCheck.verified)).toBe(true);
     // Each attempt is signed anew (its own timestamp); the body is the same bytes.
-    const [before, after] = receiver.attemptsOf(crashed);
+    const [before, after] = receiver().attemptsOf(crashed);
     expect(after?.body).toBe(before?.body);
     expect(crash.eventIds.has(crashed)).toBe(false);
-    expect(await stack.eventItem(crashed)).toMatchObject({ status: 'delivered', sequence: 2, attempts: 2 });
-    expect(stack.logs.some((line) => line.includes('InjectedFaultError'))).toBe(true);
+    expect(await stack().eventItem(crashed)).toMatchObject({ status: 'delivered', sequence: 2, attempts: 2 });
+    expect(stack().logs.some((line) => line.includes('InjectedFaultError'))).toBe(true);
   });
 });

@@ -3,32 +3,24 @@
  * growing wait, the head's attempts and last error; it vanishes once drained. Its dead letter is
  * listed by `GET /v1/dead-letters` with its sequence. The view is read in pages by cursor.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { LagRow } from '../../lambda/core/lag.js';
 import { call, makeEvent, postEvents, subscribe, uniquePrefix } from './support/api.js';
 import { waitFor } from './support/poll.js';
-import { startRecordingReceiver, type RecordingReceiver } from './support/receiver.js';
-import { startTestStack, type TestStack } from './support/stack.js';
+import { lagRowOf } from './support/operator-api.js';
+import { useStackAndReceiver } from './support/stack-and-receiver.js';
 
 describe('local stack lag view', { timeout: 60_000 }, () => {
   const prefix = uniquePrefix('lag');
-  let stack: TestStack;
-  let receiver: RecordingReceiver;
   let isRefusing = true;
-
-  beforeAll(async () => {
-    receiver = await startRecordingReceiver((webhook) => (isRefusing && (webhook.webhookId ?? '').startsWith(`${prefix}-stuck`) ? { statusCode: 503 } : undefined));
-    // Many attempts, 1 s apart: the head stays stuck for as long as the receiver refuses.
-    stack = await startTestStack({ MAX_DELIVERY_ATTEMPTS: '100', RETRY_BASE_SECONDS: '1', RETRY_MAX_SECONDS: '1' });
-  });
-
-  afterAll(async () => {
-    await stack?.stop();
-    await receiver?.stop();
-  });
+  // Many attempts, 1 s apart: the head stays stuck for as long as the receiver refuses.
+  const { stack, receiver } = useStackAndReceiver(
+    { MAX_DELIVERY_ATTEMPTS: '100', RETRY_BASE_SECONDS: '1', RETRY_MAX_SECONDS: '1' },
+    { respond: (webhook) => (isRefusing && (webhook.webhookId ?? '').startsWith(`${prefix}-stuck`) ? { statusCode: 503 } : undefined) },
+  );
 
   const lag = async (): Promise<LagRow[]> => {
-    const answer = await call(stack.url, 'GET', '/v1/lag');
+    const answer = await call(stack().url, 'GET', '/v1/lag');
     expect(answer.status).toBe(200);
     return (answer.body as { groups: LagRow[] }).groups;
   };
@@ -36,10 +28,10 @@ describe('local stack lag view', { timeout: 60_000 }, () => {
   it('shows a stalled group with growing wait, worst first, and drops it when drained', async () => {
     const stuck = `${prefix}-stuck`;
     const flowing = `${prefix}-flowing`;
-    await subscribe(stack.url, stuck, receiver.endpointFor(stuck));
-    await subscribe(stack.url, flowing, receiver.endpointFor(flowing));
-    const [stuckGroup] = (await postEvents(stack.url, [1, 2, 3].map((n) => makeEvent(stuck, `${stuck}-${n}`)))).map((r) => r.message_group_id);
-    await postEvents(stack.url, [1, 2].map((n) => makeEvent(flowing, `${flowing}-${n}`)));
+    await subscribe(stack().url, stuck, receiver().endpointFor(stuck));
+    await subscribe(stack().url, flowing, receiver().endpointFor(flowing));
+    const [stuckGroup] = (await postEvents(stack().url, [1, 2, 3].map((n) => makeEvent(stuck, `${stuck}-${n}`)))).map((r) => r.message_group_id);
+    await postEvents(stack().url, [1, 2].map((n) => makeEvent(flowing, `${flowing}-${n}`)));
 
     const first = await waitFor('the stuck group in the lag view after two failed attempts', async () =>
       (await lag()).find((row) => row.message_group_id === stuckGroup && row.head_attempts >= 2),
@@ -48,7 +40,7 @@ describe('local stack lag view', { timeout: 60_000 }, () => {
     // Worst first: the stuck group heads the view.
     expect((await lag())[0]?.message_group_id).toBe(stuckGroup);
     await waitFor('the flowing key delivered and gone from the view', async () =>
-      receiver.deliveredTo(flowing).length === 2 && (await lag()).every((row) => !row.message_group_id.startsWith(flowing)),
+      receiver().deliveredTo(flowing).length === 2 && (await lag()).every((row) => !row.message_group_id.startsWith(flowing)),
     );
 
     const later = await waitFor('the wait and the attempts to grow', async () =>
@@ -59,34 +51,26 @@ describe('local stack lag view', { timeout: 60_000 }, () => {
     expect(later).toMatchObject({ depth: 3, last_error: 'HTTP 503' });
 
     isRefusing = false;
-    await waitFor('the stuck key delivered', () => receiver.deliveredTo(stuck).length === 3);
+    await waitFor('the stuck key delivered', () => receiver().deliveredTo(stuck).length === 3);
     await waitFor('the drained group gone from the view', async () => (await lag()).every((row) => row.message_group_id !== stuckGroup));
   });
 });
 
 describe('local stack dead letters view', { timeout: 60_000 }, () => {
   const prefix = uniquePrefix('dl');
-  let stack: TestStack;
-  let receiver: RecordingReceiver;
-
-  beforeAll(async () => {
-    receiver = await startRecordingReceiver((webhook) => (webhook.webhookId === `${prefix}-sub-2` ? { statusCode: 500 } : undefined));
-    stack = await startTestStack({ MAX_DELIVERY_ATTEMPTS: '2' });
-  });
-
-  afterAll(async () => {
-    await stack?.stop();
-    await receiver?.stop();
-  });
+  const { stack, receiver } = useStackAndReceiver(
+    { MAX_DELIVERY_ATTEMPTS: '2' },
+    { respond: (webhook) => (webhook.webhookId === `${prefix}-sub-2` ? { statusCode: 500 } : undefined) },
+  );
 
   it('lists a subscription’s dead letters with their sequence, and shows them in the lag view', async () => {
     const subscription = `${prefix}-sub`;
-    await subscribe(stack.url, subscription, receiver.endpointFor(subscription));
-    const [group] = (await postEvents(stack.url, [1, 2, 3].map((n) => makeEvent(subscription, `${subscription}-${n}`)))).map((r) => r.message_group_id);
-    await waitFor('the rest of the key delivered', () => receiver.deliveredTo(subscription).length === 2);
+    await subscribe(stack().url, subscription, receiver().endpointFor(subscription));
+    const [group] = (await postEvents(stack().url, [1, 2, 3].map((n) => makeEvent(subscription, `${subscription}-${n}`)))).map((r) => r.message_group_id);
+    await waitFor('the rest of the key delivered', () => receiver().deliveredTo(subscription).length === 2);
 
     const answer = await waitFor('the dead letter listed', async () => {
-      const listed = await call(stack.url, 'GET', `/v1/dead-letters?subscription_id=${encodeURIComponent(subscription)}`);
+      const listed = await call(stack().url, 'GET', `/v1/dead-letters?subscription_id=${encodeURIComponent(subscription)}`);
       return (listed.body as { items: unknown[] }).items.length === 1 ? listed : undefined;
     });
     expect(answer.status).toBe(200);
@@ -101,41 +85,24 @@ describe('local stack dead letters view', { timeout: 60_000 }, () => {
         dead_lettered_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       },
     ]);
-    const row = await waitFor('the group in the lag view for its dead letter', async () =>
-      (await lag(stack)).find((r) => r.message_group_id === group),
-    );
+    const row = await waitFor('the group in the lag view for its dead letter', () => lagRowOf(stack(), group ?? ''));
     expect(row).toMatchObject({ depth: 0, dead_lettered: 1, oldest_wait_seconds: 0 });
   });
 
   it('refuses a request without subscription_id, and lists nothing for an unknown one', async () => {
-    const missing = await call(stack.url, 'GET', '/v1/dead-letters');
+    const missing = await call(stack().url, 'GET', '/v1/dead-letters');
     expect(missing.status).toBe(400);
     expect(missing.body).toMatchObject({ error: { code: 'invalid_request', details: [{ path: 'subscription_id' }] } });
-    const unknown = await call(stack.url, 'GET', `/v1/dead-letters?subscription_id=${prefix}-nobody`);
+    const unknown = await call(stack().url, 'GET', `/v1/dead-letters?subscription_id=${prefix}-nobody`);
     expect(unknown).toMatchObject({ status: 200, body: { items: [] } });
   });
-
-  async function lag(target: TestStack): Promise<LagRow[]> {
-    return ((await call(target.url, 'GET', '/v1/lag')).body as { groups: LagRow[] }).groups;
-  }
 });
 
 describe('local stack lag view in pages', { timeout: 60_000 }, () => {
   const prefix = uniquePrefix('lag-pages');
   /** Subscription i gets i events, all dead-lettered: rows that hold still while the test pages. */
   const subscriptions = [1, 2, 3, 4, 5].map((n) => ({ id: `${prefix}-sub-${n}`, events: n }));
-  let stack: TestStack;
-  let receiver: RecordingReceiver;
-
-  beforeAll(async () => {
-    receiver = await startRecordingReceiver(() => ({ statusCode: 500 }));
-    stack = await startTestStack({ MAX_DELIVERY_ATTEMPTS: '1' });
-  });
-
-  afterAll(async () => {
-    await stack?.stop();
-    await receiver?.stop();
-  });
+  const { stack, receiver } = useStackAndReceiver({ MAX_DELIVERY_ATTEMPTS: '1' }, { respond: () => ({ statusCode: 500 }) });
 
   interface LagPage {
     readonly groups: LagRow[];
@@ -143,7 +110,7 @@ describe('local stack lag view in pages', { timeout: 60_000 }, () => {
   }
 
   async function lagPage(query: string): Promise<LagPage> {
-    const answer = await call(stack.url, 'GET', `/v1/lag?${query}`);
+    const answer = await call(stack().url, 'GET', `/v1/lag?${query}`);
     expect(answer.status).toBe(200);
     return answer.body as LagPage;
   }
@@ -151,9 +118,9 @@ describe('local stack lag view in pages', { timeout: 60_000 }, () => {
   it('pages through the groups two at a time, worst first, each exactly once', async () => {
     const groupOf = new Map<string, string>();
     for (const subscription of subscriptions) {
-      await subscribe(stack.url, subscription.id, receiver.endpointFor(subscription.id));
+      await subscribe(stack().url, subscription.id, receiver().endpointFor(subscription.id));
       const events = Array.from({ length: subscription.events }, (_, n) => makeEvent(subscription.id, `${subscription.id}-${n + 1}`));
-      const [result] = await postEvents(stack.url, events);
+      const [result] = await postEvents(stack().url, events);
       groupOf.set(subscription.id, result?.message_group_id ?? '');
     }
     const worstFirst = [...subscriptions].reverse().map((subscription) => groupOf.get(subscription.id));
@@ -181,9 +148,9 @@ describe('local stack lag view in pages', { timeout: 60_000 }, () => {
   });
 
   it('refuses a bad limit or cursor with 400 invalid_request', async () => {
-    const badLimit = await call(stack.url, 'GET', '/v1/lag?limit=0');
+    const badLimit = await call(stack().url, 'GET', '/v1/lag?limit=0');
     expect(badLimit).toMatchObject({ status: 400, body: { error: { code: 'invalid_request', details: [{ path: 'limit' }] } } });
-    const badCursor = await call(stack.url, 'GET', '/v1/lag?cursor=eyJub3QiOiJvdXJzIn0');
+    const badCursor = await call(stack().url, 'GET', '/v1/lag?cursor=eyJub3QiOiJvdXJzIn0');
     expect(badCursor).toMatchObject({ status: 400, body: { error: { code: 'invalid_request', details: [{ path: 'cursor' }] } } });
   });
 });

@@ -2,54 +2,46 @@
  * A poison head: an event its receiver always refuses gets exactly MAX_DELIVERY_ATTEMPTS real
  * attempts, is dead-lettered with its reason, and its key moves on; other keys never wait for it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { makeEvent, postEvents, subscribe, uniquePrefix } from './support/api.js';
 import { waitFor } from './support/poll.js';
-import { SignatureCheck, startRecordingReceiver, type RecordingReceiver } from './support/receiver.js';
-import { startTestStack, type TestStack } from './support/stack.js';
+import { SignatureCheck } from './support/receiver.js';
+import { useStackAndReceiver } from './support/stack-and-receiver.js';
 
 const MAX_ATTEMPTS = 3;
 
 describe('local stack poison head', { timeout: 60_000 }, () => {
   const prefix = uniquePrefix('poison');
   const poisonId = `${prefix}-p-2`;
-  let stack: TestStack;
-  let receiver: RecordingReceiver;
-
-  beforeAll(async () => {
-    receiver = await startRecordingReceiver((webhook) => (webhook.webhookId === poisonId ? { statusCode: 500 } : undefined));
-    // A fixed 2 s between attempts, so the poison head is retried for about 4 s while the other key flows.
-    stack = await startTestStack({ MAX_DELIVERY_ATTEMPTS: String(MAX_ATTEMPTS), RETRY_BASE_SECONDS: '2', RETRY_MAX_SECONDS: '2' });
-  });
-
-  afterAll(async () => {
-    await stack?.stop();
-    await receiver?.stop();
-  });
+  // A fixed 2 s between attempts, so the poison head is retried for about 4 s while the other key flows.
+  const { stack, receiver } = useStackAndReceiver(
+    { MAX_DELIVERY_ATTEMPTS: String(MAX_ATTEMPTS), RETRY_BASE_SECONDS: '2', RETRY_MAX_SECONDS: '2' },
+    { respond: (webhook) => (webhook.webhookId === poisonId ? { statusCode: 500 } : undefined) },
+  );
 
   it('dead-letters the head after exactly MAX_DELIVERY_ATTEMPTS attempts and delivers the rest of its key after it', async () => {
     const poisoned = `${prefix}-poisoned`;
     const healthy = `${prefix}-healthy`;
-    receiver.setSecret(poisoned, await subscribe(stack.url, poisoned, receiver.endpointFor(poisoned)));
-    receiver.setSecret(healthy, await subscribe(stack.url, healthy, receiver.endpointFor(healthy)));
+    receiver().setSecret(poisoned, await subscribe(stack().url, poisoned, receiver().endpointFor(poisoned)));
+    receiver().setSecret(healthy, await subscribe(stack().url, healthy, receiver().endpointFor(healthy)));
     const poisonedEvents = [1, 2, 3, 4].map((n) => makeEvent(poisoned, `${prefix}-p-${n}`));
     const healthyEvents = [1, 2, 3, 4, 5].map((n) => makeEvent(healthy, `${prefix}-h-${n}`));
 
-    const [group] = (await postEvents(stack.url, poisonedEvents)).map((result) => result.message_group_id);
-    await waitFor('the first attempt at the poison head', () => receiver.attemptsOf(poisonId).length >= 1);
-    await postEvents(stack.url, healthyEvents);
+    const [group] = (await postEvents(stack().url, poisonedEvents)).map((result) => result.message_group_id);
+    await waitFor('the first attempt at the poison head', () => receiver().attemptsOf(poisonId).length >= 1);
+    await postEvents(stack().url, healthyEvents);
 
-    await waitFor('the rest of the poisoned key delivered', () => receiver.deliveredTo(poisoned).length === 3);
-    await waitFor('the healthy key delivered', () => receiver.deliveredTo(healthy).length === 5);
+    await waitFor('the rest of the poisoned key delivered', () => receiver().deliveredTo(poisoned).length === 3);
+    await waitFor('the healthy key delivered', () => receiver().deliveredTo(healthy).length === 5);
 
-    const poisonAttempts = receiver.attemptsOf(poisonId);
+    const poisonAttempts = receiver().attemptsOf(poisonId);
     expect(poisonAttempts.map((attempt) => attempt.statusCode)).toEqual([500, 500, 500]);
     // Every attempt carries the number the event got on its first attempt.
     expect(poisonAttempts.map((attempt) => attempt.sequence)).toEqual([2, 2, 2]);
     expect(poisonAttempts.every((attempt) => attempt.signature === SignatureCheck.verified)).toBe(true);
 
     // The key moved on after the give-up, in order, and the receiver sees the gap at 2.
-    const poisonedDeliveries = receiver.deliveredTo(poisoned);
+    const poisonedDeliveries = receiver().deliveredTo(poisoned);
     expect(poisonedDeliveries.map((d) => d.webhookId)).toEqual([`${prefix}-p-1`, `${prefix}-p-3`, `${prefix}-p-4`]);
     expect(poisonedDeliveries.map((d) => d.sequence)).toEqual([1, 3, 4]);
     const lastPoisonAttempt = poisonAttempts.at(-1)?.receivedAt.getTime() ?? Infinity;
@@ -57,13 +49,13 @@ describe('local stack poison head', { timeout: 60_000 }, () => {
     expect(afterPoison.every((d) => d.receivedAt.getTime() >= lastPoisonAttempt)).toBe(true);
 
     // The other key flowed while the head was being retried.
-    const healthyDeliveries = receiver.deliveredTo(healthy);
+    const healthyDeliveries = receiver().deliveredTo(healthy);
     expect(healthyDeliveries.map((d) => d.sequence)).toEqual([1, 2, 3, 4, 5]);
     expect(healthyDeliveries.every((d) => d.receivedAt.getTime() < lastPoisonAttempt)).toBe(true);
 
     // The dead letter is in the store, whole, and says why; nothing went to the backstop queue.
     const [deadLetter] = await waitFor('the dead letter', async () => {
-      const letters = await stack.deadLetterItems(poisoned);
+      const letters = await stack().deadLetterItems(poisoned);
       return letters.length > 0 ? letters : undefined;
     });
     expect(JSON.parse(String(deadLetter?.queued_event))).toMatchObject({ event: poisonedEvents[1], message_group_id: group });
@@ -74,9 +66,9 @@ describe('local stack poison head', { timeout: 60_000 }, () => {
       attempts: MAX_ATTEMPTS,
       reason: `${MAX_ATTEMPTS} of ${MAX_ATTEMPTS} attempts failed; last: HTTP 500`,
     });
-    expect(await stack.receiveDeadLetters()).toEqual([]);
+    expect(await stack().receiveDeadLetters()).toEqual([]);
 
-    expect(await stack.eventItem(poisonId)).toMatchObject({ status: 'dead_lettered', sequence: 2, attempts: MAX_ATTEMPTS });
-    expect(stack.logs.some((line) => line.includes('event dead-lettered'))).toBe(true);
+    expect(await stack().eventItem(poisonId)).toMatchObject({ status: 'dead_lettered', sequence: 2, attempts: MAX_ATTEMPTS });
+    expect(stack().logs.some((line) => line.includes('event dead-lettered'))).toBe(true);
   });
 });

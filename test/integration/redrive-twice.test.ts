@@ -7,11 +7,13 @@
  * does, so the redrive and the consumer's successor rules are exercised on real FIFO batches.
  */
 import type { Message } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { DeadLetterRow } from '../../lambda/core/dead-letter.js';
 import { call, postEvents, subscribe, uniquePrefix, type TestEvent } from './support/api.js';
 import { waitFor } from './support/poll.js';
-import { SignatureCheck, startRecordingReceiver, type Attempt, type RecordingReceiver } from './support/receiver.js';
-import { startTestStack, type TestStack } from './support/stack.js';
+import { SignatureCheck, type Attempt } from './support/receiver.js';
+import { redriveUntilDone } from './support/operator-api.js';
+import { useStackAndReceiver } from './support/stack-and-receiver.js';
 
 /** Events of the one key: more than a receive's 10, so the group comes in more than one batch. */
 const EVENT_COUNT = 15;
@@ -20,29 +22,14 @@ const MAX_DELIVERY_ATTEMPTS = 2;
 /** A small page, so that fifteen dead letters take four pages. */
 const PAGE_LIMIT = 4;
 
-interface DeadLetterItem {
-  readonly event_id: string;
-  readonly subscription_id: string;
-  readonly message_group_id: string;
-  readonly sequence: number | null;
-  readonly attempts: number;
-  readonly reason: string;
-}
-
 interface DeadLettersPage {
-  readonly items: DeadLetterItem[];
+  readonly items: DeadLetterRow[];
   readonly next_cursor: string | null;
-}
-
-interface RedriveAnswer {
-  readonly redriven: { event_id: string; sequence: number | null }[];
-  readonly remaining: number;
-  readonly is_done: boolean;
 }
 
 /** A subscription's dead letters, every page, and the size of each page. */
 interface DeadLetterListing {
-  readonly items: DeadLetterItem[];
+  readonly items: DeadLetterRow[];
   readonly pageSizes: number[];
 }
 
@@ -52,20 +39,20 @@ const sequencesUpTo = (n: number): number[] => Array.from({ length: n }, (_, ind
 describe('local stack redrive, twice', { timeout: 60_000 }, () => {
   const prefix = uniquePrefix('redrive-twice');
   let isRefusing = true;
-  let stack: TestStack;
-  let receiver: RecordingReceiver;
   /** The message group of every message of the delivery queue, per receive of the event source mapping. */
   const receivedGroups: string[][] = [];
+  const { stack, receiver } = useStackAndReceiver(
+    { MAX_DELIVERY_ATTEMPTS: String(MAX_DELIVERY_ATTEMPTS), RETRY_BASE_SECONDS: '0' },
+    { respond: () => (isRefusing ? { statusCode: 500 } : undefined) },
+  );
 
   beforeAll(async () => {
-    receiver = await startRecordingReceiver(() => (isRefusing ? { statusCode: 500 } : undefined));
-    stack = await startTestStack({ MAX_DELIVERY_ATTEMPTS: String(MAX_DELIVERY_ATTEMPTS), RETRY_BASE_SECONDS: '0' });
     // Watches what the delivery queue hands out, on the client the stack's pollers receive with.
-    stack.clients.sqs.middlewareStack.add(
+    stack().clients.sqs.middlewareStack.add(
       (next, context) => async (args) => {
         const result = await next(args);
         const input = args.input as { readonly QueueUrl?: string };
-        if (context.commandName === 'ReceiveMessageCommand' && input.QueueUrl === stack.resources.deliveryQueueUrl) {
+        if (context.commandName === 'ReceiveMessageCommand' && input.QueueUrl === stack().resources.deliveryQueueUrl) {
           const { Messages = [] } = result.output as { readonly Messages?: Message[] };
           if (Messages.length > 0) receivedGroups.push(Messages.map((message) => message.Attributes?.MessageGroupId ?? ''));
         }
@@ -75,20 +62,15 @@ describe('local stack redrive, twice', { timeout: 60_000 }, () => {
     );
   });
 
-  afterAll(async () => {
-    await stack?.stop();
-    await receiver?.stop();
-  });
-
   /** Every page of the subscription's dead letters, `PAGE_LIMIT` at a time, following `next_cursor`. */
   async function listDeadLetters(subscriptionId: string): Promise<DeadLetterListing> {
-    const items: DeadLetterItem[] = [];
+    const items: DeadLetterRow[] = [];
     const pageSizes: number[] = [];
     const followed = new Set<string>();
     let cursor: string | null = null;
     do {
       const query = new URLSearchParams({ subscription_id: subscriptionId, limit: String(PAGE_LIMIT), ...(cursor === null ? {} : { cursor }) });
-      const answer = await call(stack.url, 'GET', `/v1/dead-letters?${query.toString()}`);
+      const answer = await call(stack().url, 'GET', `/v1/dead-letters?${query.toString()}`);
       expect(answer.status).toBe(200);
       const page = answer.body as DeadLettersPage;
       items.push(...page.items);
@@ -98,19 +80,6 @@ describe('local stack redrive, twice', { timeout: 60_000 }, () => {
       if (cursor !== null) followed.add(cursor);
     } while (cursor !== null);
     return { items, pageSizes };
-  }
-
-  /** Redrives the subscription step by step until `is_done`; what every step redrove, in order. */
-  async function redriveAll(subscriptionId: string): Promise<RedriveAnswer['redriven']> {
-    const redriven: RedriveAnswer['redriven'] = [];
-    await waitFor(`the redrive of ${subscriptionId} done`, async () => {
-      const answer = await call(stack.url, 'POST', '/v1/dead-letters/redrive', { subscription_id: subscriptionId });
-      expect(answer.status).toBe(200);
-      const step = answer.body as RedriveAnswer;
-      redriven.push(...step.redriven);
-      return step.is_done && step.remaining === 0;
-    });
-    return redriven;
   }
 
   /** Waits until all the events are dead letters, listed with their sequences in order, in full pages. */
@@ -135,7 +104,7 @@ describe('local stack redrive, twice', { timeout: 60_000 }, () => {
 
   it('delivers 15 events of one key once each, in order, with their ids, sequences and payloads, when redriven after failing twice', async () => {
     const key = `${prefix}-key`;
-    receiver.setSecret(key, await subscribe(stack.url, key, receiver.endpointFor(key)));
+    receiver().setSecret(key, await subscribe(stack().url, key, receiver().endpointFor(key)));
     const events: TestEvent[] = sequencesUpTo(EVENT_COUNT).map((n) => ({
       event_id: `${key}-${n}`,
       tenant_id: 'tenant-it',
@@ -143,40 +112,40 @@ describe('local stack redrive, twice', { timeout: 60_000 }, () => {
       type: 'order.updated',
       payload: { order: `${key}-order-${n}`, position: n, lines: Array.from({ length: n }, (_, line) => ({ sku: `sku-${n}-${line}`, quantity: line + 1 })) },
     }));
-    const results = await postEvents(stack.url, events);
+    const results = await postEvents(stack().url, events);
     expect(results.map((result) => result.status)).toEqual(Array(EVENT_COUNT).fill('accepted'));
     const group = results[0]?.message_group_id;
 
     // Round 1: the receiver refuses everything; each event is given up after its attempts.
     const first = await waitForAllDeadLettered(key, events, 'all 15 events dead-lettered');
     expect(first.items.every((item) => item.message_group_id === group)).toBe(true);
-    await waitFor('no attempt of the key in flight', () => receiver.attempts().every((attempt) => attempt.statusCode !== undefined));
-    const roundOne = receiver.attempts();
+    await waitFor('no attempt of the key in flight', () => receiver().attempts().every((attempt) => attempt.statusCode !== undefined));
+    const roundOne = receiver().attempts();
     expect(describeAttempts(roundOne)).toEqual(refusedRound(events, undefined));
 
     // Round 2: redriven, still refused, all dead-lettered again with the same sequences.
-    const firstRedrive = await redriveAll(key);
+    const firstRedrive = await redriveUntilDone(stack(), key);
     expect(firstRedrive).toEqual(events.map((event, index) => ({ event_id: event.event_id, sequence: index + 1 })));
-    await waitFor('the redriven events attempted and refused', () => receiver.attempts().length >= 2 * roundOne.length);
+    await waitFor('the redriven events attempted and refused', () => receiver().attempts().length >= 2 * roundOne.length);
     await waitForAllDeadLettered(key, events, 'all 15 redriven events dead-lettered again');
-    const roundTwo = receiver.attempts().slice(roundOne.length);
+    const roundTwo = receiver().attempts().slice(roundOne.length);
     expect(describeAttempts(roundTwo)).toEqual(refusedRound(events, 'true'));
 
     // Round 3: the receiver accepts; the second redrive delivers every event, once, in order.
     isRefusing = false;
-    const secondRedrive = await redriveAll(key);
+    const secondRedrive = await redriveUntilDone(stack(), key);
     expect(secondRedrive).toEqual(firstRedrive);
-    await waitFor('all 15 events delivered', () => receiver.deliveredTo(key).length === EVENT_COUNT);
-    const delivered = receiver.deliveredTo(key);
+    await waitFor('all 15 events delivered', () => receiver().deliveredTo(key).length === EVENT_COUNT);
+    const delivered = receiver().deliveredTo(key);
     expect(describeAttempts(delivered)).toEqual(events.map((event, index) => [event.event_id, index + 1, 'true']));
     expect(delivered.map((attempt) => (JSON.parse(attempt.body) as { data: unknown }).data)).toEqual(events.map((event) => event.payload));
     expect(delivered.every((attempt) => attempt.signature === SignatureCheck.verified)).toBe(true);
     await waitFor('the group settled: nothing pending or dead-lettered in the lag view', async () => {
-      const lag = await call(stack.url, 'GET', '/v1/lag?limit=1000');
+      const lag = await call(stack().url, 'GET', '/v1/lag?limit=1000');
       return (lag.body as { groups: { message_group_id: string }[] }).groups.every((row) => row.message_group_id !== group);
     });
     expect(await listDeadLetters(key)).toEqual({ items: [], pageSizes: [0] });
-    expect(receiver.attempts()).toHaveLength(roundOne.length + roundTwo.length + EVENT_COUNT);
+    expect(receiver().attempts()).toHaveLength(roundOne.length + roundTwo.length + EVENT_COUNT);
 
     // The queue handed the group out several messages at a time, as SQS's FIFO receive does.
     // (Ingest and the redrive send a key's events one SendMessageBatch after another, so a receive

@@ -6,6 +6,7 @@
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterEach, beforeEach } from 'vitest';
 
 export interface RecordedRequest {
   readonly method: string;
@@ -38,6 +39,7 @@ export interface FakeApi {
   readonly calls: () => string[];
   /** Sets the answers of `METHOD /path`: one reply, replies in turn (the last one repeated), or a function. */
   readonly on: (route: string, answer: Reply | readonly Reply[] | Responder) => void;
+  /** Closes the server; stopping it again does nothing. */
   readonly stop: () => Promise<void>;
 }
 
@@ -93,8 +95,40 @@ export async function startFakeApi(): Promise<FakeApi> {
       else routes.set(route, () => answer as Reply);
     },
     stop: async () => {
+      if (!server.listening) return;
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     },
+  };
+}
+
+/**
+ * Starts a fresh fake API before each test of the enclosing `describe` and stops it after.
+ * The object returned stands for the current test's API, so tests use it as they would the
+ * result of `startFakeApi`, and no request or route leaks from one test into the next.
+ */
+export function useFakeApi(): FakeApi {
+  let current: FakeApi | undefined;
+  beforeEach(async () => {
+    current = await startFakeApi();
+  });
+  afterEach(async () => {
+    await current?.stop();
+    current = undefined;
+  });
+  const started = (): FakeApi => {
+    if (current === undefined) throw new Error('The fake API runs only while a test runs.');
+    return current;
+  };
+  return {
+    get url() {
+      return started().url;
+    },
+    get requests() {
+      return started().requests;
+    },
+    calls: () => started().calls(),
+    on: (route, answer) => started().on(route, answer),
+    stop: () => started().stop(),
   };
 }

@@ -26,7 +26,8 @@ export interface RecordingReceiver {
   readonly stop: () => Promise<void>;
 }
 
-type Respond = (webhook: ReceivedWebhook) => ReceiverReply | undefined | Promise<ReceiverReply | undefined>;
+/** Decides the answer to one attempt; 204 when it returns undefined. */
+export type Respond = (webhook: ReceivedWebhook) => ReceiverReply | undefined | Promise<ReceiverReply | undefined>;
 
 /** `respond` decides the answer to each attempt; 204 when it returns undefined. */
 export async function startRecordingReceiver(respond: Respond = () => undefined): Promise<RecordingReceiver> {

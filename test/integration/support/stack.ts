@@ -29,10 +29,10 @@ export interface TestStack extends LocalStack {
   readonly deadLetterItems: (subscriptionId: string) => Promise<Record<string, unknown>[]>;
 }
 
-export async function startTestStack(
-  environment: Readonly<Record<string, string>> = {},
-  options: Omit<LocalStackOptions, 'config' | 'port' | 'logSink'> = {},
-): Promise<TestStack> {
+/** What a test may set of the local stack besides its environment: the rest is the test stack's. */
+export type TestStackOptions = Omit<LocalStackOptions, 'config' | 'port' | 'logSink'>;
+
+export async function startTestStack(environment: Readonly<Record<string, string>> = {}, options: TestStackOptions = {}): Promise<TestStack> {
   const config = loadConfig({ ...TEST_ENVIRONMENT, ...environment }, Deployment.local);
   const logs: string[] = [];
   const stack = await startLocalStack({ ...options, config, port: 0, logSink: (line) => logs.push(line) });
