@@ -12,6 +12,8 @@ export const ErrorCode = {
   payloadTooLarge: 'payload_too_large',
   unknownSubscription: 'unknown_subscription',
   endpointNotAllowed: 'endpoint_not_allowed',
+  /** A subscription id another tenant already holds: nothing was changed. */
+  tenantMismatch: 'tenant_mismatch',
   enqueueFailed: 'enqueue_failed',
   ingestPaused: 'ingest_paused',
   notFound: 'not_found',

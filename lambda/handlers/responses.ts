@@ -36,6 +36,7 @@ export const ERROR_STATUS_CODES: Readonly<Record<ErrorCode, number>> = {
   [ErrorCode.pauseTooRecent]: 409,
   [ErrorCode.queueNotEmpty]: 409,
   [ErrorCode.versionConflict]: 409,
+  [ErrorCode.tenantMismatch]: 409,
   [ErrorCode.payloadTooLarge]: 413,
   [ErrorCode.unknownSubscription]: 422,
   [ErrorCode.endpointNotAllowed]: 422,

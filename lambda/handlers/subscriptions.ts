@@ -8,7 +8,7 @@ import { readJsonBody } from '../core/event.js';
 import { generateSecret } from '../core/secret.js';
 import { parseSubscriptionBody, parseSubscriptionId } from '../core/subscription.js';
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
-import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS, type SubscriptionStore } from '../adapters/subscription-store.js';
+import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS, SubscriptionPutKind, type SubscriptionStore } from '../adapters/subscription-store.js';
 import { checkEndpoint, type EndpointCheck } from '../adapters/endpoint-check.js';
 import { createHttpHandler, type HttpHandler } from './http.js';
 import { errorResponse } from './responses.js';
@@ -41,15 +41,25 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
             details: [{ path: 'url', message: check.reason }],
           });
         }
-        const { isCreated, subscription } = await deps.store.put({
+        const outcome = await deps.store.put({
           subscription_id: id.value,
           tenant_id: body.value.tenant_id,
           url: body.value.url,
+          // Without a secret, a replacement keeps the one its receiver verifies; a creation gets this one.
           secret: body.value.secret ?? generateSecret(deps.randomBytes),
+          shouldKeepExistingSecret: body.value.secret === undefined,
           now: deps.now().toISOString(),
         });
+        if (outcome.kind === SubscriptionPutKind.tenantMismatch) {
+          return errorResponse({
+            code: ErrorCode.tenantMismatch,
+            message: 'The subscription belongs to another tenant; nothing was changed.',
+            details: [{ path: 'tenant_id', message: 'does not match the subscription’s tenant' }],
+          });
+        }
+        const isCreated = outcome.kind === SubscriptionPutKind.created;
         deps.logger.info(isCreated ? 'subscription created' : 'subscription replaced', { subscriptionId: id.value });
-        const { subscription_id, tenant_id, url, secret } = subscription;
+        const { subscription_id, tenant_id, url, secret } = outcome.subscription;
         return { statusCode: isCreated ? 201 : 200, body: { subscription_id, tenant_id, url, secret } };
       },
       'GET /v1/subscriptions/{subscription_id}': async (event) => {

@@ -300,13 +300,19 @@ describe('DynamoModel against dynalite: the adapters', () => {
       const missing = await store.get('sub_1');
       const created = await store.put({ subscription_id: 'sub_1', tenant_id: 't1', url: 'https://a.example', secret: 's1', now: '2026-01-01T00:00:00Z' });
       const replaced = await store.put({ subscription_id: 'sub_1', tenant_id: 't1', url: 'https://b.example', secret: 's2', now: '2026-01-02T00:00:00Z' });
-      await store.put({ subscription_id: 'sub_2', tenant_id: 't2', url: 'https://c.example', secret: 's3', now: '2026-01-03T00:00:00Z' });
+      const kept = await store.put({ subscription_id: 'sub_1', tenant_id: 't1', url: 'https://b.example', secret: 's9', shouldKeepExistingSecret: true, now: '2026-01-02T00:00:01Z' });
+      const takenOver = await store.put({ subscription_id: 'sub_1', tenant_id: 't2', url: 'https://evil.example', secret: 's4', now: '2026-01-02T00:00:02Z' });
+      await store.put({ subscription_id: 'sub_2', tenant_id: 't2', url: 'https://c.example', secret: 's3', shouldKeepExistingSecret: true, now: '2026-01-03T00:00:00Z' });
       const found = await store.get('sub_1');
       const tenants = await store.findTenants(['sub_2', 'sub_1', 'sub_9', 'sub_1']);
-      return { missing, created, replaced, found, tenants: [...tenants].sort() };
+      return { missing, created, replaced, kept, takenOver, found, sub2: await store.get('sub_2'), tenants: [...tenants].sort() };
     });
-    expect(result.created.isCreated).toBe(true);
-    expect(result.replaced.isCreated).toBe(false);
+    expect(result.created.kind).toBe('created');
+    expect(result.replaced.kind).toBe('replaced');
+    expect(result.kept).toMatchObject({ kind: 'replaced', subscription: { secret: 's2' } });
+    expect(result.takenOver).toEqual({ kind: 'tenant_mismatch' });
+    expect(result.found).toMatchObject({ tenant_id: 't1', url: 'https://b.example', secret: 's2' });
+    expect(result.sub2?.secret).toBe('s3');
     expect(result.tenants).toEqual([
       ['sub_1', 't1'],
       ['sub_2', 't2'],

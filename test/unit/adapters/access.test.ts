@@ -244,6 +244,16 @@ const ADAPTERS = {
           answer: () => dynamoMock.on(UpdateCommand).resolves({ Attributes: { subscription_id: 'sub_1', tenant_id: 't', url: 'https://example.com/old', secret: 'whsec_y', created_at: at } }),
           run: (store) => store.put({ subscription_id: 'sub_1', tenant_id: 't', url: 'https://example.com/hook', secret: 'whsec_x', now: at }),
         },
+        {
+          path: 'it keeps the existing secret',
+          answer: () => dynamoMock.on(UpdateCommand).resolves({ Attributes: { subscription_id: 'sub_1', tenant_id: 't', url: 'https://example.com/old', secret: 'whsec_y', created_at: at } }),
+          run: (store) => store.put({ subscription_id: 'sub_1', tenant_id: 't', url: 'https://example.com/hook', secret: 'whsec_x', shouldKeepExistingSecret: true, now: at }),
+        },
+        {
+          path: 'another tenant holds the id',
+          answer: () => dynamoMock.on(UpdateCommand).rejects(new ConditionalCheckFailedException({ message: 'no', $metadata: {} })),
+          run: (store) => store.put({ subscription_id: 'sub_1', tenant_id: 't2', url: 'https://example.com/hook', secret: 'whsec_x', now: at }),
+        },
       ],
       findTenants: [
         {

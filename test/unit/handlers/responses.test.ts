@@ -37,7 +37,7 @@ describe('errorResponse', () => {
 
   it.each([
     ['invalid_json', 400], ['invalid_request', 400], ['not_found', 404], ['method_not_allowed', 405],
-    ['no_failing_head', 409], ['head_changed', 409], ['not_paused', 409], ['pause_too_recent', 409], ['queue_not_empty', 409], ['version_conflict', 409],
+    ['no_failing_head', 409], ['head_changed', 409], ['not_paused', 409], ['pause_too_recent', 409], ['queue_not_empty', 409], ['version_conflict', 409], ['tenant_mismatch', 409],
     ['payload_too_large', 413], ['unknown_subscription', 422], ['endpoint_not_allowed', 422], ['internal_error', 500], ['enqueue_failed', 503], ['ingest_paused', 503],
   ] as const)('answers %s with %i', (code, statusCode) => {
     expect(errorResponse({ code, message: 'm' })).toEqual({ statusCode, body: { error: { code, message: 'm' } } });

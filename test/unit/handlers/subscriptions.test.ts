@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { Subscription, SubscriptionStore } from '../../../lambda/adapters/subscription-store.js';
+import { SubscriptionPutKind, type Subscription, type SubscriptionStore } from '../../../lambda/adapters/subscription-store.js';
 import { checkEndpoint } from '../../../lambda/adapters/endpoint-check.js';
 import { createLogger } from '../../../lambda/handlers/logger.js';
 import { createSubscriptionsHandler } from '../../../lambda/handlers/subscriptions.js';
@@ -10,11 +10,14 @@ function setup(allowPrivateEndpoints: boolean) {
   const items = new Map<string, Subscription>();
   const store: SubscriptionStore = {
     get: async (id) => items.get(id),
-    put: async ({ now, ...fields }) => {
+    // As the table's one conditional write: another tenant's id is refused, a kept secret stays.
+    put: async ({ now, shouldKeepExistingSecret = false, ...fields }) => {
       const previous = items.get(fields.subscription_id);
-      const subscription = { ...fields, created_at: previous?.created_at ?? now };
+      if (previous !== undefined && previous.tenant_id !== fields.tenant_id) return { kind: SubscriptionPutKind.tenantMismatch };
+      const secret = shouldKeepExistingSecret && previous !== undefined ? previous.secret : fields.secret;
+      const subscription = { ...fields, secret, created_at: previous?.created_at ?? now };
       items.set(fields.subscription_id, subscription);
-      return { isCreated: previous === undefined, subscription };
+      return { kind: previous === undefined ? SubscriptionPutKind.created : SubscriptionPutKind.replaced, subscription };
     },
     findTenants: async () => new Map(),
   };
@@ -51,6 +54,31 @@ describe('subscriptions handler', () => {
     expect(read.statusCode).toBe(200);
     expect(jsonOf(read)).toEqual({ subscription_id: 'sub_1', tenant_id: 't1', url: 'https://example.com/hooks', created_at: '2026-12-02T12:00:01.000Z' });
     expect(read.body).not.toContain('whsec_');
+  });
+
+  it('keeps the existing secret when a PUT gives none, so that re-applying the same request keeps the receiver verifying', async () => {
+    const { put, items } = setup(true);
+    const request = { tenant_id: 't1', url: 'https://example.com/hooks' };
+    const created = jsonOf(await put('sub_1', request)) as Record<string, string>;
+    const again = await put('sub_1', request);
+    expect(again.statusCode).toBe(200);
+    expect(jsonOf(again)).toMatchObject({ secret: created.secret });
+    expect(items.get('sub_1')?.secret).toBe(created.secret);
+
+    // A given secret still replaces it, and a later PUT without one keeps the new one.
+    expect(jsonOf(await put('sub_1', { ...request, secret }))).toMatchObject({ secret });
+    expect(jsonOf(await put('sub_1', { ...request, url: 'https://example.com/v2' }))).toMatchObject({ url: 'https://example.com/v2', secret });
+  });
+
+  it('refuses a PUT of another tenant with 409 tenant_mismatch and changes nothing', async () => {
+    const { put, items } = setup(true);
+    await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks', secret });
+    const before = items.get('sub_1');
+    const result = await put('sub_1', { tenant_id: 't2', url: 'https://attacker.example/hooks' });
+    expect(result.statusCode).toBe(409);
+    expect(jsonOf(result)).toMatchObject({ error: { code: 'tenant_mismatch', details: [{ path: 'tenant_id' }] } });
+    expect(result.body).not.toContain('whsec_');
+    expect(items.get('sub_1')).toEqual(before);
   });
 
   it.each(['nope', 's'.repeat(129), ''])('answers 404 for a subscription that does not exist: %j', async (id) => {

@@ -1,0 +1,58 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createDocumentClient } from '../../../lambda/adapters/aws-clients.js';
+import { createSubscriptionStore } from '../../../lambda/adapters/subscription-store.js';
+
+const dynamo = mockClient(DynamoDBDocumentClient);
+const store = createSubscriptionStore(createDocumentClient({ region: 'us-east-1' }), 'Subscriptions');
+const at = '2026-12-02T12:00:00.000Z';
+const input = { subscription_id: 'sub_1', tenant_id: 't1', url: 'https://example.com/hook', secret: 'whsec_new', now: at };
+const old = { subscription_id: 'sub_1', tenant_id: 't1', url: 'https://example.com/old', secret: 'whsec_old', created_at: '2026-01-01T00:00:00.000Z' };
+
+beforeEach(() => dynamo.reset());
+
+describe('subscription store put', () => {
+  it('creates or replaces in one UpdateItem conditioned on the tenant, returning the old item', async () => {
+    dynamo.on(UpdateCommand).resolves({});
+    const { now, ...fields } = input;
+    expect(await store.put(input)).toEqual({ kind: 'created', subscription: { ...fields, created_at: now } });
+    expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({
+      TableName: 'Subscriptions',
+      Key: { subscription_id: 'sub_1' },
+      UpdateExpression: 'SET tenant_id = :tenant, #url = :url, secret = :secret, updated_at = :now, created_at = if_not_exists(created_at, :now)',
+      ConditionExpression: 'attribute_not_exists(#id) OR tenant_id = :tenant',
+      ExpressionAttributeNames: { '#url': 'url', '#id': 'subscription_id' },
+      ExpressionAttributeValues: { ':tenant': 't1', ':url': 'https://example.com/hook', ':secret': 'whsec_new', ':now': at },
+      ReturnValues: 'ALL_OLD',
+    });
+  });
+
+  it('replaces a given secret, and answers the secret it stored', async () => {
+    dynamo.on(UpdateCommand).resolves({ Attributes: old });
+    const outcome = await store.put(input);
+    expect(outcome).toMatchObject({ kind: 'replaced', subscription: { secret: 'whsec_new', created_at: old.created_at } });
+  });
+
+  it('keeps the existing secret with if_not_exists when none is given, and answers the kept one', async () => {
+    dynamo.on(UpdateCommand).resolvesOnce({ Attributes: old }).resolvesOnce({});
+    expect(await store.put({ ...input, shouldKeepExistingSecret: true })).toMatchObject({ kind: 'replaced', subscription: { secret: 'whsec_old', url: input.url } });
+    // A new subscription stores the generated one.
+    expect(await store.put({ ...input, shouldKeepExistingSecret: true })).toMatchObject({ kind: 'created', subscription: { secret: 'whsec_new' } });
+    for (const call of dynamo.commandCalls(UpdateCommand)) {
+      expect(call.args[0].input.UpdateExpression).toBe('SET tenant_id = :tenant, #url = :url, secret = if_not_exists(secret, :secret), updated_at = :now, created_at = if_not_exists(created_at, :now)');
+      expect(call.args[0].input.ConditionExpression).toBe('attribute_not_exists(#id) OR tenant_id = :tenant');
+    }
+  });
+
+  it('answers tenant_mismatch, not a fault, when another tenant holds the id', async () => {
+    dynamo.on(UpdateCommand).rejects(new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }));
+    expect(await store.put({ ...input, tenant_id: 't2' })).toEqual({ kind: 'tenant_mismatch' });
+  });
+
+  it('rethrows any other error', async () => {
+    dynamo.on(UpdateCommand).rejects(new Error('throttled'));
+    await expect(store.put(input)).rejects.toThrow('throttled');
+  });
+});
