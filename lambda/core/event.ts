@@ -39,9 +39,18 @@ export function isDeeperThan(value: unknown, maxDepth: number): boolean {
   return false;
 }
 
-/** A payload: any JSON object at most MAX_PAYLOAD_DEPTH levels deep. */
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A payload: any JSON object at most MAX_PAYLOAD_DEPTH levels deep, passed through as read, never
+ * copied. Copying it key by key (as `z.record` does, or a spread) would drop an own `"__proto__"`
+ * key, which JSON.parse creates, or turn it into a prototype change: the receiver must get the
+ * payload that was accepted.
+ */
 const payloadSchema = z
-  .record(z.string(), z.unknown(), 'must be a JSON object')
+  .custom<Record<string, unknown>>(isJsonObject, 'must be a JSON object')
   .refine((payload) => !isDeeperThan(payload, MAX_PAYLOAD_DEPTH), {
     message: `must nest objects and arrays at most ${MAX_PAYLOAD_DEPTH} levels deep (MAX_PAYLOAD_DEPTH)`,
   });

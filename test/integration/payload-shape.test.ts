@@ -1,6 +1,7 @@
 /**
  * Payloads at the edges of what JSON allows, through the local stack's HTTP API to the receiver:
- * nesting beyond MAX_PAYLOAD_DEPTH is the producer's error (400), never ours (500).
+ * nesting beyond MAX_PAYLOAD_DEPTH is the producer's error (400), never ours (500); own keys named
+ * "__proto__", "constructor" and "prototype" reach the receiver as they were accepted.
  */
 import { describe, expect, it } from 'vitest';
 import { MAX_PAYLOAD_DEPTH } from '../../lambda/core/limits.js';
@@ -59,4 +60,20 @@ describe('local stack payload shapes', { timeout: 60_000 }, () => {
     expect(await deliveredBody(`${key}-at`)).toContain(`"data":${payloadJson}}`);
   });
 
+  it('delivers own "__proto__", "constructor" and "prototype" keys as accepted, alone and in a batch', async () => {
+    const key = await subscribed('own-keys');
+    const payloadJson = '{"__proto__":{"isAdmin":true},"constructor":{"prototype":{"x":1}},"prototype":[1],"id":7}';
+    const single = await call(stack().url, 'POST', '/v1/events', eventJson(key, `${key}-single`, payloadJson));
+    expect(single.status).toBe(202);
+    const batch = await call(stack().url, 'POST', '/v1/events', `{"events":[${eventJson(key, `${key}-batched`, payloadJson)}]}`);
+    expect(batch.status).toBe(202);
+
+    for (const eventId of [`${key}-single`, `${key}-batched`]) {
+      const body = await deliveredBody(eventId);
+      expect(body).toContain(`"data":${payloadJson}}`);
+      const data = (JSON.parse(body) as { data: object }).data;
+      expect(Object.keys(data)).toEqual(['__proto__', 'constructor', 'prototype', 'id']);
+      expect(Object.getPrototypeOf(data)).toBe(Object.prototype);
+    }
+  });
 });

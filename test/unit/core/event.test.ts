@@ -16,6 +16,8 @@ function readRequest(body: string) {
   return parseEventsRequest(json.value);
 }
 
+const ownKeysJson = '{"__proto__":{"polluted":true},"constructor":{"name":"x"},"prototype":1,"id":2}';
+
 
 const event = (overrides: Record<string, unknown> = {}) => ({
   event_id: 'evt_1',
@@ -153,3 +155,26 @@ describe('payload depth', () => {
   });
 });
 
+describe('payload own keys', () => {
+  it('keeps own "__proto__", "constructor" and "prototype" keys, with no prototype change', () => {
+    const parsed = readRequest(`{"event_id":"e","tenant_id":"t","subscription_id":"s","type":"x","payload":${ownKeysJson}}`);
+    if (!parsed.ok) throw new Error('expected the event to be accepted');
+    const payload = parsed.value.events[0]!.payload;
+    expect(Object.keys(payload)).toEqual(['__proto__', 'constructor', 'prototype', 'id']);
+    expect(Object.getPrototypeOf(payload)).toBe(Object.prototype);
+    expect(JSON.stringify(payload)).toBe(ownKeysJson);
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+  });
+
+  it('keeps them in a batch and through the queued body', () => {
+    const parsed = readRequest(`{"events":[{"event_id":"e","tenant_id":"t","subscription_id":"s","type":"x","payload":${ownKeysJson}}]}`);
+    if (!parsed.ok) throw new Error('expected the event to be accepted');
+    const body = JSON.stringify({ version: 1, event: parsed.value.events[0], ordering_key: 's', message_group_id: 'g', accepted_at: '2026-12-02T12:00:00.000Z' });
+    expect(body).toContain(`"payload":${ownKeysJson}`);
+    const read = readQueuedEvent(body);
+    if (!('queued' in read)) throw new Error(read.reason);
+    expect(Object.keys(read.queued.event.payload)).toEqual(['__proto__', 'constructor', 'prototype', 'id']);
+    expect(Object.getPrototypeOf(read.queued.event.payload)).toBe(Object.prototype);
+    expect(JSON.stringify(read.queued.event.payload)).toBe(ownKeysJson);
+  });
+});

@@ -100,6 +100,14 @@ describe('webhookBody of unusual payloads', () => {
     return read.queued;
   };
 
+  it('sends own "__proto__", "constructor" and "prototype" keys as they were accepted', () => {
+    const payloadJson = '{"__proto__":{"polluted":true},"constructor":{"name":"x"},"prototype":1,"id":2}';
+    const request = signWebhook({ queued: queuedWith(payloadJson), sequence: 1, secret, attemptedAt: new Date() });
+    expect(request.body).toBe(`{"type":"x","timestamp":"2026-12-02T12:00:00.000Z","data":${payloadJson}}`);
+    const verified = new Webhook(secret).verify(request.body, request.headers) as { data: object };
+    expect(Object.keys(verified.data)).toEqual(['__proto__', 'constructor', 'prototype', 'id']);
+  });
+
   it(`signs a payload ${MAX_PAYLOAD_DEPTH} levels deep`, () => {
     const payloadJson = '{"a":'.repeat(MAX_PAYLOAD_DEPTH - 1) + '{}' + '}'.repeat(MAX_PAYLOAD_DEPTH - 1);
     expect(webhookBody(queuedWith(payloadJson))).toContain(payloadJson);
