@@ -4,7 +4,7 @@
  */
 import * as z from 'zod';
 import { ErrorCode, formatPath, type ErrorDetail, type Refusal } from './api-error.js';
-import { MAX_EVENTS_PER_REQUEST, MAX_REQUEST_BYTES } from './limits.js';
+import { MAX_EVENTS_PER_REQUEST, MAX_PAYLOAD_DEPTH, MAX_REQUEST_BYTES } from './limits.js';
 
 /** SQS deduplication ids (our event ids) use letters, digits and ASCII punctuation: 0x21–0x7E. */
 const SQS_ID_ALPHABET = /^[\x21-\x7e]+$/;
@@ -22,7 +22,38 @@ export const eventIdSchema = boundedText(1, 128).regex(
 /** A subscription id: any 1–128 characters; it is the default ordering key. */
 export const subscriptionIdSchema = boundedText(1, 128);
 
-const payloadSchema = z.record(z.string(), z.unknown(), 'must be a JSON object');
+/**
+ * Whether a JSON value nests objects and arrays deeper than `maxDepth` levels (a scalar is level 0,
+ * an object or array one more than its deepest member). Walks iteratively, so no input, however
+ * deep, can overflow the stack here.
+ */
+export function isDeeperThan(value: unknown, maxDepth: number): boolean {
+  const pending: Array<{ readonly value: unknown; readonly depth: number }> = [{ value, depth: 0 }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (typeof next.value !== 'object' || next.value === null) continue;
+    const depth = next.depth + 1;
+    if (depth > maxDepth) return true;
+    // Object.values keeps an own "__proto__" key's value: it is data like any other member.
+    for (const member of Object.values(next.value)) pending.push({ value: member, depth });
+  }
+  return false;
+}
+
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A payload: any JSON object at most MAX_PAYLOAD_DEPTH levels deep, passed through as read, never
+ * copied. Copying it key by key (as `z.record` does, or a spread) would drop an own `"__proto__"`
+ * key, which JSON.parse creates, or turn it into a prototype change: the receiver must get the
+ * payload that was accepted.
+ */
+const payloadSchema = z
+  .custom<Record<string, unknown>>(isJsonObject, 'must be a JSON object')
+  .refine((payload) => !isDeeperThan(payload, MAX_PAYLOAD_DEPTH), {
+    message: `must nest objects and arrays at most ${MAX_PAYLOAD_DEPTH} levels deep (MAX_PAYLOAD_DEPTH)`,
+  });
 
 /** One event of a request. Unknown fields are refused, so a misspelt field is never silently dropped. */
 export const webhookEventSchema = z.strictObject({

@@ -20,3 +20,10 @@ export const MAX_BATCH_GET_KEYS = 100;
  * attempts, sequence), so that any event that was queued can also be dead-lettered whole.
  */
 export const MAX_QUEUED_EVENT_BYTES = MAX_SQS_MESSAGE_BYTES - 4096;
+
+/**
+ * An event's payload nests objects and arrays at most this deep (the payload object itself is
+ * level 1). Deeper input is refused as `invalid_request`: serializing it (JSON.stringify recurses)
+ * would overflow the stack and answer a bad request as our fault.
+ */
+export const MAX_PAYLOAD_DEPTH = 64;

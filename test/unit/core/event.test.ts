@@ -1,5 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { parseEventsRequest, readJsonBody } from '../../../lambda/core/event.js';
+import { isDeeperThan, parseEventsRequest, readJsonBody, readQueuedEvent } from '../../../lambda/core/event.js';
+import { MAX_PAYLOAD_DEPTH } from '../../../lambda/core/limits.js';
+
+/** The JSON text of an object nested `depth` levels deep (`{}` is 1), built without recursion. */
+const nestedJson = (depth: number) => '{"a":'.repeat(depth - 1) + '{}' + '}'.repeat(depth - 1);
+
+/** A request body, as text, whose payload is nested `depth` levels deep. */
+const deepEventJson = (depth: number) =>
+  `{"event_id":"evt_1","tenant_id":"tenant_1","subscription_id":"sub_1","type":"order.updated","payload":${nestedJson(depth)}}`;
+
+/** Reads a body as the handler does: JSON text, then the schema. */
+function readRequest(body: string) {
+  const json = readJsonBody(body, false);
+  if (!json.ok) throw new Error('expected JSON');
+  return parseEventsRequest(json.value);
+}
+
+const ownKeysJson = '{"__proto__":{"polluted":true},"constructor":{"name":"x"},"prototype":1,"id":2}';
+
 
 const event = (overrides: Record<string, unknown> = {}) => ({
   event_id: 'evt_1',
@@ -89,5 +107,74 @@ describe('parseEventsRequest', () => {
     expect(parseEventsRequest(event({ event_id: `Az09${punctuation}` })).ok).toBe(true);
     const hundred = { events: Array.from({ length: 100 }, (_, i) => event({ event_id: `e${i}` })) };
     expect(parseEventsRequest(hundred).ok).toBe(true);
+  });
+});
+
+describe('payload depth', () => {
+  it(`accepts a payload exactly ${MAX_PAYLOAD_DEPTH} levels deep`, () => {
+    expect(readRequest(deepEventJson(MAX_PAYLOAD_DEPTH)).ok).toBe(true);
+  });
+
+  it(`refuses a payload ${MAX_PAYLOAD_DEPTH + 1} levels deep as invalid_request, naming the limit and the payload`, () => {
+    const parsed = readRequest(deepEventJson(MAX_PAYLOAD_DEPTH + 1));
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) {
+      expect(parsed.refusal.code).toBe('invalid_request');
+      expect(parsed.refusal.details).toEqual([
+        { path: 'payload', message: `must nest objects and arrays at most ${MAX_PAYLOAD_DEPTH} levels deep (MAX_PAYLOAD_DEPTH)` },
+      ]);
+    }
+  });
+
+  it('refuses a payload 10,000 levels deep (objects or arrays) without overflowing the stack', () => {
+    const arrays = `{"event_id":"e","tenant_id":"t","subscription_id":"s","type":"x","payload":{"a":${'['.repeat(9_999)}${']'.repeat(9_999)}}}`;
+    for (const body of [deepEventJson(10_000), arrays]) {
+      const parsed = readRequest(body);
+      expect(parsed.ok).toBe(false);
+      if (!parsed.ok) expect(parsed.refusal).toMatchObject({ code: 'invalid_request', details: [{ path: 'payload' }] });
+    }
+  });
+
+  it('locates a too-deep payload in a batch', () => {
+    const parsed = readRequest(`{"events":[${deepEventJson(3)},${deepEventJson(10_000).replace('evt_1', 'evt_2')}]}`);
+    expect(!parsed.ok && parsed.refusal.details?.map((d) => d.path)).toEqual(['events[1].payload']);
+  });
+
+  it('counts the depth of objects and arrays, not of scalars', () => {
+    expect(isDeeperThan('x', 0)).toBe(false);
+    expect(isDeeperThan({}, 0)).toBe(true);
+    expect(isDeeperThan({ a: [1, { b: null }] }, 3)).toBe(false);
+    expect(isDeeperThan({ a: [1, { b: {} }] }, 3)).toBe(true);
+    expect(isDeeperThan(JSON.parse('{"__proto__":{"a":{}}}'), 2)).toBe(true);
+  });
+
+  it('refuses a queued event whose payload is too deep, as a reason rather than an exception', () => {
+    const body = `{"version":1,"event":${deepEventJson(10_000)},"ordering_key":"sub_1","message_group_id":"g","accepted_at":"2026-12-02T12:00:00.000Z"}`;
+    const read = readQueuedEvent(body);
+    expect('reason' in read && read.reason).toMatch(/^event\.payload must nest .* at most 64 levels deep/);
+  });
+});
+
+describe('payload own keys', () => {
+  it('keeps own "__proto__", "constructor" and "prototype" keys, with no prototype change', () => {
+    const parsed = readRequest(`{"event_id":"e","tenant_id":"t","subscription_id":"s","type":"x","payload":${ownKeysJson}}`);
+    if (!parsed.ok) throw new Error('expected the event to be accepted');
+    const payload = parsed.value.events[0]!.payload;
+    expect(Object.keys(payload)).toEqual(['__proto__', 'constructor', 'prototype', 'id']);
+    expect(Object.getPrototypeOf(payload)).toBe(Object.prototype);
+    expect(JSON.stringify(payload)).toBe(ownKeysJson);
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+  });
+
+  it('keeps them in a batch and through the queued body', () => {
+    const parsed = readRequest(`{"events":[{"event_id":"e","tenant_id":"t","subscription_id":"s","type":"x","payload":${ownKeysJson}}]}`);
+    if (!parsed.ok) throw new Error('expected the event to be accepted');
+    const body = JSON.stringify({ version: 1, event: parsed.value.events[0], ordering_key: 's', message_group_id: 'g', accepted_at: '2026-12-02T12:00:00.000Z' });
+    expect(body).toContain(`"payload":${ownKeysJson}`);
+    const read = readQueuedEvent(body);
+    if (!('queued' in read)) throw new Error(read.reason);
+    expect(Object.keys(read.queued.event.payload)).toEqual(['__proto__', 'constructor', 'prototype', 'id']);
+    expect(Object.getPrototypeOf(read.queued.event.payload)).toBe(Object.prototype);
+    expect(JSON.stringify(read.queued.event.payload)).toBe(ownKeysJson);
   });
 });

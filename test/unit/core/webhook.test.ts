@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import type { QueuedEvent } from '../../../lambda/core/event.js';
+import { readQueuedEvent, type QueuedEvent } from '../../../lambda/core/event.js';
+import { MAX_PAYLOAD_DEPTH } from '../../../lambda/core/limits.js';
 import { generateSecret, isValidSecret } from '../../../lambda/core/secret.js';
 import { signWebhook, webhookBody } from '../../../lambda/core/webhook.js';
 
@@ -87,5 +88,28 @@ describe('secrets', () => {
     { secret: 'whsec_', valid: false },
   ])('judges $secret valid: $valid', ({ secret: candidate, valid }) => {
     expect(isValidSecret(candidate)).toBe(valid);
+  });
+});
+
+describe('webhookBody of unusual payloads', () => {
+  const queuedWith = (payloadJson: string): QueuedEvent => {
+    const read = readQueuedEvent(
+      `{"version":1,"event":{"event_id":"e","tenant_id":"t","subscription_id":"s","type":"x","payload":${payloadJson}},"ordering_key":"s","message_group_id":"g","accepted_at":"2026-12-02T12:00:00.000Z"}`,
+    );
+    if (!('queued' in read)) throw new Error(read.reason);
+    return read.queued;
+  };
+
+  it('sends own "__proto__", "constructor" and "prototype" keys as they were accepted', () => {
+    const payloadJson = '{"__proto__":{"polluted":true},"constructor":{"name":"x"},"prototype":1,"id":2}';
+    const request = signWebhook({ queued: queuedWith(payloadJson), sequence: 1, secret, attemptedAt: new Date() });
+    expect(request.body).toBe(`{"type":"x","timestamp":"2026-12-02T12:00:00.000Z","data":${payloadJson}}`);
+    const verified = new Webhook(secret).verify(request.body, request.headers) as { data: object };
+    expect(Object.keys(verified.data)).toEqual(['__proto__', 'constructor', 'prototype', 'id']);
+  });
+
+  it(`signs a payload ${MAX_PAYLOAD_DEPTH} levels deep`, () => {
+    const payloadJson = '{"a":'.repeat(MAX_PAYLOAD_DEPTH - 1) + '{}' + '}'.repeat(MAX_PAYLOAD_DEPTH - 1);
+    expect(webhookBody(queuedWith(payloadJson))).toContain(payloadJson);
   });
 });
