@@ -1,18 +1,19 @@
 /**
- * The embedded emulators: fauxqs for SQS and dynalite for DynamoDB, on 127.0.0.1 with ports
- * chosen by the OS. With a data directory both keep their state on disk (fauxqs in SQLite,
- * dynalite in LevelDB), so a restart loses nothing; without one both run in memory. fauxqs runs
- * with the FIFO batch override (fauxqs-fifo-batches.ts), so its FIFO queues hand out several
- * messages of a group per receive, as SQS does.
+ * The embedded emulators: fauxqs for SQS and dynalite for DynamoDB, on 127.0.0.1 only (fauxqs
+ * through fauxqs-loopback.ts: its own start listens on every interface) with ports chosen by the
+ * OS. With a data directory both keep their state on disk (fauxqs in SQLite, dynalite in
+ * LevelDB), so a restart loses nothing; without one both run in memory. fauxqs runs with the FIFO
+ * batch override (fauxqs-fifo-batches.ts), so its FIFO queues hand out several messages of a group
+ * per receive, as SQS does.
  */
 import { once } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import dynalite from 'dynalite';
-import { startFauxqs } from 'fauxqs';
 import { lockDataDir } from './data-dir-lock.js';
 import { installFauxqsFifoBatches } from './fauxqs-fifo-batches.js';
+import { startLoopbackFauxqs } from './fauxqs-loopback.js';
 
 /** The region the emulators and the SDK clients agree on; fauxqs takes it from the request signature. */
 export const LOCAL_REGION = 'us-east-1';
@@ -52,9 +53,8 @@ export async function startEmulators(dataDir: string | undefined): Promise<Emula
   await installFauxqsFifoBatches();
   const unlock = dataDir === undefined ? undefined : await lockDataDir(dataDir);
   const [sqs, dynamo] = await Promise.all([
-    startFauxqs({
+    startLoopbackFauxqs({
       port: 0,
-      logger: false,
       defaultRegion: LOCAL_REGION,
       ...(dataDir === undefined ? {} : { dataDir: join(dataDir, 'sqs') }),
     }),

@@ -48,6 +48,8 @@ export interface LocalStack {
   readonly config: Config;
   readonly resources: ResourceNames;
   readonly clients: { readonly sqs: SQSClient; readonly dynamo: DynamoDBDocumentClient; readonly s3: S3Client };
+  /** Where the embedded emulators listen: `http://127.0.0.1:<port>` each. */
+  readonly emulatorEndpoints: { readonly sqs: string; readonly dynamo: string };
   /**
    * Stops in dependency order: the HTTP API (in-flight requests finish), then the pollers
    * (in-flight batches finish and are settled), then the clients and the emulators. With
@@ -116,7 +118,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     });
     stoppers.unshift(api.stop);
 
-    return { url: api.url, config, resources, clients: { sqs: clients.sqs, dynamo: clients.dynamo, s3: clients.s3 }, stop: stopAll };
+    return {
+      url: api.url,
+      config,
+      resources,
+      clients: { sqs: clients.sqs, dynamo: clients.dynamo, s3: clients.s3 },
+      emulatorEndpoints: { sqs: emulators.sqsEndpoint, dynamo: emulators.dynamoEndpoint },
+      stop: stopAll,
+    };
   } catch (error) {
     await stopAll();
     throw error;
