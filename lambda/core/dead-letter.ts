@@ -86,14 +86,9 @@ const SEQUENCE_DIGITS = 12;
  * it never had a number, and gets the key's next one when it is redriven.
  */
 export function positionOf(letter: Pick<DeadLetter, 'queued' | 'sequence'>): string {
-  const prefix = orderingKeyPrefix(letter.queued.ordering_key);
+  const prefix = `${messageGroupIdFor(letter.queued.ordering_key, undefined)}#`;
   if (letter.sequence !== undefined) return `${prefix}${String(letter.sequence).padStart(SEQUENCE_DIGITS, '0')}`;
   return `${prefix}~${letter.queued.accepted_at}#${letter.queued.event.event_id}`;
-}
-
-/** The prefix of the positions of one ordering key's dead letters. */
-export function orderingKeyPrefix(orderingKey: string): string {
-  return `${messageGroupIdFor(orderingKey, undefined)}#`;
 }
 
 /**
