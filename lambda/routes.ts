@@ -4,7 +4,11 @@
  */
 export const ROUTES = {
   ingest: ['GET /health', 'POST /v1/events'],
-  subscriptions: ['PUT /v1/subscriptions/{subscription_id}', 'GET /v1/subscriptions/{subscription_id}'],
+  subscriptions: [
+    'PUT /v1/subscriptions/{subscription_id}',
+    'GET /v1/subscriptions/{subscription_id}',
+    'POST /v1/subscriptions/{subscription_id}/secret/rotate',
+  ],
   operations: [
     'GET /v1/lag',
     'GET /v1/dead-letters',

@@ -6,12 +6,12 @@
 import type { DeadLetterStore } from './dead-letter.js';
 import { readQueuedEvent, type QueuedEvent } from './event.js';
 import { attemptLimit, decideAfterFailure, FailureDecisionKind, parseRetryAfter, type RetryPolicy } from './retry-policy.js';
+import { signingSecrets, type SigningKeys } from './secret.js';
 import { signWebhook, type WebhookRequest } from './webhook.js';
 
-/** The subscription fields delivery needs. */
-export interface DeliveryTarget {
+/** The subscription fields delivery needs: its URL and its signing keys. */
+export interface DeliveryTarget extends SigningKeys {
   readonly url: string;
-  readonly secret: string;
 }
 
 /** The result of one HTTP attempt, as the sender saw it. */
@@ -263,7 +263,7 @@ export async function deliverRecord(record: ConsumerRecord, ports: DeliveryPorts
   // Only a race (two copies of the event at once) makes the prediction wrong: then write the right one.
   if (predicted !== undefined && ticket.sequence !== predicted) await ports.store.recordSequence({ eventId, sequence: ticket.sequence });
   const attemptedAt = ports.now();
-  const request = signWebhook({ queued, sequence: ticket.sequence, secret: target.secret, attemptedAt });
+  const request = signWebhook({ queued, sequence: ticket.sequence, secrets: signingSecrets(target, attemptedAt), attemptedAt });
   const result = await ports.send(target.url, request);
   if (isSuccess(result)) {
     const { wasAccepted } = await ports.store.markDelivered({

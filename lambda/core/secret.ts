@@ -31,3 +31,37 @@ export const secretSchema = z
 export function generateSecret(randomBytes: (size: number) => Uint8Array): string {
   return SECRET_PREFIX + Buffer.from(randomBytes(GENERATED_SECRET_BYTES)).toString('base64');
 }
+
+/**
+ * How long the previous secret keeps signing after a rotation when the request does not say: 24 h,
+ * as Svix gives, long enough for a receiver's deploy to pick up the new secret.
+ */
+export const DEFAULT_ROTATION_GRACE_SECONDS = 24 * 60 * 60;
+/** The longest grace a rotation may ask for: 7 days. Two secrets live no longer than that. */
+export const MAX_ROTATION_GRACE_SECONDS = 7 * 24 * 60 * 60;
+
+/**
+ * A subscription's signing keys: its secret, and after a rotation the previous one with the end of
+ * its grace (ISO 8601). An expired previous secret may still be stored; it never signs.
+ */
+export interface SigningKeys {
+  readonly secret: string;
+  readonly previous_secret?: string | undefined;
+  readonly previous_secret_expires_at?: string | undefined;
+}
+
+/**
+ * The secrets that sign an attempt made at `at`: the current one first, then the previous one
+ * while `at` is before the end of its grace. Each gives its own `v1,` signature (Standard Webhooks
+ * lets a receiver accept any of them), so a receiver verifying with either secret keeps working.
+ */
+export function signingSecrets(keys: SigningKeys, at: Date): readonly [string, ...string[]] {
+  const { secret, previous_secret: previous, previous_secret_expires_at: expiresAt } = keys;
+  const isPreviousValid = previous !== undefined && expiresAt !== undefined && at.getTime() < Date.parse(expiresAt);
+  return isPreviousValid ? [secret, previous] : [secret];
+}
+
+/** The end of the previous secret's grace for a rotation at `rotatedAt`; 0 s ends it at once. */
+export function previousSecretExpiry(rotatedAt: Date, graceSeconds: number): Date {
+  return new Date(rotatedAt.getTime() + graceSeconds * 1000);
+}

@@ -4,7 +4,7 @@
 import * as z from 'zod';
 import { boundedText, parseWith, subscriptionIdSchema, type Parsed } from './event.js';
 import { isHttpUrl } from './endpoint-policy.js';
-import { secretSchema } from './secret.js';
+import { MAX_ROTATION_GRACE_SECONDS, secretSchema } from './secret.js';
 
 /** URLs longer than this are refused; browsers and proxies draw the line near here too. */
 const MAX_URL_LENGTH = 2048;
@@ -30,3 +30,29 @@ export function parseSubscriptionId(value: string | undefined): Parsed<string> {
 export function parseSubscriptionBody(value: unknown): Parsed<SubscriptionBody> {
   return parseWith(subscriptionBodySchema, value, INVALID);
 }
+
+/**
+ * The body of `POST /v1/subscriptions/{subscription_id}/secret/rotate`, optional as a whole: the
+ * new secret (generated when absent, as with PUT) and how long the previous one keeps signing
+ * (`DEFAULT_ROTATION_GRACE_SECONDS` when absent; 0 ends it at once).
+ */
+export const rotateSecretBodySchema = z.strictObject({
+  secret: secretSchema.optional(),
+  grace_seconds: z
+    .int('must be a whole number of seconds')
+    .min(0, 'must be at least 0')
+    .max(MAX_ROTATION_GRACE_SECONDS, `must be at most ${MAX_ROTATION_GRACE_SECONDS} (7 days)`)
+    .optional(),
+});
+export type RotateSecretBody = z.infer<typeof rotateSecretBodySchema>;
+
+/**
+ * The answer to a rotation: the new secret and the end of the previous one's grace. The previous
+ * secret is never returned: whoever rotates already has it, and an answer is one more place to leak it.
+ */
+export const rotateSecretResponseSchema = z.strictObject({
+  subscription_id: z.string(),
+  secret: z.string(),
+  previous_secret_expires_at: z.iso.datetime(),
+});
+export type RotateSecretResponse = z.infer<typeof rotateSecretResponseSchema>;

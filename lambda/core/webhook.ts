@@ -32,11 +32,13 @@ export function webhookBody(queued: QueuedEvent): string {
  * Signs one attempt. `webhook-id` is the event_id (a receiver's idempotency key) and
  * `webhook-sequence` the number the event was given on its first attempt; the timestamp and
  * signature are of this attempt, as Standard Webhooks verifiers expect a recent timestamp.
+ * `webhook-signature` holds one `v1,` signature per secret (see `signingSecrets`), space-separated
+ * as the specification allows, so that a receiver holding any of them verifies.
  */
 export function signWebhook(input: {
   readonly queued: QueuedEvent;
   readonly sequence: number;
-  readonly secret: string;
+  readonly secrets: readonly [string, ...string[]];
   readonly attemptedAt: Date;
 }): WebhookRequest {
   const body = webhookBody(input.queued);
@@ -47,7 +49,7 @@ export function signWebhook(input: {
       'content-type': 'application/json',
       [WebhookHeader.id]: id,
       [WebhookHeader.timestamp]: String(Math.floor(input.attemptedAt.getTime() / 1000)),
-      [WebhookHeader.signature]: new Webhook(input.secret).sign(id, input.attemptedAt, body),
+      [WebhookHeader.signature]: input.secrets.map((secret) => new Webhook(secret).sign(id, input.attemptedAt, body)).join(' '),
       [WebhookHeader.sequence]: String(input.sequence),
       ...(input.queued.redrive === undefined ? {} : { [WebhookHeader.redelivery]: 'true' }),
     },

@@ -1,21 +1,22 @@
 /**
- * Subscriptions function: `PUT` and `GET /v1/subscriptions/{subscription_id}` (CONTRACT §2).
+ * Subscriptions function: `PUT` and `GET /v1/subscriptions/{subscription_id}` (CONTRACT §2) and
+ * `POST /v1/subscriptions/{subscription_id}/secret/rotate`.
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { ErrorCode } from '../core/api-error.js';
 import { readJsonBody } from '../core/event.js';
-import { generateSecret } from '../core/secret.js';
-import { parseSubscriptionBody, parseSubscriptionId } from '../core/subscription.js';
+import { DEFAULT_ROTATION_GRACE_SECONDS, generateSecret, previousSecretExpiry } from '../core/secret.js';
+import { parseSubscriptionBody, parseSubscriptionId, rotateSecretBodySchema, type RotateSecretResponse } from '../core/subscription.js';
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
 import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS, SubscriptionPutKind, type SubscriptionStore } from '../adapters/subscription-store.js';
 import { checkEndpoint, type EndpointCheck } from '../adapters/endpoint-check.js';
-import { createHttpHandler, type HttpHandler } from './http.js';
+import { createHttpHandler, parseBody, type HttpHandler } from './http.js';
 import { errorResponse } from './responses.js';
 import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
 
 export interface SubscriptionsHandlerDeps {
-  readonly store: Pick<SubscriptionStore, 'get' | 'put'>;
+  readonly store: Pick<SubscriptionStore, 'get' | 'put' | 'rotateSecret'>;
   /** Refuses endpoints that resolve to private addresses (deployed), or allows all (local). */
   readonly checkEndpoint: (url: string) => Promise<EndpointCheck>;
   readonly randomBytes: (size: number) => Uint8Array;
@@ -72,6 +73,20 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
         const { subscription_id, tenant_id, url, created_at } = subscription;
         return { statusCode: 200, body: { subscription_id, tenant_id, url, created_at } };
       },
+      'POST /v1/subscriptions/{subscription_id}/secret/rotate': async (event) => {
+        const id = parseSubscriptionId(event.pathParameters?.subscription_id);
+        if (!id.ok) return errorResponse(id.refusal);
+        const body = parseBody(event, rotateSecretBodySchema, { isOptional: true });
+        if (!body.ok) return errorResponse(body.refusal);
+        const now = deps.now();
+        const secret = body.value.secret ?? generateSecret(deps.randomBytes);
+        const expiresAt = previousSecretExpiry(now, body.value.grace_seconds ?? DEFAULT_ROTATION_GRACE_SECONDS).toISOString();
+        const isRotated = await deps.store.rotateSecret({ subscriptionId: id.value, secret, previousSecretExpiresAt: expiresAt, now: now.toISOString() });
+        if (!isRotated) return errorResponse({ code: ErrorCode.notFound, message: 'No such subscription.' });
+        deps.logger.info('subscription secret rotated', { subscriptionId: id.value, previousSecretExpiresAt: expiresAt });
+        const answer: RotateSecretResponse = { subscription_id: id.value, secret, previous_secret_expires_at: expiresAt };
+        return { statusCode: 200, body: answer };
+      },
     },
     deps.logger,
   );
@@ -79,7 +94,7 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
 
 /** The adapter methods the subscriptions function calls: the wiring takes these alone, and its function is granted their accesses. */
 const USES = {
-  subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get', 'put']),
+  subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get', 'put', 'rotateSecret']),
 };
 
 /** What the subscriptions function's calls need from IAM: exactly what the stack grants it. */

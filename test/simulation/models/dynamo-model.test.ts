@@ -294,6 +294,32 @@ describe('DynamoModel against dynalite: the adapters', () => {
     accepted_at: '2026-01-01T00:00:00.000Z',
   });
 
+  it('gives the same answers to the subscription store when a secret is rotated, rotated again and replaced', async () => {
+    const result = await expectSameThroughAdapters(async (client, names) => {
+      const store = createSubscriptionStore(client, names.Subscriptions ?? '');
+      const input = { subscription_id: 'sub_1', tenant_id: 't1', url: 'https://a.example', now: '2026-01-01T00:00:00.000Z' };
+      const missing = await store.rotateSecret({ subscriptionId: 'sub_9', secret: 's9', previousSecretExpiresAt: '2026-01-02T00:00:00.000Z', now: input.now });
+      await store.put({ ...input, secret: 's1' });
+      await store.rotateSecret({ subscriptionId: 'sub_1', secret: 's2', previousSecretExpiresAt: '2026-01-02T00:00:00.000Z', now: input.now });
+      const rotated = await store.get('sub_1');
+      await store.rotateSecret({ subscriptionId: 'sub_1', secret: 's3', previousSecretExpiresAt: '2026-01-03T00:00:00.000Z', now: input.now });
+      const rotatedAgain = await store.get('sub_1');
+      await store.put({ ...input, secret: 's1', shouldKeepExistingSecret: true });
+      const kept = await store.get('sub_1');
+      await store.put({ ...input, secret: 's4' });
+      const replaced = await store.get('sub_1');
+      return { missing, rotated, rotatedAgain, kept, replaced, sub9: await store.get('sub_9') };
+    });
+    expect(result.missing).toBe(false);
+    expect(result.sub9).toBeUndefined();
+    expect(result.rotated).toMatchObject({ secret: 's2', previous_secret: 's1', previous_secret_expires_at: '2026-01-02T00:00:00.000Z' });
+    expect(result.rotatedAgain).toMatchObject({ secret: 's3', previous_secret: 's2', previous_secret_expires_at: '2026-01-03T00:00:00.000Z' });
+    expect(result.kept).toMatchObject({ secret: 's3', previous_secret: 's2' });
+    expect(result.replaced).toMatchObject({ secret: 's4' });
+    expect(result.replaced).not.toHaveProperty('previous_secret');
+    expect(result.replaced).not.toHaveProperty('previous_secret_expires_at');
+  });
+
   it('gives the same answers to the subscription store when subscriptions are created, replaced and looked up', async () => {
     const result = await expectSameThroughAdapters(async (client, names) => {
       const store = createSubscriptionStore(client, names.Subscriptions ?? '');

@@ -255,6 +255,14 @@ const ADAPTERS = {
           run: (store) => store.put({ subscription_id: 'sub_1', tenant_id: 't2', url: 'https://example.com/hook', secret: 'whsec_x', now: at }),
         },
       ],
+      rotateSecret: [
+        { path: 'the subscription exists', run: (store) => store.rotateSecret({ subscriptionId: 'sub_1', secret: 'whsec_x', previousSecretExpiresAt: at, now: at }) },
+        {
+          path: 'it does not',
+          answer: () => dynamoMock.on(UpdateCommand).rejects(new ConditionalCheckFailedException({ message: 'no', $metadata: {} })),
+          run: (store) => store.rotateSecret({ subscriptionId: 'sub_1', secret: 'whsec_x', previousSecretExpiresAt: at, now: at }),
+        },
+      ],
       findTenants: [
         {
           path: 'some subscriptions exist',

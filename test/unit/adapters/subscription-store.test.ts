@@ -21,12 +21,23 @@ describe('subscription store put', () => {
     expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({
       TableName: 'Subscriptions',
       Key: { subscription_id: 'sub_1' },
-      UpdateExpression: 'SET tenant_id = :tenant, #url = :url, secret = :secret, updated_at = :now, created_at = if_not_exists(created_at, :now)',
+      UpdateExpression: 'SET tenant_id = :tenant, #url = :url, secret = :secret, updated_at = :now, created_at = if_not_exists(created_at, :now) REMOVE previous_secret, previous_secret_expires_at',
       ConditionExpression: 'attribute_not_exists(#id) OR tenant_id = :tenant',
       ExpressionAttributeNames: { '#url': 'url', '#id': 'subscription_id' },
       ExpressionAttributeValues: { ':tenant': 't1', ':url': 'https://example.com/hook', ':secret': 'whsec_new', ':now': at },
       ReturnValues: 'ALL_OLD',
     });
+  });
+
+  it('ends a rotation’s grace when a secret is given, and keeps it when none is', async () => {
+    const rotated = { ...old, previous_secret: 'whsec_older', previous_secret_expires_at: '2026-12-03T12:00:00.000Z' };
+    dynamo.on(UpdateCommand).resolves({ Attributes: rotated });
+    const { now: _now, ...fields } = input;
+    expect(await store.put(input)).toEqual({ kind: 'replaced', subscription: { ...fields, created_at: old.created_at } });
+    expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input.UpdateExpression).toMatch(/ REMOVE previous_secret, previous_secret_expires_at$/);
+    const kept = await store.put({ ...input, shouldKeepExistingSecret: true });
+    expect(kept).toMatchObject({ subscription: { secret: 'whsec_old', previous_secret: 'whsec_older', previous_secret_expires_at: rotated.previous_secret_expires_at } });
+    expect(dynamo.commandCalls(UpdateCommand)[1]?.args[0].input.UpdateExpression).not.toContain('previous_secret');
   });
 
   it('replaces a given secret, and answers the secret it stored', async () => {
@@ -54,5 +65,27 @@ describe('subscription store put', () => {
   it('rethrows any other error', async () => {
     dynamo.on(UpdateCommand).rejects(new Error('throttled'));
     await expect(store.put(input)).rejects.toThrow('throttled');
+  });
+});
+
+describe('subscription store rotateSecret', () => {
+  const rotation = { subscriptionId: 'sub_1', secret: 'whsec_new', previousSecretExpiresAt: '2026-12-03T12:00:00.000Z', now: at };
+
+  it('moves the secret to previous_secret and sets the new one in one UpdateItem conditioned on the subscription existing', async () => {
+    dynamo.on(UpdateCommand).resolves({});
+    expect(await store.rotateSecret(rotation)).toBe(true);
+    expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input).toEqual({
+      TableName: 'Subscriptions',
+      Key: { subscription_id: 'sub_1' },
+      UpdateExpression: 'SET previous_secret = secret, previous_secret_expires_at = :expires, secret = :secret, updated_at = :now',
+      ConditionExpression: 'attribute_exists(#id)',
+      ExpressionAttributeNames: { '#id': 'subscription_id' },
+      ExpressionAttributeValues: { ':secret': 'whsec_new', ':expires': rotation.previousSecretExpiresAt, ':now': at },
+    });
+  });
+
+  it('answers false, not a fault, when there is no such subscription', async () => {
+    dynamo.on(UpdateCommand).rejects(new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }));
+    expect(await store.rotateSecret(rotation)).toBe(false);
   });
 });

@@ -3,7 +3,7 @@ import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { readQueuedEvent, type QueuedEvent } from '../../../lambda/core/event.js';
 import { MAX_PAYLOAD_DEPTH } from '../../../lambda/core/limits.js';
-import { generateSecret, isValidSecret } from '../../../lambda/core/secret.js';
+import { DEFAULT_ROTATION_GRACE_SECONDS, generateSecret, isValidSecret, previousSecretExpiry, signingSecrets } from '../../../lambda/core/secret.js';
 import { signWebhook, webhookBody } from '../../../lambda/core/webhook.js';
 
 const queued: QueuedEvent = {
@@ -24,14 +24,14 @@ const secret = 'whsec_' + Buffer.alloc(32, 7).toString('base64');
 describe('signWebhook', () => {
   it('is verified by the standardwebhooks library', () => {
     const attemptedAt = new Date();
-    const request = signWebhook({ queued, sequence: 3, secret, attemptedAt });
+    const request = signWebhook({ queued, sequence: 3, secrets: [secret], attemptedAt });
     const verified = new Webhook(secret).verify(request.body, request.headers);
     expect(verified).toEqual({ type: 'order.updated', timestamp: '2026-12-02T12:00:00.000Z', data: queued.event.payload });
   });
 
   it('carries the contract headers', () => {
     const attemptedAt = new Date('2026-12-02T12:00:05.900Z');
-    const request = signWebhook({ queued, sequence: 3, secret, attemptedAt });
+    const request = signWebhook({ queued, sequence: 3, secrets: [secret], attemptedAt });
     expect(request.headers).toMatchObject({
       'content-type': 'application/json',
       'webhook-id': 'evt_1',
@@ -43,24 +43,36 @@ describe('signWebhook', () => {
 
   it('signs exactly "<id>.<timestamp>.<body>" with the decoded secret', () => {
     const attemptedAt = new Date('2026-12-02T12:00:05Z');
-    const request = signWebhook({ queued, sequence: 1, secret, attemptedAt });
+    const request = signWebhook({ queued, sequence: 1, secrets: [secret], attemptedAt });
     const expected = new Webhook(secret).sign('evt_1', attemptedAt, request.body);
     expect(request.headers['webhook-signature']).toBe(expected);
   });
 
   it('is refused by a verifier holding another secret', () => {
-    const request = signWebhook({ queued, sequence: 1, secret, attemptedAt: new Date() });
+    const request = signWebhook({ queued, sequence: 1, secrets: [secret], attemptedAt: new Date() });
     const other = new Webhook('whsec_' + Buffer.alloc(32, 8).toString('base64'));
     expect(() => other.verify(request.body, request.headers)).toThrow(WebhookVerificationError);
   });
 
   it('sends the same body on every attempt and keeps the sequence', () => {
-    const first = signWebhook({ queued, sequence: 9, secret, attemptedAt: new Date('2026-12-02T12:00:00Z') });
-    const retry = signWebhook({ queued, sequence: 9, secret, attemptedAt: new Date('2026-12-02T12:15:00Z') });
+    const first = signWebhook({ queued, sequence: 9, secrets: [secret], attemptedAt: new Date('2026-12-02T12:00:00Z') });
+    const retry = signWebhook({ queued, sequence: 9, secrets: [secret], attemptedAt: new Date('2026-12-02T12:15:00Z') });
     expect(retry.body).toBe(first.body);
     expect(retry.headers['webhook-id']).toBe(first.headers['webhook-id']);
     expect(retry.headers['webhook-sequence']).toBe('9');
     expect(retry.headers['webhook-timestamp']).not.toBe(first.headers['webhook-timestamp']);
+  });
+
+  it('gives one v1 signature per secret, space-separated, each verified by its own secret alone', () => {
+    const previous = 'whsec_' + Buffer.alloc(32, 9).toString('base64');
+    const request = signWebhook({ queued, sequence: 1, secrets: [secret, previous], attemptedAt: new Date() });
+    const [current, old] = (request.headers['webhook-signature'] ?? '').split(' ');
+    expect(current).toBe(new Webhook(secret).sign('evt_1', new Date(Number(request.headers['webhook-timestamp']) * 1000), request.body));
+    expect(old).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
+    expect(old).not.toBe(current);
+    for (const key of [secret, previous]) expect(new Webhook(key).verify(request.body, request.headers)).toMatchObject({ type: 'order.updated' });
+    const other = new Webhook('whsec_' + Buffer.alloc(32, 8).toString('base64'));
+    expect(() => other.verify(request.body, request.headers)).toThrow(WebhookVerificationError);
   });
 
   it('puts the type, the acceptance time and the payload in the body', () => {
@@ -91,6 +103,31 @@ describe('secrets', () => {
   });
 });
 
+describe('signingSecrets', () => {
+  const rotatedAt = new Date('2026-12-02T12:00:00.000Z');
+  const expiresAt = previousSecretExpiry(rotatedAt, DEFAULT_ROTATION_GRACE_SECONDS).toISOString();
+  const keys = { secret: 'whsec_new', previous_secret: 'whsec_old', previous_secret_expires_at: expiresAt };
+
+  it('ends the default grace 24 hours after the rotation', () => {
+    expect(expiresAt).toBe('2026-12-03T12:00:00.000Z');
+    expect(previousSecretExpiry(rotatedAt, 0)).toEqual(rotatedAt);
+  });
+
+  it.each([
+    { when: 'at the rotation', at: '2026-12-02T12:00:00.000Z', expected: ['whsec_new', 'whsec_old'] },
+    { when: 'a millisecond before the grace ends', at: '2026-12-03T11:59:59.999Z', expected: ['whsec_new', 'whsec_old'] },
+    { when: 'the grace ends', at: '2026-12-03T12:00:00.000Z', expected: ['whsec_new'] },
+    { when: 'after the grace', at: '2026-12-04T00:00:00.000Z', expected: ['whsec_new'] },
+  ])('signs with $expected when $when', ({ at, expected }) => {
+    expect(signingSecrets(keys, new Date(at))).toEqual(expected);
+  });
+
+  it('signs with the secret alone when there was no rotation', () => {
+    expect(signingSecrets({ secret: 'whsec_only' }, rotatedAt)).toEqual(['whsec_only']);
+    expect(signingSecrets({ secret: 'whsec_only', previous_secret: 'whsec_old' }, rotatedAt)).toEqual(['whsec_only']);
+  });
+});
+
 describe('webhookBody of unusual payloads', () => {
   const queuedWith = (payloadJson: string): QueuedEvent => {
     const read = readQueuedEvent(
@@ -102,7 +139,7 @@ describe('webhookBody of unusual payloads', () => {
 
   it('sends own "__proto__", "constructor" and "prototype" keys as they were accepted', () => {
     const payloadJson = '{"__proto__":{"polluted":true},"constructor":{"name":"x"},"prototype":1,"id":2}';
-    const request = signWebhook({ queued: queuedWith(payloadJson), sequence: 1, secret, attemptedAt: new Date() });
+    const request = signWebhook({ queued: queuedWith(payloadJson), sequence: 1, secrets: [secret], attemptedAt: new Date() });
     expect(request.body).toBe(`{"type":"x","timestamp":"2026-12-02T12:00:00.000Z","data":${payloadJson}}`);
     const verified = new Webhook(secret).verify(request.body, request.headers) as { data: object };
     expect(Object.keys(verified.data)).toEqual(['__proto__', 'constructor', 'prototype', 'id']);

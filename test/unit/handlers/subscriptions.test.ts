@@ -19,6 +19,13 @@ function setup(allowPrivateEndpoints: boolean) {
       items.set(fields.subscription_id, subscription);
       return { kind: previous === undefined ? SubscriptionPutKind.created : SubscriptionPutKind.replaced, subscription };
     },
+    // As the table's conditional rotation: the current secret becomes the previous one.
+    rotateSecret: async ({ subscriptionId, secret: newSecret, previousSecretExpiresAt }) => {
+      const current = items.get(subscriptionId);
+      if (current === undefined) return false;
+      items.set(subscriptionId, { ...current, secret: newSecret, previous_secret: current.secret, previous_secret_expires_at: previousSecretExpiresAt });
+      return true;
+    },
     findTenants: async () => new Map(),
   };
   let clock = Date.parse('2026-12-02T12:00:00Z');
@@ -32,7 +39,15 @@ function setup(allowPrivateEndpoints: boolean) {
   const put = (id: string, body: unknown) =>
     handler(apiEvent({ routeKey: 'PUT /v1/subscriptions/{subscription_id}', pathParameters: { subscription_id: id }, body: typeof body === 'string' ? body : JSON.stringify(body) }));
   const get = (id: string) => handler(apiEvent({ routeKey: 'GET /v1/subscriptions/{subscription_id}', pathParameters: { subscription_id: id } }));
-  return { items, put, get };
+  const rotate = (id: string, body?: unknown) =>
+    handler(
+      apiEvent({
+        routeKey: 'POST /v1/subscriptions/{subscription_id}/secret/rotate',
+        pathParameters: { subscription_id: id },
+        ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+      }),
+    );
+  return { items, put, get, rotate };
 }
 
 const secret = 'whsec_' + Buffer.alloc(24, 3).toString('base64');
@@ -128,5 +143,71 @@ describe('subscriptions handler', () => {
   it('allows a public address literal when private endpoints are not allowed', async () => {
     const { put } = setup(false);
     expect((await put('sub_1', { tenant_id: 't', url: 'https://93.184.216.34/hooks' })).statusCode).toBe(201);
+  });
+});
+
+describe('subscriptions handler secret rotation', () => {
+  const newSecret = 'whsec_' + Buffer.alloc(32, 5).toString('base64');
+
+  it('generates a new secret, keeps the old one as previous for 24 hours, and never answers the old one', async () => {
+    const { put, rotate, get, items } = setup(true);
+    await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks', secret });
+    const result = await rotate('sub_1');
+    expect(result.statusCode).toBe(200);
+    const body = jsonOf(result) as Record<string, string>;
+    // The clock ticks a second per call: the PUT read 12:00:01, the rotation 12:00:02.
+    expect(body).toEqual({ subscription_id: 'sub_1', secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/), previous_secret_expires_at: '2026-12-03T12:00:02.000Z' });
+    expect(body.secret).not.toBe(secret);
+    expect(result.body).not.toContain(secret);
+    expect(items.get('sub_1')).toMatchObject({ secret: body.secret, previous_secret: secret, previous_secret_expires_at: '2026-12-03T12:00:02.000Z' });
+    const read = await get('sub_1');
+    expect(read.body).not.toContain('whsec_');
+    expect(read.body).not.toContain('previous_secret');
+  });
+
+  it('takes the new secret and the grace from the body, 0 ending the old one at once', async () => {
+    const { put, rotate, items } = setup(true);
+    await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks', secret });
+    const result = await rotate('sub_1', { secret: newSecret, grace_seconds: 0 });
+    expect(result.statusCode).toBe(200);
+    expect(jsonOf(result)).toEqual({ subscription_id: 'sub_1', secret: newSecret, previous_secret_expires_at: '2026-12-02T12:00:02.000Z' });
+    expect(items.get('sub_1')).toMatchObject({ secret: newSecret, previous_secret: secret });
+  });
+
+  it('answers 404 not_found for a subscription that does not exist, and creates nothing', async () => {
+    const { rotate, items } = setup(true);
+    const result = await rotate('nope', {});
+    expect(result.statusCode).toBe(404);
+    expect(jsonOf(result)).toMatchObject({ error: { code: 'not_found' } });
+    expect(items.size).toBe(0);
+  });
+
+  it.each([
+    { name: 'a body that is not JSON', body: 'nope', code: 'invalid_json' },
+    { name: 'a secret without prefix', body: { secret: Buffer.alloc(32).toString('base64') }, code: 'invalid_request', path: 'secret' },
+    { name: 'a secret of 16 bytes', body: { secret: 'whsec_' + Buffer.alloc(16).toString('base64') }, code: 'invalid_request', path: 'secret' },
+    { name: 'a negative grace', body: { grace_seconds: -1 }, code: 'invalid_request', path: 'grace_seconds' },
+    { name: 'a fractional grace', body: { grace_seconds: 1.5 }, code: 'invalid_request', path: 'grace_seconds' },
+    { name: 'a grace over 7 days', body: { grace_seconds: 604_801 }, code: 'invalid_request', path: 'grace_seconds' },
+    { name: 'a grace as a string', body: { grace_seconds: '60' }, code: 'invalid_request', path: 'grace_seconds' },
+    { name: 'an unknown field', body: { key: newSecret }, code: 'invalid_request' },
+    { name: 'an array', body: [], code: 'invalid_request' },
+  ])('refuses $name with 400 $code and changes nothing', async ({ body, code, path }) => {
+    const { put, rotate, items } = setup(true);
+    await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks', secret });
+    const before = items.get('sub_1');
+    const result = await rotate('sub_1', body);
+    expect(result.statusCode).toBe(400);
+    const json = jsonOf(result) as { error: { code: string; details?: { path: string }[] } };
+    expect(json.error.code).toBe(code);
+    if (path !== undefined) expect(json.error.details?.map((d) => d.path)).toContain(path);
+    expect(items.get('sub_1')).toEqual(before);
+  });
+
+  it('refuses a subscription id over 128 characters with 400', async () => {
+    const { rotate } = setup(true);
+    const result = await rotate('s'.repeat(129));
+    expect(result.statusCode).toBe(400);
+    expect(jsonOf(result)).toMatchObject({ error: { code: 'invalid_request', details: [{ path: 'subscription_id' }] } });
   });
 });
