@@ -8,6 +8,7 @@ import { importBackstopCommand } from './commands/import-backstop.js';
 import { lagCommand } from './commands/lag.js';
 import { redriveCommand } from './commands/redrive.js';
 import { repartitionCommand } from './commands/repartition.js';
+import { rotateSecretCommand } from './commands/rotate-secret.js';
 import { skipCommand } from './commands/skip.js';
 import { CliError } from './errors.js';
 import { EXIT_CODES_HELP, ExitCode } from './exit-codes.js';
@@ -15,7 +16,7 @@ import { COMMON_OPTIONS_HELP } from './options.js';
 import { writeLine } from './output/stream.js';
 
 /** Every command, in the order the help lists them. */
-export const COMMANDS: readonly Command[] = [lagCommand, deadLettersCommand, redriveCommand, importBackstopCommand, skipCommand, repartitionCommand];
+export const COMMANDS: readonly Command[] = [lagCommand, deadLettersCommand, redriveCommand, importBackstopCommand, skipCommand, repartitionCommand, rotateSecretCommand];
 
 const HELP_FLAGS: ReadonlySet<string> = new Set(['--help', '-h']);
 

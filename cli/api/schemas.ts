@@ -92,3 +92,11 @@ export const routingSchema = z.looseObject({
   }),
 });
 export type Routing = z.infer<typeof routingSchema>;
+
+/** The answer of `POST /v1/subscriptions/{subscription_id}/secret/rotate`: the new secret, never the previous one. */
+export const rotateSecretAnswerSchema = z.looseObject({
+  subscription_id: z.string(),
+  secret: z.string(),
+  previous_secret_expires_at: z.string(),
+});
+export type RotateSecretAnswer = z.infer<typeof rotateSecretAnswerSchema>;

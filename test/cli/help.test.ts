@@ -11,7 +11,7 @@ describe('ordered-webhooks', () => {
     const run = await runCommand(['--help']);
 
     expect(run.exitCode).toBe(ExitCode.ok);
-    for (const name of ['lag', 'dead-letters', 'redrive', 'import-backstop', 'skip', 'repartition']) expect(run.stdout).toMatch(new RegExp(`^  ${name} +\\S`, 'm'));
+    for (const name of ['lag', 'dead-letters', 'redrive', 'import-backstop', 'skip', 'repartition', 'rotate-secret']) expect(run.stdout).toMatch(new RegExp(`^  ${name} +\\S`, 'm'));
     expect(run.stdout).toContain('--sigv4');
     expect(run.stdout).toContain('  4  refused by the API (409 or 422)');
   });
@@ -28,7 +28,7 @@ describe('ordered-webhooks', () => {
     const run = await runCommand(['drain']);
 
     expect(run.exitCode).toBe(ExitCode.usage);
-    expect(run.stderr).toBe('ordered-webhooks: unknown command "drain". Commands: lag, dead-letters, redrive, import-backstop, skip, repartition. See --help.\n');
+    expect(run.stderr).toBe('ordered-webhooks: unknown command "drain". Commands: lag, dead-letters, redrive, import-backstop, skip, repartition, rotate-secret. See --help.\n');
   });
 
   it.each(COMMANDS.map((command) => [command.name]))('prints the help of %s without needing its required options', async (name) => {
