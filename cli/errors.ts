@@ -8,18 +8,32 @@ import { ExitCode } from './exit-codes.js';
 /** An expected failure, reported as its message and exit code. */
 export abstract class CliError extends Error {
   abstract readonly exitCode: ExitCode;
+  /** A snake_case code for `--json` errors: the API's own code for an {@link ApiError}. */
+  abstract readonly code: string;
 }
 
 /** Bad or missing arguments: nothing was sent. */
 export class UsageError extends CliError {
   override readonly name = 'UsageError';
   readonly exitCode = ExitCode.usage;
+  readonly code = 'usage_error';
 }
 
 /** One entry of the API's error `details`. */
 export interface ApiErrorDetail {
   readonly path: string;
   readonly message: string;
+}
+
+/** A name that the API does not know (it answered 404 for it): nothing was done. */
+export class UnknownSubscriptionError extends CliError {
+  override readonly name = 'UnknownSubscriptionError';
+  readonly exitCode = ExitCode.failed;
+  readonly code = 'unknown_subscription';
+
+  constructor(readonly subscriptionId: string) {
+    super(`There is no subscription named ${subscriptionId}.`);
+  }
 }
 
 /** Statuses with which the API refuses an operation because of the state it is in. */
@@ -37,6 +51,8 @@ export class ApiError extends CliError {
     readonly code: string,
     readonly apiMessage: string,
     readonly details: readonly ApiErrorDetail[] = [],
+    /** The answer's `Retry-After` in seconds, when it had one. */
+    readonly retryAfterSeconds?: number,
   ) {
     const lines = details.map((detail) => `\n  ${detail.path}: ${detail.message}`).join('');
     super(`${request} answered ${status} ${code}: ${apiMessage}${lines}`);
@@ -53,30 +69,35 @@ export class ApiError extends CliError {
 export class UnreachableError extends CliError {
   override readonly name = 'UnreachableError';
   readonly exitCode = ExitCode.failed;
+  readonly code = 'unreachable';
 }
 
 /** An answer that does not have the shape the contract gives it. */
 export class UnexpectedAnswerError extends CliError {
   override readonly name = 'UnexpectedAnswerError';
   readonly exitCode = ExitCode.failed;
+  readonly code = 'unexpected_answer';
 }
 
 /** Signing was asked for and no AWS credentials or region could be found. */
 export class SigningError extends CliError {
   override readonly name = 'SigningError';
   readonly exitCode = ExitCode.failed;
+  readonly code = 'signing_failed';
 }
 
 /** A wait ran past its `--timeout`. */
 export class TimedOutError extends CliError {
   override readonly name = 'TimedOutError';
   readonly exitCode = ExitCode.timedOut;
+  readonly code = 'timed_out';
 }
 
 /** The operator interrupted a wait (Ctrl-C). */
 export class InterruptedError extends CliError {
   override readonly name = 'InterruptedError';
   readonly exitCode = ExitCode.interrupted;
+  readonly code = 'interrupted';
 }
 
 /**

@@ -1,10 +1,11 @@
 /**
  * `npm start`: the local stack in the foreground. Reads the configuration once (a bad value stops
- * start-up with a message naming the variable), prints the banner once the HTTP API listens, and
+ * start-up with a message naming the variable; a busy PORT with one saying to set another),
+ * prints the banner once the HTTP API listens, and
  * stops cleanly on SIGINT or SIGTERM, finishing in-flight requests and consumer batches first.
  */
 import { ConfigError, Deployment, loadProcessConfig, type Config } from '../lambda/config.js';
-import { formatBanner } from './banner.js';
+import { describeStartFailure, formatBanner } from './banner.js';
 import { stopOnSignals } from './shutdown.js';
 import { startLocalStack, type LocalStack } from './stack.js';
 import { createTerminalLogger } from './terminal-logger.js';
@@ -29,10 +30,12 @@ async function main(): Promise<void> {
   try {
     stack = await startLocalStack({ config });
   } catch (error) {
-    logger.error('the local stack could not start', { error });
+    const fixable = describeStartFailure(error, config);
+    if (fixable === undefined) logger.error('the local stack could not start', { error });
+    else process.stderr.write(`The local stack could not start: ${fixable}\n`);
     process.exit(1);
   }
-  process.stdout.write(formatBanner(stack.url, config));
+  process.stdout.write(formatBanner(stack.url, stack.emulatorEndpoints, config));
   stopOnSignals(stack.stop, {
     stopping: (signal) => logger.info('stopping: finishing in-flight requests and consumer batches', { signal }),
     stopped: () => logger.info('stopped'),

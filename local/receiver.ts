@@ -1,31 +1,17 @@
 /**
  * `npm run receiver`: a webhook receiver for trying the local stack. Listens on 127.0.0.1 at
  * RECEIVER_PORT (default 4000), verifies signatures with WEBHOOK_SECRET when it is set, prints
- * each webhook with its sequence number, id, type and signature check, and answers 204.
+ * each webhook with its sequence number, id, type and signature check, and answers 204, or, in
+ * its failing mode (RECEIVER_FAIL_RATE, RECEIVER_STATUS, RECEIVER_DELAY_MS), refuses some of them
+ * so that retries and dead letters can be watched.
  */
-import { isValidSecret } from '../lambda/core/secret.js';
-import { EXAMPLE_RECEIVER_PORT } from './banner.js';
+import { createReceiverResponder, describeReceiverMode, readReceiverSettings } from './receiver-settings.js';
 import { stopOnSignals } from './shutdown.js';
 import { formatClock } from './terminal-logger.js';
 import { SignatureCheck, startWebhookReceiver, type ReceivedWebhook, type ReceiverReply, type WebhookReceiver } from './webhook-receiver.js';
 
 /** Exit code for a refused setting (sysexits' EX_CONFIG), as `npm start` uses. */
 const EXIT_CONFIG = 78;
-
-interface ReceiverSettings {
-  readonly port: number;
-  readonly secret: string | undefined;
-}
-
-/** Reads the receiver's two variables; the message names the one refused. */
-function readReceiverSettings(env: Readonly<Record<string, string | undefined>>): ReceiverSettings | { readonly problem: string } {
-  const rawPort = env.RECEIVER_PORT?.trim() ?? '';
-  const port = rawPort === '' ? EXAMPLE_RECEIVER_PORT : Number(rawPort);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) return { problem: `RECEIVER_PORT: must be an integer between 0 and 65535 (got "${rawPort}")` };
-  const secret = env.WEBHOOK_SECRET?.trim() || undefined;
-  if (secret !== undefined && !isValidSecret(secret)) return { problem: 'WEBHOOK_SECRET: must be "whsec_" followed by base64 of 24 to 64 bytes' };
-  return { port, secret };
-}
 
 const SIGNATURE_TEXT: Record<SignatureCheck, string> = {
   [SignatureCheck.verified]: 'signature verified',
@@ -46,9 +32,10 @@ function formatWebhookLine(webhook: ReceivedWebhook, reply: ReceiverReply): stri
 }
 
 async function main(): Promise<void> {
+  // The receiver is a development tool with variables of its own, read once here as before.
   const settings = readReceiverSettings(process.env);
-  if ('problem' in settings) {
-    process.stderr.write(`Invalid configuration:\n  - ${settings.problem}\n`);
+  if ('problems' in settings) {
+    process.stderr.write(`Invalid configuration:\n${settings.problems.map((problem) => `  - ${problem}`).join('\n')}\n`);
     process.exit(EXIT_CONFIG);
   }
   let receiver: WebhookReceiver;
@@ -56,15 +43,16 @@ async function main(): Promise<void> {
     receiver = await startWebhookReceiver({
       port: settings.port,
       ...(settings.secret === undefined ? {} : { secret: settings.secret }),
+      respond: createReceiverResponder(settings),
       onWebhook: (webhook, reply) => process.stdout.write(`${formatWebhookLine(webhook, reply)}\n`),
     });
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? `port ${settings.port} is in use; set RECEIVER_PORT to another` : String(error);
+    const reason = (error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? `port ${settings.port} is in use: set RECEIVER_PORT=<another>` : String(error);
     process.stderr.write(`The receiver could not start: ${reason}\n`);
     process.exit(1);
   }
   process.stdout.write(
-    `webhook receiver listening on ${receiver.url} (any path); ${settings.secret === undefined ? 'no WEBHOOK_SECRET: signatures are not checked' : 'verifying signatures with WEBHOOK_SECRET'}\n`,
+    `webhook receiver listening on ${receiver.url} (any path); ${settings.secret === undefined ? 'no WEBHOOK_SECRET: signatures are not checked' : 'verifying signatures with WEBHOOK_SECRET'}; ${describeReceiverMode(settings)}\n`,
   );
   stopOnSignals(receiver.stop, {
     stopping: () => undefined,

@@ -92,7 +92,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       throw new UnreachableError(`${label}: cannot reach ${url.origin} (${describeNetworkError(error)}).`);
     }
 
-    if (response.status < 200 || response.status > 299) throw toApiError(label, response.status, text);
+    if (response.status < 200 || response.status > 299) throw toApiError(label, response.status, text, retryAfterSecondsOf(response.headers.get('retry-after')));
     const parsed = parseJson(text);
     const checked = parsed.isJson ? schema.safeParse(parsed.value) : undefined;
     if (checked === undefined || !checked.success) {
@@ -113,15 +113,20 @@ function parseJson(text: string): { readonly isJson: true; readonly value: unkno
 }
 
 /** The contract's error body when there is one; otherwise what API Gateway or a proxy said. */
-function toApiError(label: string, status: number, text: string): ApiError {
+function toApiError(label: string, status: number, text: string, retryAfterSeconds: number | undefined): ApiError {
   const parsed = parseJson(text);
   if (parsed.isJson) {
     const contract = errorBodySchema.safeParse(parsed.value);
-    if (contract.success) return new ApiError(label, status, contract.data.error.code, contract.data.error.message, contract.data.error.details);
+    if (contract.success) return new ApiError(label, status, contract.data.error.code, contract.data.error.message, contract.data.error.details, retryAfterSeconds);
   }
   // API Gateway's own refusals (IAM, throttling) read {"message": "..."} or {"Message": "..."}.
   const gatewayMessage = parsed.isJson && typeof parsed.value === 'object' && parsed.value !== null ? messageOf(parsed.value) : undefined;
-  return new ApiError(label, status, `http_${status}`, gatewayMessage ?? (text.trim().slice(0, 300) || 'no body'));
+  return new ApiError(label, status, `http_${status}`, gatewayMessage ?? (text.trim().slice(0, 300) || 'no body'), [], retryAfterSeconds);
+}
+
+/** `Retry-After` as delay-seconds; an HTTP-date or anything else is left out (the API sends seconds). */
+function retryAfterSecondsOf(value: string | null): number | undefined {
+  return value !== null && /^\d+$/.test(value.trim()) ? Number(value.trim()) : undefined;
 }
 
 function messageOf(value: object): string | undefined {

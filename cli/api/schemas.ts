@@ -24,6 +24,8 @@ export const lagRowSchema = z.looseObject({
   last_error: z.string().nullable(),
   /** Added after the contract's first version: absent from an older API. */
   dead_lettered: z.number().optional(),
+  /** The group's ordering key; null when not one key (partition mode) or not known, absent from an older API. */
+  ordering_key: z.string().nullable().optional(),
 });
 export type LagRow = z.infer<typeof lagRowSchema>;
 
@@ -100,3 +102,11 @@ export const rotateSecretAnswerSchema = z.looseObject({
   previous_secret_expires_at: z.string(),
 });
 export type RotateSecretAnswer = z.infer<typeof rotateSecretAnswerSchema>;
+
+/** The answer of `GET /v1/subscriptions/{subscription_id}` (no secret). */
+export const subscriptionSchema = z.looseObject({
+  subscription_id: z.string(),
+  tenant_id: z.string(),
+  url: z.string(),
+});
+export type Subscription = z.infer<typeof subscriptionSchema>;

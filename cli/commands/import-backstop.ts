@@ -51,7 +51,7 @@ Options:
 
     const deadline = io.clock.now() + timeoutMs;
     const imported: ImportedEvent[] = [];
-    const spinner = createSpinner(io.stderr, 'Importing the backstop queue');
+    const spinner = createSpinner(io.stderr, 'Importing the backstop queue', { now: io.clock.now });
     let last: ImportAnswer;
     try {
       for (;;) {

@@ -9,7 +9,7 @@ import { formatMs } from '../duration.js';
 import { TimedOutError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { COMMON_OPTIONS, INTERVAL_OPTION, durationOption, intervalOption, parseOptions, requireOption } from '../options.js';
-import { createProgressBar } from '../output/progress.js';
+import { createProgressBar, createSpinner } from '../output/progress.js';
 import { writeJson, writeLine } from '../output/stream.js';
 import { pause } from '../poll.js';
 
@@ -42,11 +42,17 @@ Options:
 
     const deadline = io.clock.now() + timeoutMs;
     const redriven: RedrivenEvent[] = [];
-    const bar = createProgressBar(io.stderr, `Redriving ${subscriptionId}`);
+    const label = `Redriving ${subscriptionId}`;
+    // The total is known only from the first answer, and a step may take seconds: until then a
+    // spinner shows that the command is at work.
+    const firstStep = createSpinner(io.stderr, label, { now: io.clock.now });
+    firstStep.update('sending the first step');
+    const bar = createProgressBar(io.stderr, label);
     let last: RedriveAnswer;
     try {
       for (;;) {
         last = await api.send({ method: 'POST', path: '/v1/dead-letters/redrive', body: { subscription_id: subscriptionId } }, redriveAnswerSchema);
+        firstStep.finish();
         redriven.push(...last.redriven);
         bar.update(redriven.length, redriven.length + last.remaining, `${last.remaining} remaining`);
         if (last.is_done) break;
@@ -56,6 +62,7 @@ Options:
         if (last.redriven.length === 0) await pause(io, Math.min(intervalMs, leftMs));
       }
     } catch (error) {
+      firstStep.finish();
       bar.finish();
       if (redriven.length > 0) writeLine(io.stderr, `${redriven.length} dead letter(s) were redriven before this failure; run the command again to redrive the rest.`);
       throw error;

@@ -3,6 +3,7 @@
  * redraws one line; otherwise (CI logs, pipes) a plain line is printed each time the state
  * changes, never a carriage return.
  */
+import { formatSeconds } from '../duration.js';
 import type { OutputStream } from './stream.js';
 
 const BAR_WIDTH = 24;
@@ -11,45 +12,83 @@ const SPINNER_FRAME_MS = 100;
 /** Carriage return and erase line. */
 const CLEAR_LINE = '\r\x1b[2K';
 
+/** A note, or a function that gives it at each redraw (a countdown). */
+export type ProgressNote = string | (() => string);
+
 export interface ProgressBar {
-  /** `done` of `total`, with an optional note such as what is still pending. */
-  readonly update: (done: number, total: number, note?: string) => void;
+  /**
+   * `done` of `total`, with an optional note such as what is still pending. On a terminal a
+   * note given as a function is redrawn every second until the next update, so that a countdown
+   * moves between updates; plain lines print it once.
+   */
+  readonly update: (done: number, total: number, note?: ProgressNote) => void;
   /** Leaves the terminal line clean for what follows. */
   readonly finish: () => void;
 }
 
 export interface Spinner {
   readonly update: (note: string) => void;
+  /** Stops it and leaves the line clean; finishing it again does nothing. */
   readonly finish: () => void;
 }
+
+/** How often a note given as a function is redrawn. */
+const NOTE_REDRAW_MS = 1_000;
 
 /** A bar of `done` / `total`; `total` may grow between updates. */
 export function createProgressBar(stream: OutputStream, label: string): ProgressBar {
   let lastLine: string | undefined;
   let isDrawn = false;
+  let redraw: NodeJS.Timeout | undefined;
+  const stopRedraw = (): void => {
+    clearInterval(redraw);
+    redraw = undefined;
+  };
+  const draw = (done: number, total: number, note: ProgressNote | undefined): void => {
+    const text = typeof note === 'function' ? note() : note;
+    const suffix = text === undefined ? '' : `  ${text}`;
+    const ratio = total <= 0 ? 1 : Math.min(1, Math.max(0, done / total));
+    const filled = Math.round(ratio * BAR_WIDTH);
+    stream.write(`${CLEAR_LINE}${label} ${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)} ${done}/${total} ${Math.floor(ratio * 100)}%${suffix}`);
+    isDrawn = true;
+  };
   return {
     update: (done, total, note) => {
-      const suffix = note === undefined ? '' : `  ${note}`;
+      stopRedraw();
       if (stream.isTTY !== true) {
-        const line = `${label}: ${done}/${total}${suffix}`;
+        const text = typeof note === 'function' ? note() : note;
+        const line = `${label}: ${done}/${total}${text === undefined ? '' : `  ${text}`}`;
         if (line !== lastLine) stream.write(`${line}\n`);
         lastLine = line;
         return;
       }
-      const ratio = total <= 0 ? 1 : Math.min(1, Math.max(0, done / total));
-      const filled = Math.round(ratio * BAR_WIDTH);
-      stream.write(`${CLEAR_LINE}${label} ${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)} ${done}/${total} ${Math.floor(ratio * 100)}%${suffix}`);
-      isDrawn = true;
+      draw(done, total, note);
+      if (typeof note === 'function') {
+        redraw = setInterval(() => draw(done, total, note), NOTE_REDRAW_MS);
+        // Never keeps the process alive on its own.
+        redraw.unref();
+      }
     },
     finish: () => {
+      stopRedraw();
       if (isDrawn) stream.write(CLEAR_LINE);
       isDrawn = false;
     },
   };
 }
 
-/** A spinner for waits whose length is unknown; on a terminal it turns by itself. */
-export function createSpinner(stream: OutputStream, label: string): Spinner {
+/** What a spinner reads the time from; the system clock unless a test gives its own. */
+export interface SpinnerOptions {
+  readonly now?: () => number;
+}
+
+/**
+ * A spinner for waits whose length is unknown. On a terminal it turns by itself and shows the
+ * time elapsed since it started, recomputed at every frame: a note given at the last update
+ * would freeze the clock between updates. Plain lines (no terminal) leave the time out, so that
+ * a line is printed only when the state changes.
+ */
+export function createSpinner(stream: OutputStream, label: string, options: SpinnerOptions = {}): Spinner {
   let note = '';
   let lastLine: string | undefined;
   if (stream.isTTY !== true) {
@@ -62,9 +101,13 @@ export function createSpinner(stream: OutputStream, label: string): Spinner {
       finish: () => undefined,
     };
   }
+  const now = options.now ?? Date.now;
+  const startedAt = now();
   let frame = 0;
+  let isFinished = false;
   const draw = (): void => {
-    stream.write(`${CLEAR_LINE}${SPINNER_FRAMES[frame % SPINNER_FRAMES.length] ?? ''} ${label}${note === '' ? '' : `  ${note}`}`);
+    const elapsed = formatSeconds((now() - startedAt) / 1_000);
+    stream.write(`${CLEAR_LINE}${SPINNER_FRAMES[frame % SPINNER_FRAMES.length] ?? ''} ${label}${note === '' ? '' : `  ${note}`}  ${elapsed}`);
     frame += 1;
   };
   const timer = setInterval(draw, SPINNER_FRAME_MS);
@@ -76,7 +119,10 @@ export function createSpinner(stream: OutputStream, label: string): Spinner {
       note = next;
       draw();
     },
+    // Idempotent: a command may finish a spinner on every path out of a loop.
     finish: () => {
+      if (isFinished) return;
+      isFinished = true;
       clearInterval(timer);
       stream.write(CLEAR_LINE);
     },

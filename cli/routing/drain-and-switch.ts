@@ -8,8 +8,10 @@
 import type { ApiClient } from '../api/client.js';
 import { routingSchema, type Routing } from '../api/schemas.js';
 import type { CommandIo } from '../command.js';
+import { PAUSE_GRACE_SECONDS } from '../../lambda/core/routing-settings.js';
+import { formatSeconds } from '../duration.js';
 import { ApiError, TimedOutError } from '../errors.js';
-import { createProgressBar } from '../output/progress.js';
+import { createProgressBar, type ProgressNote } from '../output/progress.js';
 import { pollUntil } from '../poll.js';
 import { countPendingMessages, describePartitions, describePending, describeRouting, isDrained } from './describe.js';
 
@@ -62,7 +64,7 @@ export async function drainAndSwitch(input: DrainAndSwitchInput): Promise<DrainA
       paused = await api.send(PAUSE, routingSchema);
     }
     log(`Ingest paused (version ${paused.version}). Waiting for the queue to drain…`);
-    switched = await switchWhenDrained(input, paused.version);
+    switched = await switchWhenDrained(input, paused);
   } catch (error) {
     await recoverFromFailure(input, isPauseSent);
     throw error;
@@ -91,8 +93,9 @@ export async function drainAndSwitch(input: DrainAndSwitchInput): Promise<DrainA
 }
 
 /** Polls until nothing is pending, then asks for the switch, asking again while the answer is "not yet". */
-async function switchWhenDrained(input: DrainAndSwitchInput, pausedVersion: number): Promise<Routing> {
+async function switchWhenDrained(input: DrainAndSwitchInput, paused: Routing): Promise<Routing> {
   const { api, io } = input;
+  const pausedVersion = paused.version;
   const bar = createProgressBar(io.stderr, 'Draining');
   let mostPending = 0;
   let lastRefusal: ApiError | undefined;
@@ -115,7 +118,7 @@ async function switchWhenDrained(input: DrainAndSwitchInput, pausedVersion: numb
         } catch (error) {
           if (!(error instanceof ApiError && error.status === 409 && NOT_YET_REFUSALS.has(error.code))) throw error;
           lastRefusal = error;
-          bar.update(mostPending, mostPending, `switch not yet accepted: ${error.code}`);
+          bar.update(mostPending, mostPending, error.code === PAUSE_TOO_RECENT ? describePauseGrace(error, paused, input) : 'events became pending again: waiting for them');
           return undefined;
         }
       },
@@ -127,6 +130,27 @@ async function switchWhenDrained(input: DrainAndSwitchInput, pausedVersion: numb
   } finally {
     bar.finish();
   }
+}
+
+const PAUSE_TOO_RECENT = 'pause_too_recent';
+
+/**
+ * The wait of a `pause_too_recent` refusal, as a countdown to the end of the API's pause grace
+ * rather than its error code. The end is the answer's `Retry-After` when it has one, otherwise
+ * the pause time plus the deployed grace (PAUSE_GRACE_SECONDS, the constant the API uses). A
+ * terminal redraws the countdown every second; plain lines give the time once, so that they do
+ * not repeat at every poll. The switch is asked again at every interval regardless, so a shorter
+ * grace than estimated is not waited out.
+ */
+function describePauseGrace(refusal: ApiError, paused: Routing, input: DrainAndSwitchInput): ProgressNote {
+  const { clock, stderr } = input.io;
+  const pausedAtMs = paused.paused_at == null ? Number.NaN : Date.parse(paused.paused_at);
+  const endsAtMs =
+    refusal.retryAfterSeconds !== undefined ? clock.now() + refusal.retryAfterSeconds * 1_000 : Number.isNaN(pausedAtMs) ? undefined : pausedAtMs + PAUSE_GRACE_SECONDS * 1_000;
+  const why = 'a request may still be enqueueing under the old routing';
+  if (endsAtMs === undefined) return `pause grace: the API accepts the switch a short while after the pause (${why})`;
+  if (stderr.isTTY !== true) return `pause grace: the API accepts the switch from ${new Date(Math.ceil(endsAtMs / 1_000) * 1_000).toISOString()} (${why})`;
+  return () => `pause grace: switching in ${formatSeconds(Math.max(0, Math.ceil((endsAtMs - clock.now()) / 1_000)))} (${why})`;
 }
 
 /**

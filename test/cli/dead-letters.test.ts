@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/exit-codes.js';
-import { inTwoPages, deadLettersPage } from './support/answers.js';
+import { inTwoPages, deadLettersPage, subscriptionAnswer } from './support/answers.js';
 import { apiError, useFakeApi } from './support/fake-api.js';
 import { runCommand } from './support/run-cli.js';
 
@@ -42,6 +42,7 @@ describe('dead-letters command', () => {
       deadLettersPage([LETTER]),
       deadLettersPage([]),
     ]);
+    api.on('GET /v1/subscriptions/sub alice/1', subscriptionAnswer('sub alice/1'));
 
     const json = await runCommand(['dead-letters', '--url', api.url, '--subscription', 'sub alice/1', '--json']);
     const none = await runCommand(['dead-letters', '--url', api.url, '--subscription', 'sub alice/1']);
@@ -82,12 +83,43 @@ describe('dead-letters command', () => {
 
   it('says so when every page is empty', async () => {
     api.on('GET /v1/dead-letters', inTwoPages(deadLettersPage, [], []));
+    api.on('GET /v1/subscriptions/sub alice/1', subscriptionAnswer('sub alice/1'));
 
     const run = await runCommand(['dead-letters', '--url', api.url, '--subscription', 'sub alice/1']);
 
     expect(run.exitCode).toBe(ExitCode.ok);
     expect(run.stdout).toBe('Subscription sub alice/1 has no dead letters.\n');
-    expect(api.requests).toHaveLength(2);
+    expect(api.calls()).toEqual(['GET /v1/dead-letters', 'GET /v1/dead-letters', 'GET /v1/subscriptions/sub alice/1']);
+  });
+
+  it('exits 1 saying there is no such subscription when the list is empty and the subscription unknown', async () => {
+    api.on('GET /v1/dead-letters', deadLettersPage([], null));
+    api.on('GET /v1/subscriptions/sub_nobody', apiError(404, 'not_found', 'No subscription sub_nobody.'));
+
+    const run = await runCommand(['dead-letters', '--url', api.url, '--subscription', 'sub_nobody']);
+
+    expect(run.exitCode).toBe(ExitCode.failed);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe('ordered-webhooks dead-letters: There is no subscription named sub_nobody.\n');
+  });
+
+  it('prints the unknown subscription as a JSON error on stdout with --json, exit 1', async () => {
+    api.on('GET /v1/dead-letters', deadLettersPage([], null));
+    api.on('GET /v1/subscriptions/sub_nobody', apiError(404, 'not_found', 'No subscription sub_nobody.'));
+
+    const run = await runCommand(['dead-letters', '--url', api.url, '--subscription', 'sub_nobody', '--json']);
+
+    expect(run.exitCode).toBe(ExitCode.failed);
+    expect(JSON.parse(run.stdout)).toEqual({ error: { code: 'unknown_subscription', message: 'There is no subscription named sub_nobody.' } });
+    expect(run.stderr).toBe('');
+  });
+
+  it('does not ask for the subscription when it has dead letters', async () => {
+    api.on('GET /v1/dead-letters', deadLettersPage([LETTER], null));
+
+    await runCommand(['dead-letters', '--url', api.url, '--subscription', 'sub alice/1']);
+
+    expect(api.calls()).toEqual(['GET /v1/dead-letters']);
   });
 
   it('exits 1 instead of paging forever when the API gives the same cursor twice', async () => {

@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/exit-codes.js';
-import { inTwoPages, lagPage } from './support/answers.js';
+import { messageGroupIdFor } from '../../lambda/core/routing.js';
+import { inTwoPages, lagPage, subscriptionAnswer } from './support/answers.js';
 import { apiError, useFakeApi } from './support/fake-api.js';
 import { runCommand } from './support/run-cli.js';
 
@@ -20,6 +21,10 @@ const STUCK = {
 const FLOWING = { message_group_id: 'partition-7', depth: 1, oldest_wait_seconds: 3, keys_affected: 3, head_attempts: 0, last_error: null, dead_lettered: 0 };
 const DEAD = { message_group_id: 'partition-9', depth: 0, oldest_wait_seconds: 0, keys_affected: 0, head_attempts: 0, last_error: null, dead_lettered: 5 };
 
+/** `GET /v1/routing`, drained and accepting events. */
+function routingAnswer(partitionCount: number | null) {
+  return { status: 200, body: { version: 1, partition_count: partitionCount, is_paused: false, paused_at: null, pending: { queued: 0, in_flight: 0, delayed: 0, groups_with_pending: 0 } } };
+}
 
 describe('lag command', () => {
   const api = useFakeApi();
@@ -33,10 +38,81 @@ describe('lag command', () => {
     expect(run.stderr).toBe('');
     const lines = run.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatch(/^GROUP\s+DEPTH\s+OLDEST WAIT\s+KEYS\s+HEAD ATTEMPTS\s+LAST ERROR\s+DEAD LETTERS$/);
-    expect(lines[1]?.split(/\s{2,}/)).toEqual([STUCK.message_group_id, '12', '3m12s', '1', '4', 'HTTP 503', '2']);
-    expect(lines[2]?.split(/\s{2,}/)).toEqual(['partition-7', '1', '3s', '3', '0', '-', '0']);
+    expect(lines[0]).toMatch(/^GROUP\s+ORDERING KEY\s+DEPTH\s+OLDEST WAIT\s+KEYS\s+HEAD ATTEMPTS\s+LAST ERROR\s+DEAD LETTERS$/);
+    // An API without `ordering_key` (today's): the column shows "-".
+    expect(lines[1]?.split(/\s{2,}/)).toEqual([STUCK.message_group_id, '-', '12', '3m12s', '1', '4', 'HTTP 503', '2']);
+    expect(lines[2]?.split(/\s{2,}/)).toEqual(['partition-7', '-', '1', '3s', '3', '0', '-', '0']);
     expect(api.calls()).toEqual(['GET /v1/lag']);
+  });
+
+  it('shows the ordering key beside the group hash, and - for a partition whose key is null', async () => {
+    api.on('GET /v1/lag', lagPage([{ ...STUCK, ordering_key: 'sub_alice' }, { ...FLOWING, ordering_key: null }]));
+
+    const run = await runCommand(['lag', '--url', api.url]);
+
+    expect(run.exitCode).toBe(ExitCode.ok);
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines[1]?.split(/\s{2,}/).slice(0, 3)).toEqual([STUCK.message_group_id, 'sub_alice', '12']);
+    expect(lines[2]?.split(/\s{2,}/).slice(0, 3)).toEqual(['partition-7', '-', '1']);
+  });
+
+  it('keeps the rows whose ordering key is the subscription with --subscription, without reading the routing', async () => {
+    const alice = { ...STUCK, ordering_key: 'sub_alice' };
+    api.on('GET /v1/lag', lagPage([alice, { ...FLOWING, message_group_id: 'aa'.repeat(16), ordering_key: 'sub_bob' }]));
+
+    const run = await runCommand(['lag', '--url', api.url, '--subscription', 'sub_alice', '--json']);
+
+    expect(run.exitCode).toBe(ExitCode.ok);
+    expect(JSON.parse(run.stdout)).toEqual({ groups: [alice] });
+    expect(api.calls()).toEqual(['GET /v1/lag']);
+  });
+
+  it('finds the subscription by its computed group with --subscription when the API names no ordering key', async () => {
+    const alice = { ...STUCK, message_group_id: messageGroupIdFor('sub_alice', undefined) };
+    api.on('GET /v1/lag', lagPage([FLOWING, alice, { ...STUCK, message_group_id: messageGroupIdFor('sub_bob', undefined) }]));
+    api.on('GET /v1/routing', routingAnswer(null));
+
+    const run = await runCommand(['lag', '--url', api.url, '--subscription', 'sub_alice']);
+
+    expect(run.exitCode).toBe(ExitCode.ok);
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines.map((line) => line.split(/\s{2,}/)[0])).toEqual(['GROUP', alice.message_group_id]);
+    expect(run.stderr).toBe('');
+  });
+
+  it("finds the subscription's partition in partition mode, and says the partition carries other keys", async () => {
+    const partition = messageGroupIdFor('sub_alice', 8);
+    const other = partition === 'partition-0' ? 'partition-1' : 'partition-0';
+    api.on('GET /v1/lag', lagPage([{ ...FLOWING, message_group_id: other }, { ...FLOWING, message_group_id: partition, ordering_key: null }]));
+    api.on('GET /v1/routing', routingAnswer(8));
+
+    const run = await runCommand(['lag', '--url', api.url, '--subscription', 'sub_alice']);
+
+    expect(run.exitCode).toBe(ExitCode.ok);
+    expect(run.stdout.trimEnd().split('\n').map((line) => line.split(/\s{2,}/)[0])).toEqual(['GROUP', partition]);
+    expect(run.stderr).toBe(`${partition} is a partition: its row also counts other subscriptions' keys.\n`);
+  });
+
+  it('says the subscription has nothing pending with --subscription when it exists and has no group', async () => {
+    api.on('GET /v1/lag', lagPage([FLOWING]));
+    api.on('GET /v1/routing', routingAnswer(null));
+    api.on('GET /v1/subscriptions/sub_alice', subscriptionAnswer('sub_alice'));
+
+    const run = await runCommand(['lag', '--url', api.url, '--subscription', 'sub_alice']);
+
+    expect(run.exitCode).toBe(ExitCode.ok);
+    expect(run.stdout).toBe('No message group of subscription sub_alice has pending or dead-lettered events.\n');
+  });
+
+  it('exits 1 with --subscription naming a subscription that does not exist', async () => {
+    api.on('GET /v1/lag', lagPage([FLOWING]));
+    api.on('GET /v1/routing', routingAnswer(null));
+    api.on('GET /v1/subscriptions/sub_nobody', apiError(404, 'not_found', 'No subscription sub_nobody.'));
+
+    const run = await runCommand(['lag', '--url', api.url, '--subscription', 'sub_nobody']);
+
+    expect(run.exitCode).toBe(ExitCode.failed);
+    expect(run.stderr).toBe('ordered-webhooks lag: There is no subscription named sub_nobody.\n');
   });
 
   it('prints the API answer as it is with --json, unknown fields included', async () => {

@@ -32,7 +32,7 @@ describe('redrive command', () => {
     expect(api.calls()).toEqual(Array(3).fill('POST /v1/dead-letters/redrive'));
     expect(api.requests.map((request) => request.body)).toEqual(Array(3).fill({ subscription_id: SUBSCRIPTION }));
     expect(run.stderr).toBe(
-      [`Redriving ${SUBSCRIPTION}: 2/5  3 remaining`, `Redriving ${SUBSCRIPTION}: 4/5  1 remaining`, `Redriving ${SUBSCRIPTION}: 5/5  0 remaining`, ''].join('\n'),
+      [`Redriving ${SUBSCRIPTION}: sending the first step`, `Redriving ${SUBSCRIPTION}: 2/5  3 remaining`, `Redriving ${SUBSCRIPTION}: 4/5  1 remaining`, `Redriving ${SUBSCRIPTION}: 5/5  0 remaining`, ''].join('\n'),
     );
     expect(run.stdout).toBe(`Redrove 5 dead letter(s) of subscription ${SUBSCRIPTION} (sequences 2 to 9), in their original order.\n`);
   });
@@ -63,6 +63,20 @@ describe('redrive command', () => {
     expect(run.exitCode).toBe(ExitCode.ok);
     expect(run.stderr).toContain(`\r\x1b[2KRedriving ${SUBSCRIPTION} ${'█'.repeat(12)}${'░'.repeat(12)} 1/2 50%  1 remaining`);
     expect(run.stderr.endsWith('\r\x1b[2K')).toBe(true);
+  });
+
+  it.each([false, true])('shows progress before the first step is answered (terminal: %s)', async (isTTY) => {
+    let shownBeforeAnswer = '';
+    const writes: string[] = [];
+    api.on('POST /v1/dead-letters/redrive', () => {
+      shownBeforeAnswer = writes.join('');
+      return step([['evt_2', 2]], 0, true);
+    });
+
+    const run = await runCommand(['redrive', '--url', api.url, '--subscription', SUBSCRIPTION], { isTTY, onStderrWrite: (text) => writes.push(text) });
+
+    expect(run.exitCode).toBe(ExitCode.ok);
+    expect(shownBeforeAnswer).toContain(isTTY ? `Redriving ${SUBSCRIPTION}  sending the first step` : `Redriving ${SUBSCRIPTION}: sending the first step\n`);
   });
 
   it('says so when there is nothing to redrive', async () => {

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/exit-codes.js';
+import { systemClock, type Clock } from '../../cli/poll.js';
 import { apiError, useFakeApi, type FakeApi, type RecordedRequest, type Reply } from './support/fake-api.js';
 import { runCommand } from './support/run-cli.js';
 
@@ -25,6 +26,16 @@ interface FakeRoutingOptions {
   readonly onDrainPoll?: (poll: number) => void;
 }
 
+/** When the fake routing API says ingest was paused. */
+const PAUSED_AT = '2025-01-02T15:04:05.000Z';
+const PAUSED_AT_MS = Date.parse(PAUSED_AT);
+
+/** A clock that starts at `startMs` and runs at the real pace, sleeping for real. */
+function clockAt(startMs: number): Clock {
+  const offsetMs = startMs - Date.now();
+  return { now: () => Date.now() + offsetMs, sleep: systemClock.sleep };
+}
+
 /** A routing API that behaves as the real one is specified: versioned, paused, drained. */
 function fakeRouting(api: FakeApi, options: FakeRoutingOptions = {}): RoutingState {
   const state: RoutingState = { version: 3, partition_count: null, is_paused: false, ...options.initial };
@@ -35,7 +46,7 @@ function fakeRouting(api: FakeApi, options: FakeRoutingOptions = {}): RoutingSta
     status: 200,
     body: {
       ...state,
-      paused_at: state.is_paused ? '2025-01-02T15:04:05.000Z' : null,
+      paused_at: state.is_paused ? PAUSED_AT : null,
       pending: { queued: pending, in_flight: pending > 0 ? 1 : 0, delayed: 0, groups_with_pending: pending > 0 ? 2 : 0 },
     },
   });
@@ -146,14 +157,36 @@ describe('repartition command', () => {
     expect(run.stderr).toBe('Ingest is paused: resume it with `ordered-webhooks repartition --resume`.\n');
   });
 
-  it('asks for the switch again while it is refused as not yet possible', async () => {
+  it('asks for the switch again while it is refused as not yet possible, telling when the pause grace ends', async () => {
     fakeRouting(api, { put: (_request, call) => (call === 1 ? apiError(409, 'pause_too_recent', 'Ingest was paused less than 30 s ago.') : undefined) });
 
-    const run = await runCommand(repartition('--partitions', '4'));
+    const run = await runCommand(repartition('--partitions', '4'), { clock: clockAt(PAUSED_AT_MS + 10_000) });
 
     expect(run.exitCode).toBe(ExitCode.ok);
     expect(api.calls().filter((call) => call === 'PUT /v1/routing')).toHaveLength(2);
-    expect(run.stderr).toContain('switch not yet accepted: pause_too_recent');
+    // The fake paused at PAUSED_AT; the deployed grace is 30 s.
+    expect(run.stderr).toContain('pause grace: the API accepts the switch from 2025-01-02T15:04:35.000Z');
+    expect(run.stderr).not.toContain('pause_too_recent');
+  });
+
+  it('counts the pause grace down on a terminal, from the pause time', async () => {
+    fakeRouting(api, { put: (_request, call) => (call === 1 ? apiError(409, 'pause_too_recent', 'Ingest was paused less than 30 s ago.') : undefined) });
+
+    const run = await runCommand(repartition('--partitions', '4'), { isTTY: true, clock: clockAt(PAUSED_AT_MS + 10_000) });
+
+    expect(run.exitCode).toBe(ExitCode.ok);
+    expect(run.stderr).toMatch(/pause grace: switching in (20|19)s/);
+    expect(run.stderr).not.toContain('pause_too_recent');
+  });
+
+  it("counts down from the refusal's Retry-After when it has one", async () => {
+    const refusal = { ...apiError(409, 'pause_too_recent', 'Ingest was paused less than 30 s ago.'), headers: { 'retry-after': '7' } };
+    fakeRouting(api, { put: (_request, call) => (call === 1 ? refusal : undefined) });
+
+    const run = await runCommand(repartition('--partitions', '4'), { isTTY: true, clock: clockAt(PAUSED_AT_MS + 10_000) });
+
+    expect(run.exitCode).toBe(ExitCode.ok);
+    expect(run.stderr).toMatch(/pause grace: switching in (7|6)s/);
   });
 
   it.each(['version_conflict', 'not_paused'])('resumes ingest and exits 4 when the switch is refused with %s', async (code) => {

@@ -13,6 +13,8 @@ import { useFakeApi, type RecordedRequest } from './support/fake-api.js';
 import { runCommand } from './support/run-cli.js';
 
 const CREDENTIALS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', sessionToken: 'session-token-example' };
+/** One dead letter, so that the command makes no second request. */
+const LETTER = { event_id: 'evt_1', subscription_id: "sub a/b+c*'", message_group_id: 'g', sequence: 1, attempts: 5, reason: 'HTTP 500', dead_lettered_at: '2025-01-02T15:04:05.000Z' };
 const AUTHORIZATION = /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/(\d{8})\/eu-west-1\/execute-api\/aws4_request, SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})$/;
 
 /** The signature recomputed from the request as the server received it. */
@@ -55,7 +57,7 @@ describe('SigV4 signing', () => {
   const port = (): number => Number(new URL(api.url).port);
 
   it('signs a GET with a query for execute-api in the given region, over what is sent', async () => {
-    api.on('GET /v1/dead-letters', { status: 200, body: { items: [] } });
+    api.on('GET /v1/dead-letters', { status: 200, body: { items: [LETTER] } });
 
     const run = await runCommand(['dead-letters', '--url', api.url, '--sigv4', '--region', 'eu-west-1', '--subscription', "sub a/b+c*'"]);
 

@@ -4,12 +4,18 @@
 import { describe, expect, it } from 'vitest';
 import { hasHeadMovedOn } from '../../cli/commands/skip.js';
 import { ExitCode } from '../../cli/exit-codes.js';
-import { lagPage } from './support/answers.js';
+import { messageGroupIdFor } from '../../lambda/core/routing.js';
+import { lagPage, subscriptionAnswer } from './support/answers.js';
 import { apiError, useFakeApi } from './support/fake-api.js';
 import { runCommand } from './support/run-cli.js';
 
 const GROUP = 'partition-3';
 const SKIPPED = { status: 202, body: { message_group_id: GROUP, event_id: 'evt_7', status: 'skip_requested' } };
+
+/** `GET /v1/routing`, accepting events. */
+function routingAnswer(partitionCount: number | null) {
+  return { status: 200, body: { version: 1, partition_count: partitionCount, is_paused: false, paused_at: null, pending: { queued: 0, in_flight: 0, delayed: 0, groups_with_pending: 0 } } };
+}
 
 function lagRow(headAttempts: number, depth = 4, deadLettered = 0) {
   return { message_group_id: GROUP, depth, oldest_wait_seconds: 600, keys_affected: 2, head_attempts: headAttempts, last_error: 'HTTP 500', dead_lettered: deadLettered };
@@ -123,12 +129,55 @@ describe('skip command', () => {
     expect(run.stderr).not.toContain('\n');
   });
 
-  it('exits 2 without a request when --group is missing', async () => {
+  it('exits 2 without a request when neither --group nor --subscription is given', async () => {
     const run = await runCommand(['skip', '--url', api.url, '--event', 'evt_7']);
 
     expect(run.exitCode).toBe(ExitCode.usage);
-    expect(run.stderr).toContain('--group is required.');
+    expect(run.stderr).toContain('--group (or --subscription) is required.');
     expect(api.requests).toHaveLength(0);
+  });
+
+  it('exits 2 without a request when both --group and --subscription are given', async () => {
+    const run = await runCommand(['skip', '--url', api.url, '--group', GROUP, '--subscription', 'sub_alice']);
+
+    expect(run.exitCode).toBe(ExitCode.usage);
+    expect(run.stderr).toContain('Give --group or --subscription, not both.');
+    expect(api.requests).toHaveLength(0);
+  });
+
+  it("skips the head of the subscription's own group with --subscription in per-key mode", async () => {
+    const group = messageGroupIdFor('sub_alice', undefined);
+    api.on('GET /v1/subscriptions/sub_alice', subscriptionAnswer('sub_alice'));
+    api.on('GET /v1/routing', routingAnswer(null));
+    api.on(`POST /v1/groups/${group}/skip`, { status: 202, body: { message_group_id: group, event_id: 'evt_a2', status: 'skip_requested' } });
+
+    const run = await runCommand(['skip', '--url', api.url, '--subscription', 'sub_alice', '--event', 'evt_a2']);
+
+    expect(run.exitCode).toBe(ExitCode.ok);
+    expect(api.calls()).toEqual(['GET /v1/subscriptions/sub_alice', 'GET /v1/routing', `POST /v1/groups/${group}/skip`]);
+    expect(api.requests[2]?.body).toEqual({ event_id: 'evt_a2' });
+    expect(run.stdout).toBe(`Skip requested: event evt_a2, the head of group ${group}, will be dead-lettered.\n`);
+  });
+
+  it('refuses --subscription in partition mode, naming the partition, and skips nothing', async () => {
+    api.on('GET /v1/subscriptions/sub_alice', subscriptionAnswer('sub_alice'));
+    api.on('GET /v1/routing', routingAnswer(8));
+
+    const run = await runCommand(['skip', '--url', api.url, '--subscription', 'sub_alice']);
+
+    expect(run.exitCode).toBe(ExitCode.usage);
+    expect(run.stderr).toContain(`routed to ${messageGroupIdFor('sub_alice', 8)}, which also carries other keys`);
+    expect(api.calls()).toEqual(['GET /v1/subscriptions/sub_alice', 'GET /v1/routing']);
+  });
+
+  it('exits 1 with --subscription naming a subscription that does not exist, and skips nothing', async () => {
+    api.on('GET /v1/subscriptions/sub_nobody', apiError(404, 'not_found', 'No subscription sub_nobody.'));
+
+    const run = await runCommand(['skip', '--url', api.url, '--subscription', 'sub_nobody']);
+
+    expect(run.exitCode).toBe(ExitCode.failed);
+    expect(run.stderr).toBe('ordered-webhooks skip: There is no subscription named sub_nobody.\n');
+    expect(api.calls()).toEqual(['GET /v1/subscriptions/sub_nobody']);
   });
 });
 

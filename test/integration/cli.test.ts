@@ -6,10 +6,11 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LagAnswer } from '../../cli/api/schemas.js';
+import cliPackage from '../../cli/package.json' with { type: 'json' };
 import { ExitCode } from '../../cli/exit-codes.js';
 import { makeEvent, postEvents, subscribe, uniquePrefix } from './support/api.js';
 import { waitFor } from './support/poll.js';
-import { lagRowOf } from './support/operator-api.js';
+import { lagRowOf, lagRows } from './support/operator-api.js';
 import { useStackAndReceiver } from './support/stack-and-receiver.js';
 
 const REPOSITORY = fileURLToPath(new URL('../..', import.meta.url));
@@ -56,11 +57,39 @@ describe('npx ordered-webhooks on the local stack', { timeout: 60_000 }, () => {
     expect(answer.groups.find((row) => row.message_group_id === stuckGroup)).toMatchObject({ depth: 2, keys_affected: 1, last_error: 'HTTP 503' });
   });
 
+  it("keeps only the subscription's group with `lag --subscription`, computed as ingest routes it", async () => {
+    const other = uniquePrefix('cli-other');
+    await subscribe(stack().url, other, receiver().endpointFor(other));
+    await postEvents(stack().url, [makeEvent(other, `${other}-1`)]);
+    await waitFor("the other subscription's group in the lag view", async () => (await lagRows(stack())).some((row) => row.message_group_id !== stuckGroup));
+
+    const run = await npxOrderedWebhooks(['lag', '--url', stack().url, '--subscription', prefix, '--json']);
+
+    expect(run.exitCode, run.stderr).toBe(ExitCode.ok);
+    const answer = JSON.parse(run.stdout) as LagAnswer;
+    expect(answer.groups.map((row) => row.message_group_id)).toEqual([stuckGroup]);
+  });
+
+  it('exits 1 naming the subscription with `dead-letters --subscription` for one that does not exist', async () => {
+    const run = await npxOrderedWebhooks(['dead-letters', '--url', stack().url, '--subscription', `${prefix}-nobody`]);
+
+    expect(run.exitCode).toBe(ExitCode.failed);
+    expect(run.stderr).toContain(`There is no subscription named ${prefix}-nobody.`);
+  });
+
+  it('prints the version of the cli package with `--version`', async () => {
+    const run = await npxOrderedWebhooks(['--version']);
+
+    expect(run.exitCode, run.stderr).toBe(ExitCode.ok);
+    expect(run.stdout).toBe(`${cliPackage.version}\n`);
+  });
+
   it('prints the table and exits 3 with `lag --fail-on-stalled 1`', async () => {
     const run = await npxOrderedWebhooks(['lag', '--url', stack().url, '--fail-on-stalled', '1']);
 
     expect(run.exitCode, run.stderr).toBe(ExitCode.attentionNeeded);
-    expect(run.stdout).toMatch(new RegExp(`^${stuckGroup}\\s+2\\s+\\d+s\\s+1\\s+\\d+\\s+HTTP 503\\s+0$`, 'm'));
+    // The ordering key column shows the key when the API names it, "-" before it does.
+    expect(run.stdout).toMatch(new RegExp(`^${stuckGroup}\\s+(${prefix}|-)\\s+2\\s+\\d+s\\s+1\\s+\\d+\\s+HTTP 503\\s+0$`, 'm'));
     expect(run.stderr).toContain('message group(s) have waited at least 1s');
   });
 });

@@ -2,11 +2,17 @@
  * End to end as a user runs it: `npm start` and `npm run receiver` as child processes, driven only
  * over HTTP, stopped with SIGTERM.
  */
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { ListQueuesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXAMPLE_SECRET } from '../../local/banner.js';
+import { createDocumentClient, createSqsClient } from '../../lambda/adapters/aws-clients.js';
+import { EMULATOR_CREDENTIALS, EXAMPLE_SECRET } from '../../local/banner.js';
+import { LOCAL_REGION } from '../../local/emulators.js';
 import { call, makeEvent, postEvents, uniquePrefix } from './support/api.js';
 import { waitFor } from './support/poll.js';
 import { findFreePort, spawnNpm, type NpmProcess } from './support/process.js';
@@ -46,7 +52,19 @@ describe('npm start', { timeout: 90_000 }, () => {
     await waitFor('GET /health answering 200', async () => (await call(url, 'GET', '/health').catch(() => undefined))?.status === 200, 30_000);
     expect(stack.stdout()).toContain(`listening on ${url}`);
     expect(stack.stdout()).toContain(`state: kept in ${dataDir}`);
-    expect(stack.stdout()).toContain(`curl -sS -X POST ${url}/v1/events`);
+    expect(stack.stdout()).toContain(`curl -s -X POST ${url}/v1/events`);
+    expect(stack.stdout()).toContain('mode: ON_EXHAUSTED=dead_letter: after MAX_DELIVERY_ATTEMPTS=5 failed attempts');
+    // The emulators' endpoints, as printed, reach the local state with the printed region and credentials.
+    const sqsEndpoint = /^ {2}SQS: +(http:\/\/127\.0\.0\.1:\d+)/m.exec(stack.stdout())?.[1];
+    const dynamoEndpoint = /^ {2}DynamoDB: +(http:\/\/127\.0\.0\.1:\d+)/m.exec(stack.stdout())?.[1];
+    if (sqsEndpoint === undefined || dynamoEndpoint === undefined) throw new Error(`no emulator endpoints in the banner:\n${stack.stdout()}`);
+    expect(stack.stdout()).toContain(`aws --region ${LOCAL_REGION} --endpoint-url ${sqsEndpoint} sqs list-queues`);
+    const sqs = createSqsClient({ endpoint: sqsEndpoint, region: LOCAL_REGION, credentials: EMULATOR_CREDENTIALS });
+    const dynamo = createDocumentClient({ endpoint: dynamoEndpoint, region: LOCAL_REGION, credentials: EMULATOR_CREDENTIALS });
+    expect((await sqs.send(new ListQueuesCommand({}))).QueueUrls?.length).toBeGreaterThanOrEqual(2);
+    expect((await dynamo.send(new ListTablesCommand({}))).TableNames?.length).toBeGreaterThanOrEqual(1);
+    sqs.destroy();
+    dynamo.destroy();
     await waitFor('the receiver listening', () => receiver.stdout().includes(`listening on http://127.0.0.1:${receiverPort}`), 30_000);
 
     const keys = [uniquePrefix('e2e-a'), uniquePrefix('e2e-b')];
@@ -79,6 +97,30 @@ describe('npm start', { timeout: 90_000 }, () => {
     expect(await receiver.exited).toBe(0);
     expect(stack.stdout()).toContain('stopped');
     expect(stack.stderr()).toBe('');
+  });
+
+  it('says which variable to set and exits non-zero when PORT is in use', async () => {
+    const squatter = createServer();
+    squatter.listen(0, '127.0.0.1');
+    await once(squatter, 'listening');
+    const address = squatter.address();
+    const port = typeof address === 'object' && address !== null ? address.port : 0;
+    try {
+      const stack = spawnNpm(['start'], { PORT: String(port) });
+      started.push(stack);
+      expect(await stack.exited).not.toBe(0);
+      expect(stack.stderr()).toContain(`port ${port} is in use: set PORT=<another>`);
+      expect(stack.stderr()).not.toContain('    at ');
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve));
+    }
+  });
+
+  it('refuses to start the receiver, naming the variable, when RECEIVER_STATUS is not a status', async () => {
+    const receiver = spawnNpm(['run', 'receiver'], { RECEIVER_PORT: String(await findFreePort()), RECEIVER_STATUS: '42' });
+    started.push(receiver);
+    expect(await receiver.exited).toBe(78);
+    expect(receiver.stderr()).toContain('RECEIVER_STATUS: must be an integer between 100 and 599 (got "42")');
   });
 
   it('refuses to start, naming the variable, when a setting is invalid', async () => {

@@ -9,6 +9,11 @@ export function lagPage(groups: readonly object[], nextCursor?: string | null): 
   return { status: 200, body: { groups, ...(nextCursor === undefined ? {} : { next_cursor: nextCursor }) } };
 }
 
+/** `GET /v1/subscriptions/{id}`: the subscription exists. */
+export function subscriptionAnswer(subscriptionId: string): Reply {
+  return { status: 200, body: { subscription_id: subscriptionId, tenant_id: 'acme', url: 'http://127.0.0.1:4000/webhooks', created_at: '2025-01-02T15:00:00.000Z' } };
+}
+
 /** One page of `GET /v1/dead-letters`. */
 export function deadLettersPage(items: readonly object[], nextCursor?: string | null): Reply {
   return { status: 200, body: { items, ...(nextCursor === undefined ? {} : { next_cursor: nextCursor }) } };

@@ -26,6 +26,7 @@ export interface Reply {
   readonly body?: unknown;
   /** A body sent as is, not as JSON. */
   readonly text?: string;
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** Answers one request; `call` counts this route's requests from 1. */
@@ -76,7 +77,7 @@ export async function startFakeApi(): Promise<FakeApi> {
         const respond = routes.get(route);
         const reply = respond === undefined ? apiError(404, 'not_found', `No route ${route}.`) : await respond(request, call);
         const text = reply.text ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
-        outgoing.writeHead(reply.status, { 'content-type': reply.text === undefined ? 'application/json' : 'text/plain' });
+        outgoing.writeHead(reply.status, { 'content-type': reply.text === undefined ? 'application/json' : 'text/plain', ...reply.headers });
         outgoing.end(text);
       })();
     });

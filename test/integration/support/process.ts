@@ -22,6 +22,7 @@ export interface NpmProcess {
 const PROJECT_VARIABLES = [
   'PORT', 'MAX_DELIVERY_ATTEMPTS', 'RETRY_BASE_SECONDS', 'RETRY_MAX_SECONDS', 'DELIVERY_TIMEOUT_MS', 'PARTITION_COUNT',
   'CONSUMER_CONCURRENCY', 'ALLOW_PRIVATE_ENDPOINTS', 'DATA_DIR', 'LOG_LEVEL', 'RECEIVER_PORT', 'WEBHOOK_SECRET',
+  'RECEIVER_FAIL_RATE', 'RECEIVER_STATUS', 'RECEIVER_DELAY_MS', 'ON_EXHAUSTED',
 ];
 
 /** Runs `npm <args>` in the repository with `environment` over a clean copy of this process's. */
