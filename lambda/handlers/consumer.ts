@@ -22,7 +22,8 @@ import { createOrderingKeyStore, ORDERING_KEY_STORE_ACCESS } from '../adapters/o
 import { createPayloadBucket } from '../adapters/payload-bucket.js';
 import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS } from '../adapters/subscription-store.js';
 import { createWebhookSender } from '../adapters/webhook-sender.js';
-import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
+import type { LambdaHandler } from './logger.js';
+import { lambdaEntry, type HandlerWiring } from './wiring.js';
 
 /** What the consumer reads of Lambda's context: the time left before the function's timeout. */
 export type ConsumerContext = Pick<Context, 'getRemainingTimeInMillis'>;
@@ -222,9 +223,9 @@ export function wireConsumerHandler(
 }
 
 /** Lambda entry point. */
-export const handler: ConsumerHandler = wiredOnFirstCall(() =>
+export const handler: LambdaHandler<SQSEvent, SQSBatchResponse> = lambdaEntry('consumer', CONSUMER_RESOURCES, (wiring) =>
   wireConsumerHandler(
-    wiringFromEnvironment(CONSUMER_METRICS.service, CONSUMER_RESOURCES),
+    wiring,
     undefined,
     publishCountsWithPowertools(new Metrics({ namespace: CONSUMER_METRICS.namespace, serviceName: CONSUMER_METRICS.service })),
   ),

@@ -10,9 +10,9 @@ import { createEventStore, EVENT_STORE_ACCESS } from '../adapters/event-store.js
 import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js';
 import { createSettingsStore, SETTINGS_STORE_ACCESS } from '../adapters/settings-store.js';
 import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS } from '../adapters/subscription-store.js';
-import { createHttpHandler, type HttpHandler } from './http.js';
+import { createHttpHandler, HTTP_LOG_CONTEXT, type HttpEntry, type HttpHandler } from './http.js';
 import { errorResponse, toIngestResponse } from './responses.js';
-import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
+import { lambdaEntry, type HandlerWiring } from './wiring.js';
 
 export interface IngestHandlerDeps {
   readonly ports: IngestPorts;
@@ -87,4 +87,4 @@ export function wireIngestHandler(input: IngestWiring, wrapPorts: IngestPortsWra
 }
 
 /** Lambda entry point. */
-export const handler: HttpHandler = wiredOnFirstCall(() => wireIngestHandler(wiringFromEnvironment('ingest', INGEST_RESOURCES)));
+export const handler: HttpEntry = lambdaEntry('ingest', INGEST_RESOURCES, (wiring) => wireIngestHandler(wiring), HTTP_LOG_CONTEXT);

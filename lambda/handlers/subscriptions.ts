@@ -10,9 +10,9 @@ import { parseSubscriptionBody, parseSubscriptionId } from '../core/subscription
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
 import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS, SubscriptionPutKind, type SubscriptionStore } from '../adapters/subscription-store.js';
 import { checkEndpoint, type EndpointCheck } from '../adapters/endpoint-check.js';
-import { createHttpHandler, type HttpHandler } from './http.js';
+import { createHttpHandler, HTTP_LOG_CONTEXT, type HttpEntry, type HttpHandler } from './http.js';
 import { errorResponse } from './responses.js';
-import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
+import { lambdaEntry, type HandlerWiring } from './wiring.js';
 
 export interface SubscriptionsHandlerDeps {
   readonly store: Pick<SubscriptionStore, 'get' | 'put'>;
@@ -100,4 +100,4 @@ export function wireSubscriptionsHandler(input: Omit<HandlerWiring<(typeof SUBSC
 }
 
 /** Lambda entry point. */
-export const handler: HttpHandler = wiredOnFirstCall(() => wireSubscriptionsHandler(wiringFromEnvironment('subscriptions', SUBSCRIPTIONS_RESOURCES)));
+export const handler: HttpEntry = lambdaEntry('subscriptions', SUBSCRIPTIONS_RESOURCES, (wiring) => wireSubscriptionsHandler(wiring), HTTP_LOG_CONTEXT);
