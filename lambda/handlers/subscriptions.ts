@@ -58,7 +58,7 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
           });
         }
         const isCreated = outcome.kind === SubscriptionPutKind.created;
-        deps.logger.info(isCreated ? 'subscription created' : 'subscription replaced', { subscriptionId: id.value });
+        deps.logger.info(isCreated ? 'subscription created' : 'subscription replaced', { subscription_id: id.value });
         const { subscription_id, tenant_id, url, secret } = outcome.subscription;
         return { statusCode: isCreated ? 201 : 200, body: { subscription_id, tenant_id, url, secret } };
       },
