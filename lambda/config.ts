@@ -4,8 +4,11 @@
  * here, once, next to its variable.
  */
 import * as z from 'zod';
+import { CONSUMER_METRICS } from './core/consumer-metrics.js';
+import { LAG_METRICS } from './core/lag.js';
 import { OnExhausted } from './core/retry-policy.js';
 import { RESOURCE_ENV_VARS, type ResourceNames } from './resources.js';
+import type { HANDLER_ENTRIES } from './routes.js';
 
 /** Where the configuration is used: the defaults of a few variables differ (CONTRACT §4). */
 export const Deployment = { local: 'local', deployed: 'deployed' } as const;
@@ -76,6 +79,24 @@ export interface Config {
   /** Powertools Logger level. */
   readonly logLevel: LogLevel;
 }
+
+/**
+ * Each function's Powertools service name: the `service` key of every log line it writes, in
+ * Lambda and in the local stack alike. Written once, here: the handlers' loggers, the local stack
+ * and the CDK stack's `POWERTOOLS_SERVICE_NAME` all read it, so the variable never names a service
+ * the logs do not. The consumer and the lag job share theirs with the `service` dimension of the
+ * metrics they publish, which their alarms watch.
+ */
+export const SERVICE_NAMES = {
+  ingest: 'ingest',
+  subscriptions: 'subscriptions',
+  consumer: CONSUMER_METRICS.service,
+  operations: 'operations',
+  lagMetrics: LAG_METRICS.service,
+} as const satisfies Record<keyof typeof HANDLER_ENTRIES, string>;
+
+/** A function of the project, by its name in HANDLER_ENTRIES. */
+export type FunctionName = keyof typeof SERVICE_NAMES;
 
 export const LogLevel = { DEBUG: 'DEBUG', INFO: 'INFO', WARN: 'WARN', ERROR: 'ERROR', SILENT: 'SILENT' } as const;
 export type LogLevel = (typeof LogLevel)[keyof typeof LogLevel];

@@ -6,7 +6,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { consumerTimeoutSeconds, type Config } from '../lambda/config.js';
+import { consumerTimeoutSeconds, SERVICE_NAMES, type Config, type FunctionName } from '../lambda/config.js';
 import { wireIngestHandler, type IngestPortsWrapper } from '../lambda/handlers/ingest.js';
 import { wireSubscriptionsHandler } from '../lambda/handlers/subscriptions.js';
 import type { HandlerWiring } from '../lambda/handlers/wiring.js';
@@ -91,7 +91,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       deadLetterQueueUrl: queues.deadLetter.url,
       payloadBucket,
     };
-    const wiring = (service: string): HandlerWiring => ({ config, resources, dynamo: clients.dynamo, sqs: clients.sqs, s3: clients.s3, logger: logger(service) });
+    // Each function logs under its deployed service name.
+    const wiring = (name: FunctionName): HandlerWiring => ({ config, resources, dynamo: clients.dynamo, sqs: clients.sqs, s3: clients.s3, logger: logger(SERVICE_NAMES[name]) });
 
     if (options.isConsumerEnabled !== false) {
       const mapping = startEventSourceMapping({

@@ -10,7 +10,7 @@ import { recordTimeBudgetMs, visibilityCeilingSeconds, type Config } from '../co
 import { processBatch, type VisibilityChange } from '../core/consumer-batch.js';
 import { hasProgress, type GroupProgress } from '../core/lag.js';
 import { CONSUMER_METRICS, countOutcomes, type ConsumerCounts } from '../core/consumer-metrics.js';
-import { isSuccess, OutcomeKind, type ConsumerRecord, type DeliveryPorts } from '../core/delivery.js';
+import { isSuccess, type ConsumerRecord, type DeliveryPorts } from '../core/delivery.js';
 import type { RetryPolicy } from '../core/retry-policy.js';
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
 import { BACKSTOP_QUEUE_ACCESS, createBackstopQueue } from '../adapters/backstop-queue.js';
@@ -22,7 +22,9 @@ import { createOrderingKeyStore, ORDERING_KEY_STORE_ACCESS } from '../adapters/o
 import { createPayloadBucket } from '../adapters/payload-bucket.js';
 import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS } from '../adapters/subscription-store.js';
 import { createWebhookSender } from '../adapters/webhook-sender.js';
-import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
+import { createRecordLog, logBatchPlan } from './consumer-log.js';
+import type { LambdaHandler } from './logger.js';
+import { lambdaEntry, type HandlerWiring } from './wiring.js';
 
 /** What the consumer reads of Lambda's context: the time left before the function's timeout. */
 export type ConsumerContext = Pick<Context, 'getRemainingTimeInMillis'>;
@@ -69,6 +71,7 @@ export interface ConsumerHandlerDeps {
 export function createConsumerHandler(deps: ConsumerHandlerDeps): ConsumerHandler {
   return async (event, context) => {
     const records = event.Records.map(toConsumerRecord);
+    const recordLog = createRecordLog(records);
     // A batch often holds several events of one subscription: read each subscription once per invocation.
     const targets = new Map<string, ReturnType<DeliveryPorts['findTarget']>>();
     const findTarget: DeliveryPorts['findTarget'] = (subscriptionId) => {
@@ -85,24 +88,11 @@ export function createConsumerHandler(deps: ConsumerHandlerDeps): ConsumerHandle
     };
     const onFault = (error: unknown, record: ConsumerRecord): void => {
       faults += 1;
-      deps.logger.error('record failed with a fault; it stays queued', { messageId: record.messageId, messageGroupId: record.messageGroupId, error });
+      deps.logger.error('record failed with a fault; it stays queued', { ...recordLog.keysOf(record.messageId), error });
     };
     const budget = { hasTimeFor: (ms: number) => context.getRemainingTimeInMillis() >= ms, recordMs: deps.recordTimeBudgetMs };
-    const plan = await processBatch(records, { ...deps.ports, findTarget, send }, deps.policy, onFault, budget);
-    if (plan.unstartedMessageIds.length > 0) {
-      deps.logger.warn('too little time left to start these records; they go back to the queue at once', {
-        messageIds: plan.unstartedMessageIds,
-        remainingMs: context.getRemainingTimeInMillis(),
-      });
-    }
-    for (const [messageId, outcome] of plan.outcomes) {
-      if (outcome.kind === OutcomeKind.deadLettered) deps.logger.warn('event dead-lettered', { messageId, reason: outcome.reason });
-      if (outcome.kind === OutcomeKind.retryLater) {
-        const details = { messageId, reason: outcome.reason, attempts: outcome.attempts, delaySeconds: outcome.delaySeconds };
-        if (outcome.isHeld) deps.logger.warn('head exhausted its attempts; holding its key (ON_EXHAUSTED=stall)', details);
-        else deps.logger.info('delivery failed; retrying later', details);
-      }
-    }
+    const plan = await processBatch(records, recordLog.observe({ ...deps.ports, findTarget, send }), deps.policy, onFault, budget);
+    logBatchPlan(deps.logger, plan, recordLog, context.getRemainingTimeInMillis());
     try {
       await deps.changeVisibility(plan.visibilityChanges);
     } catch (error) {
@@ -117,7 +107,7 @@ export function createConsumerHandler(deps: ConsumerHandlerDeps): ConsumerHandle
           await deps.recordGroupProgress(progress, now);
         } catch (error) {
           // Lag is what operators see, not what receivers get: deliveries already made stand.
-          deps.logger.error('group lag not recorded', { messageGroupId: progress.messageGroupId, error });
+          deps.logger.error('group lag not recorded', { message_group_id: progress.messageGroupId, error });
         }
       }),
     );
@@ -222,9 +212,9 @@ export function wireConsumerHandler(
 }
 
 /** Lambda entry point. */
-export const handler: ConsumerHandler = wiredOnFirstCall(() =>
+export const handler: LambdaHandler<SQSEvent, SQSBatchResponse> = lambdaEntry('consumer', CONSUMER_RESOURCES, (wiring) =>
   wireConsumerHandler(
-    wiringFromEnvironment(CONSUMER_METRICS.service, CONSUMER_RESOURCES),
+    wiring,
     undefined,
     publishCountsWithPowertools(new Metrics({ namespace: CONSUMER_METRICS.namespace, serviceName: CONSUMER_METRICS.service })),
   ),

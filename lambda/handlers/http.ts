@@ -7,9 +7,21 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import type * as z from 'zod';
 import { ErrorCode } from '../core/api-error.js';
 import { parseWith, readJsonBody, type Parsed } from '../core/event.js';
+import type { LambdaContextOptions, LambdaHandler } from './logger.js';
 import { errorResponse, type ApiResponse } from './responses.js';
 
 export type HttpHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
+
+/** An HTTP function's Lambda entry point: an HttpHandler given Lambda's context. */
+export type HttpEntry = LambdaHandler<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>;
+
+/**
+ * How an HTTP function's entry logs: each line of a request names API Gateway's request id as
+ * `correlation_id`, the `apigw-requestid` header its caller got back.
+ */
+export const HTTP_LOG_CONTEXT: LambdaContextOptions<APIGatewayProxyEventV2> = {
+  correlationIdOf: (event) => event.requestContext.requestId,
+};
 
 /** A route's implementation: the event in, a contract response out. */
 export type Route = (event: APIGatewayProxyEventV2) => Promise<ApiResponse>;

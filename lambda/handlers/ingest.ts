@@ -10,9 +10,10 @@ import { createEventStore, EVENT_STORE_ACCESS } from '../adapters/event-store.js
 import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js';
 import { createSettingsStore, SETTINGS_STORE_ACCESS } from '../adapters/settings-store.js';
 import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS } from '../adapters/subscription-store.js';
-import { createHttpHandler, type HttpHandler } from './http.js';
+import { logIngestOutcome, logUnreadRequest } from './ingest-log.js';
+import { createHttpHandler, HTTP_LOG_CONTEXT, type HttpEntry, type HttpHandler } from './http.js';
 import { errorResponse, toIngestResponse } from './responses.js';
-import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
+import { lambdaEntry, type HandlerWiring } from './wiring.js';
 
 export interface IngestHandlerDeps {
   readonly ports: IngestPorts;
@@ -26,12 +27,17 @@ export function createIngestHandler(deps: IngestHandlerDeps): HttpHandler {
     {
       'GET /health': async () => ({ statusCode: 200, body: { status: 'ok' } }),
       'POST /v1/events': async (event) => {
+        const { requestId } = event.requestContext;
         const body = readJsonBody(event.body, event.isBase64Encoded);
-        if (!body.ok) return errorResponse(body.refusal);
-        const request = parseEventsRequest(body.value);
-        if (!request.ok) return errorResponse(request.refusal);
-        const response = toIngestResponse(await ingestEvents(request.value, deps.ports, await deps.readSettings()));
-        deps.logger.info('events answered', { requestId: event.requestContext.requestId, statusCode: response.statusCode, events: request.value.events.length });
+        const request = body.ok ? parseEventsRequest(body.value) : body;
+        if (!request.ok) {
+          logUnreadRequest(deps.logger, requestId, request.refusal);
+          return errorResponse(request.refusal);
+        }
+        const outcome = await ingestEvents(request.value, deps.ports, await deps.readSettings());
+        logIngestOutcome(deps.logger, requestId, request.value, outcome);
+        const response = toIngestResponse(outcome);
+        deps.logger.info('events answered', { requestId, statusCode: response.statusCode, events: request.value.events.length });
         return response;
       },
     },
@@ -87,4 +93,4 @@ export function wireIngestHandler(input: IngestWiring, wrapPorts: IngestPortsWra
 }
 
 /** Lambda entry point. */
-export const handler: HttpHandler = wiredOnFirstCall(() => wireIngestHandler(wiringFromEnvironment('ingest', INGEST_RESOURCES)));
+export const handler: HttpEntry = lambdaEntry('ingest', INGEST_RESOURCES, (wiring) => wireIngestHandler(wiring), HTTP_LOG_CONTEXT);

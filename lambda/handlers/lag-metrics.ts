@@ -8,7 +8,8 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { LAG_METRICS, summarizeLag, type GroupLag, type LagSummary } from '../core/lag.js';
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
 import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js';
-import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
+import type { LambdaHandler } from './logger.js';
+import { lambdaEntry, type HandlerWiring } from './wiring.js';
 
 /** The adapter methods the lag job calls: the index of active groups, read only. */
 const USES = {
@@ -63,9 +64,6 @@ export function wireLagMetricsHandler(input: Omit<HandlerWiring<(typeof LAG_METR
 }
 
 /** Lambda entry point (EventBridge schedule). */
-export const handler: LagMetricsHandler = wiredOnFirstCall(() =>
-  wireLagMetricsHandler(
-    wiringFromEnvironment(LAG_METRICS.service, LAG_METRICS_RESOURCES),
-    new Metrics({ namespace: LAG_METRICS.namespace, serviceName: LAG_METRICS.service }),
-  ),
+export const handler: LambdaHandler<unknown, LagSummary> = lambdaEntry('lagMetrics', LAG_METRICS_RESOURCES, (wiring) =>
+  wireLagMetricsHandler(wiring, new Metrics({ namespace: LAG_METRICS.namespace, serviceName: LAG_METRICS.service })),
 );

@@ -19,12 +19,12 @@ import { createPayloadBucket } from '../adapters/payload-bucket.js';
 import { createSettingsStore, SETTINGS_STORE_ACCESS } from '../adapters/settings-store.js';
 import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS } from '../adapters/subscription-store.js';
 import { PAUSE_GRACE_SECONDS } from '../core/routing-settings.js';
-import { createHttpHandler, type HttpHandler } from './http.js';
+import { createHttpHandler, HTTP_LOG_CONTEXT, type HttpEntry, type HttpHandler } from './http.js';
 import { createDeadLetterRoutes, type DeadLetterRoutesDeps } from './operations/dead-letters.js';
 import { createLagRoutes, type LagRoutesDeps } from './operations/lag.js';
 import { createRoutingRoutes, type RoutingRoutesDeps } from './operations/routing.js';
 import { createSkipRoutes, type SkipRoutesDeps } from './operations/skip.js';
-import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
+import { lambdaEntry, type HandlerWiring } from './wiring.js';
 
 /**
  * The adapter methods the operations function calls, route by route: the wiring takes these
@@ -154,4 +154,4 @@ export function wireOperationsHandler(input: OperationsWiring, options: Operatio
 }
 
 /** Lambda entry point. */
-export const handler: HttpHandler = wiredOnFirstCall(() => wireOperationsHandler(wiringFromEnvironment('operations', OPERATIONS_RESOURCES)));
+export const handler: HttpEntry = lambdaEntry('operations', OPERATIONS_RESOURCES, (wiring) => wireOperationsHandler(wiring), HTTP_LOG_CONTEXT);

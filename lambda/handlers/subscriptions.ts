@@ -11,9 +11,9 @@ import { parseSubscriptionBody, parseSubscriptionId, rotateSecretBodySchema, typ
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
 import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS, SubscriptionPutKind, type SubscriptionStore } from '../adapters/subscription-store.js';
 import { checkEndpoint, type EndpointCheck } from '../adapters/endpoint-check.js';
-import { createHttpHandler, parseBody, type HttpHandler } from './http.js';
+import { createHttpHandler, HTTP_LOG_CONTEXT, parseBody, type HttpEntry, type HttpHandler } from './http.js';
 import { errorResponse } from './responses.js';
-import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
+import { lambdaEntry, type HandlerWiring } from './wiring.js';
 
 export interface SubscriptionsHandlerDeps {
   readonly store: Pick<SubscriptionStore, 'get' | 'put' | 'rotateSecret'>;
@@ -59,7 +59,7 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
           });
         }
         const isCreated = outcome.kind === SubscriptionPutKind.created;
-        deps.logger.info(isCreated ? 'subscription created' : 'subscription replaced', { subscriptionId: id.value });
+        deps.logger.info(isCreated ? 'subscription created' : 'subscription replaced', { subscription_id: id.value });
         const { subscription_id, tenant_id, url, secret } = outcome.subscription;
         return { statusCode: isCreated ? 201 : 200, body: { subscription_id, tenant_id, url, secret } };
       },
@@ -83,7 +83,7 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
         const expiresAt = previousSecretExpiry(now, body.value.grace_seconds ?? DEFAULT_ROTATION_GRACE_SECONDS).toISOString();
         const isRotated = await deps.store.rotateSecret({ subscriptionId: id.value, secret, previousSecretExpiresAt: expiresAt, now: now.toISOString() });
         if (!isRotated) return errorResponse({ code: ErrorCode.notFound, message: 'No such subscription.' });
-        deps.logger.info('subscription secret rotated', { subscriptionId: id.value, previousSecretExpiresAt: expiresAt });
+        deps.logger.info('subscription secret rotated', { subscription_id: id.value, previous_secret_expires_at: expiresAt });
         const answer: RotateSecretResponse = { subscription_id: id.value, secret, previous_secret_expires_at: expiresAt };
         return { statusCode: 200, body: answer };
       },
@@ -115,4 +115,4 @@ export function wireSubscriptionsHandler(input: Omit<HandlerWiring<(typeof SUBSC
 }
 
 /** Lambda entry point. */
-export const handler: HttpHandler = wiredOnFirstCall(() => wireSubscriptionsHandler(wiringFromEnvironment('subscriptions', SUBSCRIPTIONS_RESOURCES)));
+export const handler: HttpEntry = lambdaEntry('subscriptions', SUBSCRIPTIONS_RESOURCES, (wiring) => wireSubscriptionsHandler(wiring), HTTP_LOG_CONTEXT);

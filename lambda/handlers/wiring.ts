@@ -3,9 +3,9 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createDocumentClient, createS3Client, createSqsClient } from '../adapters/aws-clients.js';
-import { Deployment, loadProcessConfig, loadProcessResourceNames, type Config } from '../config.js';
+import { Deployment, loadProcessConfig, loadProcessResourceNames, SERVICE_NAMES, type Config, type FunctionName } from '../config.js';
 import type { ResourceNames } from '../resources.js';
-import { createLogger } from './logger.js';
+import { createLogger, withLambdaContext, type LambdaContextOptions, type LambdaHandler } from './logger.js';
 
 /**
  * What a handler is wired from: the configuration, the resources' names and the SDK clients.
@@ -21,8 +21,11 @@ export interface HandlerWiring<K extends keyof ResourceNames = keyof ResourceNam
   readonly logger: Logger;
 }
 
-/** A function's wiring in Lambda: its configuration and the names of the resources it is granted. */
-export function wiringFromEnvironment<K extends keyof ResourceNames>(service: string, needed: readonly K[]): HandlerWiring<K> {
+/**
+ * A function's wiring in Lambda: its configuration, the names of the resources it is granted, and
+ * a logger under its service name (SERVICE_NAMES, the one place it is written).
+ */
+export function wiringFromEnvironment<K extends keyof ResourceNames>(name: FunctionName, needed: readonly K[]): HandlerWiring<K> {
   const config = loadProcessConfig(Deployment.deployed);
   return {
     config,
@@ -30,7 +33,7 @@ export function wiringFromEnvironment<K extends keyof ResourceNames>(service: st
     dynamo: createDocumentClient(),
     sqs: createSqsClient(),
     s3: createS3Client(),
-    logger: createLogger(service, config.logLevel),
+    logger: createLogger(SERVICE_NAMES[name], config.logLevel),
   };
 }
 
@@ -41,4 +44,20 @@ export function wiringFromEnvironment<K extends keyof ResourceNames>(service: st
 export function wiredOnFirstCall<A extends unknown[], R>(wire: () => (...args: A) => R): (...args: A) => R {
   let wired: ((...args: A) => R) | undefined;
   return (...args) => (wired ??= wire())(...args);
+}
+
+/**
+ * A function's Lambda entry point: wired from its environment on the first invocation, once per
+ * cold start, and with Lambda's context on every line of each invocation (`withLambdaContext`).
+ */
+export function lambdaEntry<K extends keyof ResourceNames, E, R>(
+  name: FunctionName,
+  needed: readonly K[],
+  wire: (wiring: HandlerWiring<K>) => LambdaHandler<E, R>,
+  options: LambdaContextOptions<E> = {},
+): LambdaHandler<E, R> {
+  return wiredOnFirstCall(() => {
+    const wiring = wiringFromEnvironment(name, needed);
+    return withLambdaContext(wiring.logger, wire(wiring), options);
+  });
 }

@@ -47,14 +47,17 @@ export function createDeadLetterRoutes(deps: DeadLetterRoutesDeps): Readonly<Rec
       const refusal = checkRedrive(await deps.routing.get());
       if (refusal !== undefined) return toRedriveRefusalResponse(refusal);
       const step = await deps.redrive(body.value.subscription_id);
-      deps.logger.info('dead letters redriven', { subscriptionId: body.value.subscription_id, redriven: step.redriven.length, remaining: step.remaining });
+      // One line per event, so that an event's lines are found by its event_id alone.
+      for (const letter of step.redriven) deps.logger.info('dead letter redriven', { subscription_id: body.value.subscription_id, event_id: letter.event_id, sequence: letter.sequence });
+      deps.logger.info('redrive step done', { subscription_id: body.value.subscription_id, redriven: step.redriven.length, remaining: step.remaining, isDone: step.isDone });
       return { statusCode: 200, body: { subscription_id: body.value.subscription_id, redriven: step.redriven, remaining: step.remaining, is_done: step.isDone } };
     },
     'POST /v1/dead-letters/import': async () => {
       const step = await deps.importBackstop();
-      if (step.imported.length > 0 || step.unreadable > 0) {
-        deps.logger.warn('backstop imported', { imported: step.imported.length, unreadable: step.unreadable, eventIds: step.imported.map((letter) => letter.event_id) });
+      for (const letter of step.imported) {
+        deps.logger.warn('backstop message imported as a dead letter', { subscription_id: letter.subscription_id, event_id: letter.event_id, sequence: letter.sequence });
       }
+      if (step.unreadable > 0) deps.logger.warn('backstop messages left unread: they hold no event', { unreadable: step.unreadable });
       return { statusCode: 200, body: { imported: step.imported, unreadable: step.unreadable, is_done: step.isDone } };
     },
   };

@@ -35,7 +35,7 @@ export function createSkipRoutes(deps: SkipRoutesDeps): Readonly<Record<'POST /v
       if ('refusal' in target) return errorResponse({ code: target.refusal, message: target.refusal === 'no_failing_head' ? 'The group has no failing head to skip.' : HEAD_CHANGED_MESSAGE });
       const isRequested = await deps.requestSkip({ ...target, at: deps.now().toISOString() });
       if (!isRequested) return errorResponse({ code: ErrorCode.headChanged, message: HEAD_CHANGED_MESSAGE });
-      deps.logger.warn('skip requested', { messageGroupId, eventId: target.eventId });
+      deps.logger.warn('skip requested', { message_group_id: messageGroupId, event_id: target.eventId });
       return { statusCode: 202, body: { message_group_id: messageGroupId, event_id: target.eventId, status: 'skip_requested' } };
     },
   };

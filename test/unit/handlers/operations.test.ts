@@ -7,6 +7,7 @@ import { createLogger } from '../../../lambda/handlers/logger.js';
 import { PAUSE_GRACE_SECONDS, type PendingWork, type RoutingSettings } from '../../../lambda/core/routing-settings.js';
 import { createOperationsHandler } from '../../../lambda/handlers/operations.js';
 import { apiEvent, jsonOf } from '../../support/api-event.js';
+import { captureLogs, linesSaying } from '../../support/captured-logs.js';
 
 const now = new Date('2026-12-02T12:10:00.000Z');
 const stuck: GroupLag = {
@@ -33,7 +34,11 @@ const letter: DeadLetterRow = {
   dead_lettered_at: '2026-12-02T12:05:00.000Z',
 };
 
-function setup(pending: PendingWork = { queued: 0, inFlight: 0, delayed: 0, groupsWithPending: 0 }, activeGroups: readonly GroupLag[] = [stuck]) {
+function setup(
+  pending: PendingWork = { queued: 0, inFlight: 0, delayed: 0, groupsWithPending: 0 },
+  activeGroups: readonly GroupLag[] = [stuck],
+  logger = createLogger('test', 'SILENT'),
+) {
   const asked: string[] = [];
   const skips: string[] = [];
   let routing: RoutingSettings = { version: 0, partitionCount: undefined, isPaused: false, pausedAt: undefined };
@@ -63,7 +68,7 @@ function setup(pending: PendingWork = { queued: 0, inFlight: 0, delayed: 0, grou
     },
     pauseGraceSeconds: PAUSE_GRACE_SECONDS,
     now: () => now,
-    logger: createLogger('test', 'SILENT'),
+    logger,
   });
   const pause = (at: string) => (routing = { ...routing, isPaused: true, pausedAt: at });
   return { handler, asked, skips, pause, routingNow: () => routing };
@@ -232,6 +237,22 @@ describe('operations handler: operator actions', () => {
     expect(switched.statusCode).toBe(200);
     expect(jsonOf(switched)).toMatchObject({ version: 1, partition_count: 16, is_paused: true, pending: { queued: 0, in_flight: 0, delayed: 0, groups_with_pending: 0 } });
     expect(jsonOf(await idle.handler(post('POST /v1/routing/resume')))).toMatchObject({ version: 1, partition_count: 16, is_paused: false, paused_at: null });
+  });
+});
+
+describe('operations handler: logs', () => {
+  it('names the subscription, event and sequence of each event redriven or imported, and the group and event of a skip', async () => {
+    const { handler } = setup(undefined, undefined, createLogger('operations', 'INFO'));
+    const { lines } = await captureLogs(async () => {
+      await handler(post('POST /v1/dead-letters/redrive', { subscription_id: 'sub_1' }));
+      await handler(post('POST /v1/dead-letters/import'));
+      await handler(post('POST /v1/groups/{message_group_id}/skip', { event_id: 'evt_1' }, { message_group_id: 'g1' }));
+    });
+    expect(linesSaying(lines, 'dead letter redriven')).toEqual([expect.objectContaining({ subscription_id: 'sub_1', event_id: 'e1', sequence: 2 })]);
+    expect(linesSaying(lines, 'backstop message imported as a dead letter')).toEqual([
+      expect.objectContaining({ subscription_id: 'sub_1', event_id: 'e9', sequence: 4 }),
+    ]);
+    expect(linesSaying(lines, 'skip requested')).toEqual([expect.objectContaining({ message_group_id: 'g1', event_id: 'evt_1' })]);
   });
 });
 

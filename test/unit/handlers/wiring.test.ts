@@ -17,7 +17,8 @@ describe('wiredOnFirstCall', () => {
   it('lets a refused configuration fail the invocation, naming the variable', async () => {
     const { handler } = await import('../../../lambda/handlers/subscriptions.js');
     const { apiEvent } = await import('../../support/api-event.js');
+    const { lambdaContext } = await import('../../support/captured-logs.js');
     // The test process has no SUBSCRIPTIONS_TABLE: the first invocation fails loudly, as a cold start would.
-    expect(() => handler(apiEvent({ routeKey: 'GET /health' }))).toThrow(/SUBSCRIPTIONS_TABLE: must be set/);
+    expect(() => handler(apiEvent({ routeKey: 'GET /health' }), lambdaContext('request-1'))).toThrow(/SUBSCRIPTIONS_TABLE: must be set/);
   });
 });

@@ -1,0 +1,121 @@
+/**
+ * The consumer's lines about records: each names the record's SQS message id and message group,
+ * its event's `event_id` and `subscription_id`, and, once the store has given them, its
+ * `sequence` (the receiver's `webhook-sequence`) and `attempt`. These are the fields of
+ * `GET /v1/dead-letters` and the headers a receiver got, so that a line is found from either.
+ * Never the body: it holds the payload.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { BatchPlan } from '../core/consumer-batch.js';
+import { OutcomeKind, readRecord, type ConsumerRecord, type DeliveryPorts } from '../core/delivery.js';
+
+/** The keys of a line about one record; `sequence` and `attempt` only once known. */
+// A type, not an interface: Powertools takes a line's attributes as an index signature.
+export type RecordLogKeys = {
+  /** The SQS message id, as in `batchItemFailures`. */
+  readonly message_id: string;
+  readonly message_group_id: string;
+  /** Absent for a record whose body is no queued event. */
+  readonly event_id?: string;
+  readonly subscription_id?: string;
+  readonly sequence?: number;
+  /** Real attempts made so far, the one the line is about included. */
+  readonly attempt?: number;
+};
+
+/** What one invocation has learnt about its records, for its log lines. */
+export interface RecordLog {
+  /**
+   * The same ports, behaving the same, that also note the sequence and attempt count the store
+   * gives each event, and those its dead letter is written with.
+   */
+  readonly observe: (ports: DeliveryPorts) => DeliveryPorts;
+  /** The keys of a line about the record with this SQS message id. */
+  readonly keysOf: (messageId: string) => RecordLogKeys;
+}
+
+interface Numbering {
+  readonly sequence: number | undefined;
+  readonly attempt: number;
+}
+
+/**
+ * Follows a batch's records for its log lines. The records are grouped and delivered by the core,
+ * concurrently across groups: the keys of a record are passed on each of its lines rather than
+ * kept on the shared logger (`appendKeys`), where one group's keys would land on another's lines.
+ */
+export function createRecordLog(records: readonly ConsumerRecord[]): RecordLog {
+  const byMessageId = new Map(records.map((record) => [record.messageId, record]));
+  const numberings = new Map<string, Numbering>();
+  const ids = new Map<string, Pick<RecordLogKeys, 'event_id' | 'subscription_id'>>();
+
+  const idsOf = (record: ConsumerRecord): Pick<RecordLogKeys, 'event_id' | 'subscription_id'> => {
+    const known = ids.get(record.messageId);
+    if (known !== undefined) return known;
+    const read = readRecord(record);
+    // Only the two ids are kept; the event (and its payload) goes no further.
+    const found = 'queued' in read ? { event_id: read.queued.event.event_id, subscription_id: read.queued.event.subscription_id } : {};
+    ids.set(record.messageId, found);
+    return found;
+  };
+
+  return {
+    observe: (ports) => ({
+      ...ports,
+      store: {
+        ...ports.store,
+        beginAttempt: async (input) => {
+          const ticket = await ports.store.beginAttempt(input);
+          numberings.set(input.eventId, { sequence: ticket.sequence, attempt: ticket.attempts });
+          return ticket;
+        },
+      },
+      deadLetters: {
+        put: async (letter) => {
+          await ports.deadLetters.put(letter);
+          numberings.set(letter.queued.event.event_id, { sequence: letter.sequence, attempt: letter.attempts });
+        },
+      },
+    }),
+    keysOf: (messageId) => {
+      const record = byMessageId.get(messageId);
+      if (record === undefined) return { message_id: messageId, message_group_id: 'unknown' };
+      const found = idsOf(record);
+      const numbering = found.event_id === undefined ? undefined : numberings.get(found.event_id);
+      return {
+        message_id: messageId,
+        message_group_id: record.messageGroupId,
+        ...found,
+        ...(numbering?.sequence === undefined ? {} : { sequence: numbering.sequence }),
+        ...(numbering === undefined ? {} : { attempt: numbering.attempt }),
+      };
+    },
+  };
+}
+
+/** Logs what the batch did to each record: one line per record that was started or sent back. */
+export function logBatchPlan(logger: Logger, plan: BatchPlan, recordLog: RecordLog, remainingMs: number): void {
+  for (const messageId of plan.unstartedMessageIds) {
+    logger.warn('too little time left to start this record; it goes back to the queue at once', { ...recordLog.keysOf(messageId), remainingMs });
+  }
+  for (const [messageId, outcome] of plan.outcomes) {
+    const keys = recordLog.keysOf(messageId);
+    switch (outcome.kind) {
+      case OutcomeKind.delivered:
+        logger.info('event delivered', { ...keys, sequence: outcome.sequence, attempt: outcome.attempts });
+        break;
+      case OutcomeKind.duplicate:
+        logger.info('event already delivered or dead-lettered; not sent again', keys);
+        break;
+      case OutcomeKind.deadLettered:
+        logger.warn('event dead-lettered', { ...keys, reason: outcome.reason });
+        break;
+      case OutcomeKind.retryLater: {
+        const details = { ...keys, attempt: outcome.attempts, reason: outcome.reason, delaySeconds: outcome.delaySeconds };
+        if (outcome.isHeld) logger.warn('head exhausted its attempts; holding its key (ON_EXHAUSTED=stall)', details);
+        else logger.info('delivery failed; retrying later', details);
+        break;
+      }
+    }
+  }
+}
