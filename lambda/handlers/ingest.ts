@@ -2,6 +2,7 @@
  * Ingest function: `POST /v1/events` and `GET /health` (CONTRACT §2).
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
+import type { HealthAnswer } from '../core/answers.js';
 import { parseEventsRequest, readJsonBody } from '../core/event.js';
 import { ingestEvents, type IngestPorts, type IngestSettings } from '../core/ingest.js';
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
@@ -11,7 +12,7 @@ import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js
 import { createSettingsStore, SETTINGS_STORE_ACCESS } from '../adapters/settings-store.js';
 import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS } from '../adapters/subscription-store.js';
 import { createHttpHandler, type HttpHandler } from './http.js';
-import { errorResponse, toIngestResponse } from './responses.js';
+import { errorResponse, toIngestResponse, type Answer } from './responses.js';
 import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
 
 export interface IngestHandlerDeps {
@@ -24,7 +25,7 @@ export interface IngestHandlerDeps {
 export function createIngestHandler(deps: IngestHandlerDeps): HttpHandler {
   return createHttpHandler(
     {
-      'GET /health': async () => ({ statusCode: 200, body: { status: 'ok' } }),
+      'GET /health': async (): Answer<HealthAnswer> => ({ statusCode: 200, body: { status: 'ok' } }),
       'POST /v1/events': async (event) => {
         const body = readJsonBody(event.body, event.isBase64Encoded);
         if (!body.ok) return errorResponse(body.refusal);

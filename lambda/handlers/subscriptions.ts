@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { ErrorCode } from '../core/api-error.js';
+import type { SubscriptionAnswer, SubscriptionPutAnswer } from '../core/answers.js';
 import { readJsonBody } from '../core/event.js';
 import { generateSecret } from '../core/secret.js';
 import { parseSubscriptionBody, parseSubscriptionId } from '../core/subscription.js';
@@ -11,7 +12,7 @@ import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
 import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS, SubscriptionPutKind, type SubscriptionStore } from '../adapters/subscription-store.js';
 import { checkEndpoint, type EndpointCheck } from '../adapters/endpoint-check.js';
 import { createHttpHandler, type HttpHandler } from './http.js';
-import { errorResponse } from './responses.js';
+import { errorResponse, type Answer } from './responses.js';
 import { wiredOnFirstCall, wiringFromEnvironment, type HandlerWiring } from './wiring.js';
 
 export interface SubscriptionsHandlerDeps {
@@ -26,7 +27,7 @@ export interface SubscriptionsHandlerDeps {
 export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): HttpHandler {
   return createHttpHandler(
     {
-      'PUT /v1/subscriptions/{subscription_id}': async (event) => {
+      'PUT /v1/subscriptions/{subscription_id}': async (event): Answer<SubscriptionPutAnswer> => {
         const id = parseSubscriptionId(event.pathParameters?.subscription_id);
         if (!id.ok) return errorResponse(id.refusal);
         const json = readJsonBody(event.body, event.isBase64Encoded);
@@ -62,7 +63,7 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
         const { subscription_id, tenant_id, url, secret } = outcome.subscription;
         return { statusCode: isCreated ? 201 : 200, body: { subscription_id, tenant_id, url, secret } };
       },
-      'GET /v1/subscriptions/{subscription_id}': async (event) => {
+      'GET /v1/subscriptions/{subscription_id}': async (event): Answer<SubscriptionAnswer> => {
         const id = parseSubscriptionId(event.pathParameters?.subscription_id);
         // An id no PUT can create names no subscription: the contract answers GET with 200 or 404.
         const subscription = id.ok ? await deps.store.get(id.value) : undefined;
