@@ -10,6 +10,7 @@ import { deadLetterRowSchema } from './dead-letter.js';
 import { eventResultSchema } from './ingest.js';
 import { lagRowSchema } from './lag.js';
 import type { RedriveStep } from './redrive.js';
+import { secretSchema } from './secret.js';
 import { schemaOf, type Output } from './schema-match.js';
 
 /** The cursor of the next page; null on the last one. */
@@ -24,7 +25,7 @@ export const subscriptionPutAnswerSchema = z.strictObject({
   subscription_id: z.string(),
   tenant_id: z.string(),
   url: z.string(),
-  secret: z.string().startsWith('whsec_'),
+  secret: secretSchema,
 });
 export type SubscriptionPutAnswer = Output<typeof subscriptionPutAnswerSchema>;
 

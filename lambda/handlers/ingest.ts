@@ -1,7 +1,9 @@
 /**
- * Ingest function: `POST /v1/events` and `GET /health` (CONTRACT §2).
+ * Ingest function: `POST /v1/events` and `GET /health` (CONTRACT §2), and the API document
+ * (`GET /openapi.json`).
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
+import { buildApiDocument, type ApiDocument } from '../api-document/document.js';
 import type { HealthAnswer } from '../core/answers.js';
 import { parseEventsRequest, readJsonBody } from '../core/event.js';
 import { ingestEvents, type IngestPorts, type IngestSettings } from '../core/ingest.js';
@@ -26,6 +28,8 @@ export function createIngestHandler(deps: IngestHandlerDeps): HttpHandler {
   return createHttpHandler(
     {
       'GET /health': async (): Answer<HealthAnswer> => ({ statusCode: 200, body: { status: 'ok' } }),
+      // Built per request: it is asked for rarely, and a cache would be state held for nothing.
+      'GET /openapi.json': async (): Answer<ApiDocument> => ({ statusCode: 200, body: buildApiDocument() }),
       'POST /v1/events': async (event) => {
         const body = readJsonBody(event.body, event.isBase64Encoded);
         if (!body.ok) return errorResponse(body.refusal);
