@@ -1,9 +1,10 @@
 /**
  * Which function serves which route of the HTTP API, in API Gateway's route-key form. The CDK
  * stack wires these routes to the functions and the local stack dispatches by them: one list.
+ * `GET /openapi.json` (the API document) is served by ingest, beside `GET /health`.
  */
 export const ROUTES = {
-  ingest: ['GET /health', 'POST /v1/events'],
+  ingest: ['GET /health', 'GET /openapi.json', 'POST /v1/events'],
   subscriptions: [
     'PUT /v1/subscriptions/{subscription_id}',
     'GET /v1/subscriptions/{subscription_id}',
@@ -24,6 +25,9 @@ export const ROUTES = {
 
 /** The functions behind the HTTP API. */
 export type ApiFunction = keyof typeof ROUTES;
+
+/** A route of the HTTP API, e.g. `GET /v1/lag`. */
+export type RouteKey = (typeof ROUTES)[ApiFunction][number];
 
 /** Bundling entry point of each function, relative to the repository root. */
 export const HANDLER_ENTRIES = {

@@ -3,7 +3,9 @@
  * refusal the core decides is a `Refusal` value; its status code is the handler layer's choice.
  */
 
+import * as z from 'zod';
 import { SwitchRefusal } from './routing-settings.js';
+import { schemaOf } from './schema-match.js';
 import { SkipRefusal } from './skip.js';
 
 export const ErrorCode = {
@@ -30,6 +32,9 @@ export interface ErrorDetail {
   readonly path: string;
   readonly message: string;
 }
+
+/** {@link ErrorDetail} as the API document shows it. */
+export const errorDetailSchema = schemaOf<ErrorDetail>()(z.strictObject({ path: z.string(), message: z.string() }));
 
 /**
  * A refusal the core decided, as a value: the contract's code, a sentence for a human, and the

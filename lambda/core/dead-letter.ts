@@ -10,6 +10,7 @@ import { ErrorCode } from './api-error.js';
 import { parseWith, subscriptionIdSchema, type Parsed, type QueuedEvent } from './event.js';
 import { encodeCursor, parsePageQuery } from './paging.js';
 import { messageGroupIdFor } from './routing.js';
+import { schemaOf } from './schema-match.js';
 
 /** An event given up, whole: what redrive needs to send it again exactly as it was. */
 export interface DeadLetter {
@@ -45,6 +46,19 @@ export interface DeadLetterRow {
   readonly reason: string;
   readonly dead_lettered_at: string;
 }
+
+/** {@link DeadLetterRow} as the API document shows it. */
+export const deadLetterRowSchema = schemaOf<DeadLetterRow>()(
+  z.strictObject({
+    event_id: z.string(),
+    subscription_id: z.string(),
+    message_group_id: z.string(),
+    sequence: z.number().int().positive().nullable(),
+    attempts: z.number().int().nonnegative(),
+    reason: z.string(),
+    dead_lettered_at: z.iso.datetime(),
+  }),
+);
 
 /** What the consumer and the operations function read and write in the store. */
 export interface DeadLetterStore {

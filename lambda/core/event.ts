@@ -53,7 +53,9 @@ const payloadSchema = z
   .custom<Record<string, unknown>>(isJsonObject, 'must be a JSON object')
   .refine((payload) => !isDeeperThan(payload, MAX_PAYLOAD_DEPTH), {
     message: `must nest objects and arrays at most ${MAX_PAYLOAD_DEPTH} levels deep (MAX_PAYLOAD_DEPTH)`,
-  });
+  })
+  // What the API document shows for this check, which JSON Schema cannot express itself.
+  .meta({ type: 'object', description: `Any JSON object, nested at most ${MAX_PAYLOAD_DEPTH} levels deep.` });
 
 /** One event of a request. Unknown fields are refused, so a misspelt field is never silently dropped. */
 export const webhookEventSchema = z.strictObject({
@@ -66,7 +68,8 @@ export const webhookEventSchema = z.strictObject({
 });
 export type WebhookEvent = z.infer<typeof webhookEventSchema>;
 
-const batchSchema = z.strictObject({
+/** A batch of events: `{"events": [...]}` with 1 to MAX_EVENTS_PER_REQUEST. */
+export const batchSchema = z.strictObject({
   events: z
     .array(webhookEventSchema)
     .min(1, 'must hold at least 1 event')

@@ -2,12 +2,14 @@
  * Accepting events (CONTRACT §2, `POST /v1/events`): route them, refuse unknown subscriptions,
  * answer resent event ids as duplicates, and enqueue the rest in each key's order.
  */
+import * as z from 'zod';
 import { ErrorCode, type ErrorDetail } from './api-error.js';
 import type { EventsRequest, QueuedEvent, WebhookEvent } from './event.js';
 import { MAX_QUEUED_EVENT_BYTES } from './limits.js';
 import { SendStatus, sendInKeyOrder, type OutgoingMessage, type SendBatch } from './enqueue-plan.js';
 import type { GroupIntake } from './lag.js';
 import { messageGroupIdFor, partitionKey } from './routing.js';
+import { schemaOf } from './schema-match.js';
 
 /** What ingest records for an accepted event: its idempotency record. */
 export interface AcceptedEventRecord {
@@ -77,6 +79,11 @@ export interface EventResult {
   readonly status: EventStatus;
   readonly message_group_id: string;
 }
+
+/** {@link EventResult} as the API document shows it. */
+export const eventResultSchema = schemaOf<EventResult>()(
+  z.strictObject({ event_id: z.string(), status: z.enum(EventStatus), message_group_id: z.string() }),
+);
 
 export const IngestOutcomeKind = {
   /** Every event was enqueued or was a duplicate. */

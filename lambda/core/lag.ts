@@ -6,6 +6,7 @@
 import * as z from 'zod';
 import { takePage, type Page, type PageRequest } from './paging.js';
 import { blake2bDigest } from './routing.js';
+import { schemaOf } from './schema-match.js';
 
 /** Shards of the sparse index of active groups: enough that no index partition runs hot. */
 export const LAG_SHARDS = 16;
@@ -57,6 +58,19 @@ export interface LagRow {
   readonly last_error: string | null;
   readonly dead_lettered: number;
 }
+
+/** {@link LagRow} as the API document shows it: a field added to one and not the other fails type-check. */
+export const lagRowSchema = schemaOf<LagRow>()(
+  z.strictObject({
+    message_group_id: z.string(),
+    depth: z.number().int().nonnegative(),
+    oldest_wait_seconds: z.number().int().nonnegative(),
+    keys_affected: z.number().int().nonnegative(),
+    head_attempts: z.number().int().nonnegative(),
+    last_error: z.string().nullable(),
+    dead_lettered: z.number().int().nonnegative(),
+  }),
+);
 
 function secondsSince(at: string | undefined, now: Date): number {
   if (at === undefined) return 0;

@@ -57,7 +57,17 @@ const limitSchema = z
   .string()
   .regex(/^[1-9][0-9]{0,3}$/, LIMIT_MESSAGE)
   .transform(Number)
-  .refine((limit) => limit <= MAX_PAGE_LIMIT, LIMIT_MESSAGE);
+  .refine((limit) => limit <= MAX_PAGE_LIMIT, LIMIT_MESSAGE)
+  .meta({ description: `Items on the page, 1 to ${MAX_PAGE_LIMIT}; ${DEFAULT_PAGE_LIMIT} when absent.` });
+
+/**
+ * The paging query parameters as a client sends them (what the API document shows): a cursor is
+ * any string here, and only {@link parsePageQuery} knows the positions it may carry.
+ */
+export const pageQuerySchema = z.object({
+  limit: limitSchema.optional(),
+  cursor: z.string().meta({ description: 'The `next_cursor` of the previous page.' }).optional(),
+});
 
 /**
  * Reads `limit` (integer 1–1000, default 100) and `cursor` from a request's query parameters;
@@ -68,9 +78,8 @@ export function parsePageQuery<P>(
   query: Readonly<Record<string, string | undefined>> | undefined,
   positionSchema: z.ZodType<P>,
 ): Parsed<PageRequest<P>> {
-  const schema = z
-    .object({
-      limit: limitSchema.optional(),
+  const schema = pageQuerySchema
+    .extend({
       cursor: z
         .string()
         .transform((cursor, context) => {

@@ -3,6 +3,7 @@
  * that changes it: a key's events must never be pending in two message groups at once, so the
  * partition count changes only while ingest is paused and nothing is pending anywhere.
  */
+import * as z from 'zod';
 
 /** The routing in force. Version 0 is the deployment's own PARTITION_COUNT, before any switch. */
 export interface RoutingSettings {
@@ -62,8 +63,24 @@ export function checkSwitch(input: {
   return undefined;
 }
 
+/** The routing as `GET /v1/routing` (and pause, resume and the switch) answers it. */
+export const routingViewSchema = z.strictObject({
+  version: z.number().int().nonnegative(),
+  /** null: one message group per key. */
+  partition_count: z.number().int().positive().nullable(),
+  is_paused: z.boolean(),
+  paused_at: z.iso.datetime().nullable(),
+  pending: z.strictObject({
+    queued: z.number().int().nonnegative(),
+    in_flight: z.number().int().nonnegative(),
+    delayed: z.number().int().nonnegative(),
+    groups_with_pending: z.number().int().nonnegative(),
+  }),
+});
+export type RoutingView = z.infer<typeof routingViewSchema>;
+
 /** The routing as `GET /v1/routing` shows it. */
-export function toRoutingView(routing: RoutingSettings, pending: PendingWork) {
+export function toRoutingView(routing: RoutingSettings, pending: PendingWork): RoutingView {
   return {
     version: routing.version,
     partition_count: routing.partitionCount ?? null,

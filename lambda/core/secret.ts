@@ -22,7 +22,9 @@ export function isValidSecret(secret: string): boolean {
 
 export const secretSchema = z
   .string()
-  .refine(isValidSecret, `must be "${SECRET_PREFIX}" followed by base64 of ${MIN_SECRET_BYTES} to ${MAX_SECRET_BYTES} bytes`);
+  .refine(isValidSecret, `must be "${SECRET_PREFIX}" followed by base64 of ${MIN_SECRET_BYTES} to ${MAX_SECRET_BYTES} bytes`)
+  // What the API document shows of the check, which JSON Schema cannot express whole (the byte count).
+  .meta({ description: `"${SECRET_PREFIX}" followed by base64 of ${MIN_SECRET_BYTES} to ${MAX_SECRET_BYTES} random bytes.`, pattern: `^${SECRET_PREFIX}[A-Za-z0-9+/]+={0,2}$` });
 
 /**
  * A new secret. `randomBytes` must be a CSPRNG (node:crypto's `randomBytes`); it is a parameter so

@@ -1,7 +1,10 @@
 /**
- * Ingest function: `POST /v1/events` and `GET /health` (CONTRACT §2).
+ * Ingest function: `POST /v1/events` and `GET /health` (CONTRACT §2), and the API document
+ * (`GET /openapi.json`).
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
+import { buildApiDocument, type ApiDocument } from '../api-document/document.js';
+import type { HealthAnswer } from '../core/answers.js';
 import { parseEventsRequest, readJsonBody } from '../core/event.js';
 import { ingestEvents, type IngestPorts, type IngestSettings } from '../core/ingest.js';
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
@@ -12,7 +15,7 @@ import { createSettingsStore, SETTINGS_STORE_ACCESS } from '../adapters/settings
 import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS } from '../adapters/subscription-store.js';
 import { logIngestOutcome, logUnreadRequest } from './ingest-log.js';
 import { createHttpHandler, HTTP_LOG_CONTEXT, type HttpEntry, type HttpHandler } from './http.js';
-import { errorResponse, toIngestResponse } from './responses.js';
+import { errorResponse, toIngestResponse, type Answer } from './responses.js';
 import { lambdaEntry, type HandlerWiring } from './wiring.js';
 
 export interface IngestHandlerDeps {
@@ -25,7 +28,9 @@ export interface IngestHandlerDeps {
 export function createIngestHandler(deps: IngestHandlerDeps): HttpHandler {
   return createHttpHandler(
     {
-      'GET /health': async () => ({ statusCode: 200, body: { status: 'ok' } }),
+      'GET /health': async (): Answer<HealthAnswer> => ({ statusCode: 200, body: { status: 'ok' } }),
+      // Built per request: it is asked for rarely, and a cache would be state held for nothing.
+      'GET /openapi.json': async (): Answer<ApiDocument> => ({ statusCode: 200, body: buildApiDocument() }),
       'POST /v1/events': async (event) => {
         const { requestId } = event.requestContext;
         const body = readJsonBody(event.body, event.isBase64Encoded);

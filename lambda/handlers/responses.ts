@@ -2,8 +2,11 @@
  * The contract's responses (CONTRACT §2), built in one place: the core decides outcomes as
  * values, and this module alone turns them into status codes, the error body and headers.
  */
-import { ErrorCode, type ErrorDetail, type Refusal } from '../core/api-error.js';
-import { IngestOutcomeKind, IngestRefusal, type IngestOutcome } from '../core/ingest.js';
+import * as z from 'zod';
+import { ErrorCode, errorDetailSchema, type ErrorDetail, type Refusal } from '../core/api-error.js';
+import type { EventsAnswer } from '../core/answers.js';
+import { eventResultSchema, IngestOutcomeKind, IngestRefusal, type IngestOutcome } from '../core/ingest.js';
+import { schemaOf, type Output } from '../core/schema-match.js';
 
 /** The contract's error body: `{"error": {"code", "message", "details"?}}`. */
 export interface ErrorBody {
@@ -14,12 +17,43 @@ export interface ErrorBody {
   };
 }
 
-/** A response of the HTTP API, before it is serialised by API Gateway's adapter. */
-export interface ApiResponse {
+/**
+ * The error body answering only `codes`: what the API document shows for each status of a route.
+ * Every code of {@link ErrorCode} makes it {@link ErrorBody}'s schema.
+ */
+export function errorBodySchemaOf<const C extends readonly [ErrorCode, ...ErrorCode[]]>(codes: C) {
+  return z.strictObject({
+    error: z.strictObject({
+      code: z.enum(codes),
+      message: z.string(),
+      details: z.array(errorDetailSchema).optional(),
+    }),
+  });
+}
+
+/** {@link ErrorBody} as the API document shows it. */
+export const errorBodySchema = schemaOf<ErrorBody>()(errorBodySchemaOf(Object.values(ErrorCode) as [ErrorCode, ...ErrorCode[]]));
+
+/** `POST /v1/events` answered `503 enqueue_failed`: the error, and every event's result (CONTRACT §2). */
+export const partlyEnqueuedBodySchema = z.strictObject({
+  error: errorBodySchemaOf([ErrorCode.enqueueFailed]).shape.error,
+  results: z.array(eventResultSchema),
+});
+export type PartlyEnqueuedBody = Output<typeof partlyEnqueuedBodySchema>;
+
+/**
+ * A response of the HTTP API, before it is serialised by API Gateway's adapter. A route names its
+ * bodies (`ApiResponse<LagAnswer | ErrorBody>`), so that what it builds is checked against the
+ * schemas the API document is generated from.
+ */
+export interface ApiResponse<B = unknown> {
   readonly statusCode: number;
-  readonly body: unknown;
+  readonly body: B;
   readonly headers?: Readonly<Record<string, string>>;
 }
+
+/** What a route answers: its own bodies, or the contract's error body. */
+export type Answer<B> = Promise<ApiResponse<B | ErrorBody>>;
 
 /**
  * The status code of each error code (CONTRACT §2), written once. A route that answers a code
@@ -46,7 +80,7 @@ export const ERROR_STATUS_CODES: Readonly<Record<ErrorCode, number>> = {
 };
 
 /** Answers a refusal in the contract's shape, with its code's status unless the route chooses another. */
-export function errorResponse(refusal: Refusal, statusCode: number = ERROR_STATUS_CODES[refusal.code]): ApiResponse {
+export function errorResponse(refusal: Refusal, statusCode: number = ERROR_STATUS_CODES[refusal.code]): ApiResponse<ErrorBody> {
   const { code, message, details } = refusal;
   const body: ErrorBody = {
     error: details === undefined || details.length === 0 ? { code, message } : { code, message, details },
@@ -58,7 +92,7 @@ export function errorResponse(refusal: Refusal, statusCode: number = ERROR_STATU
  * Answers a refused redrive step. `ingest_paused` is `409` here, not ingest's `503`: the operator
  * redrives after resuming the routing, not after a delay.
  */
-export function toRedriveRefusalResponse(refusal: Refusal): ApiResponse {
+export function toRedriveRefusalResponse(refusal: Refusal): ApiResponse<ErrorBody> {
   return errorResponse(refusal, refusal.code === ErrorCode.ingestPaused ? 409 : undefined);
 }
 
@@ -69,7 +103,7 @@ const INGEST_REFUSAL_MESSAGES: Readonly<Record<IngestRefusal, string>> = {
 };
 
 /** Answers `POST /v1/events` for ingest's outcome. */
-export function toIngestResponse(outcome: IngestOutcome): ApiResponse {
+export function toIngestResponse(outcome: IngestOutcome): ApiResponse<EventsAnswer | ErrorBody | PartlyEnqueuedBody> {
   switch (outcome.kind) {
     case IngestOutcomeKind.accepted:
       return { statusCode: 202, body: { results: outcome.results } };

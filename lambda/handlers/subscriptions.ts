@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { ErrorCode } from '../core/api-error.js';
+import type { SubscriptionAnswer, SubscriptionPutAnswer } from '../core/answers.js';
 import { readJsonBody } from '../core/event.js';
 import { DEFAULT_ROTATION_GRACE_SECONDS, generateSecret, previousSecretExpiry } from '../core/secret.js';
 import { parseSubscriptionBody, parseSubscriptionId, rotateSecretBodySchema, type RotateSecretResponse } from '../core/subscription.js';
@@ -12,7 +13,7 @@ import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
 import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS, SubscriptionPutKind, type SubscriptionStore } from '../adapters/subscription-store.js';
 import { checkEndpoint, type EndpointCheck } from '../adapters/endpoint-check.js';
 import { createHttpHandler, HTTP_LOG_CONTEXT, parseBody, type HttpEntry, type HttpHandler } from './http.js';
-import { errorResponse } from './responses.js';
+import { errorResponse, type Answer } from './responses.js';
 import { lambdaEntry, type HandlerWiring } from './wiring.js';
 
 export interface SubscriptionsHandlerDeps {
@@ -27,7 +28,7 @@ export interface SubscriptionsHandlerDeps {
 export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): HttpHandler {
   return createHttpHandler(
     {
-      'PUT /v1/subscriptions/{subscription_id}': async (event) => {
+      'PUT /v1/subscriptions/{subscription_id}': async (event): Answer<SubscriptionPutAnswer> => {
         const id = parseSubscriptionId(event.pathParameters?.subscription_id);
         if (!id.ok) return errorResponse(id.refusal);
         const json = readJsonBody(event.body, event.isBase64Encoded);
@@ -63,7 +64,7 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
         const { subscription_id, tenant_id, url, secret } = outcome.subscription;
         return { statusCode: isCreated ? 201 : 200, body: { subscription_id, tenant_id, url, secret } };
       },
-      'GET /v1/subscriptions/{subscription_id}': async (event) => {
+      'GET /v1/subscriptions/{subscription_id}': async (event): Answer<SubscriptionAnswer> => {
         const id = parseSubscriptionId(event.pathParameters?.subscription_id);
         // An id no PUT can create names no subscription: the contract answers GET with 200 or 404.
         const subscription = id.ok ? await deps.store.get(id.value) : undefined;
@@ -73,7 +74,7 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
         const { subscription_id, tenant_id, url, created_at } = subscription;
         return { statusCode: 200, body: { subscription_id, tenant_id, url, created_at } };
       },
-      'POST /v1/subscriptions/{subscription_id}/secret/rotate': async (event) => {
+      'POST /v1/subscriptions/{subscription_id}/secret/rotate': async (event): Answer<RotateSecretResponse> => {
         const id = parseSubscriptionId(event.pathParameters?.subscription_id);
         if (!id.ok) return errorResponse(id.refusal);
         const body = parseBody(event, rotateSecretBodySchema, { isOptional: true });

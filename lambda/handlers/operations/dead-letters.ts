@@ -5,12 +5,13 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import * as z from 'zod';
 import { ErrorCode } from '../../core/api-error.js';
+import type { DeadLettersAnswer, ImportAnswer, RedriveAnswer } from '../../core/answers.js';
 import type { BackstopImportStep } from '../../core/backstop-import.js';
 import { parseDeadLettersQuery, toDeadLettersCursor, type DeadLetterRow } from '../../core/dead-letter.js';
 import { subscriptionIdSchema } from '../../core/event.js';
 import { checkRedrive, type RedriveStep } from '../../core/redrive.js';
 import { parseBody, type Route } from '../http.js';
-import { errorResponse, toRedriveRefusalResponse } from '../responses.js';
+import { errorResponse, toRedriveRefusalResponse, type Answer } from '../responses.js';
 import type { RoutingPorts } from './routing.js';
 
 export interface DeadLetterRoutesDeps {
@@ -28,19 +29,20 @@ export interface DeadLetterRoutesDeps {
 
 type DeadLetterRouteKey = 'GET /v1/dead-letters' | 'POST /v1/dead-letters/redrive' | 'POST /v1/dead-letters/import';
 
-const redriveBodySchema = z.strictObject({ subscription_id: subscriptionIdSchema });
+/** The body of `POST /v1/dead-letters/redrive`. */
+export const redriveBodySchema = z.strictObject({ subscription_id: subscriptionIdSchema });
 
 /** The dead-letter routes, by their route keys. */
 export function createDeadLetterRoutes(deps: DeadLetterRoutesDeps): Readonly<Record<DeadLetterRouteKey, Route>> {
   return {
-    'GET /v1/dead-letters': async (event) => {
+    'GET /v1/dead-letters': async (event): Answer<DeadLettersAnswer> => {
       const query = parseDeadLettersQuery(event.queryStringParameters);
       if (!query.ok) return errorResponse(query.refusal);
       const { subscriptionId, after, limit } = query.value;
       const { rows, nextAfter } = await deps.listDeadLetters({ subscriptionId, after, limit });
       return { statusCode: 200, body: { items: rows, next_cursor: toDeadLettersCursor(subscriptionId, nextAfter) } };
     },
-    'POST /v1/dead-letters/redrive': async (event) => {
+    'POST /v1/dead-letters/redrive': async (event): Answer<RedriveAnswer> => {
       const body = parseBody(event, redriveBodySchema);
       if (!body.ok) return errorResponse(body.refusal);
       if (!(await deps.hasSubscription(body.value.subscription_id))) return errorResponse({ code: ErrorCode.notFound, message: `No subscription ${body.value.subscription_id}.` });
@@ -52,7 +54,7 @@ export function createDeadLetterRoutes(deps: DeadLetterRoutesDeps): Readonly<Rec
       deps.logger.info('redrive step done', { subscription_id: body.value.subscription_id, redriven: step.redriven.length, remaining: step.remaining, isDone: step.isDone });
       return { statusCode: 200, body: { subscription_id: body.value.subscription_id, redriven: step.redriven, remaining: step.remaining, is_done: step.isDone } };
     },
-    'POST /v1/dead-letters/import': async () => {
+    'POST /v1/dead-letters/import': async (): Answer<ImportAnswer> => {
       const step = await deps.importBackstop();
       for (const letter of step.imported) {
         deps.logger.warn('backstop message imported as a dead letter', { subscription_id: letter.subscription_id, event_id: letter.event_id, sequence: letter.sequence });

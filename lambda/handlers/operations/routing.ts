@@ -5,9 +5,9 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import * as z from 'zod';
 import { ErrorCode } from '../../core/api-error.js';
-import { checkSwitch, toRoutingView, type PendingWork, type RoutingSettings, type SwitchRefusal } from '../../core/routing-settings.js';
+import { checkSwitch, toRoutingView, type PendingWork, type RoutingSettings, type RoutingView, type SwitchRefusal } from '../../core/routing-settings.js';
 import { parseBody, type Route } from '../http.js';
-import { errorResponse } from '../responses.js';
+import { errorResponse, type Answer } from '../responses.js';
 
 /** What the routing switch reads and writes. */
 export interface RoutingPorts {
@@ -27,7 +27,8 @@ export interface RoutingRoutesDeps {
 
 type RoutingRouteKey = 'GET /v1/routing' | 'POST /v1/routing/pause' | 'POST /v1/routing/resume' | 'PUT /v1/routing';
 
-const switchBodySchema = z.strictObject({
+/** The body of `PUT /v1/routing`: the partition count to switch to (null: one group per key), at the version read. */
+export const switchBodySchema = z.strictObject({
   partition_count: z.number().int().min(1).max(1_000_000).nullable(),
   expected_version: z.number().int().nonnegative(),
 });
@@ -42,7 +43,7 @@ const switchMessages = (pauseGraceSeconds: number): Readonly<Record<SwitchRefusa
 /** The routing routes, by their route keys. */
 export function createRoutingRoutes(deps: RoutingRoutesDeps): Readonly<Record<RoutingRouteKey, Route>> {
   const messages = switchMessages(deps.pauseGraceSeconds);
-  const routingView = async (routing?: RoutingSettings) => ({
+  const routingView = async (routing?: RoutingSettings): Answer<RoutingView> => ({
     statusCode: 200,
     body: toRoutingView(routing ?? (await deps.routing.get()), await deps.routing.pendingWork()),
   });
@@ -58,7 +59,7 @@ export function createRoutingRoutes(deps: RoutingRoutesDeps): Readonly<Record<Ro
       deps.logger.warn('ingest resumed', { version: routing.version });
       return routingView(routing);
     },
-    'PUT /v1/routing': async (event) => {
+    'PUT /v1/routing': async (event): Answer<RoutingView> => {
       const body = parseBody(event, switchBodySchema);
       if (!body.ok) return errorResponse(body.refusal);
       const [current, pending] = await Promise.all([deps.routing.get(), deps.routing.pendingWork()]);

@@ -5,11 +5,12 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import * as z from 'zod';
 import { ErrorCode } from '../../core/api-error.js';
+import type { SkipAnswer } from '../../core/answers.js';
 import { eventIdSchema } from '../../core/event.js';
 import type { GroupLag } from '../../core/lag.js';
 import { findSkipTarget } from '../../core/skip.js';
 import { parseBody, type Route } from '../http.js';
-import { errorResponse } from '../responses.js';
+import { errorResponse, type Answer } from '../responses.js';
 
 export interface SkipRoutesDeps {
   readonly getGroup: (messageGroupId: string) => Promise<GroupLag | undefined>;
@@ -18,14 +19,15 @@ export interface SkipRoutesDeps {
   readonly logger: Logger;
 }
 
-const skipBodySchema = z.strictObject({ event_id: eventIdSchema.optional() });
+/** The body of `POST /v1/groups/{message_group_id}/skip`: optional, and so is its `event_id`. */
+export const skipBodySchema = z.strictObject({ event_id: eventIdSchema.optional() });
 
 const HEAD_CHANGED_MESSAGE = 'The group’s head is another event now.';
 
 /** The skip route, by its route key. */
 export function createSkipRoutes(deps: SkipRoutesDeps): Readonly<Record<'POST /v1/groups/{message_group_id}/skip', Route>> {
   return {
-    'POST /v1/groups/{message_group_id}/skip': async (event) => {
+    'POST /v1/groups/{message_group_id}/skip': async (event): Answer<SkipAnswer> => {
       const messageGroupId = event.pathParameters?.message_group_id ?? '';
       const body = parseBody(event, skipBodySchema, { isOptional: true });
       if (!body.ok) return errorResponse(body.refusal);

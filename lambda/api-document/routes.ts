@@ -1,0 +1,212 @@
+/**
+ * What the API document says about each route of ROUTES: its summary, the schemas of what it
+ * takes (path, query, body) and of what it answers, and the error codes it can answer. The schemas
+ * are the ones the handlers validate with and are typed against; nothing here restates a shape.
+ */
+import * as z from 'zod';
+import { ErrorCode } from '../core/api-error.js';
+import {
+  deadLettersAnswerSchema,
+  eventsAnswerSchema,
+  healthAnswerSchema,
+  importAnswerSchema,
+  lagAnswerSchema,
+  redriveAnswerSchema,
+  skipAnswerSchema,
+  subscriptionAnswerSchema,
+  subscriptionPutAnswerSchema,
+} from '../core/answers.js';
+import { batchSchema, subscriptionIdSchema, webhookEventSchema } from '../core/event.js';
+import { pageQuerySchema } from '../core/paging.js';
+import { routingViewSchema } from '../core/routing-settings.js';
+import { rotateSecretBodySchema, rotateSecretResponseSchema, subscriptionBodySchema } from '../core/subscription.js';
+import { redriveBodySchema } from '../handlers/operations/dead-letters.js';
+import { switchBodySchema } from '../handlers/operations/routing.js';
+import { skipBodySchema } from '../handlers/operations/skip.js';
+import { partlyEnqueuedBodySchema, toRedriveRefusalResponse } from '../handlers/responses.js';
+import type { RouteKey } from '../routes.js';
+
+/** The `{name}` segments of a route key's path. */
+type PathParameterNames<K extends string> = K extends `${string}{${infer Name}}${infer Rest}` ? Name | PathParameterNames<Rest> : never;
+
+/** One successful answer of a route. */
+export interface SuccessDescription {
+  readonly description: string;
+  readonly schema: z.ZodType;
+}
+
+/** A response header a route sets on some statuses. */
+export interface HeaderDescription {
+  readonly description: string;
+  readonly schema: z.ZodType;
+}
+
+/** What the API document says about any route, whatever its path. */
+interface RouteDescriptionBase {
+  /** Unique over the API: what generated clients name the call. */
+  readonly operationId: string;
+  readonly summary: string;
+  readonly description?: string;
+  /** Query parameters, as a client sends them (strings). */
+  readonly query?: z.ZodObject;
+  readonly body?: { readonly schema: z.ZodType; readonly isRequired: boolean; readonly description?: string };
+  /** Each successful status and its body. */
+  readonly answers: Readonly<Partial<Record<200 | 201 | 202, SuccessDescription>>>;
+  /** The error codes the route itself can answer; `internal_error` (500) is every route's and added to all. */
+  readonly errors: readonly ErrorCode[];
+  /** An error body other than the contract's plain one, by code (e.g. `enqueue_failed` also carries `results`). */
+  readonly errorBodies?: Readonly<Partial<Record<ErrorCode, z.ZodType>>>;
+  /** The status of a code where the route answers another than ERROR_STATUS_CODES says. */
+  readonly statusOf?: (code: ErrorCode) => number;
+  /** Response headers, by status. */
+  readonly headers?: Readonly<Partial<Record<number, Readonly<Record<string, HeaderDescription>>>>>;
+}
+
+/** What the API document says about the route `K`: a schema for each `{name}` of its path, and no other. */
+export type RouteDescription<K extends string> = RouteDescriptionBase &
+  ([PathParameterNames<K>] extends [never]
+    ? { readonly path?: never }
+    : { /** The schema of each path parameter. */ readonly path: Readonly<Record<PathParameterNames<K>, z.ZodType>> });
+
+/** A route's description as the document builder reads it. */
+export type AnyRouteDescription = RouteDescriptionBase & { readonly path?: Readonly<Record<string, z.ZodType>> };
+
+/** Every route of ROUTES, described: a route added there without a description here fails type-check. */
+export type RouteDescriptions = { readonly [K in RouteKey]: RouteDescription<K> };
+
+const BODY_ERRORS = [ErrorCode.invalidJson, ErrorCode.invalidRequest, ErrorCode.payloadTooLarge] as const;
+
+const retryAfter: HeaderDescription = { description: 'Seconds to wait before retrying the whole request.', schema: z.string().regex(/^[0-9]+$/) };
+
+/** A message group id, as the lag view names it. */
+const messageGroupIdSchema = z.string().min(1);
+
+const pausedSwitchNote = 'Answers the routing as it is now.';
+
+export const ROUTE_DESCRIPTIONS: RouteDescriptions = {
+  'GET /health': {
+    operationId: 'getHealth',
+    summary: 'Whether the service can accept events.',
+    answers: { 200: { description: 'The service accepts events.', schema: healthAnswerSchema } },
+    errors: [],
+  },
+  'GET /openapi.json': {
+    operationId: 'getApiDocument',
+    summary: 'This document: OpenAPI 3.1, generated from the zod schemas the handlers validate with.',
+    answers: {
+      200: {
+        description: 'The OpenAPI 3.1 document of this API.',
+        schema: z.looseObject({ openapi: z.string().regex(/^3\.1\./), info: z.looseObject({ title: z.string(), version: z.string() }), paths: z.record(z.string(), z.looseObject({})) }),
+      },
+    },
+    errors: [],
+  },
+  'POST /v1/events': {
+    operationId: 'postEvents',
+    summary: 'Accept one event, or a batch of 1 to 100, for ordered delivery.',
+    description:
+      'Events of one ordering key in one request are enqueued in request order. An invalid request enqueues nothing. ' +
+      'While ingest is paused for a routing switch, answers 503 `ingest_paused` with `Retry-After`. On 503 `enqueue_failed`, ' +
+      'no event of a key after a `failed` one was enqueued (`not_enqueued`): retrying the whole request is always safe.',
+    body: { schema: z.union([webhookEventSchema, batchSchema]), isRequired: true, description: 'One event, or `{"events": [...]}`; the whole request at most 1 MiB.' },
+    answers: { 202: { description: 'One result per event, in request order; `duplicate`: this `event_id` was accepted before.', schema: eventsAnswerSchema } },
+    errors: [...BODY_ERRORS, ErrorCode.unknownSubscription, ErrorCode.enqueueFailed, ErrorCode.ingestPaused],
+    errorBodies: { [ErrorCode.enqueueFailed]: partlyEnqueuedBodySchema },
+    headers: { 503: { 'retry-after': retryAfter } },
+  },
+  'PUT /v1/subscriptions/{subscription_id}': {
+    operationId: 'putSubscription',
+    summary: 'Create or replace a subscription.',
+    description:
+      'Without `secret`, a creation gets a generated one and a replacement keeps its own. Deployed, URLs that resolve to private, ' +
+      'loopback, link-local or metadata addresses are refused (422 `endpoint_not_allowed`); a subscription id another tenant holds is 409 `tenant_mismatch`.',
+    path: { subscription_id: subscriptionIdSchema },
+    body: { schema: subscriptionBodySchema, isRequired: true },
+    answers: {
+      200: { description: 'Replaced.', schema: subscriptionPutAnswerSchema },
+      201: { description: 'Created.', schema: subscriptionPutAnswerSchema },
+    },
+    errors: [...BODY_ERRORS, ErrorCode.tenantMismatch, ErrorCode.endpointNotAllowed],
+  },
+  'GET /v1/subscriptions/{subscription_id}': {
+    operationId: 'getSubscription',
+    summary: 'A subscription, without its secret.',
+    path: { subscription_id: subscriptionIdSchema },
+    answers: { 200: { description: 'The subscription.', schema: subscriptionAnswerSchema } },
+    errors: [ErrorCode.notFound],
+  },
+  'POST /v1/subscriptions/{subscription_id}/secret/rotate': {
+    operationId: 'rotateSubscriptionSecret',
+    summary: 'Give a subscription a new signing secret while the previous one keeps signing for a grace period.',
+    description:
+      'During the grace (`grace_seconds`, default 86400, at most 604800; 0 ends it at once) every webhook carries two `v1,` signatures, ' +
+      'one per secret, so a receiver can switch at its own pace. A second rotation ends the grace of the secret before it. The previous secret is never answered.',
+    path: { subscription_id: subscriptionIdSchema },
+    body: { schema: rotateSecretBodySchema, isRequired: false, description: 'Optional: the new secret (generated when absent) and the grace.' },
+    answers: { 200: { description: 'The new secret and the end of the previous one\'s grace.', schema: rotateSecretResponseSchema } },
+    errors: [ErrorCode.invalidJson, ErrorCode.invalidRequest, ErrorCode.payloadTooLarge, ErrorCode.notFound],
+  },
+  'GET /v1/lag': {
+    operationId: 'getLag',
+    summary: 'Lag per message group with pending or dead-lettered events, worst first, one page at a time.',
+    query: pageQuerySchema,
+    answers: { 200: { description: 'One page of the lag view.', schema: lagAnswerSchema } },
+    errors: [ErrorCode.invalidRequest],
+  },
+  'GET /v1/dead-letters': {
+    operationId: 'listDeadLetters',
+    summary: 'A subscription’s dead letters, oldest first, one page at a time.',
+    query: z.object({ subscription_id: subscriptionIdSchema }).extend(pageQuerySchema.shape),
+    answers: { 200: { description: 'One page of the subscription’s dead letters.', schema: deadLettersAnswerSchema } },
+    errors: [ErrorCode.invalidRequest],
+  },
+  'POST /v1/dead-letters/redrive': {
+    operationId: 'redriveDeadLetters',
+    summary: 'One bounded step of the redrive of a subscription’s dead letters; repeat until `is_done`.',
+    description: 'Refused with 409 `ingest_paused` during a routing switch.',
+    body: { schema: redriveBodySchema, isRequired: true },
+    answers: { 200: { description: 'What this step redrove, in original sequence order per key.', schema: redriveAnswerSchema } },
+    errors: [...BODY_ERRORS, ErrorCode.notFound, ErrorCode.ingestPaused],
+    statusOf: (code) => toRedriveRefusalResponse({ code, message: '' }).statusCode,
+  },
+  'POST /v1/dead-letters/import': {
+    operationId: 'importBackstop',
+    summary: 'One step of the import of SQS’s backstop dead-letter queue into the dead letters; repeat until `is_done`.',
+    answers: { 200: { description: 'What this step imported.', schema: importAnswerSchema } },
+    errors: [],
+  },
+  'POST /v1/groups/{message_group_id}/skip': {
+    operationId: 'skipHead',
+    summary: 'Dead-letter the group’s failing head at its next retry, so that its key moves on.',
+    description: 'With `event_id`, only if that event is still the head (else 409 `head_changed`).',
+    path: { message_group_id: messageGroupIdSchema },
+    body: { schema: skipBodySchema, isRequired: false },
+    answers: { 202: { description: 'The skip is requested.', schema: skipAnswerSchema } },
+    errors: [...BODY_ERRORS, ErrorCode.notFound, ErrorCode.noFailingHead, ErrorCode.headChanged],
+  },
+  'GET /v1/routing': {
+    operationId: 'getRouting',
+    summary: 'The routing in force, whether ingest is paused, and the work still pending.',
+    answers: { 200: { description: 'The routing.', schema: routingViewSchema } },
+    errors: [],
+  },
+  'PUT /v1/routing': {
+    operationId: 'switchRouting',
+    summary: 'Switch the routing (drain-and-switch): only while paused, after the grace period, with nothing pending, at the version read.',
+    body: { schema: switchBodySchema, isRequired: true },
+    answers: { 200: { description: 'The routing after the switch.', schema: routingViewSchema } },
+    errors: [...BODY_ERRORS, ErrorCode.notPaused, ErrorCode.pauseTooRecent, ErrorCode.queueNotEmpty, ErrorCode.versionConflict],
+  },
+  'POST /v1/routing/pause': {
+    operationId: 'pauseIngest',
+    summary: 'Pause ingest: `POST /v1/events` answers 503 `ingest_paused` until resumed.',
+    answers: { 200: { description: pausedSwitchNote, schema: routingViewSchema } },
+    errors: [],
+  },
+  'POST /v1/routing/resume': {
+    operationId: 'resumeIngest',
+    summary: 'Resume ingest.',
+    answers: { 200: { description: pausedSwitchNote, schema: routingViewSchema } },
+    errors: [],
+  },
+};

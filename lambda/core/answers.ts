@@ -1,0 +1,82 @@
+/**
+ * The bodies of the API's successful answers (CONTRACT §2), as zod schemas: the handlers build
+ * values of these types, and the API document is generated from these schemas, so the two cannot
+ * drift apart. Rows that have a type of their own elsewhere (a lag row, a dead letter's row, an
+ * event's result) are checked against it where they are declared.
+ */
+import * as z from 'zod';
+import type { BackstopImportStep } from './backstop-import.js';
+import { deadLetterRowSchema } from './dead-letter.js';
+import { eventResultSchema } from './ingest.js';
+import { lagRowSchema } from './lag.js';
+import type { RedriveStep } from './redrive.js';
+import { secretSchema } from './secret.js';
+import { schemaOf, type Output } from './schema-match.js';
+
+/** The cursor of the next page; null on the last one. */
+const nextCursorSchema = z.string().nullable();
+
+/** `GET /health`: the service accepts events. */
+export const healthAnswerSchema = z.strictObject({ status: z.literal('ok') });
+export type HealthAnswer = Output<typeof healthAnswerSchema>;
+
+/** `PUT /v1/subscriptions/{subscription_id}`: the subscription as created or replaced, with the secret its receiver verifies. */
+export const subscriptionPutAnswerSchema = z.strictObject({
+  subscription_id: z.string(),
+  tenant_id: z.string(),
+  url: z.string(),
+  secret: secretSchema,
+});
+export type SubscriptionPutAnswer = Output<typeof subscriptionPutAnswerSchema>;
+
+/** `GET /v1/subscriptions/{subscription_id}`: the subscription, never its secret. */
+export const subscriptionAnswerSchema = z.strictObject({
+  subscription_id: z.string(),
+  tenant_id: z.string(),
+  url: z.string(),
+  created_at: z.iso.datetime(),
+});
+export type SubscriptionAnswer = Output<typeof subscriptionAnswerSchema>;
+
+/** `POST /v1/events` answered `202`: one result per event, in request order. */
+export const eventsAnswerSchema = z.strictObject({ results: z.array(eventResultSchema) });
+export type EventsAnswer = Output<typeof eventsAnswerSchema>;
+
+/** `GET /v1/lag`: one page of the lag view, worst first. */
+export const lagAnswerSchema = z.strictObject({ groups: z.array(lagRowSchema), next_cursor: nextCursorSchema });
+export type LagAnswer = Output<typeof lagAnswerSchema>;
+
+/** `GET /v1/dead-letters`: one page of a subscription's dead letters, oldest first. */
+export const deadLettersAnswerSchema = z.strictObject({ items: z.array(deadLetterRowSchema), next_cursor: nextCursorSchema });
+export type DeadLettersAnswer = Output<typeof deadLettersAnswerSchema>;
+
+/** `POST /v1/dead-letters/redrive`: one step of the redrive; the operator repeats until `is_done`. */
+export const redriveAnswerSchema = z.strictObject({
+  subscription_id: z.string(),
+  redriven: z.array(
+    schemaOf<RedriveStep['redriven'][number]>()(z.strictObject({ event_id: z.string(), sequence: z.number().int().positive().nullable() })),
+  ),
+  remaining: z.number().int().nonnegative(),
+  is_done: z.boolean(),
+});
+export type RedriveAnswer = Output<typeof redriveAnswerSchema>;
+
+/** `POST /v1/dead-letters/import`: one step of the import of SQS's backstop queue. */
+export const importAnswerSchema = z.strictObject({
+  imported: z.array(
+    schemaOf<BackstopImportStep['imported'][number]>()(
+      z.strictObject({ event_id: z.string(), subscription_id: z.string(), sequence: z.number().int().positive().nullable() }),
+    ),
+  ),
+  unreadable: z.number().int().nonnegative(),
+  is_done: z.boolean(),
+});
+export type ImportAnswer = Output<typeof importAnswerSchema>;
+
+/** `POST /v1/groups/{message_group_id}/skip` answered `202`: the head is dead-lettered at its next retry. */
+export const skipAnswerSchema = z.strictObject({
+  message_group_id: z.string(),
+  event_id: z.string(),
+  status: z.literal('skip_requested'),
+});
+export type SkipAnswer = Output<typeof skipAnswerSchema>;
