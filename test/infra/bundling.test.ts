@@ -1,7 +1,7 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { HANDLER_ENTRIES } from '../../lambda/routes.js';
 import type { HandlerName } from '../../lib/handler-function.js';
@@ -20,6 +20,9 @@ describe('HandlerFunction bundling', () => {
     synthesized = synthesize({}, { bundle: true });
     prebuilt = mkdtempSync(path.join(tmpdir(), 'ordered-webhooks-bundles-'));
     await buildHandlerBundles(prebuilt);
+  });
+  afterAll(() => {
+    rmSync(prebuilt, { recursive: true, force: true });
   });
 
   const bundleOf = (handler: HandlerName): string => {

@@ -4,13 +4,13 @@
  * `node`, type-checked there by `tsc`. About 35 s on two cores: one pack, one install, one synth.
  */
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { HANDLER_ENTRIES } from '../../lambda/routes.js';
 import { OrderedWebhooks } from '../../lib/ordered-webhooks.js';
@@ -59,14 +59,18 @@ function comparable(template: TemplateJson): Record<string, unknown> {
 
 let packed: PackedPackage;
 let app: ThrowawayApp;
+/** The directories to remove: the pack's and the app's. */
+const temporary: string[] = [];
 let outdir: string;
 let template: TemplateJson;
 let refusal: string | null;
 
 beforeAll(() => {
   const work = mkdtempSync(path.join(tmpdir(), 'ordered-webhooks-pack-'));
+  temporary.push(work);
   packed = pack(work);
   app = installThrowawayApp(packed.tarball);
+  temporary.push(app.directory);
   copyFileSync(path.join(FIXTURES, 'app.mjs'), path.join(app.directory, 'app.mjs'));
   writeFileSync(path.join(app.directory, 'context.json'), JSON.stringify(cdkJsonContext()));
   outdir = path.join(app.directory, 'cdk.out');
@@ -74,6 +78,11 @@ beforeAll(() => {
   template = templateSchema.parse(JSON.parse(readFileSync(path.join(outdir, 'Consumer.template.json'), 'utf8')));
   refusal = reportSchema.parse(JSON.parse(readFileSync(path.join(app.directory, 'report.json'), 'utf8'))).refusal;
 }, 180_000);
+
+afterAll(() => {
+  // The app holds its own aws-cdk-lib: a few hundred MB a run.
+  for (const directory of temporary) rmSync(directory, { recursive: true, force: true });
+});
 
 describe('the packed ordered-webhooks package', () => {
   it('holds the library, its declarations and one bundle per function, and nothing else', () => {
