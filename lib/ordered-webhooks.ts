@@ -43,11 +43,13 @@ import { StateTables } from './state-tables.js';
 const OPERATIONS_TIMEOUT = Duration.seconds(OPERATIONS_TIMEOUT_SECONDS);
 
 /**
- * The routes a producer calls: those of the ingest function, `POST /v1/events` and `GET /health`.
- * The health route counts: it answers whether the service accepts events now (CONTRACT §2), a
- * producer's question, and it reads and changes nothing.
+ * The routes a producer calls, named one by one: sending events (`POST /v1/events`), and
+ * `GET /health`, which answers whether the service accepts events now (CONTRACT §2), a
+ * producer's question, and reads and changes nothing. Each is checked to be a route of the ingest
+ * function, but not every route of it is a producer's: one added there reaches producers only
+ * by being added here.
  */
-export const PRODUCER_ROUTES = ROUTES.ingest;
+export const PRODUCER_ROUTES = ['GET /health', 'POST /v1/events'] as const satisfies readonly (typeof ROUTES.ingest)[number][];
 
 /** The settings of Config that only the local stack takes: its port and its data directory. */
 const LOCAL_ONLY_SETTINGS = ['port', 'dataDir'] as const;
