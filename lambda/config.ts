@@ -181,6 +181,32 @@ const environmentSchema = (deployment: Deployment) =>
       { when: ({ issues }) => issues.every((issue) => !CEILING_INPUTS.has(String(issue.path?.[0]))) },
     );
 
+/**
+ * The variable of each setting of Config. Code that holds settings rather than an environment
+ * (the CDK construct's props) writes them as these variables and calls `loadConfig`, so its
+ * settings are validated, and defaulted, by the one schema above. Each is checked to be one of
+ * the schema's variables: a misspelt one would be dropped by the schema and its default used.
+ */
+export const CONFIG_VARIABLES = {
+  port: 'PORT',
+  maxDeliveryAttempts: 'MAX_DELIVERY_ATTEMPTS',
+  onExhausted: 'ON_EXHAUSTED',
+  retryBaseSeconds: 'RETRY_BASE_SECONDS',
+  retryMaxSeconds: 'RETRY_MAX_SECONDS',
+  deliveryTimeoutMs: 'DELIVERY_TIMEOUT_MS',
+  partitionCount: 'PARTITION_COUNT',
+  consumerConcurrency: 'CONSUMER_CONCURRENCY',
+  allowPrivateEndpoints: 'ALLOW_PRIVATE_ENDPOINTS',
+  dataDir: 'DATA_DIR',
+  oldestMessageAlarmSeconds: 'OLDEST_MESSAGE_ALARM_SECONDS',
+  stallThresholdSeconds: 'STALL_THRESHOLD_SECONDS',
+  maxGroupWaitAlarmSeconds: 'MAX_GROUP_WAIT_ALARM_SECONDS',
+  stalledGroupsAlarmThreshold: 'STALLED_GROUPS_ALARM_THRESHOLD',
+  alarmEmail: 'ALARM_EMAIL',
+  deliveryStateTtlDays: 'DELIVERY_STATE_TTL_DAYS',
+  logLevel: 'LOG_LEVEL',
+} as const satisfies { readonly [K in keyof Config]: keyof z.input<ReturnType<typeof environmentSchema>> };
+
 /** The variables the visibility ceiling is checked from. */
 const CEILING_INPUTS: ReadonlySet<string> = new Set(['RETRY_MAX_SECONDS', 'DELIVERY_TIMEOUT_MS']);
 

@@ -3,9 +3,13 @@ import { HttpIamAuthorizer } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { ROUTES, type ApiFunction } from '../lambda/routes.js';
+
+/** A route of ROUTES, in API Gateway's route-key form (`POST /v1/events`). */
+export type RouteKey = (typeof ROUTES)[ApiFunction][number];
 
 /** Properties of {@link WebhookApi}. */
 export interface WebhookApiProps {
@@ -77,6 +81,28 @@ export class WebhookApi extends Construct {
   /** The API's base URL, with a trailing slash. */
   get url(): string {
     return this.stage.url;
+  }
+
+  /**
+   * The `execute-api` ARN of one route on this API's stage. A path parameter (`{name}`) stands for
+   * any one value, as IAM matches it.
+   */
+  arnForRoute(routeKey: RouteKey): string {
+    const { method, path } = parseRouteKey(routeKey);
+    return this.httpApi.arnForExecuteApi(method, path.replace(/\{[^}]+\}/g, '*'), this.stage.stageName);
+  }
+
+  /**
+   * Lets `grantee` call exactly `routeKeys` on this API's stage (`execute-api:Invoke` on each
+   * route's ARN), and no other route or stage. The routes are IAM-authorized, so this is what
+   * decides who may call them.
+   */
+  grantInvokeRoutes(grantee: iam.IGrantable, routeKeys: readonly RouteKey[]): iam.Grant {
+    return iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['execute-api:Invoke'],
+      resourceArns: routeKeys.map((routeKey) => this.arnForRoute(routeKey)),
+    });
   }
 }
 

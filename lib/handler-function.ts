@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
@@ -7,9 +8,13 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { HANDLER_ENTRIES } from '../lambda/routes.js';
+import { HANDLER_BUNDLE_FILE, HANDLER_BUNDLING, PREBUILT_BUNDLES_DIRECTORY } from './handler-bundling.js';
+
+/** This module's directory: `lib/` in this repository, `dist/` in the published package. */
+const MODULE_DIRECTORY = path.dirname(fileURLToPath(import.meta.url));
 
 /** The repository root: HANDLER_ENTRIES are relative to it, and it holds the lock file esbuild resolves from. */
-const REPOSITORY_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const REPOSITORY_ROOT = path.resolve(MODULE_DIRECTORY, '..');
 
 /** A function the project bundles, by its name in HANDLER_ENTRIES. */
 export type HandlerName = keyof typeof HANDLER_ENTRIES;
@@ -47,8 +52,14 @@ export interface HandlerFunctionProps {
 }
 
 /**
- * One Lambda function of the project: Node.js 24 on arm64, bundled from its HANDLER_ENTRIES file
- * by the local esbuild, with its own role and its own log group.
+ * One Lambda function of the project: Node.js 24 on arm64, with its own role and its own log group.
+ *
+ * Its code, by one rule: where its HANDLER_ENTRIES source exists (this repository), it is bundled
+ * from that source by the local esbuild at synth time, so a deploy always runs the code of the
+ * working tree; where it does not (the published package ships no sources), the bundle built at
+ * pack time (`dist/lambda/<handler>/index.mjs`, scripts/build-lambda.ts) is the asset, so an app
+ * using the package needs neither esbuild nor this repository's dependencies. Both builds take
+ * their options from HANDLER_BUNDLING.
  *
  * The role starts with nothing but writing to that log group (no AWSLambdaBasicExecutionRole,
  * whose `logs:*` on `*` would reach every log group of the account); every other permission comes
@@ -75,11 +86,7 @@ export class HandlerFunction extends Construct {
     // The log group exists before the function, so CreateLogGroup is never needed.
     this.logGroup.grantWrite(this.role);
 
-    this.function = new NodejsFunction(this, 'Function', {
-      entry: path.join(REPOSITORY_ROOT, HANDLER_ENTRIES[props.handler]),
-      handler: 'handler',
-      projectRoot: REPOSITORY_ROOT,
-      depsLockFilePath: path.join(REPOSITORY_ROOT, 'package-lock.json'),
+    const common = {
       runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,
       memorySize: props.memorySize ?? 256,
@@ -90,20 +97,42 @@ export class HandlerFunction extends Construct {
         ...props.environment,
         POWERTOOLS_SERVICE_NAME: props.serviceName ?? `ordered-webhooks-${props.handler}`,
       },
-      bundling: {
-        // Bundle with the esbuild devDependency on this machine: no Docker needed to synthesize.
-        forceDockerBundling: false,
-        format: OutputFormat.ESM,
-        target: 'node24',
-        mainFields: ['module', 'main'],
-        // CommonJS dependencies bundled into an ES module still call `require` for Node built-ins.
-        banner: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
-        minify: true,
-        sourceMap: false,
-        // The nodejs24.x runtime ships the AWS SDK for JavaScript v3: leaving it out of the bundle
-        // shrinks each function by hundreds of KB and its cold start with it.
-        externalModules: ['@aws-sdk/*'],
-      },
-    });
+    } satisfies Partial<lambda.FunctionProps>;
+
+    const entry = path.join(REPOSITORY_ROOT, HANDLER_ENTRIES[props.handler]);
+    this.function = existsSync(entry)
+      ? new NodejsFunction(this, 'Function', {
+          ...common,
+          entry,
+          handler: 'handler',
+          projectRoot: REPOSITORY_ROOT,
+          depsLockFilePath: path.join(REPOSITORY_ROOT, 'package-lock.json'),
+          bundling: {
+            ...HANDLER_BUNDLING,
+            mainFields: [...HANDLER_BUNDLING.mainFields],
+            externalModules: [...HANDLER_BUNDLING.externalModules],
+            // Bundle with the esbuild devDependency on this machine: no Docker needed to synthesize.
+            forceDockerBundling: false,
+            format: OutputFormat.ESM,
+          },
+        })
+      : new lambda.Function(this, 'Function', {
+          ...common,
+          code: lambda.Code.fromAsset(prebuiltBundleDirectory(props.handler)),
+          // The `handler` export of index.mjs, as NodejsFunction names it.
+          handler: 'index.handler',
+        });
   }
+}
+
+/** The directory of the pre-built bundle of `handler` in the published package; refuses to synthesize without it. */
+function prebuiltBundleDirectory(handler: HandlerName): string {
+  const directory = path.join(MODULE_DIRECTORY, PREBUILT_BUNDLES_DIRECTORY, handler);
+  if (!existsSync(path.join(directory, HANDLER_BUNDLE_FILE))) {
+    throw new Error(
+      `The ${handler} function has neither its source (${HANDLER_ENTRIES[handler]}) nor its pre-built bundle ` +
+        `(${path.join(directory, HANDLER_BUNDLE_FILE)}): the package was packed without \`npm run build\`.`,
+    );
+  }
+  return directory;
 }

@@ -1,9 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { HANDLER_ENTRIES } from '../../lambda/routes.js';
 import type { HandlerName } from '../../lib/handler-function.js';
+import { buildHandlerBundles } from '../../scripts/build-lambda.js';
 import { functionResource, synthesize, type SynthesizedStack } from './synthesize.js';
 
 const HANDLERS = Object.keys(HANDLER_ENTRIES) as HandlerName[];
@@ -13,8 +15,14 @@ const BUNDLE_BUDGET_BYTES = 250 * 1024;
 
 describe('HandlerFunction bundling', () => {
   let synthesized: SynthesizedStack;
-  beforeAll(() => {
+  let prebuilt: string;
+  beforeAll(async () => {
     synthesized = synthesize({}, { bundle: true });
+    prebuilt = mkdtempSync(path.join(tmpdir(), 'ordered-webhooks-bundles-'));
+    await buildHandlerBundles(prebuilt);
+  });
+  afterAll(() => {
+    rmSync(prebuilt, { recursive: true, force: true });
   });
 
   const bundleOf = (handler: HandlerName): string => {
@@ -41,5 +49,10 @@ describe('HandlerFunction bundling', () => {
 
   it.each(HANDLERS)('keeps %s within its size budget', (handler) => {
     expect(readFileSync(bundleOf(handler)).byteLength).toBeLessThan(BUNDLE_BUDGET_BYTES);
+  });
+
+  it.each(HANDLERS)('pre-builds %s for the published package byte for byte as it bundles it at synth time', (handler) => {
+    // The package deploys scripts/build-lambda.ts's bundles, this repository NodejsFunction's: the same code.
+    expect(readFileSync(path.join(prebuilt, handler, 'index.mjs')).equals(readFileSync(bundleOf(handler)))).toBe(true);
   });
 });

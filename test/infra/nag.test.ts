@@ -45,10 +45,10 @@ describe('cdk-nag AwsSolutions', () => {
     const { app } = nagCheckedApp({});
     expect(acknowledgements(app)).toEqual([
       // The payload bucket: its objects are written once each by the functions, which log every write.
-      expect.stringMatching(/^OrderedWebhooks\/Payloads\/Bucket: Annotation::AwsSolutions-S1: Only the project’s own functions .{40,}$/),
+      expect.stringMatching(/^OrderedWebhooks\/Default\/Payloads\/Bucket: Annotation::AwsSolutions-S1: Only the project’s own functions .{40,}$/),
       // The dead letters' objects are named by ids: the grant names their prefix, on these two roles alone.
-      expect.stringMatching(/^OrderedWebhooks\/Consumer\/Role: Annotation::AwsSolutions-IAM5\[Resource::<PayloadsBucket[0-9A-F]+\.Arn>\/dead-letters\/\*\]: Each dead letter .{40,}$/),
-      expect.stringMatching(/^OrderedWebhooks\/Operations\/Role: Annotation::AwsSolutions-IAM5\[Resource::<PayloadsBucket[0-9A-F]+\.Arn>\/dead-letters\/\*\]: Each dead letter .{40,}$/),
+      expect.stringMatching(/^OrderedWebhooks\/Default\/Consumer\/Role: Annotation::AwsSolutions-IAM5\[Resource::<PayloadsBucket[0-9A-F]+\.Arn>\/dead-letters\/\*\]: Each dead letter .{40,}$/),
+      expect.stringMatching(/^OrderedWebhooks\/Default\/Operations\/Role: Annotation::AwsSolutions-IAM5\[Resource::<PayloadsBucket[0-9A-F]+\.Arn>\/dead-letters\/\*\]: Each dead letter .{40,}$/),
     ]);
   });
 });
