@@ -6,10 +6,9 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { ROUTES, type ApiFunction } from '../lambda/routes.js';
+import { ROUTES, type ApiFunction, type RouteKey } from '../lambda/routes.js';
 
-/** A route of ROUTES, in API Gateway's route-key form (`POST /v1/events`). */
-export type RouteKey = (typeof ROUTES)[ApiFunction][number];
+export type { RouteKey };
 
 /** Properties of {@link WebhookApi}. */
 export interface WebhookApiProps {

@@ -7,6 +7,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { SERVICE_NAMES } from '../lambda/config.js';
 import { HANDLER_ENTRIES } from '../lambda/routes.js';
 import { HANDLER_BUNDLE_FILE, HANDLER_BUNDLING, PREBUILT_BUNDLES_DIRECTORY } from './handler-bundling.js';
 
@@ -28,12 +29,6 @@ export interface HandlerFunctionProps {
    * not given here: the grant methods of the constructs that own the resources add them.
    */
   readonly environment: Readonly<Record<string, string>>;
-  /**
-   * Powertools' service name (`POWERTOOLS_SERVICE_NAME`): the `service` key of its log lines and
-   * the `service` dimension of the metrics it publishes.
-   * @default `ordered-webhooks-<handler>`
-   */
-  readonly serviceName?: string;
   /**
    * Maximum run time of one invocation.
    * @default Duration.seconds(30)
@@ -95,7 +90,8 @@ export class HandlerFunction extends Construct {
       logGroup: this.logGroup,
       environment: {
         ...props.environment,
-        POWERTOOLS_SERVICE_NAME: props.serviceName ?? `ordered-webhooks-${props.handler}`,
+        // The Logger names itself from SERVICE_NAMES too; Metrics reads this as its `service` dimension.
+        POWERTOOLS_SERVICE_NAME: SERVICE_NAMES[props.handler],
       },
     } satisfies Partial<lambda.FunctionProps>;
 

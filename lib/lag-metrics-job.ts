@@ -33,7 +33,6 @@ export class LagMetricsJob extends Construct {
     this.handler = new HandlerFunction(this, 'Handler', {
       handler: 'lagMetrics',
       environment: { ...props.environment, POWERTOOLS_METRICS_NAMESPACE: LAG_METRICS.namespace },
-      serviceName: LAG_METRICS.service,
       // Within the interval, so runs do not pile up behind a slow one.
       timeout: LAG_JOB_INTERVAL,
     });

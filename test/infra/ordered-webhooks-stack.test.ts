@@ -12,6 +12,7 @@ import {
   queueVisibilityTimeoutSeconds,
   REDRIVE_STEP_SECONDS,
   toEnvironment,
+  SERVICE_NAMES,
 } from '../../lambda/config.js';
 import { CONSUMER_METRICS } from '../../lambda/core/consumer-metrics.js';
 import { LAG_METRICS } from '../../lambda/core/lag.js';
@@ -268,8 +269,8 @@ describe('HandlerFunction', () => {
         LoggingConfig: { LogGroup: stack.resolve(fn.logGroup.logGroupName) },
       }),
     );
-    // The lag job's service name is the `service` dimension of its metrics (see LagMetricsJob).
-    const serviceName = handler === 'lagMetrics' ? LAG_METRICS.service : `ordered-webhooks-${handler}`;
+    // One name per function (SERVICE_NAMES): the Logger's `service` key and the metrics' `service` dimension.
+    const serviceName = SERVICE_NAMES[handler];
     expect(environmentOf(synthesized, handler)).toEqual(
       expect.objectContaining({ ...toEnvironment(config), POWERTOOLS_SERVICE_NAME: serviceName }),
     );
