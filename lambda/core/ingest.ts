@@ -4,7 +4,7 @@
  */
 import * as z from 'zod';
 import { ErrorCode, type ErrorDetail } from './api-error.js';
-import type { EventsRequest, QueuedEvent, WebhookEvent } from './event.js';
+import { encodeQueuedEvent, type EventsRequest, type QueuedEvent, type WebhookEvent } from './event.js';
 import { MAX_QUEUED_EVENT_BYTES } from './limits.js';
 import { SendStatus, sendInKeyOrder, type OutgoingMessage, type SendBatch } from './enqueue-plan.js';
 import type { GroupIntake } from './lag.js';
@@ -158,7 +158,7 @@ function toMessage(routed: RoutedEvent, acceptedAt: string): OutgoingMessage {
     orderingKey: routed.orderingKey,
     messageGroupId: routed.messageGroupId,
     deduplicationId: routed.event.event_id,
-    body: JSON.stringify(queued),
+    body: encodeQueuedEvent(queued),
   };
 }
 

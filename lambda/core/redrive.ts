@@ -6,7 +6,7 @@
 import { ErrorCode, type Refusal } from './api-error.js';
 import { redriveDeduplicationId, type DeadLetterStore, type StoredDeadLetter } from './dead-letter.js';
 import { sendInKeyOrder, SendStatus, type OutgoingMessage, type SendBatch } from './enqueue-plan.js';
-import type { QueuedEvent } from './event.js';
+import { encodeQueuedEvent, type QueuedEvent } from './event.js';
 
 /** Dead letters read from the store at a time: a few SendMessageBatch calls' worth. */
 export const REDRIVE_PAGE_SIZE = 50;
@@ -83,7 +83,7 @@ export async function redriveStep(subscriptionId: string, ports: RedrivePorts): 
         orderingKey: letter.orderingKey,
         messageGroupId: group,
         deduplicationId: redriveDeduplicationId(letter),
-        body: JSON.stringify(toRedrivenEvent(letter, group, at)),
+        body: encodeQueuedEvent(toRedrivenEvent(letter, group, at)),
       };
     });
     const statuses = await sendInKeyOrder(messages, ports.enqueue);
