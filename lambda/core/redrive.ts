@@ -5,7 +5,7 @@
  */
 import { ErrorCode, type Refusal } from './api-error.js';
 import { redriveDeduplicationId, type DeadLetterStore, type StoredDeadLetter } from './dead-letter.js';
-import { sendInKeyOrder, SendStatus, type OutgoingMessage, type SendBatch } from './enqueue-plan.js';
+import { SendFailureKind, sendInKeyOrder, SendStatus, type OutgoingMessage, type SendBatch } from './enqueue-plan.js';
 import { encodeQueuedEvent, type QueuedEvent } from './event.js';
 
 /** Dead letters read from the store at a time: a few SendMessageBatch calls' worth. */
@@ -32,6 +32,12 @@ export interface RedriveStep {
   /** Dead letters the subscription still has: exact when the step is done, else the store's count. */
   readonly remaining: number;
   readonly isDone: boolean;
+  /**
+   * Dead letters SQS refused permanently in this step (see `SendFailureKind`): repeating the step
+   * cannot redrive them or anything after them of their keys, so the step is answered as a fault
+   * for an operator to look at, never as work left to repeat.
+   */
+  readonly refused: readonly { readonly event_id: string; readonly code: string }[];
 }
 
 /**
@@ -66,6 +72,7 @@ export function toRedrivenEvent(letter: StoredDeadLetter, group: string, at: str
  */
 export async function redriveStep(subscriptionId: string, ports: RedrivePorts): Promise<RedriveStep> {
   const redriven: { event_id: string; sequence: number | null }[] = [];
+  const refused: { event_id: string; code: string }[] = [];
   /** Keys with a dead letter SQS refused in this step: their later ones wait for the next step. */
   const blockedKeys = new Set<string>();
   let held = 0;
@@ -86,10 +93,12 @@ export async function redriveStep(subscriptionId: string, ports: RedrivePorts): 
         body: encodeQueuedEvent(toRedrivenEvent(letter, group, at)),
       };
     });
-    const statuses = await sendInKeyOrder(messages, ports.enqueue);
+    const { statuses, failures } = await sendInKeyOrder(messages, ports.enqueue);
     for (const [index, letter] of waiting.entries()) {
       const message = messages[index];
       if (message === undefined) continue;
+      const failure = failures.get(index);
+      if (failure !== undefined && failure.kind !== SendFailureKind.transient) refused.push({ event_id: letter.queued.event.event_id, code: failure.code });
       if (statuses.get(index) !== SendStatus.sent) {
         blockedKeys.add(letter.orderingKey);
         held += 1;
@@ -99,6 +108,8 @@ export async function redriveStep(subscriptionId: string, ports: RedrivePorts): 
       await ports.recordRedriven({ letter, toGroup: message.messageGroupId, at });
       redriven.push({ event_id: letter.queued.event.event_id, sequence: letter.sequence ?? null });
     }
+    // A permanent refusal ends the step: the operator is told at once, not after every page failed alike.
+    if (refused.length > 0) break;
     after = page.nextAfter;
     if (after === undefined) {
       isExhausted = true;
@@ -106,5 +117,5 @@ export async function redriveStep(subscriptionId: string, ports: RedrivePorts): 
     }
   }
   const isDone = isExhausted && held === 0;
-  return { redriven, remaining: isExhausted ? held : Math.max(held, await ports.store.count(subscriptionId)), isDone };
+  return { redriven, remaining: isExhausted ? held : Math.max(held, await ports.store.count(subscriptionId)), isDone, refused };
 }

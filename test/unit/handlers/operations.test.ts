@@ -54,7 +54,7 @@ function setup(
       skips.push(eventId);
       return true;
     },
-    redrive: async () => ({ redriven: [{ event_id: 'e1', sequence: 2 }], remaining: 0, isDone: true }),
+    redrive: async () => ({ redriven: [{ event_id: 'e1', sequence: 2 }], remaining: 0, isDone: true, refused: [] }),
     importBackstop: async () => ({ imported: [{ event_id: 'e9', subscription_id: 'sub_1', sequence: 4 }], unreadable: 1, isDone: true }),
     routing: {
       get: async () => routing,
