@@ -5,7 +5,7 @@
  */
 import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import { ALL_LAG_SHARDS, HeadState, lagShardOf, type GroupIntake, type GroupLag, type GroupProgress } from '../core/lag.js';
+import { ALL_LAG_SHARDS, HeadState, lagShardOf, ownOrderingKeyOf, type GroupIntake, type GroupLag, type GroupProgress } from '../core/lag.js';
 import { TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
 import { updateIfCondition } from './aws-clients.js';
@@ -28,6 +28,8 @@ const groupItemSchema = z.object({
   head_failing_since: z.string().optional(),
   head_event_id: z.string().optional(),
   head_ordering_key: z.string().optional(),
+  /** A per-key group's one ordering key, written by the first intake (never in a partition's group). */
+  ordering_key: z.string().optional(),
   dead_lettered: z.number().int().default(0),
   /** A DynamoDB string set: the document client reads it as a Set. */
   ordering_keys: z.set(z.string()).optional(),
@@ -43,6 +45,7 @@ function toGroupLag(item: z.infer<typeof groupItemSchema>): GroupLag {
     headFailingSince: item.head_failing_since,
     headEventId: item.head_event_id,
     headOrderingKey: item.head_ordering_key,
+    orderingKey: item.ordering_key,
     deadLettered: item.dead_lettered,
     keysAffected: item.ordering_keys?.size ?? 0,
   };
@@ -101,10 +104,16 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
   };
 
   const recordIntake = async (intake: GroupIntake): Promise<void> => {
-    const values = { ':events': intake.events, ':shard': lagShardOf(intake.messageGroupId), ':accepted': intake.acceptedAt };
+    const ownKey = ownOrderingKeyOf(intake.messageGroupId, intake.orderingKeys);
+    const values = {
+      ':events': intake.events,
+      ':shard': lagShardOf(intake.messageGroupId),
+      ':accepted': intake.acceptedAt,
+      ...(ownKey === undefined ? {} : { ':ownKey': ownKey }),
+    };
     // An idle group has no oldest acceptance (forgetIfDrained): these events become it; a group
-    // with pending events keeps its own.
-    const counting = 'ADD #depth :events SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted)';
+    // with pending events keeps its own. A per-key group's key never changes, and is never forgotten.
+    const counting = `ADD #depth :events SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted)${ownKey === undefined ? '' : ', ordering_key = if_not_exists(ordering_key, :ownKey)'}`;
     // The keys seen are kept up to MAX_KEYS_TRACKED (a busy partition never drains, and an item
     // holds at most 400 KB): beyond, the count goes on without them.
     const withKeys = await updateIfCondition(

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGroupStore, MAX_KEYS_TRACKED, type GroupStore } from '../../../lambda/adapters/group-store.js';
 import { HeadState, type GroupProgress } from '../../../lambda/core/lag.js';
+import { messageGroupIdFor } from '../../../lambda/core/routing.js';
 import { TABLES } from '../../../lambda/resources.js';
 import { startDynaliteTables, type DynaliteTables } from '../support/dynalite.js';
 
@@ -52,6 +53,19 @@ describe('createGroupStore on dynalite', () => {
     await store.recordIntake({ messageGroupId: group, events: 1, orderingKeys: ['k2', 'k3'], acceptedAt: T1 });
     expect(await store.getGroup(group)).toMatchObject({ messageGroupId: group, depth: 3, oldestAcceptedAt: T0, keysAffected: 3, deadLettered: 0 });
     expect(await isActive(group)).toBe(true);
+  });
+
+  it('keeps a per-key group\'s ordering key from its first intake on, through its draining; none for a partition', async () => {
+    const key = `${newGroup()}-key`;
+    const perKeyGroup = messageGroupIdFor(key, undefined);
+    await store.recordIntake({ messageGroupId: perKeyGroup, events: 1, orderingKeys: [key], acceptedAt: T0 });
+    expect(await store.getGroup(perKeyGroup)).toMatchObject({ orderingKey: key });
+    await store.recordProgress(clear(perKeyGroup, 1), NOW);
+    expect(await store.getGroup(perKeyGroup)).toMatchObject({ depth: 0, orderingKey: key });
+
+    const partition = `partition-${groupCount}-${Date.now()}`;
+    await store.recordIntake({ messageGroupId: partition, events: 2, orderingKeys: [key, `${key}-2`], acceptedAt: T0 });
+    expect(await store.getGroup(partition)).toMatchObject({ depth: 2, orderingKey: undefined });
   });
 
   it('records a failing head, keeping its stall clock from its first failure', async () => {
