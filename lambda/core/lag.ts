@@ -241,9 +241,11 @@ export type GroupHead =
 /** What one consumer batch did to a group, written once per group per batch. */
 export interface GroupProgress {
   readonly messageGroupId: string;
-  /** Events delivered or dead-lettered in this batch. */
+  /**
+   * Events delivered or dead-lettered in this batch that ingest had counted. Dead letters are
+   * counted apart, by their places in the store (`countDeadLetter`), whoever counted the event.
+   */
   readonly settled: number;
-  readonly deadLettered: number;
   /** The acceptance time of the last event settled, a lower bound for the next one's. */
   readonly lastSettledAcceptedAt: string | undefined;
   readonly head: GroupHead;

@@ -4,7 +4,7 @@
  * redeliveries. One call is a bounded step (API Gateway allows 30 s); the caller repeats until done.
  */
 import { ErrorCode, type Refusal } from './api-error.js';
-import { redriveDeduplicationId, type DeadLetterStore, type StoredDeadLetter } from './dead-letter.js';
+import { redriveDeduplicationId, RemoveOutcome, type DeadLetterPlace, type DeadLetterStore, type StoredDeadLetter } from './dead-letter.js';
 import { SendFailureKind, sendInKeyOrder, SendStatus, type OutgoingMessage, type SendBatch } from './enqueue-plan.js';
 import { encodeQueuedEvent, type QueuedEvent } from './event.js';
 
@@ -18,8 +18,11 @@ export interface RedrivePorts {
   readonly store: Pick<DeadLetterStore, 'readPage' | 'remove' | 'count'>;
   /** Sends one SendMessageBatch to the delivery queue; resolves to the entries SQS refused. */
   readonly enqueue: SendBatch;
-  /** Moves a redriven dead letter in the lag: one dead letter fewer where it died, one more event pending where it goes. */
+  /** Counts a redriven dead letter as pending again in the group it goes to. */
   readonly recordRedriven: (input: { readonly letter: StoredDeadLetter; readonly toGroup: string; readonly at: string }) => Promise<void>;
+  /** Counts and uncounts a dead letter in the lag of the group it died in, once per place (see `GroupStore`). */
+  readonly countDeadLetter: (place: DeadLetterPlace) => Promise<void>;
+  readonly uncountDeadLetter: (place: DeadLetterPlace) => Promise<void>;
   /** The message group a key routes to now (the routing may have changed since it died). */
   readonly groupOf: (orderingKey: string) => string;
   readonly now: () => Date;
@@ -64,11 +67,14 @@ export function toRedrivenEvent(letter: StoredDeadLetter, group: string, at: str
  * Nothing is received from a queue, so no message group can lock the step, whatever the number of
  * dead letters.
  *
- * Crash safety: enqueue, then remove from the store, then move the lag. A step repeated after a
- * crash sends a dead letter again with the same deduplication id (SQS drops it within 5 minutes;
- * later the consumer finds the first copy settled), and removes it once (the removal is
- * conditional on the dead-lettering that was read, so a redriven event given up again meanwhile,
- * and written back, stays).
+ * Crash safety: uncount from the group it died in, enqueue, remove from the store (or count
+ * again what was not sent), then count it pending where it goes. A step repeated after a crash
+ * sends a dead letter again with the same deduplication id (SQS drops it within 5 minutes; later
+ * the consumer finds the first copy settled), uncounts it at most once (per place), and removes it
+ * once (the removal is conditional on the dead-lettering that was read, so a redriven event given
+ * up again meanwhile, and written back, stays, and is counted again). Uncounting before removing
+ * means a crash in between leaves the count short while the dead letters stay listed for the step
+ * to repeat, never a count of a dead letter nobody lists any more.
  */
 export async function redriveStep(subscriptionId: string, ports: RedrivePorts): Promise<RedriveStep> {
   const redriven: { event_id: string; sequence: number | null }[] = [];
@@ -93,6 +99,9 @@ export async function redriveStep(subscriptionId: string, ports: RedrivePorts): 
         body: encodeQueuedEvent(toRedrivenEvent(letter, group, at)),
       };
     });
+    // Uncounted before they are sent, not between the send and the removal: the consumer may give a
+    // redriven event up again within milliseconds, and the removal must come as soon as it can.
+    await Promise.all(waiting.map((letter) => ports.uncountDeadLetter(letter)));
     const { statuses, failures } = await sendInKeyOrder(messages, ports.enqueue);
     for (const [index, letter] of waiting.entries()) {
       const message = messages[index];
@@ -100,11 +109,16 @@ export async function redriveStep(subscriptionId: string, ports: RedrivePorts): 
       const failure = failures.get(index);
       if (failure !== undefined && failure.kind !== SendFailureKind.transient) refused.push({ event_id: letter.queued.event.event_id, code: failure.code });
       if (statuses.get(index) !== SendStatus.sent) {
+        // Not sent, so still listed: counted again.
+        await ports.countDeadLetter(letter);
         blockedKeys.add(letter.orderingKey);
         held += 1;
         continue;
       }
-      if (!(await ports.store.remove(letter))) continue;
+      const removal = await ports.store.remove(letter);
+      // Given up again after it was sent, and written back in its place: it is listed, so counted.
+      if (removal === RemoveOutcome.replaced) await ports.countDeadLetter(letter);
+      if (removal !== RemoveOutcome.removed) continue;
       await ports.recordRedriven({ letter, toGroup: message.messageGroupId, at });
       redriven.push({ event_id: letter.queued.event.event_id, sequence: letter.sequence ?? null });
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redriveDeduplicationId, type StoredDeadLetter } from '../../../lambda/core/dead-letter.js';
+import { redriveDeduplicationId, type DeadLetterPlace, type StoredDeadLetter } from '../../../lambda/core/dead-letter.js';
 import { SendFailureKind, type OutgoingMessage, type SendFailure } from '../../../lambda/core/enqueue-plan.js';
 import { queuedEventSchema, type QueuedEvent } from '../../../lambda/core/event.js';
 import { checkRedrive, MAX_REDRIVEN_PER_STEP, redriveStep, type RedrivePorts } from '../../../lambda/core/redrive.js';
@@ -30,10 +30,14 @@ async function storeWith(letters: readonly { eventId: string; subscription: stri
 /** How the harness's SQS refuses a message: `true` is a transient refusal. */
 type Refuse = (message: OutgoingMessage) => boolean | SendFailure;
 
+const placeKey = (place: DeadLetterPlace) => `${place.messageGroupId} ${place.subscriptionId} ${place.position}`;
+
 function harness(store: InMemoryDeadLetterStore, options: { refuse?: Refuse; hasTime?: () => boolean } = {}) {
   const enqueued: OutgoingMessage[] = [];
   const calls: OutgoingMessage[][] = [];
   const moved: { eventId: string; from: string; to: string }[] = [];
+  /** The places counted in the lag, as the group store keeps them: once per place. */
+  const counted = new Set(store.all('s').map((letter) => placeKey(letter)));
   const ports: RedrivePorts = {
     store,
     enqueue: async (entries) => {
@@ -49,12 +53,18 @@ function harness(store: InMemoryDeadLetterStore, options: { refuse?: Refuse; has
     recordRedriven: async ({ letter, toGroup }) => {
       moved.push({ eventId: letter.queued.event.event_id, from: letter.messageGroupId, to: toGroup });
     },
+    countDeadLetter: async (place) => {
+      counted.add(placeKey(place));
+    },
+    uncountDeadLetter: async (place) => {
+      counted.delete(placeKey(place));
+    },
     groupOf: (orderingKey) => messageGroupIdFor(orderingKey, undefined),
     now: () => at,
     hasTime: options.hasTime ?? (() => true),
   };
   const bodies = () => enqueued.map((message) => queuedEventSchema.parse(JSON.parse(message.body)));
-  return { ports, enqueued, calls, moved, bodies };
+  return { ports, enqueued, calls, moved, bodies, counted };
 }
 
 describe('redriveStep', () => {
@@ -117,10 +127,12 @@ describe('redriveStep', () => {
       { eventId: 'b1', subscription: 's', key: 'k2', sequence: 1 },
     ]);
     let isRefusing = true;
-    const { ports, bodies } = harness(store, { refuse: (message) => isRefusing && JSON.parse(message.body).event.event_id === 'a2' });
+    const { ports, bodies, counted } = harness(store, { refuse: (message) => isRefusing && JSON.parse(message.body).event.event_id === 'a2' });
     const first = await redriveStep('s', ports);
     expect(first.redriven.map((r) => r.event_id).sort()).toEqual(['a1', 'b1']);
     expect(first).toMatchObject({ remaining: 2, isDone: false, refused: [] });
+    // What was not sent stays listed, and counted: the count follows the list.
+    expect([...counted].sort()).toEqual(store.all('s').map(placeKey).sort());
     isRefusing = false;
     const second = await redriveStep('s', ports);
     expect(second).toMatchObject({ redriven: [{ event_id: 'a2', sequence: 2 }, { event_id: 'a3', sequence: 3 }], remaining: 0, isDone: true });
@@ -154,7 +166,7 @@ describe('redriveStep', () => {
 
   it('leaves a dead letter that was given up again after it was read, and counts it once', async () => {
     const store = await storeWith([{ eventId: 'a1', subscription: 's', sequence: 1 }]);
-    const { ports, moved } = harness(store);
+    const { ports, moved, counted } = harness(store);
     const racing: RedrivePorts = {
       ...ports,
       enqueue: async (entries) => {
@@ -169,11 +181,13 @@ describe('redriveStep', () => {
     expect(step.redriven).toEqual([]);
     expect(store.all('s').map((letter) => letter.reason)).toEqual(['HTTP 503']);
     expect(moved).toEqual([]);
+    // Uncounted before the removal was refused, and counted again: the count follows the list.
+    expect([...counted]).toEqual(store.all('s').map(placeKey));
   });
 
   it('sends a dead letter again with the same deduplication id when a crash fell between sending and removing', async () => {
     const store = await storeWith([{ eventId: 'a1', subscription: 's', sequence: 1 }]);
-    const { ports, enqueued } = harness(store);
+    const { ports, enqueued, counted } = harness(store);
     const crashing: RedrivePorts = {
       ...ports,
       store: {
@@ -184,9 +198,13 @@ describe('redriveStep', () => {
       },
     };
     await expect(redriveStep('s', crashing)).rejects.toThrow('crash');
+    // Uncounted, still listed: one short until the step is repeated, never a count of nothing.
+    expect(counted.size).toBe(0);
     const step = await redriveStep('s', ports);
     expect(step).toMatchObject({ redriven: [{ event_id: 'a1', sequence: 1 }], isDone: true });
     expect(enqueued.map((message) => message.deduplicationId)).toEqual([enqueued[0]?.deduplicationId, enqueued[0]?.deduplicationId]);
+    expect(counted.size).toBe(0);
+    expect(store.all('s')).toEqual([]);
   });
 
   it('sends a dead letter without a sequence after its key’s numbered ones, without a sequence', async () => {
