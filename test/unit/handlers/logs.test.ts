@@ -74,6 +74,7 @@ function consumer(options: { readonly failing?: ReadonlySet<string>; readonly fa
       return { kind: AttemptResultKind.response, statusCode: options.failing?.has(eventId) === true ? 503 : 200 };
     },
     deadLetters,
+    countDeadLetter: async () => undefined,
     quarantine: async () => undefined,
     now: () => new Date('2026-12-03T12:00:01.000Z'),
     random: () => 0,
