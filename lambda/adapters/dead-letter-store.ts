@@ -6,7 +6,7 @@
  */
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import { positionOf, toDeadLetterRow, type DeadLetter, type PayloadStore, type DeadLetterPage, type DeadLetterRow, type DeadLetterStore, type StoredDeadLetter } from '../core/dead-letter.js';
+import { positionOf, RemoveOutcome, toDeadLetterRow, type DeadLetter, type PayloadStore, type DeadLetterPage, type DeadLetterRow, type DeadLetterStore, type StoredDeadLetter } from '../core/dead-letter.js';
 import { readQueuedEvent } from '../core/event.js';
 import { PAYLOAD_OBJECT_PREFIX, TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
@@ -87,8 +87,8 @@ export const DEAD_LETTER_STORE_ACCESS = {
   put: [{ resource: 'deadLettersTable', actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'] }, ...PAYLOAD_BUCKET_ACCESS.put],
   readPage: [{ resource: 'deadLettersTable', actions: ['dynamodb:Query'] }, ...PAYLOAD_BUCKET_ACCESS.get],
   listRows: [{ resource: 'deadLettersTable', actions: ['dynamodb:Query'] }],
-  // A conditional delete, then the count.
-  remove: [{ resource: 'deadLettersTable', actions: ['dynamodb:DeleteItem', 'dynamodb:UpdateItem'] }, ...PAYLOAD_BUCKET_ACCESS.remove],
+  // A conditional delete, then the count; when the condition fails, a read of what holds the place.
+  remove: [{ resource: 'deadLettersTable', actions: ['dynamodb:DeleteItem', 'dynamodb:UpdateItem', 'dynamodb:GetItem'] }, ...PAYLOAD_BUCKET_ACCESS.remove],
   count: [{ resource: 'deadLettersTable', actions: ['dynamodb:GetItem'] }],
 } as const satisfies AccessMap<DynamoDeadLetterStore>;
 
@@ -219,12 +219,17 @@ export function createDeadLetterStore(client: DynamoDBDocumentClient, options: D
           }),
         ),
       );
-      if (output === undefined) return false;
+      if (output === undefined) {
+        const held = await client.send(
+          new GetCommand({ TableName: tableName, Key: keyOf(letter.subscriptionId, letter.position), ProjectionExpression: 'event_id', ConsistentRead: true }),
+        );
+        return held.Item === undefined ? RemoveOutcome.gone : RemoveOutcome.replaced;
+      }
       await addToCount(letter.subscriptionId, -1);
       const payloadKey = output.Attributes?.payload_key;
       // The object goes last; one left by a crash here expires with the bucket's lifecycle rule.
       if (typeof payloadKey === 'string') await options.payloads.remove(payloadKey);
-      return true;
+      return RemoveOutcome.removed;
     },
 
     async count(subscriptionId) {

@@ -13,8 +13,9 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { VisibilityChange } from '../core/consumer-batch.js';
-import type { SendBatch } from '../core/enqueue-plan.js';
+import type { SendBatch, SendFailure } from '../core/enqueue-plan.js';
 import type { AccessMap } from './access.js';
+import { classifySqsError } from './sqs-errors.js';
 
 /** The delivery queue's approximate counts: visible, in flight (received, not deleted) and delayed. */
 export interface QueueCounts {
@@ -25,10 +26,10 @@ export interface QueueCounts {
 
 export interface DeliveryQueue {
   /**
-   * Sends one SendMessageBatch. Entry ids are the messages' request indexes. A call that fails as
-   * a whole (throttled, network) fails every entry, an outcome rather than a fault (see
-   * `sentOrUnanswered`): SQS deduplication makes the producer's retry safe. Resolves to the
-   * indexes of the entries SQS did not take.
+   * Sends one SendMessageBatch. Entry ids are the messages' request indexes. Resolves to the
+   * entries SQS did not take, each classified by `classifySqsError`. A call that fails as a whole
+   * fails every entry, with the call's classification: an outcome rather than a fault (see
+   * `sentOrRefused`), so that ingest can answer per event.
    */
   readonly sendBatch: SendBatch;
   /**
@@ -50,20 +51,20 @@ export const DELIVERY_QUEUE_ACCESS = {
 } as const satisfies AccessMap<DeliveryQueue>;
 
 /**
- * Sends one SendMessageBatch, translating a call that fails as a whole into `undefined`: the one
- * deliberate translation of an SDK error in this adapter. Whatever the cause (throttling, a
- * network error, a refused request), the caller cannot know which entries SQS took, and the
- * contract's partial-failure rule needs an answer per event, not a fault: ingest answers
- * `503 enqueue_failed` with per-event results, blocks the keys' later events, and the producer's
- * retry of the whole request is safe (SQS deduplicates by event id). Only the call is guarded:
+ * Sends one SendMessageBatch, translating a call that fails as a whole into its classified
+ * failure: the one deliberate translation of an SDK error in this adapter. The caller cannot know
+ * which entries SQS took, and the contract's partial-failure rule needs an answer per event, not a
+ * fault: a transient failure is answered `503 enqueue_failed` (the producer's retry is safe, SQS
+ * deduplicates by event id), a permanent one `500` (our configuration). Only the call is guarded:
  * an error while building the command or reading its output is a fault and propagates.
  */
-async function sentOrUnanswered(client: SQSClient, command: SendMessageBatchCommand, logger: Logger): Promise<SendMessageBatchCommandOutput | undefined> {
+async function sentOrRefused(client: SQSClient, command: SendMessageBatchCommand, logger: Logger): Promise<SendMessageBatchCommandOutput | SendFailure> {
   try {
     return await client.send(command);
   } catch (error) {
-    logger.error('SendMessageBatch failed as a whole; every entry counts as refused', { error, entries: command.input.Entries?.length ?? 0 });
-    return undefined;
+    const failure = classifySqsError({ source: 'call', error });
+    logger.error('SendMessageBatch failed as a whole; every entry counts as refused', { error, failure, entries: command.input.Entries?.length ?? 0 });
+    return failure;
   }
 }
 
@@ -79,12 +80,15 @@ export function createDeliveryQueue(client: SQSClient, queueUrl: string, logger:
           MessageDeduplicationId: message.deduplicationId,
         })),
       });
-      const output = await sentOrUnanswered(client, command, logger);
-      if (output === undefined) return new Set(entries.map((message) => message.index));
-      for (const failure of output.Failed ?? []) {
-        logger.warn('SQS refused an entry', { entryId: failure.Id, code: failure.Code, senderFault: failure.SenderFault });
+      const output = await sentOrRefused(client, command, logger);
+      if ('kind' in output) return new Map(entries.map((message) => [message.index, output]));
+      const refused = new Map<number, SendFailure>();
+      for (const entry of output.Failed ?? []) {
+        const failure = classifySqsError({ source: 'entry', code: entry.Code, isSenderFault: entry.SenderFault });
+        logger.warn('SQS refused an entry', { entryId: entry.Id, code: entry.Code, senderFault: entry.SenderFault, kind: failure.kind });
+        refused.set(Number(entry.Id), failure);
       }
-      return new Set((output.Failed ?? []).map((failure) => Number(failure.Id)));
+      return refused;
     },
 
     async changeVisibility(changes) {

@@ -5,7 +5,9 @@
  */
 import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import { ALL_LAG_SHARDS, HeadState, lagShardOf, type GroupIntake, type GroupLag, type GroupProgress } from '../core/lag.js';
+import type { DeadLetterPlace } from '../core/dead-letter.js';
+import { ALL_LAG_SHARDS, HeadState, lagShardOf, ownOrderingKeyOf, type GroupIntake, type GroupLag, type GroupProgress } from '../core/lag.js';
+import { blake2bDigest } from '../core/routing.js';
 import { TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
 import { updateIfCondition } from './aws-clients.js';
@@ -15,6 +17,21 @@ const ACTIVE_GROUPS_INDEX = TABLES.groups.indexes[0].name;
 
 /** Ordering keys a group remembers at most, for `keys_affected` (≤ 128 KB of keys in a 400 KB item). */
 export const MAX_KEYS_TRACKED = 1000;
+
+/**
+ * Dead letters a group remembers the places of, which makes its count idempotent (below). 8000
+ * places of 16 characters are about 150 KB, beside at most 128 KB of `ordering_keys`, in a 400 KB
+ * item. Beyond, a group counts on without places: exact but for a crash between two writes.
+ */
+export const MAX_DEAD_LETTERS_TRACKED = 8000;
+
+/**
+ * The mark of a dead letter's place in its group's item: a digest, short and of fixed length
+ * whatever the subscription id and position (up to 128 characters and more each).
+ */
+function placeMark(place: DeadLetterPlace): string {
+  return Buffer.from(blake2bDigest(`${place.subscriptionId}\n${place.position}`, 12)).toString('base64url');
+}
 
 /** `depth` is a DynamoDB reserved word. */
 const DEPTH = { '#depth': 'depth' };
@@ -28,7 +45,13 @@ const groupItemSchema = z.object({
   head_failing_since: z.string().optional(),
   head_event_id: z.string().optional(),
   head_ordering_key: z.string().optional(),
+  /** A per-key group's one ordering key, written by the first intake (never in a partition's group). */
+  ordering_key: z.string().optional(),
   dead_lettered: z.number().int().default(0),
+  /** The marks of the dead letters counted in `dead_lettered` (see `placeMark`): a string set. */
+  dead_letter_places: z.set(z.string()).optional(),
+  /** Dead letters counted beyond MAX_DEAD_LETTERS_TRACKED, without a mark. */
+  dead_lettered_unmarked: z.number().int().optional(),
   /** A DynamoDB string set: the document client reads it as a Set. */
   ordering_keys: z.set(z.string()).optional(),
 });
@@ -43,6 +66,7 @@ function toGroupLag(item: z.infer<typeof groupItemSchema>): GroupLag {
     headFailingSince: item.head_failing_since,
     headEventId: item.head_event_id,
     headOrderingKey: item.head_ordering_key,
+    orderingKey: item.ordering_key,
     deadLettered: item.dead_lettered,
     keysAffected: item.ordering_keys?.size ?? 0,
   };
@@ -58,10 +82,23 @@ export interface GroupStore {
   /** One group's lag, or undefined when the group has never had an event. */
   readonly getGroup: (messageGroupId: string) => Promise<GroupLag | undefined>;
   /**
-   * Moves redriven dead letters back to pending: `events` fewer dead letters in the group they
-   * died in, as many more pending events (one write each group).
+   * Counts redriven dead letters as pending again in the group they go to. Their places were
+   * uncounted from the group they died in first (`uncountDeadLetter`).
    */
-  readonly recordRedrive: (input: { readonly fromGroup: string; readonly toGroup: string; readonly orderingKey: string; readonly events: number; readonly at: string }) => Promise<void>;
+  readonly recordRedrive: (input: { readonly toGroup: string; readonly orderingKey: string; readonly events: number; readonly at: string }) => Promise<void>;
+  /**
+   * Counts a dead letter in its group's `dead_lettered`, once per place: the same conditional
+   * UpdateItem adds the place's mark and the count, so a rewrite of the same place (a crash, a
+   * retry, the backstop's import of an event given up already) never counts it twice, whoever
+   * wrote the event's other records first. Called after the dead letter is in the store.
+   */
+  readonly countDeadLetter: (place: DeadLetterPlace) => Promise<void>;
+  /**
+   * Uncounts a dead letter about to be removed from the store: removes its place's mark and the
+   * count in one conditional UpdateItem, idempotent as `countDeadLetter` is. A group left with
+   * nothing leaves the index.
+   */
+  readonly uncountDeadLetter: (place: DeadLetterPlace) => Promise<void>;
 }
 
 /**
@@ -75,6 +112,9 @@ export const GROUP_STORE_ACCESS = {
   listActiveGroups: [{ resource: 'groupsTable', index: ACTIVE_GROUPS_INDEX, actions: ['dynamodb:Query'] }],
   getGroup: [{ resource: 'groupsTable', actions: ['dynamodb:GetItem'] }],
   recordRedrive: [{ resource: 'groupsTable', actions: ['dynamodb:UpdateItem'] }],
+  // The marked count; past MAX_DEAD_LETTERS_TRACKED, a read of the marks, then the unmarked count.
+  countDeadLetter: [{ resource: 'groupsTable', actions: ['dynamodb:UpdateItem', 'dynamodb:GetItem'] }],
+  uncountDeadLetter: [{ resource: 'groupsTable', actions: ['dynamodb:UpdateItem'] }],
 } as const satisfies AccessMap<GroupStore>;
 
 export function createGroupStore(client: DynamoDBDocumentClient, tableName: string): GroupStore {
@@ -93,7 +133,10 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
         TableName: tableName,
         Key: key(messageGroupId),
         UpdateExpression: `REMOVE ${hasDeadLetters ? '' : 'lag_shard, '}oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key`,
-        ConditionExpression: hasDeadLetters ? '#depth <= :zero' : '#depth <= :zero AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
+        // A group only a dead letter was counted in (before ingest's intake) has no depth yet.
+        ConditionExpression: hasDeadLetters
+          ? '(attribute_not_exists(#depth) OR #depth <= :zero)'
+          : '(attribute_not_exists(#depth) OR #depth <= :zero) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
         ExpressionAttributeNames: DEPTH,
         ExpressionAttributeValues: { ':zero': 0 },
       }),
@@ -101,10 +144,16 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
   };
 
   const recordIntake = async (intake: GroupIntake): Promise<void> => {
-    const values = { ':events': intake.events, ':shard': lagShardOf(intake.messageGroupId), ':accepted': intake.acceptedAt };
+    const ownKey = ownOrderingKeyOf(intake.messageGroupId, intake.orderingKeys);
+    const values = {
+      ':events': intake.events,
+      ':shard': lagShardOf(intake.messageGroupId),
+      ':accepted': intake.acceptedAt,
+      ...(ownKey === undefined ? {} : { ':ownKey': ownKey }),
+    };
     // An idle group has no oldest acceptance (forgetIfDrained): these events become it; a group
-    // with pending events keeps its own.
-    const counting = 'ADD #depth :events SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted)';
+    // with pending events keeps its own. A per-key group's key never changes, and is never forgotten.
+    const counting = `ADD #depth :events SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted)${ownKey === undefined ? '' : ', ordering_key = if_not_exists(ordering_key, :ownKey)'}`;
     // The keys seen are kept up to MAX_KEYS_TRACKED (a busy partition never drains, and an item
     // holds at most 400 KB): beyond, the count goes on without them.
     const withKeys = await updateIfCondition(
@@ -143,7 +192,7 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
     async recordProgress(progress, now) {
       const set = ['lag_shard = :shard'];
       const remove: string[] = [];
-      const values: Record<string, unknown> = { ':settled': -progress.settled, ':dead': progress.deadLettered, ':shard': lagShardOf(progress.messageGroupId) };
+      const values: Record<string, unknown> = { ':settled': -progress.settled, ':shard': lagShardOf(progress.messageGroupId) };
       if (progress.head.state === HeadState.waiting) {
         set.push('head_attempts = :attempts', 'last_error = :error', 'oldest_accepted_at = :oldest', 'head_event_id = :head', 'head_ordering_key = :headKey');
         // A head's first failure starts its stall clock; later failures of the same head keep it.
@@ -168,7 +217,7 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
         new UpdateCommand({
           TableName: tableName,
           Key: key(progress.messageGroupId),
-          UpdateExpression: `ADD #depth :settled, dead_lettered :dead SET ${set.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}`,
+          UpdateExpression: `ADD #depth :settled SET ${set.join(', ')}${remove.length > 0 ? ` REMOVE ${remove.join(', ')}` : ''}`,
           ExpressionAttributeNames: DEPTH,
           ExpressionAttributeValues: values,
           ReturnValues: 'ALL_NEW',
@@ -183,21 +232,69 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
       return output.Item === undefined ? undefined : toGroupLag(parseItem(groupItemSchema, output.Item, tableName, messageGroupId));
     },
 
-    async recordRedrive({ fromGroup, toGroup, orderingKey, events, at }) {
-      const output = await client.send(
+    async recordRedrive({ toGroup, orderingKey, events, at }) {
+      await recordIntake({ messageGroupId: toGroup, events, orderingKeys: [orderingKey], acceptedAt: at });
+    },
+
+    async countDeadLetter(place) {
+      const mark = placeMark(place);
+      const marked = await updateIfCondition(
+        client,
         new UpdateCommand({
           TableName: tableName,
-          Key: key(fromGroup),
-          UpdateExpression: 'ADD dead_lettered :gone',
-          ExpressionAttributeValues: { ':gone': -events },
-          ReturnValues: 'ALL_NEW',
+          Key: key(place.messageGroupId),
+          UpdateExpression: 'ADD dead_lettered :one, dead_letter_places :marks SET lag_shard = :shard',
+          ConditionExpression: 'NOT contains(dead_letter_places, :mark) AND (attribute_not_exists(dead_letter_places) OR size(dead_letter_places) < :cap)',
+          ExpressionAttributeValues: { ':one': 1, ':marks': new Set([mark]), ':mark': mark, ':shard': lagShardOf(place.messageGroupId), ':cap': MAX_DEAD_LETTERS_TRACKED },
         }),
       );
-      // The group it died in may now be drained of everything (its key was repartitioned away):
-      // it leaves the index of active groups, as a group the consumer drains does.
-      const group = toGroupLag(parseItem(groupItemSchema, output.Attributes, tableName, fromGroup));
-      if (fromGroup !== toGroup && group.depth <= 0) await forgetIfDrained(fromGroup, group.deadLettered);
-      await recordIntake({ messageGroupId: toGroup, events, orderingKeys: [orderingKey], acceptedAt: at });
+      if (marked !== undefined) return;
+      // Refused: counted already (the usual case: a rewrite), or the group is past the cap.
+      const output = await client.send(new GetCommand({ TableName: tableName, Key: key(place.messageGroupId), ProjectionExpression: 'dead_letter_places', ConsistentRead: true }));
+      if (parseItem(groupItemSchema.pick({ dead_letter_places: true }), output.Item ?? {}, tableName, place.messageGroupId).dead_letter_places?.has(mark) === true) return;
+      await updateIfCondition(
+        client,
+        new UpdateCommand({
+          TableName: tableName,
+          Key: key(place.messageGroupId),
+          UpdateExpression: 'ADD dead_lettered :one, dead_lettered_unmarked :one SET lag_shard = :shard',
+          ConditionExpression: 'NOT contains(dead_letter_places, :mark)',
+          ExpressionAttributeValues: { ':one': 1, ':mark': mark, ':shard': lagShardOf(place.messageGroupId) },
+        }),
+      );
+    },
+
+    async uncountDeadLetter(place) {
+      const mark = placeMark(place);
+      const output =
+        (await updateIfCondition(
+          client,
+          new UpdateCommand({
+            TableName: tableName,
+            Key: key(place.messageGroupId),
+            UpdateExpression: 'ADD dead_lettered :minusOne DELETE dead_letter_places :marks',
+            ConditionExpression: 'contains(dead_letter_places, :mark)',
+            ExpressionAttributeValues: { ':minusOne': -1, ':marks': new Set([mark]), ':mark': mark },
+            ReturnValues: 'ALL_NEW',
+          }),
+        )) ??
+        // Not marked: uncounted already (a repeated step), or counted past the cap without a mark.
+        (await updateIfCondition(
+          client,
+          new UpdateCommand({
+            TableName: tableName,
+            Key: key(place.messageGroupId),
+            UpdateExpression: 'ADD dead_lettered :minusOne, dead_lettered_unmarked :minusOne',
+            ConditionExpression: 'dead_lettered_unmarked > :zero AND NOT contains(dead_letter_places, :mark)',
+            ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0, ':mark': mark },
+            ReturnValues: 'ALL_NEW',
+          }),
+        ));
+      if (output === undefined) return;
+      // The group it died in may now hold nothing at all (its key was repartitioned away, or it
+      // drained meanwhile): it leaves the index of active groups, as a group the consumer drains does.
+      const group = toGroupLag(parseItem(groupItemSchema, output.Attributes, tableName, place.messageGroupId));
+      if (group.depth <= 0) await forgetIfDrained(place.messageGroupId, group.deadLettered);
     },
 
     async listActiveGroups() {

@@ -23,7 +23,7 @@ import { rotateSecretBodySchema, rotateSecretResponseSchema, subscriptionBodySch
 import { redriveBodySchema } from '../handlers/operations/dead-letters.js';
 import { switchBodySchema } from '../handlers/operations/routing.js';
 import { skipBodySchema } from '../handlers/operations/skip.js';
-import { partlyEnqueuedBodySchema, toRedriveRefusalResponse } from '../handlers/responses.js';
+import { enqueueRefusedBodySchemaOf, partlyEnqueuedBodySchema, toRedriveRefusalResponse } from '../handlers/responses.js';
 import type { RouteKey } from '../routes.js';
 
 /** The `{name}` segments of a route key's path. */
@@ -107,11 +107,18 @@ export const ROUTE_DESCRIPTIONS: RouteDescriptions = {
     description:
       'Events of one ordering key in one request are enqueued in request order. An invalid request enqueues nothing. ' +
       'While ingest is paused for a routing switch, answers 503 `ingest_paused` with `Retry-After`. On 503 `enqueue_failed`, ' +
-      'no event of a key after a `failed` one was enqueued (`not_enqueued`): retrying the whole request is always safe.',
+      'no event of a key after a `failed` one was enqueued (`not_enqueued`): retrying the whole request is always safe. ' +
+      'When SQS refuses an event on every retry, the answer is never 503: 400 `invalid_request` naming it when its contents are refused, ' +
+      '500 `internal_error` when SQS refuses the service itself (its configuration); both then carry `results` as 503 does.',
     body: { schema: z.union([webhookEventSchema, batchSchema]), isRequired: true, description: 'One event, or `{"events": [...]}`; the whole request at most 1 MiB.' },
     answers: { 202: { description: 'One result per event, in request order; `duplicate`: this `event_id` was accepted before.', schema: eventsAnswerSchema } },
     errors: [...BODY_ERRORS, ErrorCode.unknownSubscription, ErrorCode.enqueueFailed, ErrorCode.ingestPaused],
-    errorBodies: { [ErrorCode.enqueueFailed]: partlyEnqueuedBodySchema },
+    errorBodies: {
+      [ErrorCode.enqueueFailed]: partlyEnqueuedBodySchema,
+      // `results` only when SQS refused some events permanently (some before them may be enqueued).
+      [ErrorCode.invalidRequest]: enqueueRefusedBodySchemaOf(ErrorCode.invalidRequest).partial({ results: true }),
+      [ErrorCode.internalError]: enqueueRefusedBodySchemaOf(ErrorCode.internalError).partial({ results: true }),
+    },
     headers: { 503: { 'retry-after': retryAfter } },
   },
   'PUT /v1/subscriptions/{subscription_id}': {

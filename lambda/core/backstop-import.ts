@@ -3,7 +3,7 @@
  * `maxReceiveCount` times: a crash loop) into the store of dead letters, so that nothing in that
  * queue is unlisted or unredrivable. One call is a bounded step; the caller repeats until done.
  */
-import type { DeadLetterStore } from './dead-letter.js';
+import { placeOf, type DeadLetterPlace, type DeadLetterStore } from './dead-letter.js';
 import type { DeliveryStore } from './delivery.js';
 import { readQueuedEvent, type QueuedEvent } from './event.js';
 import { HeadState, type GroupProgress } from './lag.js';
@@ -32,6 +32,8 @@ export interface BackstopImportPorts {
   readonly remove: (message: BackstopMessage) => Promise<void>;
   readonly findHead: (orderingKey: string) => Promise<KeyHead | undefined>;
   readonly deadLetters: Pick<DeadLetterStore, 'put'>;
+  /** Counts a dead letter in its group's lag, once per place in the store (see `GroupStore`). */
+  readonly countDeadLetter: (place: DeadLetterPlace) => Promise<void>;
   readonly events: Pick<DeliveryStore, 'isSettled' | 'markDeadLettered'> & {
     /** The sequence the consumer recorded for the event, when it gave one. */
     readonly findSequence: (eventId: string) => Promise<number | undefined>;
@@ -111,12 +113,12 @@ async function importOne(
   const at = ports.now().toISOString();
   const reason = `moved to the dead-letter queue by SQS after ${message.receiveCount} receives (a crash loop); ${attempts} attempt${attempts === 1 ? '' : 's'} made`;
   await ports.deadLetters.put({ queued, sequence, attempts, reason, deadLetteredAt: at });
+  await ports.countDeadLetter(placeOf({ queued, sequence }));
   const { wasAccepted } = await ports.events.markDeadLettered({ queued, sequence, attempts, at, reason });
   if (wasAccepted) {
     await ports.recordProgress({
       messageGroupId: queued.message_group_id,
       settled: 1,
-      deadLettered: 1,
       lastSettledAcceptedAt: undefined,
       head: { state: HeadState.unknown },
     });

@@ -89,7 +89,6 @@ interface GroupPlan {
 /** Sums up a group's outcomes in this batch for its lag. */
 export function summarizeGroup(messageGroupId: string, outcomes: readonly DeliveryOutcome[], head: GroupHead): GroupProgress {
   let settled = 0;
-  let deadLettered = 0;
   let lastSettledAcceptedAt: string | undefined;
   for (const outcome of outcomes) {
     if (outcome.kind !== OutcomeKind.delivered && outcome.kind !== OutcomeKind.deadLettered) continue;
@@ -97,9 +96,8 @@ export function summarizeGroup(messageGroupId: string, outcomes: readonly Delive
     // Only what ingest counted is uncounted; an unreadable record was never an accepted event.
     if (!outcome.isCounted) continue;
     settled += 1;
-    if (outcome.kind === OutcomeKind.deadLettered) deadLettered += 1;
   }
-  return { messageGroupId, settled, deadLettered, lastSettledAcceptedAt, head };
+  return { messageGroupId, settled, lastSettledAcceptedAt, head };
 }
 
 async function processGroup(

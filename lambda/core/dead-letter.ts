@@ -69,11 +69,37 @@ export interface DeadLetterStore {
   /**
    * Removes a dead letter that was redriven, only if it is still the one that was read (the same
    * `deadLetteredAt`): a redriven event given up again meanwhile was written back and must stay.
-   * @returns false when it was not there any more, or was another dead-lettering of the event
    */
-  readonly remove: (letter: StoredDeadLetter) => Promise<boolean>;
+  readonly remove: (letter: StoredDeadLetter) => Promise<RemoveOutcome>;
   /** How many dead letters the subscription has: a count kept beside them (see the adapter). */
   readonly count: (subscriptionId: string) => Promise<number>;
+}
+
+/** What became of a dead letter a redrive meant to remove. */
+export const RemoveOutcome = {
+  removed: 'removed',
+  /** Its place holds another dead-lettering of the event (given up again after its redrive): it stays. */
+  replaced: 'replaced',
+  /** Nothing is in its place any more: removed by another step. */
+  gone: 'gone',
+} as const;
+export type RemoveOutcome = (typeof RemoveOutcome)[keyof typeof RemoveOutcome];
+
+/**
+ * Where a dead letter is listed: one item of the store per place, whatever the number of times it
+ * was written there. The lag counts a group's dead letters by their places (see `GroupStore`), so
+ * that its count follows the list exactly, whoever writes first and however often.
+ */
+export interface DeadLetterPlace {
+  readonly subscriptionId: string;
+  readonly position: string;
+  /** The message group it died in, whose lag counts it. */
+  readonly messageGroupId: string;
+}
+
+/** The place of a dead letter about to be written: where `put` writes it. */
+export function placeOf(letter: Pick<DeadLetter, 'queued' | 'sequence'>): DeadLetterPlace {
+  return { subscriptionId: letter.queued.event.subscription_id, position: positionOf(letter), messageGroupId: letter.queued.message_group_id };
 }
 
 /** Where events too large for a store item are kept, by key; an S3 bucket when deployed. */

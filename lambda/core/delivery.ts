@@ -3,7 +3,7 @@
  * signed, and decide what a failure means (CONTRACT §3). The outcome is a value; the batch plan
  * (`consumer-batch.ts`) turns outcomes into SQS actions.
  */
-import type { DeadLetterStore } from './dead-letter.js';
+import { placeOf, type DeadLetterPlace, type DeadLetterStore } from './dead-letter.js';
 import { readQueuedEvent, type QueuedEvent } from './event.js';
 import { attemptLimit, decideAfterFailure, FailureDecisionKind, parseRetryAfter, type RetryPolicy } from './retry-policy.js';
 import { signingSecrets, type SigningKeys } from './secret.js';
@@ -140,6 +140,8 @@ export interface DeliveryPorts {
   readonly send: (url: string, request: WebhookRequest) => Promise<AttemptResult>;
   /** The store of dead letters: an event given up is written there whole before its message is deleted. */
   readonly deadLetters: Pick<DeadLetterStore, 'put'>;
+  /** Counts a dead letter in its group's lag, once per place in the store (see `GroupStore`). */
+  readonly countDeadLetter: (place: DeadLetterPlace) => Promise<void>;
   /** Sends a record that is not a queued event to the backstop dead-letter queue. */
   readonly quarantine: (record: UnreadableRecord) => Promise<void>;
   readonly now: () => Date;
@@ -216,6 +218,10 @@ async function giveUp(
   // crash in between leaves the message, which is received again, finds its attempts exhausted
   // and writes the same dead letter again, in its place. Nothing is ever only in the queue.
   await ports.deadLetters.put({ queued, sequence: ticket.sequence, attempts: ticket.attempts, reason, deadLetteredAt: at });
+  // Counted in the lag by its place, before the event is marked settled, so that a crash between
+  // the two brings the message back to count it (once: the count is idempotent per place), and
+  // whether or not ingest has recorded the event yet.
+  await ports.countDeadLetter(placeOf({ queued, sequence: ticket.sequence }));
   const { wasAccepted } = await ports.store.markDeadLettered({ queued, sequence: ticket.sequence, attempts: ticket.attempts, at, reason });
   return { kind: OutcomeKind.deadLettered, reason, acceptedAt: waitingSince(queued), isCounted: wasAccepted };
 }

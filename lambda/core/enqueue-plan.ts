@@ -19,8 +19,35 @@ export interface OutgoingMessage {
 export const SendStatus = { sent: 'sent', failed: 'failed', notEnqueued: 'not_enqueued' } as const;
 export type SendStatus = (typeof SendStatus)[keyof typeof SendStatus];
 
-/** Sends one SendMessageBatch; resolves to the `index`es of the entries SQS did not take. */
-export type SendBatch = (entries: readonly OutgoingMessage[]) => Promise<ReadonlySet<number>>;
+/**
+ * Why SQS did not take a message, decided by one function of the queue's adapter
+ * (`classifySqsError`). Only `transient` is worth a retry; the two permanent kinds say whose
+ * fault it is, as the answer differs: the sender can fix an event, not our configuration.
+ */
+export const SendFailureKind = {
+  /** Throttled, unavailable, no answer: the same message may be taken on a retry. */
+  transient: 'transient',
+  /** SQS refuses this message itself (`InvalidMessageContents`, `InvalidParameterValue`), on every retry. */
+  messageRefused: 'message_refused',
+  /** SQS refuses us (`AccessDenied`, `QueueDoesNotExist`, KMS): our configuration, until an operator fixes it. */
+  configuration: 'configuration',
+} as const;
+export type SendFailureKind = (typeof SendFailureKind)[keyof typeof SendFailureKind];
+
+/** One message SQS did not take: why, and SQS's error code (for logs and the sender's details). */
+export interface SendFailure {
+  readonly kind: SendFailureKind;
+  readonly code: string;
+}
+
+/** Sends one SendMessageBatch; resolves to the entries SQS did not take, by `index`, each with why. */
+export type SendBatch = (entries: readonly OutgoingMessage[]) => Promise<ReadonlyMap<number, SendFailure>>;
+
+/** What became of the messages of a send: every status, and why each `failed` one failed. */
+export interface SendReport {
+  readonly statuses: ReadonlyMap<number, SendStatus>;
+  readonly failures: ReadonlyMap<number, SendFailure>;
+}
 
 /**
  * Splits messages into waves of SendMessageBatch calls. Wave w holds the w-th message of each key,
@@ -60,14 +87,11 @@ function chunkIntoCalls(wave: readonly OutgoingMessage[]): OutgoingMessage[][] {
 
 /**
  * Sends the waves in order and applies the partial-failure rule: once an event of a key failed,
- * no later event of that key is sent (`not_enqueued`); other keys go on.
- * @returns the status of every message, by `index`
+ * for whatever reason, no later event of that key is sent (`not_enqueued`); other keys go on.
  */
-export async function sendInKeyOrder(
-  messages: readonly OutgoingMessage[],
-  sendBatch: SendBatch,
-): Promise<Map<number, SendStatus>> {
+export async function sendInKeyOrder(messages: readonly OutgoingMessage[], sendBatch: SendBatch): Promise<SendReport> {
   const statuses = new Map<number, SendStatus>();
+  const failures = new Map<number, SendFailure>();
   const failedKeys = new Set<string>();
   for (const wave of planSendWaves(messages)) {
     await Promise.all(
@@ -80,12 +104,14 @@ export async function sendInKeyOrder(
         if (entries.length === 0) return;
         const refused = await sendBatch(entries);
         for (const message of entries) {
-          const hasFailed = refused.has(message.index);
-          statuses.set(message.index, hasFailed ? SendStatus.failed : SendStatus.sent);
-          if (hasFailed) failedKeys.add(message.orderingKey);
+          const failure = refused.get(message.index);
+          statuses.set(message.index, failure === undefined ? SendStatus.sent : SendStatus.failed);
+          if (failure === undefined) continue;
+          failures.set(message.index, failure);
+          failedKeys.add(message.orderingKey);
         }
       }),
     );
   }
-  return statuses;
+  return { statuses, failures };
 }

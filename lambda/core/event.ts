@@ -166,6 +166,29 @@ export const queuedEventSchema = z.strictObject({
 });
 export type QueuedEvent = z.infer<typeof queuedEventSchema>;
 
+/**
+ * UTF-16 code units that SQS's character rules (`#x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to
+ * #xFFFD | #x10000 to #x10FFFF`) or the local emulator's stricter ones (fauxqs 2.4.1 refuses every
+ * character above U+FFFF) do not take: the controls (JSON.stringify escapes them already), both
+ * halves of a surrogate pair, a lone surrogate, U+FFFE and U+FFFF. Matched one code unit at a
+ * time (no `u` flag), so a pair is two matches.
+ */
+const OUTSIDE_SQS_CHARACTERS = /[^\t\n\r\u0020-\ud7ff\ue000-\ufffd]/g;
+
+/**
+ * The SQS body of a queued event: its JSON text, with every code unit SQS could refuse written
+ * as a `\uXXXX` escape. The same JSON value (JSON.parse gives back every string exactly, an
+ * emoji, U+FFFF and a lone surrogate included), so every event whose JSON is valid is taken by
+ * SQS and by the local stack alike. Other characters stay as they are: escaping all non-ASCII
+ * would double the bytes of, say, Japanese text against SQS's 1 MiB. The only encoder of SQS
+ * bodies: ingest and redrive both call it, and the consumer reads it with `readQueuedEvent`.
+ */
+export function encodeQueuedEvent(queued: QueuedEvent): string {
+  // JSON.stringify writes raw characters only inside strings (it escapes the controls and lone
+  // surrogates itself), so an escape put in their place is read back as the same character.
+  return JSON.stringify(queued).replace(OUTSIDE_SQS_CHARACTERS, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** Reads an SQS message body as a queued event; the reason when it is not one. */
 export function readQueuedEvent(body: string): { readonly queued: QueuedEvent } | { readonly reason: string } {
   let json: unknown;

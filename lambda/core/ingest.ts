@@ -4,9 +4,9 @@
  */
 import * as z from 'zod';
 import { ErrorCode, type ErrorDetail } from './api-error.js';
-import type { EventsRequest, QueuedEvent, WebhookEvent } from './event.js';
+import { encodeQueuedEvent, type EventsRequest, type QueuedEvent, type WebhookEvent } from './event.js';
 import { MAX_QUEUED_EVENT_BYTES } from './limits.js';
-import { SendStatus, sendInKeyOrder, type OutgoingMessage, type SendBatch } from './enqueue-plan.js';
+import { SendFailureKind, SendStatus, sendInKeyOrder, type OutgoingMessage, type SendBatch, type SendFailure } from './enqueue-plan.js';
 import type { GroupIntake } from './lag.js';
 import { messageGroupIdFor, partitionKey } from './routing.js';
 import { schemaOf } from './schema-match.js';
@@ -94,6 +94,11 @@ export const IngestOutcomeKind = {
   paused: 'paused',
   /** Some events could not be enqueued, and no event of their keys after them was: resending the whole request is safe. */
   partlyEnqueued: 'partly_enqueued',
+  /**
+   * SQS refused some events permanently (see `SendFailureKind`): resending the same request cannot
+   * succeed. As with `partly_enqueued`, no event of their keys after them was enqueued.
+   */
+  enqueueRefused: 'enqueue_refused',
 } as const;
 export type IngestOutcomeKind = (typeof IngestOutcomeKind)[keyof typeof IngestOutcomeKind];
 
@@ -102,7 +107,15 @@ export type IngestOutcome =
   | { readonly kind: typeof IngestOutcomeKind.accepted; readonly results: readonly EventResult[] }
   | { readonly kind: typeof IngestOutcomeKind.refused; readonly reason: IngestRefusal; readonly details: readonly ErrorDetail[] }
   | { readonly kind: typeof IngestOutcomeKind.paused; readonly retryAfterSeconds: number }
-  | { readonly kind: typeof IngestOutcomeKind.partlyEnqueued; readonly results: readonly EventResult[]; readonly retryAfterSeconds: number };
+  | { readonly kind: typeof IngestOutcomeKind.partlyEnqueued; readonly results: readonly EventResult[]; readonly retryAfterSeconds: number }
+  | {
+      readonly kind: typeof IngestOutcomeKind.enqueueRefused;
+      /** `message_refused` when only events were refused (the sender's to fix), `configuration` when SQS refused us. */
+      readonly blame: typeof SendFailureKind.messageRefused | typeof SendFailureKind.configuration;
+      readonly results: readonly EventResult[];
+      /** Each refused event, by its path in the request. */
+      readonly details: readonly ErrorDetail[];
+    };
 
 interface RoutedEvent {
   readonly index: number;
@@ -158,7 +171,7 @@ function toMessage(routed: RoutedEvent, acceptedAt: string): OutgoingMessage {
     orderingKey: routed.orderingKey,
     messageGroupId: routed.messageGroupId,
     deduplicationId: routed.event.event_id,
-    body: JSON.stringify(queued),
+    body: encodeQueuedEvent(queued),
   };
 }
 
@@ -204,7 +217,7 @@ export async function ingestEvents(
     return { kind: IngestOutcomeKind.refused, reason: IngestRefusal.payloadTooLarge, details: tooLarge };
   }
 
-  const sendStatuses = await sendInKeyOrder(messages, ports.sendBatch);
+  const { statuses: sendStatuses, failures } = await sendInKeyOrder(messages, ports.sendBatch);
   const statuses = new Map<number, EventStatus>();
   const counted: RoutedEvent[] = [];
   await Promise.all(
@@ -236,5 +249,28 @@ export async function ingestEvents(
   }));
   const hasFailures = results.some((r) => r.status === EventStatus.failed || r.status === EventStatus.notEnqueued);
   if (!hasFailures) return { kind: IngestOutcomeKind.accepted, results };
-  return { kind: IngestOutcomeKind.partlyEnqueued, results, retryAfterSeconds: PARTLY_ENQUEUED_RETRY_AFTER_SECONDS };
+  return toFailedOutcome(request, results, failures);
+}
+
+/**
+ * The outcome of a request some of whose events SQS did not take. A permanent refusal decides it,
+ * even beside transient ones, since resending the same request cannot succeed: our configuration
+ * first (nothing the sender does helps), then the events SQS refuses. Only transient failures
+ * alone make a request whose resending is safe and useful.
+ */
+function toFailedOutcome(request: EventsRequest, results: readonly EventResult[], failures: ReadonlyMap<number, SendFailure>): IngestOutcome {
+  const kinds = new Set([...failures.values()].map((failure) => failure.kind));
+  const blame = kinds.has(SendFailureKind.configuration) ? SendFailureKind.configuration : kinds.has(SendFailureKind.messageRefused) ? SendFailureKind.messageRefused : undefined;
+  if (blame === undefined) return { kind: IngestOutcomeKind.partlyEnqueued, results, retryAfterSeconds: PARTLY_ENQUEUED_RETRY_AFTER_SECONDS };
+  const details = [...failures]
+    .filter(([, failure]) => failure.kind === blame)
+    .sort(([a], [b]) => a - b)
+    .map(([index, failure]) => ({
+      path: `${request.pathOf(index)}.event_id`.replace(/^\./, ''),
+      message:
+        blame === SendFailureKind.messageRefused
+          ? `event ${request.events[index]?.event_id ?? ''} is refused by the queue on every retry (SQS ${failure.code}); change it before sending it again`
+          : `event ${request.events[index]?.event_id ?? ''} was refused by the queue for a reason of the service's configuration`,
+    }));
+  return { kind: IngestOutcomeKind.enqueueRefused, blame, results, details };
 }

@@ -5,7 +5,7 @@
  */
 import * as z from 'zod';
 import { takePage, type Page, type PageRequest } from './paging.js';
-import { blake2bDigest } from './routing.js';
+import { blake2bDigest, messageGroupIdFor } from './routing.js';
 import { schemaOf } from './schema-match.js';
 
 /** Shards of the sparse index of active groups: enough that no index partition runs hot. */
@@ -43,6 +43,8 @@ export interface GroupLag {
   /** The failing head, for an operator's skip. */
   readonly headEventId: string | undefined;
   readonly headOrderingKey: string | undefined;
+  /** The one ordering key of a per-key group (see {@link ownOrderingKeyOf}); undefined for a partition. */
+  readonly orderingKey: string | undefined;
   readonly deadLettered: number;
   /** Ordering keys with events in the group since it was last drained (an upper bound in partition mode). */
   readonly keysAffected: number;
@@ -57,6 +59,12 @@ export interface LagRow {
   readonly head_attempts: number;
   readonly last_error: string | null;
   readonly dead_lettered: number;
+  /**
+   * The group's ordering key. Per-key mode: the group's one key, always. Partition mode (a group
+   * holds many keys): the key of the failing head, the one that holds the group up; null while no
+   * head is failing, as no single key then stands for the group.
+   */
+  readonly ordering_key: string | null;
 }
 
 /** {@link LagRow} as the API document shows it: a field added to one and not the other fails type-check. */
@@ -69,6 +77,7 @@ export const lagRowSchema = schemaOf<LagRow>()(
     head_attempts: z.number().int().nonnegative(),
     last_error: z.string().nullable(),
     dead_lettered: z.number().int().nonnegative(),
+    ordering_key: z.string().nullable(),
   }),
 );
 
@@ -136,6 +145,7 @@ function toPositionedRows(groups: readonly GroupLag[], now: Date): PositionedRow
         head_attempts: hasPending ? (group.headAttempts ?? 0) : 0,
         last_error: hasPending ? (group.lastError ?? null) : null,
         dead_lettered: Math.max(0, group.deadLettered),
+        ordering_key: group.orderingKey ?? (hasPending ? (group.headOrderingKey ?? null) : null),
       };
       const position: LagPosition = {
         list: 'lag',
@@ -189,6 +199,15 @@ export function summarizeLag(groups: readonly GroupLag[], now: Date, stallThresh
   return { maxOldestWaitSeconds, stalledGroups, backlog };
 }
 
+/**
+ * The ordering key whose own per-key group this is, among keys seen in it; undefined for a
+ * partition's group. Decided by the group id alone (a per-key group id is its key's digest, a
+ * partition's is `partition-<p>`), so it needs no knowledge of the routing in force.
+ */
+export function ownOrderingKeyOf(messageGroupId: string, orderingKeys: readonly string[]): string | undefined {
+  return orderingKeys.find((key) => messageGroupIdFor(key, undefined) === messageGroupId);
+}
+
 /** What one ingest request adds to a group, written once per group before the events are sent. */
 export interface GroupIntake {
   readonly messageGroupId: string;
@@ -222,9 +241,11 @@ export type GroupHead =
 /** What one consumer batch did to a group, written once per group per batch. */
 export interface GroupProgress {
   readonly messageGroupId: string;
-  /** Events delivered or dead-lettered in this batch. */
+  /**
+   * Events delivered or dead-lettered in this batch that ingest had counted. Dead letters are
+   * counted apart, by their places in the store (`countDeadLetter`), whoever counted the event.
+   */
   readonly settled: number;
-  readonly deadLettered: number;
   /** The acceptance time of the last event settled, a lower bound for the next one's. */
   readonly lastSettledAcceptedAt: string | undefined;
   readonly head: GroupHead;

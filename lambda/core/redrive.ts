@@ -4,9 +4,9 @@
  * redeliveries. One call is a bounded step (API Gateway allows 30 s); the caller repeats until done.
  */
 import { ErrorCode, type Refusal } from './api-error.js';
-import { redriveDeduplicationId, type DeadLetterStore, type StoredDeadLetter } from './dead-letter.js';
-import { sendInKeyOrder, SendStatus, type OutgoingMessage, type SendBatch } from './enqueue-plan.js';
-import type { QueuedEvent } from './event.js';
+import { redriveDeduplicationId, RemoveOutcome, type DeadLetterPlace, type DeadLetterStore, type StoredDeadLetter } from './dead-letter.js';
+import { SendFailureKind, sendInKeyOrder, SendStatus, type OutgoingMessage, type SendBatch } from './enqueue-plan.js';
+import { encodeQueuedEvent, type QueuedEvent } from './event.js';
 
 /** Dead letters read from the store at a time: a few SendMessageBatch calls' worth. */
 export const REDRIVE_PAGE_SIZE = 50;
@@ -18,8 +18,11 @@ export interface RedrivePorts {
   readonly store: Pick<DeadLetterStore, 'readPage' | 'remove' | 'count'>;
   /** Sends one SendMessageBatch to the delivery queue; resolves to the entries SQS refused. */
   readonly enqueue: SendBatch;
-  /** Moves a redriven dead letter in the lag: one dead letter fewer where it died, one more event pending where it goes. */
+  /** Counts a redriven dead letter as pending again in the group it goes to. */
   readonly recordRedriven: (input: { readonly letter: StoredDeadLetter; readonly toGroup: string; readonly at: string }) => Promise<void>;
+  /** Counts and uncounts a dead letter in the lag of the group it died in, once per place (see `GroupStore`). */
+  readonly countDeadLetter: (place: DeadLetterPlace) => Promise<void>;
+  readonly uncountDeadLetter: (place: DeadLetterPlace) => Promise<void>;
   /** The message group a key routes to now (the routing may have changed since it died). */
   readonly groupOf: (orderingKey: string) => string;
   readonly now: () => Date;
@@ -32,6 +35,12 @@ export interface RedriveStep {
   /** Dead letters the subscription still has: exact when the step is done, else the store's count. */
   readonly remaining: number;
   readonly isDone: boolean;
+  /**
+   * Dead letters SQS refused permanently in this step (see `SendFailureKind`): repeating the step
+   * cannot redrive them or anything after them of their keys, so the step is answered as a fault
+   * for an operator to look at, never as work left to repeat.
+   */
+  readonly refused: readonly { readonly event_id: string; readonly code: string }[];
 }
 
 /**
@@ -58,14 +67,18 @@ export function toRedrivenEvent(letter: StoredDeadLetter, group: string, at: str
  * Nothing is received from a queue, so no message group can lock the step, whatever the number of
  * dead letters.
  *
- * Crash safety: enqueue, then remove from the store, then move the lag. A step repeated after a
- * crash sends a dead letter again with the same deduplication id (SQS drops it within 5 minutes;
- * later the consumer finds the first copy settled), and removes it once (the removal is
- * conditional on the dead-lettering that was read, so a redriven event given up again meanwhile,
- * and written back, stays).
+ * Crash safety: uncount from the group it died in, enqueue, remove from the store (or count
+ * again what was not sent), then count it pending where it goes. A step repeated after a crash
+ * sends a dead letter again with the same deduplication id (SQS drops it within 5 minutes; later
+ * the consumer finds the first copy settled), uncounts it at most once (per place), and removes it
+ * once (the removal is conditional on the dead-lettering that was read, so a redriven event given
+ * up again meanwhile, and written back, stays, and is counted again). Uncounting before removing
+ * means a crash in between leaves the count short while the dead letters stay listed for the step
+ * to repeat, never a count of a dead letter nobody lists any more.
  */
 export async function redriveStep(subscriptionId: string, ports: RedrivePorts): Promise<RedriveStep> {
   const redriven: { event_id: string; sequence: number | null }[] = [];
+  const refused: { event_id: string; code: string }[] = [];
   /** Keys with a dead letter SQS refused in this step: their later ones wait for the next step. */
   const blockedKeys = new Set<string>();
   let held = 0;
@@ -83,22 +96,34 @@ export async function redriveStep(subscriptionId: string, ports: RedrivePorts): 
         orderingKey: letter.orderingKey,
         messageGroupId: group,
         deduplicationId: redriveDeduplicationId(letter),
-        body: JSON.stringify(toRedrivenEvent(letter, group, at)),
+        body: encodeQueuedEvent(toRedrivenEvent(letter, group, at)),
       };
     });
-    const statuses = await sendInKeyOrder(messages, ports.enqueue);
+    // Uncounted before they are sent, not between the send and the removal: the consumer may give a
+    // redriven event up again within milliseconds, and the removal must come as soon as it can.
+    await Promise.all(waiting.map((letter) => ports.uncountDeadLetter(letter)));
+    const { statuses, failures } = await sendInKeyOrder(messages, ports.enqueue);
     for (const [index, letter] of waiting.entries()) {
       const message = messages[index];
       if (message === undefined) continue;
+      const failure = failures.get(index);
+      if (failure !== undefined && failure.kind !== SendFailureKind.transient) refused.push({ event_id: letter.queued.event.event_id, code: failure.code });
       if (statuses.get(index) !== SendStatus.sent) {
+        // Not sent, so still listed: counted again.
+        await ports.countDeadLetter(letter);
         blockedKeys.add(letter.orderingKey);
         held += 1;
         continue;
       }
-      if (!(await ports.store.remove(letter))) continue;
+      const removal = await ports.store.remove(letter);
+      // Given up again after it was sent, and written back in its place: it is listed, so counted.
+      if (removal === RemoveOutcome.replaced) await ports.countDeadLetter(letter);
+      if (removal !== RemoveOutcome.removed) continue;
       await ports.recordRedriven({ letter, toGroup: message.messageGroupId, at });
       redriven.push({ event_id: letter.queued.event.event_id, sequence: letter.sequence ?? null });
     }
+    // A permanent refusal ends the step: the operator is told at once, not after every page failed alike.
+    if (refused.length > 0) break;
     after = page.nextAfter;
     if (after === undefined) {
       isExhausted = true;
@@ -106,5 +131,5 @@ export async function redriveStep(subscriptionId: string, ports: RedrivePorts): 
     }
   }
   const isDone = isExhausted && held === 0;
-  return { redriven, remaining: isExhausted ? held : Math.max(held, await ports.store.count(subscriptionId)), isDone };
+  return { redriven, remaining: isExhausted ? held : Math.max(held, await ports.store.count(subscriptionId)), isDone, refused };
 }

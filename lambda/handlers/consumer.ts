@@ -140,7 +140,7 @@ const USES = {
   deadLetters: uses(DEAD_LETTER_STORE_ACCESS, ['put']),
   backstopQueue: uses(BACKSTOP_QUEUE_ACCESS, ['quarantine']),
   deliveryQueue: uses(DELIVERY_QUEUE_ACCESS, ['changeVisibility']),
-  groups: uses(GROUP_STORE_ACCESS, ['recordProgress']),
+  groups: uses(GROUP_STORE_ACCESS, ['recordProgress', 'countDeadLetter']),
 };
 
 /** What the consumer's calls need from IAM: exactly what the stack grants its function, beside its event source mapping's. */
@@ -171,6 +171,7 @@ export function createDeliveryPorts(input: ConsumerWiring): DeliveryPorts {
       }),
       USES.deadLetters,
     ),
+    countDeadLetter: pick(createGroupStore(dynamo, resources.groupsTable), USES.groups).countDeadLetter,
     quarantine: pick(createBackstopQueue(input.sqs, resources.deadLetterQueueUrl), USES.backstopQueue).quarantine,
     now: () => new Date(),
     random: Math.random,

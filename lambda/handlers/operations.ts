@@ -33,7 +33,7 @@ import { lambdaEntry, type HandlerWiring } from './wiring.js';
 const USES = {
   // GET /v1/lag and the routing switch's pending work list the index; skip reads a group; the
   // import records progress; redrive moves counts.
-  groups: uses(GROUP_STORE_ACCESS, ['listActiveGroups', 'getGroup', 'recordProgress', 'recordRedrive']),
+  groups: uses(GROUP_STORE_ACCESS, ['listActiveGroups', 'getGroup', 'recordProgress', 'recordRedrive', 'countDeadLetter', 'uncountDeadLetter']),
   // GET /v1/dead-letters lists rows; redrive reads, removes and counts; the import writes.
   deadLetters: uses(DEAD_LETTER_STORE_ACCESS, ['listRows', 'readPage', 'remove', 'count', 'put']),
   // The import: whether an imported event was settled, then its dead-lettering.
@@ -114,6 +114,7 @@ export function wireOperationsHandler(input: OperationsWiring, options: Operatio
       deadLetters,
       events,
       recordProgress: (progress) => groups.recordProgress(progress, new Date()),
+      countDeadLetter: groups.countDeadLetter,
       now: () => new Date(),
       hasTime: () => Date.now() < deadline,
     });
@@ -124,7 +125,9 @@ export function wireOperationsHandler(input: OperationsWiring, options: Operatio
     return redriveStep(subscriptionId, {
       store: deadLetters,
       enqueue: deliveryQueue.sendBatch,
-      recordRedriven: ({ letter, toGroup, at }) => groups.recordRedrive({ fromGroup: letter.messageGroupId, toGroup, orderingKey: letter.orderingKey, events: 1, at }),
+      recordRedriven: ({ letter, toGroup, at }) => groups.recordRedrive({ toGroup, orderingKey: letter.orderingKey, events: 1, at }),
+      countDeadLetter: groups.countDeadLetter,
+      uncountDeadLetter: groups.uncountDeadLetter,
       groupOf: (orderingKey) => messageGroupIdFor(orderingKey, partitionCount),
       now: () => new Date(),
       hasTime: () => Date.now() < deadline,

@@ -7,6 +7,9 @@ import { ErrorCode, errorDetailSchema, type ErrorDetail, type Refusal } from '..
 import type { EventsAnswer } from '../core/answers.js';
 import { eventResultSchema, IngestOutcomeKind, IngestRefusal, type IngestOutcome } from '../core/ingest.js';
 import { schemaOf, type Output } from '../core/schema-match.js';
+import { SendFailureKind } from '../core/enqueue-plan.js';
+import type { RedriveAnswer } from '../core/answers.js';
+import type { RedriveStep } from '../core/redrive.js';
 
 /** The contract's error body: `{"error": {"code", "message", "details"?}}`. */
 export interface ErrorBody {
@@ -40,6 +43,15 @@ export const partlyEnqueuedBodySchema = z.strictObject({
   results: z.array(eventResultSchema),
 });
 export type PartlyEnqueuedBody = Output<typeof partlyEnqueuedBodySchema>;
+
+/**
+ * `POST /v1/events` answered `400 invalid_request` or `500 internal_error` because SQS refused
+ * some events permanently: the error naming them, and every event's result, as on `503`.
+ */
+export function enqueueRefusedBodySchemaOf(code: typeof ErrorCode.invalidRequest | typeof ErrorCode.internalError) {
+  return z.strictObject({ error: errorBodySchemaOf([code]).shape.error, results: z.array(eventResultSchema) });
+}
+export type EnqueueRefusedBody = Output<ReturnType<typeof enqueueRefusedBodySchemaOf>>;
 
 /**
  * A response of the HTTP API, before it is serialised by API Gateway's adapter. A route names its
@@ -96,6 +108,23 @@ export function toRedriveRefusalResponse(refusal: Refusal): ApiResponse<ErrorBod
   return errorResponse(refusal, refusal.code === ErrorCode.ingestPaused ? 409 : undefined);
 }
 
+/**
+ * Answers one redrive step: `200` with what it redrove, or `500 internal_error` naming the dead
+ * letters SQS refused permanently. Those stay in the store, with everything after them of their
+ * keys; repeating the step cannot help, so it is not answered as work left (`is_done: false`),
+ * which a caller repeating until done would repeat forever.
+ */
+export function toRedriveStepResponse(subscriptionId: string, step: RedriveStep): ApiResponse<RedriveAnswer | ErrorBody> {
+  if (step.refused.length === 0) {
+    return { statusCode: 200, body: { subscription_id: subscriptionId, redriven: step.redriven, remaining: step.remaining, is_done: step.isDone } };
+  }
+  return errorResponse({
+    code: ErrorCode.internalError,
+    message: `The queue refused to take back ${step.refused.length} dead letter${step.refused.length === 1 ? '' : 's'} whatever the retry; they stay listed, with the later ones of their keys. ${step.redriven.length} were redriven before.`,
+    details: step.refused.map((letter) => ({ path: 'event_id', message: `${letter.event_id}: refused by SQS (${letter.code})` })),
+  });
+}
+
 /** The message of each way a whole `POST /v1/events` is refused. */
 const INGEST_REFUSAL_MESSAGES: Readonly<Record<IngestRefusal, string>> = {
   [IngestRefusal.unknownSubscription]: 'Some events name a subscription that does not exist.',
@@ -103,7 +132,7 @@ const INGEST_REFUSAL_MESSAGES: Readonly<Record<IngestRefusal, string>> = {
 };
 
 /** Answers `POST /v1/events` for ingest's outcome. */
-export function toIngestResponse(outcome: IngestOutcome): ApiResponse<EventsAnswer | ErrorBody | PartlyEnqueuedBody> {
+export function toIngestResponse(outcome: IngestOutcome): ApiResponse<EventsAnswer | ErrorBody | PartlyEnqueuedBody | EnqueueRefusedBody> {
   switch (outcome.kind) {
     case IngestOutcomeKind.accepted:
       return { statusCode: 202, body: { results: outcome.results } };
@@ -123,5 +152,22 @@ export function toIngestResponse(outcome: IngestOutcome): ApiResponse<EventsAnsw
           results: outcome.results,
         },
       };
+    case IngestOutcomeKind.enqueueRefused:
+      return toEnqueueRefusedResponse(outcome);
   }
+}
+
+/**
+ * Answers a permanent refusal by SQS, never `503`: resending the same request cannot succeed.
+ * Events SQS refuses for what they hold are the sender's to change (`400 invalid_request` naming
+ * them); a refusal of the queue itself (access, a missing queue) is ours (`500 internal_error`).
+ * Both carry `results`, as `503` does: the events before a refused one of its key, and those of
+ * other keys, may have been enqueued, and a resend answers them as duplicates.
+ */
+function toEnqueueRefusedResponse(outcome: Extract<IngestOutcome, { kind: typeof IngestOutcomeKind.enqueueRefused }>): ApiResponse<EnqueueRefusedBody> {
+  const isSendersFault = outcome.blame === SendFailureKind.messageRefused;
+  const error: EnqueueRefusedBody['error'] = isSendersFault
+    ? { code: ErrorCode.invalidRequest, message: 'The queue refuses some events whatever the retry; change them, then resend. No later event of their keys was enqueued.', details: [...outcome.details] }
+    : { code: ErrorCode.internalError, message: 'The queue refused the events for a reason of the service\'s configuration; retrying will not help until an operator fixes it. No later event of their keys was enqueued.', details: [...outcome.details] };
+  return { statusCode: ERROR_STATUS_CODES[error.code], body: { error, results: [...outcome.results] } };
 }

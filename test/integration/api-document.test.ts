@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
+import { SendFailureKind } from '../../lambda/core/enqueue-plan.js';
 import { buildApiDocument } from '../../lambda/api-document/document.js';
 import { ROUTES } from '../../lambda/routes.js';
 import { createAnswerChecker, type AnswerCheck, type SeenAnswer } from '../support/api-document.js';
@@ -29,9 +30,9 @@ describe('local stack API document', { timeout: 90_000 }, () => {
       wrapIngestPorts: (ports) => ({
         ...ports,
         sendBatch: async (entries) => {
-          const failed = new Set(entries.filter((entry) => refusedBySqs.has(entry.deduplicationId)).map((entry) => entry.index));
+          const failed = new Map(entries.filter((entry) => refusedBySqs.has(entry.deduplicationId)).map((entry) => [entry.index, { kind: SendFailureKind.transient, code: 'ServiceUnavailable' }] as const));
           const taken = entries.filter((entry) => !failed.has(entry.index));
-          return new Set([...failed, ...(taken.length === 0 ? [] : await ports.sendBatch(taken))]);
+          return new Map([...failed, ...(taken.length === 0 ? [] : await ports.sendBatch(taken))]);
         },
       }),
       // No wait after a pause, so that the session can switch the routing and back.

@@ -4,6 +4,7 @@
  * are, and retrying the whole request delivers everything once and in order.
  */
 import { describe, expect, it } from 'vitest';
+import { SendFailureKind, type SendFailure } from '../../lambda/core/enqueue-plan.js';
 import { call, makeEvent, subscribe, uniquePrefix } from './support/api.js';
 import { waitFor } from './support/poll.js';
 import { useStackAndReceiver } from './support/stack-and-receiver.js';
@@ -19,9 +20,9 @@ describe('local stack partial enqueue failure', { timeout: 60_000 }, () => {
         ...ports,
         sendBatch: async (entries) => {
           const taken = entries.filter((entry) => !refused.has(entry.deduplicationId));
-          const failed = new Set(entries.filter((entry) => refused.has(entry.deduplicationId)).map((entry) => entry.index));
-          const takenFailures = taken.length === 0 ? new Set<number>() : await ports.sendBatch(taken);
-          return new Set([...failed, ...takenFailures]);
+          const failed = entries.filter((entry) => refused.has(entry.deduplicationId)).map((entry) => [entry.index, { kind: SendFailureKind.transient, code: 'ServiceUnavailable' }] as const);
+          const takenFailures = taken.length === 0 ? new Map<number, SendFailure>() : await ports.sendBatch(taken);
+          return new Map([...failed, ...takenFailures]);
         },
       }),
     },

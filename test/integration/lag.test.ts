@@ -36,7 +36,7 @@ describe('local stack lag view', { timeout: 60_000 }, () => {
     const first = await waitFor('the stuck group in the lag view after two failed attempts', async () =>
       (await lag()).find((row) => row.message_group_id === stuckGroup && row.head_attempts >= 2),
     );
-    expect(first).toMatchObject({ depth: 3, keys_affected: 1, last_error: 'HTTP 503', dead_lettered: 0 });
+    expect(first).toMatchObject({ depth: 3, keys_affected: 1, last_error: 'HTTP 503', dead_lettered: 0, ordering_key: stuck });
     // Worst first: the stuck group heads the view.
     expect((await lag())[0]?.message_group_id).toBe(stuckGroup);
     await waitFor('the flowing key delivered and gone from the view', async () =>
@@ -86,7 +86,7 @@ describe('local stack dead letters view', { timeout: 60_000 }, () => {
       },
     ]);
     const row = await waitFor('the group in the lag view for its dead letter', () => lagRowOf(stack(), group ?? ''));
-    expect(row).toMatchObject({ depth: 0, dead_lettered: 1, oldest_wait_seconds: 0 });
+    expect(row).toMatchObject({ depth: 0, dead_lettered: 1, oldest_wait_seconds: 0, ordering_key: subscription });
   });
 
   it('refuses a request without subscription_id, and lists nothing for an unknown one', async () => {

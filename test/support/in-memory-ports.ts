@@ -5,7 +5,7 @@
  * test/integration/adapters runs them against the adapters on dynalite. A rule the suites do not
  * state is not promised to match: add it to the suite before a test relies on it.
  */
-import { positionOf, type DeadLetter, type DeadLetterPage, type DeadLetterStore, type StoredDeadLetter } from '../../lambda/core/dead-letter.js';
+import { positionOf, RemoveOutcome, type DeadLetter, type DeadLetterPage, type DeadLetterStore, type StoredDeadLetter } from '../../lambda/core/dead-letter.js';
 import { AttemptTicketKind, type AttemptTicket, type DeliveryStore, type SettledEvent, type SettleResult } from '../../lambda/core/delivery.js';
 import { RecordOutcome, type AcceptedEventRecord } from '../../lambda/core/ingest.js';
 
@@ -153,11 +153,13 @@ export class InMemoryDeadLetterStore implements DeadLetterStore {
     return { letters: page, nextAfter: sorted.length > input.limit ? page.at(-1)?.position : undefined };
   };
 
-  readonly remove = async (letter: StoredDeadLetter): Promise<boolean> => {
+  readonly remove = async (letter: StoredDeadLetter): Promise<RemoveOutcome> => {
     const letters = this.letters.get(letter.subscriptionId);
-    if (letters?.get(letter.position)?.deadLetteredAt !== letter.deadLetteredAt) return false;
-    letters.delete(letter.position);
-    return true;
+    const held = letters?.get(letter.position);
+    if (held === undefined) return RemoveOutcome.gone;
+    if (held.deadLetteredAt !== letter.deadLetteredAt) return RemoveOutcome.replaced;
+    letters?.delete(letter.position);
+    return RemoveOutcome.removed;
   };
 
   readonly count = async (subscriptionId: string): Promise<number> => this.letters.get(subscriptionId)?.size ?? 0;

@@ -11,7 +11,7 @@ import { parseDeadLettersQuery, toDeadLettersCursor, type DeadLetterRow } from '
 import { subscriptionIdSchema } from '../../core/event.js';
 import { checkRedrive, type RedriveStep } from '../../core/redrive.js';
 import { parseBody, type Route } from '../http.js';
-import { errorResponse, toRedriveRefusalResponse, type Answer } from '../responses.js';
+import { errorResponse, toRedriveRefusalResponse, toRedriveStepResponse, type Answer } from '../responses.js';
 import type { RoutingPorts } from './routing.js';
 
 export interface DeadLetterRoutesDeps {
@@ -52,7 +52,7 @@ export function createDeadLetterRoutes(deps: DeadLetterRoutesDeps): Readonly<Rec
       // One line per event, so that an event's lines are found by its event_id alone.
       for (const letter of step.redriven) deps.logger.info('dead letter redriven', { subscription_id: body.value.subscription_id, event_id: letter.event_id, sequence: letter.sequence });
       deps.logger.info('redrive step done', { subscription_id: body.value.subscription_id, redriven: step.redriven.length, remaining: step.remaining, isDone: step.isDone });
-      return { statusCode: 200, body: { subscription_id: body.value.subscription_id, redriven: step.redriven, remaining: step.remaining, is_done: step.isDone } };
+      return toRedriveStepResponse(body.value.subscription_id, step);
     },
     'POST /v1/dead-letters/import': async (): Answer<ImportAnswer> => {
       const step = await deps.importBackstop();

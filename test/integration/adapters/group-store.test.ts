@@ -4,8 +4,10 @@
  * for the file; each test uses its own message groups.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGroupStore, MAX_KEYS_TRACKED, type GroupStore } from '../../../lambda/adapters/group-store.js';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { createGroupStore, MAX_DEAD_LETTERS_TRACKED, MAX_KEYS_TRACKED, type GroupStore } from '../../../lambda/adapters/group-store.js';
 import { HeadState, type GroupProgress } from '../../../lambda/core/lag.js';
+import { messageGroupIdFor } from '../../../lambda/core/routing.js';
 import { TABLES } from '../../../lambda/resources.js';
 import { startDynaliteTables, type DynaliteTables } from '../support/dynalite.js';
 
@@ -36,10 +38,11 @@ async function isActive(messageGroupId: string): Promise<boolean> {
   return (await store.listActiveGroups()).some((group) => group.messageGroupId === messageGroupId);
 }
 
-const clear = (messageGroupId: string, settled: number, deadLettered = 0): GroupProgress => ({
+const place = (messageGroupId: string, position: string) => ({ messageGroupId, subscriptionId: 'sub-1', position });
+
+const clear = (messageGroupId: string, settled: number): GroupProgress => ({
   messageGroupId,
   settled,
-  deadLettered,
   lastSettledAcceptedAt: T1,
   head: { state: HeadState.clear },
 });
@@ -54,13 +57,25 @@ describe('createGroupStore on dynalite', () => {
     expect(await isActive(group)).toBe(true);
   });
 
+  it('keeps a per-key group\'s ordering key from its first intake on, through its draining; none for a partition', async () => {
+    const key = `${newGroup()}-key`;
+    const perKeyGroup = messageGroupIdFor(key, undefined);
+    await store.recordIntake({ messageGroupId: perKeyGroup, events: 1, orderingKeys: [key], acceptedAt: T0 });
+    expect(await store.getGroup(perKeyGroup)).toMatchObject({ orderingKey: key });
+    await store.recordProgress(clear(perKeyGroup, 1), NOW);
+    expect(await store.getGroup(perKeyGroup)).toMatchObject({ depth: 0, orderingKey: key });
+
+    const partition = `partition-${groupCount}-${Date.now()}`;
+    await store.recordIntake({ messageGroupId: partition, events: 2, orderingKeys: [key, `${key}-2`], acceptedAt: T0 });
+    expect(await store.getGroup(partition)).toMatchObject({ depth: 2, orderingKey: undefined });
+  });
+
   it('records a failing head, keeping its stall clock from its first failure', async () => {
     const group = newGroup();
     await store.recordIntake({ messageGroupId: group, events: 1, orderingKeys: ['k1'], acceptedAt: T0 });
     const waiting = (attempts: number): GroupProgress => ({
       messageGroupId: group,
       settled: 0,
-      deadLettered: 0,
       lastSettledAcceptedAt: undefined,
       head: { state: HeadState.waiting, eventId: 'evt-1', orderingKey: 'k1', attempts, lastError: `HTTP 50${attempts}`, acceptedAt: T0 },
     });
@@ -87,7 +102,8 @@ describe('createGroupStore on dynalite', () => {
   it('keeps a drained group with dead letters in the index, without a head', async () => {
     const group = newGroup();
     await store.recordIntake({ messageGroupId: group, events: 1, orderingKeys: ['k1'], acceptedAt: T0 });
-    await store.recordProgress(clear(group, 1, 1), NOW);
+    await store.recordProgress(clear(group, 1), NOW);
+    await store.countDeadLetter(place(group, 'p1'));
     const group1 = await store.getGroup(group);
     expect(group1).toMatchObject({ depth: 0, deadLettered: 1 });
     expect(group1?.oldestAcceptedAt).toBeUndefined();
@@ -108,8 +124,12 @@ describe('createGroupStore on dynalite', () => {
     const from = newGroup();
     const to = newGroup();
     await store.recordIntake({ messageGroupId: from, events: 2, orderingKeys: ['k1'], acceptedAt: T0 });
-    await store.recordProgress(clear(from, 2, 2), NOW);
-    await store.recordRedrive({ fromGroup: from, toGroup: to, orderingKey: 'k1', events: 2, at: T1 });
+    await store.recordProgress(clear(from, 2), NOW);
+    await store.countDeadLetter(place(from, 'p1'));
+    await store.countDeadLetter(place(from, 'p2'));
+    await store.uncountDeadLetter(place(from, 'p1'));
+    await store.uncountDeadLetter(place(from, 'p2'));
+    await store.recordRedrive({ toGroup: to, orderingKey: 'k1', events: 2, at: T1 });
     expect(await store.getGroup(from)).toMatchObject({ depth: 0, deadLettered: 0 });
     expect(await isActive(from)).toBe(false);
     expect(await store.getGroup(to)).toMatchObject({ depth: 2, deadLettered: 0, oldestAcceptedAt: T1, keysAffected: 1 });
@@ -119,10 +139,51 @@ describe('createGroupStore on dynalite', () => {
   it('moves redriven dead letters back to pending within the same group', async () => {
     const group = newGroup();
     await store.recordIntake({ messageGroupId: group, events: 1, orderingKeys: ['k1'], acceptedAt: T0 });
-    await store.recordProgress(clear(group, 1, 1), NOW);
-    await store.recordRedrive({ fromGroup: group, toGroup: group, orderingKey: 'k1', events: 1, at: T1 });
+    await store.recordProgress(clear(group, 1), NOW);
+    await store.countDeadLetter(place(group, 'p1'));
+    await store.uncountDeadLetter(place(group, 'p1'));
+    await store.recordRedrive({ toGroup: group, orderingKey: 'k1', events: 1, at: T1 });
     expect(await store.getGroup(group)).toMatchObject({ depth: 1, deadLettered: 0, oldestAcceptedAt: T1 });
     expect(await isActive(group)).toBe(true);
+  });
+
+  it('counts a dead letter once per place, however often and in whatever order it is counted and uncounted', async () => {
+    const group = newGroup();
+    // The consumer gives an event up before ingest counted it: no intake at all yet.
+    await store.countDeadLetter(place(group, 'p1'));
+    await store.countDeadLetter(place(group, 'p1'));
+    await store.countDeadLetter(place(group, 'p2'));
+    await store.countDeadLetter({ ...place(group, 'p1'), subscriptionId: 'another' });
+    expect(await store.getGroup(group)).toMatchObject({ depth: 0, deadLettered: 3 });
+    expect(await isActive(group)).toBe(true);
+    await store.uncountDeadLetter(place(group, 'p1'));
+    await store.uncountDeadLetter(place(group, 'p1'));
+    await store.uncountDeadLetter(place(group, 'never-counted'));
+    expect(await store.getGroup(group)).toMatchObject({ deadLettered: 2 });
+    await store.uncountDeadLetter(place(group, 'p2'));
+    await store.uncountDeadLetter({ ...place(group, 'p1'), subscriptionId: 'another' });
+    expect(await store.getGroup(group)).toMatchObject({ deadLettered: 0 });
+    expect(await isActive(group)).toBe(false);
+  });
+
+  it('counts on without marks past MAX_DEAD_LETTERS_TRACKED, and uncounts those too', async () => {
+    const group = newGroup();
+    const marks = new Set(Array.from({ length: MAX_DEAD_LETTERS_TRACKED }, (_, index) => `mark-${index}`));
+    await tables.dynamo.send(
+      new UpdateCommand({
+        TableName: TABLES.groups.localName,
+        Key: { [TABLES.groups.partitionKey]: group },
+        UpdateExpression: 'SET dead_lettered = :count, dead_letter_places = :marks',
+        ExpressionAttributeValues: { ':count': MAX_DEAD_LETTERS_TRACKED, ':marks': marks },
+      }),
+    );
+    await store.countDeadLetter(place(group, 'past-the-cap'));
+    expect(await store.getGroup(group)).toMatchObject({ deadLettered: MAX_DEAD_LETTERS_TRACKED + 1 });
+    await store.uncountDeadLetter(place(group, 'past-the-cap'));
+    expect(await store.getGroup(group)).toMatchObject({ deadLettered: MAX_DEAD_LETTERS_TRACKED });
+    // Nothing unmarked is left: a place never counted uncounts nothing.
+    await store.uncountDeadLetter(place(group, 'past-the-cap'));
+    expect(await store.getGroup(group)).toMatchObject({ deadLettered: MAX_DEAD_LETTERS_TRACKED });
   });
 
   it('counts on without remembering more keys when the group already tracks MAX_KEYS_TRACKED', async () => {

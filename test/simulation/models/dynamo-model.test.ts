@@ -400,7 +400,7 @@ describe('DynamoModel against dynalite: the adapters', () => {
       const order = [...first.letters, ...second.letters, ...third.letters].map((l) => [l.queued.event.event_id, l.sequence]);
       return { counted, order, rows: rows.rows.map((row) => row.event_id), removedStale, removed, removedAgain, after, other, third: third.nextAfter };
     });
-    expect(result).toMatchObject({ counted: 4, removedStale: false, removed: true, removedAgain: false, after: 3, other: 0 });
+    expect(result).toMatchObject({ counted: 4, removedStale: 'replaced', removed: 'removed', removedAgain: 'gone', after: 3, other: 0 });
     expect(result.order).toEqual([['evt_3', 3], ['evt_7', 7], ['evt_12', 12], ['evt_x', undefined]]);
   });
 
@@ -437,14 +437,23 @@ describe('DynamoModel against dynalite: the adapters', () => {
         await store.recordIntake({ messageGroupId: 'g3', events: 1, orderingKeys: Array.from({ length: MAX_KEYS_TRACKED }, (_, index) => `k${index}`), acceptedAt: '2026-01-01T00:00:02Z' });
         await store.recordIntake({ messageGroupId: 'g3', events: 1, orderingKeys: ['another'], acceptedAt: '2026-01-01T00:00:03Z' });
         const now = new Date('2026-01-01T00:01:00Z');
-        await store.recordProgress({ messageGroupId: 'g1', settled: 1, deadLettered: 0, lastSettledAcceptedAt: undefined, head: { state: HeadState.waiting, eventId: 'e2', orderingKey: 'k1', attempts: 1, lastError: 'HTTP 500', acceptedAt: '2026-01-01T00:00:00Z' } }, now);
-        await store.recordProgress({ messageGroupId: 'g1', settled: 0, deadLettered: 0, lastSettledAcceptedAt: undefined, head: { state: HeadState.waiting, eventId: 'e2', orderingKey: 'k1', attempts: 2, lastError: 'HTTP 502', acceptedAt: '2026-01-01T00:00:00Z' } }, now);
-        await store.recordProgress({ messageGroupId: 'g1', settled: 1, deadLettered: 1, lastSettledAcceptedAt: '2026-01-01T00:00:00Z', head: { state: HeadState.clear } }, now);
+        await store.recordProgress({ messageGroupId: 'g1', settled: 1, lastSettledAcceptedAt: undefined, head: { state: HeadState.waiting, eventId: 'e2', orderingKey: 'k1', attempts: 1, lastError: 'HTTP 500', acceptedAt: '2026-01-01T00:00:00Z' } }, now);
+        await store.recordProgress({ messageGroupId: 'g1', settled: 0, lastSettledAcceptedAt: undefined, head: { state: HeadState.waiting, eventId: 'e2', orderingKey: 'k1', attempts: 2, lastError: 'HTTP 502', acceptedAt: '2026-01-01T00:00:00Z' } }, now);
+        await store.countDeadLetter({ messageGroupId: 'g1', subscriptionId: 's1', position: 'p1' });
+        // A rewrite of the same place is not counted again; another place is.
+        await store.countDeadLetter({ messageGroupId: 'g1', subscriptionId: 's1', position: 'p1' });
+        await store.countDeadLetter({ messageGroupId: 'g1', subscriptionId: 's1', position: 'p2' });
+        await store.recordProgress({ messageGroupId: 'g1', settled: 1, lastSettledAcceptedAt: '2026-01-01T00:00:00Z', head: { state: HeadState.clear } }, now);
         // g2 drains with nothing dead-lettered: it leaves the index.
-        await store.recordProgress({ messageGroupId: 'g2', settled: 1, deadLettered: 0, lastSettledAcceptedAt: '2026-01-01T00:00:01Z', head: { state: HeadState.clear } }, now);
+        await store.recordProgress({ messageGroupId: 'g2', settled: 1, lastSettledAcceptedAt: '2026-01-01T00:00:01Z', head: { state: HeadState.clear } }, now);
         const active = await store.listActiveGroups();
-        await store.recordProgress({ messageGroupId: 'g1', settled: 1, deadLettered: 0, lastSettledAcceptedAt: undefined, head: { state: HeadState.unknown } }, now);
-        await store.recordRedrive({ fromGroup: 'g1', toGroup: 'g4', orderingKey: 'k1', events: 1, at: '2026-01-02T00:00:00Z' });
+        await store.recordProgress({ messageGroupId: 'g1', settled: 1, lastSettledAcceptedAt: undefined, head: { state: HeadState.unknown } }, now);
+        const countedBefore = (await store.getGroup('g1'))?.deadLettered;
+        await store.uncountDeadLetter({ messageGroupId: 'g1', subscriptionId: 's1', position: 'p1' });
+        await store.uncountDeadLetter({ messageGroupId: 'g1', subscriptionId: 's1', position: 'p2' });
+        // A repeated step uncounts nothing more.
+        await store.uncountDeadLetter({ messageGroupId: 'g1', subscriptionId: 's1', position: 'p2' });
+        await store.recordRedrive({ toGroup: 'g4', orderingKey: 'k1', events: 1, at: '2026-01-02T00:00:00Z' });
         const activeAfter = await store.listActiveGroups();
         return {
           active: [...active].sort((a, b) => a.messageGroupId.localeCompare(b.messageGroupId)),
@@ -452,6 +461,7 @@ describe('DynamoModel against dynalite: the adapters', () => {
           g1: await store.getGroup('g1'),
           g2: await store.getGroup('g2'),
           g5: await store.getGroup('g5'),
+          countedBefore,
         };
       },
       // listActiveGroups reads its shards concurrently.
@@ -461,6 +471,8 @@ describe('DynamoModel against dynalite: the adapters', () => {
     // g1 drained while it had a dead letter, then its dead letter was redriven to another group: it leaves the index.
     expect(result.activeAfter.map((group) => group.messageGroupId)).toEqual(['g3', 'g4']);
     expect(result.g5).toBeUndefined();
+    expect(result.countedBefore).toBe(2);
+    expect(result.g1?.deadLettered).toBe(0);
   });
 
   it('gives the same answers to the settings store through pauses and conditional switches', async () => {

@@ -4,7 +4,7 @@
  * (test/integration/adapters). Fix the fake or report the adapter; never loosen the suite.
  */
 import { describe, expect, it } from 'vitest';
-import { positionOf, type DeadLetter, type DeadLetterStore, type StoredDeadLetter } from '../../../lambda/core/dead-letter.js';
+import { positionOf, RemoveOutcome, type DeadLetter, type DeadLetterStore, type StoredDeadLetter } from '../../../lambda/core/dead-letter.js';
 import type { QueuedEvent } from '../../../lambda/core/event.js';
 import { messageGroupIdFor } from '../../../lambda/core/routing.js';
 
@@ -118,8 +118,8 @@ export function describeDeadLetterStoreContract(name: string, makeStore: () => D
       await store.put(letterOf({ subscriptionId, orderingKey: 'key-a', eventId: 'evt-2', sequence: 2 }));
       const [read] = await readAll(store, subscriptionId, 10);
       if (read === undefined) throw new Error('no dead letter read');
-      expect(await store.remove(read)).toBe(true);
-      expect(await store.remove(read)).toBe(false);
+      expect(await store.remove(read)).toBe(RemoveOutcome.removed);
+      expect(await store.remove(read)).toBe(RemoveOutcome.gone);
       expect((await readAll(store, subscriptionId, 10)).map((l) => l.queued.event.event_id)).toEqual(['evt-2']);
       expect(await store.count(subscriptionId)).toBe(1);
     });
@@ -131,7 +131,7 @@ export function describeDeadLetterStoreContract(name: string, makeStore: () => D
       const [stale] = await readAll(store, subscriptionId, 10);
       if (stale === undefined) throw new Error('no dead letter read');
       await store.put(letterOf({ subscriptionId, orderingKey: 'key-a', eventId: 'evt-1', sequence: 1, deadLetteredAt: T2 }));
-      expect(await store.remove(stale)).toBe(false);
+      expect(await store.remove(stale)).toBe(RemoveOutcome.replaced);
       expect((await readAll(store, subscriptionId, 10)).map((l) => l.deadLetteredAt)).toEqual([T2]);
       expect(await store.count(subscriptionId)).toBe(1);
     });
@@ -145,7 +145,7 @@ export function describeDeadLetterStoreContract(name: string, makeStore: () => D
       const [read] = await readAll(store, subscriptionId, 10);
       expect(read?.queued).toEqual(letter.queued);
       if (read === undefined) throw new Error('no dead letter read');
-      expect(await store.remove(read)).toBe(true);
+      expect(await store.remove(read)).toBe(RemoveOutcome.removed);
       expect(await store.count(subscriptionId)).toBe(0);
     });
   });

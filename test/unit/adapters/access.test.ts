@@ -347,7 +347,14 @@ const ADAPTERS = {
           answer: () => dynamoMock.on(DeleteCommand).resolves({ Attributes: deadLetterItem({ payload_key: `${PAYLOAD_OBJECT_PREFIX}sub_1/abc/${at}.json` }) }),
           run: (store) => store.remove(storedLetter),
         },
-        { path: 'it was dead-lettered again (refused condition)', answer: () => dynamoMock.on(DeleteCommand).rejects(conditionFailed()), run: (store) => store.remove(storedLetter) },
+        {
+          path: 'it was dead-lettered again (refused condition, its place read)',
+          answer: () => {
+            dynamoMock.on(DeleteCommand).rejects(conditionFailed());
+            dynamoMock.on(GetCommand).resolves({ Item: { event_id: 'evt_1' } });
+          },
+          run: (store) => store.remove(storedLetter),
+        },
       ],
       count: [{ path: 'the subscription has a count', answer: () => dynamoMock.on(GetCommand).resolves({ Item: { dead_letters: 2 } }), run: (store) => store.count('sub_1') }],
     },
@@ -382,14 +389,14 @@ const ADAPTERS = {
           answer: () => dynamoMock.on(UpdateCommand).resolves(group(2)),
           run: (store) =>
             store.recordProgress(
-              { messageGroupId: 'g1', settled: 0, deadLettered: 0, lastSettledAcceptedAt: undefined, head: { state: HeadState.waiting, attempts: 2, lastError: 'HTTP 500', acceptedAt: at, eventId: 'evt_1', orderingKey: 'k1' } },
+              { messageGroupId: 'g1', settled: 0, lastSettledAcceptedAt: undefined, head: { state: HeadState.waiting, attempts: 2, lastError: 'HTTP 500', acceptedAt: at, eventId: 'evt_1', orderingKey: 'k1' } },
               new Date(at),
             ),
         },
         {
           path: 'it drained',
           answer: () => dynamoMock.on(UpdateCommand).resolves(group(0)),
-          run: (store) => store.recordProgress({ messageGroupId: 'g1', settled: 2, deadLettered: 0, lastSettledAcceptedAt: at, head: { state: HeadState.clear } }, new Date(at)),
+          run: (store) => store.recordProgress({ messageGroupId: 'g1', settled: 2, lastSettledAcceptedAt: at, head: { state: HeadState.clear } }, new Date(at)),
         },
       ],
       listActiveGroups: [
@@ -404,7 +411,26 @@ const ADAPTERS = {
         { path: 'it does not', run: (store) => store.getGroup('g1') },
       ],
       recordRedrive: [
-        { path: 'always', answer: () => dynamoMock.on(UpdateCommand).resolves(group(1)), run: (store) => store.recordRedrive({ fromGroup: 'g1', toGroup: 'g2', orderingKey: 'k1', events: 1, at }) },
+        { path: 'always', answer: () => dynamoMock.on(UpdateCommand).resolves(group(1)), run: (store) => store.recordRedrive({ toGroup: 'g2', orderingKey: 'k1', events: 1, at }) },
+      ],
+      countDeadLetter: [
+        { path: 'its place is new', answer: () => dynamoMock.on(UpdateCommand).resolves({}), run: (store) => store.countDeadLetter({ messageGroupId: 'g1', subscriptionId: 'sub_1', position: 'p1' }) },
+        {
+          path: 'the group is past its cap of marks (refused condition, marks read)',
+          answer: () => {
+            dynamoMock.on(UpdateCommand).rejectsOnce(conditionFailed()).resolves({});
+            dynamoMock.on(GetCommand).resolves({ Item: { dead_letter_places: new Set(['other']) } });
+          },
+          run: (store) => store.countDeadLetter({ messageGroupId: 'g1', subscriptionId: 'sub_1', position: 'p1' }),
+        },
+      ],
+      uncountDeadLetter: [
+        { path: 'its place is marked', answer: () => dynamoMock.on(UpdateCommand).resolves(group(1)), run: (store) => store.uncountDeadLetter({ messageGroupId: 'g1', subscriptionId: 'sub_1', position: 'p1' }) },
+        {
+          path: 'it was uncounted already and the group drained (refused conditions)',
+          answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()),
+          run: (store) => store.uncountDeadLetter({ messageGroupId: 'g1', subscriptionId: 'sub_1', position: 'p1' }),
+        },
       ],
     },
   }),

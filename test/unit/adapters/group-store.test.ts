@@ -47,7 +47,7 @@ describe('recordIntake', () => {
     expect(calls).toHaveLength(2);
     expect(calls[1]?.args[0].input).toMatchObject({
       UpdateExpression: 'REMOVE lag_shard, oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key',
-      ConditionExpression: '#depth <= :zero AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
+      ConditionExpression: '(attribute_not_exists(#depth) OR #depth <= :zero) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
     });
   });
 });
@@ -56,46 +56,46 @@ describe('recordProgress', () => {
   it('records a waiting head with its stall clock, in one write', async () => {
     dynamo.on(UpdateCommand).resolves({ Attributes: { message_group_id: 'g1', depth: 4, dead_lettered: 0 } });
     await store.recordProgress(
-      { messageGroupId: 'g1', settled: 1, deadLettered: 0, lastSettledAcceptedAt: 'a0', head: { state: HeadState.waiting, eventId: 'e1', orderingKey: 'k1', attempts: 1, lastError: 'HTTP 500', acceptedAt: 'a1' } },
+      { messageGroupId: 'g1', settled: 1, lastSettledAcceptedAt: 'a0', head: { state: HeadState.waiting, eventId: 'e1', orderingKey: 'k1', attempts: 1, lastError: 'HTTP 500', acceptedAt: 'a1' } },
       now,
     );
     const calls = dynamo.commandCalls(UpdateCommand);
     expect(calls).toHaveLength(1);
     expect(calls[0]?.args[0].input).toMatchObject({
       UpdateExpression:
-        'ADD #depth :settled, dead_lettered :dead SET lag_shard = :shard, head_attempts = :attempts, last_error = :error, oldest_accepted_at = :oldest, head_event_id = :head, head_ordering_key = :headKey, head_failing_since = :now',
-      ExpressionAttributeValues: { ':settled': -1, ':dead': 0, ':attempts': 1, ':error': 'HTTP 500', ':oldest': 'a1', ':head': 'e1', ':headKey': 'k1', ':now': now.toISOString() },
+        'ADD #depth :settled SET lag_shard = :shard, head_attempts = :attempts, last_error = :error, oldest_accepted_at = :oldest, head_event_id = :head, head_ordering_key = :headKey, head_failing_since = :now',
+      ExpressionAttributeValues: { ':settled': -1, ':attempts': 1, ':error': 'HTTP 500', ':oldest': 'a1', ':head': 'e1', ':headKey': 'k1', ':now': now.toISOString() },
       ReturnValues: 'ALL_NEW',
     });
   });
 
   it('keeps the stall clock of a head that fails again', async () => {
     dynamo.on(UpdateCommand).resolves({ Attributes: { message_group_id: 'g1', depth: 4 } });
-    await store.recordProgress({ messageGroupId: 'g1', settled: 0, deadLettered: 0, lastSettledAcceptedAt: undefined, head: { state: HeadState.waiting, eventId: 'e1', orderingKey: 'k1', attempts: 3, lastError: 'HTTP 500', acceptedAt: 'a1' } }, now);
+    await store.recordProgress({ messageGroupId: 'g1', settled: 0, lastSettledAcceptedAt: undefined, head: { state: HeadState.waiting, eventId: 'e1', orderingKey: 'k1', attempts: 3, lastError: 'HTTP 500', acceptedAt: 'a1' } }, now);
     expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input.UpdateExpression).toContain('head_failing_since = if_not_exists(head_failing_since, :now)');
   });
 
   it('clears the head and takes a drained group out of the index, only if nothing new was counted', async () => {
     dynamo.on(UpdateCommand).resolvesOnce({ Attributes: { message_group_id: 'g1', depth: 0, dead_lettered: 0 } }).resolvesOnce({});
-    await store.recordProgress({ messageGroupId: 'g1', settled: 2, deadLettered: 0, lastSettledAcceptedAt: 'a2', head: { state: HeadState.clear } }, now);
+    await store.recordProgress({ messageGroupId: 'g1', settled: 2, lastSettledAcceptedAt: 'a2', head: { state: HeadState.clear } }, now);
     const calls = dynamo.commandCalls(UpdateCommand);
     expect(calls[0]?.args[0].input.UpdateExpression).toBe(
-      'ADD #depth :settled, dead_lettered :dead SET lag_shard = :shard, oldest_accepted_at = :oldest REMOVE head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key',
+      'ADD #depth :settled SET lag_shard = :shard, oldest_accepted_at = :oldest REMOVE head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key',
     );
     expect(calls[1]?.args[0].input).toMatchObject({
       UpdateExpression: 'REMOVE lag_shard, oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key',
-      ConditionExpression: '#depth <= :zero AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
+      ConditionExpression: '(attribute_not_exists(#depth) OR #depth <= :zero) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
     });
   });
 
   it('keeps a drained group that still has dead letters in the index, forgetting its oldest acceptance', async () => {
     dynamo.on(UpdateCommand).resolvesOnce({ Attributes: { message_group_id: 'g1', depth: 0, dead_lettered: 1 } }).resolvesOnce({});
-    await store.recordProgress({ messageGroupId: 'g1', settled: 1, deadLettered: 1, lastSettledAcceptedAt: 'a2', head: { state: HeadState.clear } }, now);
+    await store.recordProgress({ messageGroupId: 'g1', settled: 1, lastSettledAcceptedAt: 'a2', head: { state: HeadState.clear } }, now);
     const calls = dynamo.commandCalls(UpdateCommand);
     expect(calls).toHaveLength(2);
     expect(calls[1]?.args[0].input).toMatchObject({
       UpdateExpression: 'REMOVE oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key',
-      ConditionExpression: '#depth <= :zero',
+      ConditionExpression: '(attribute_not_exists(#depth) OR #depth <= :zero)',
     });
   });
 
@@ -104,7 +104,7 @@ describe('recordProgress', () => {
       .on(UpdateCommand)
       .resolvesOnce({ Attributes: { message_group_id: 'g1', depth: 0 } })
       .rejectsOnce(new ConditionalCheckFailedException({ message: 'no', $metadata: {} }));
-    await expect(store.recordProgress({ messageGroupId: 'g1', settled: 1, deadLettered: 0, lastSettledAcceptedAt: 'a', head: { state: HeadState.clear } }, now)).resolves.toBeUndefined();
+    await expect(store.recordProgress({ messageGroupId: 'g1', settled: 1, lastSettledAcceptedAt: 'a', head: { state: HeadState.clear } }, now)).resolves.toBeUndefined();
   });
 });
 

@@ -1,6 +1,7 @@
 import {
   ChangeMessageVisibilityBatchCommand,
   GetQueueAttributesCommand,
+  QueueDoesNotExist,
   SendMessageBatchCommand,
   SendMessageCommand,
   SQSClient,
@@ -40,14 +41,28 @@ describe('delivery queue sendBatch', () => {
     });
   });
 
-  it('returns the entries SQS refused', async () => {
-    sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [{ Id: '3', Code: 'InternalError', SenderFault: false }] });
-    expect([...(await deliveryQueue.sendBatch(entries))]).toEqual([3]);
+  it('returns the entries SQS refused, each classified', async () => {
+    sqs.on(SendMessageBatchCommand).resolves({
+      Successful: [],
+      Failed: [
+        { Id: '0', Code: 'InvalidMessageContents', SenderFault: true },
+        { Id: '3', Code: 'InternalError', SenderFault: false },
+      ],
+    });
+    expect(Object.fromEntries(await deliveryQueue.sendBatch(entries))).toEqual({
+      0: { kind: 'message_refused', code: 'InvalidMessageContents' },
+      3: { kind: 'transient', code: 'InternalError' },
+    });
   });
 
-  it('fails every entry when the call fails as a whole', async () => {
-    sqs.on(SendMessageBatchCommand).rejects(new Error('throttled'));
-    expect([...(await deliveryQueue.sendBatch(entries))]).toEqual([0, 3]);
+  it('fails every entry with the classification of the call when it fails as a whole', async () => {
+    sqs.on(SendMessageBatchCommand).rejects(new Error('socket hang up'));
+    expect(Object.fromEntries(await deliveryQueue.sendBatch(entries))).toEqual({ 0: { kind: 'transient', code: 'Error' }, 3: { kind: 'transient', code: 'Error' } });
+    sqs.on(SendMessageBatchCommand).rejects(new QueueDoesNotExist({ message: 'The specified queue does not exist.', $metadata: {} }));
+    expect(Object.fromEntries(await deliveryQueue.sendBatch(entries))).toEqual({
+      0: { kind: 'configuration', code: 'QueueDoesNotExist' },
+      3: { kind: 'configuration', code: 'QueueDoesNotExist' },
+    });
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { importBackstopStep, type BackstopImportPorts, type BackstopMessage, type KeyHead } from '../../../lambda/core/backstop-import.js';
 import type { QueuedEvent } from '../../../lambda/core/event.js';
+import type { DeadLetterPlace } from '../../../lambda/core/dead-letter.js';
 import type { GroupProgress } from '../../../lambda/core/lag.js';
 import { InMemoryDeadLetterStore, InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
 
@@ -27,6 +28,7 @@ function harness(messages: BackstopMessage[], heads: ReadonlyMap<string, KeyHead
   const deadLetters = new InMemoryDeadLetterStore();
   const events = new InMemoryDeliveryStore();
   const progress: GroupProgress[] = [];
+  const counted: DeadLetterPlace[] = [];
   const ports: BackstopImportPorts = {
     receive: async () => {
       const batch = queue.filter((m) => !held.has(m.messageId)).slice(0, 10);
@@ -42,6 +44,9 @@ function harness(messages: BackstopMessage[], heads: ReadonlyMap<string, KeyHead
     },
     findHead: async (key) => heads.get(key),
     deadLetters,
+    countDeadLetter: async (place) => {
+      counted.push(place);
+    },
     events,
     recordProgress: async (p) => {
       progress.push(p);
@@ -49,12 +54,12 @@ function harness(messages: BackstopMessage[], heads: ReadonlyMap<string, KeyHead
     now: () => at,
     hasTime: () => true,
   };
-  return { ports, queue, deadLetters, events, progress };
+  return { ports, queue, deadLetters, events, progress, counted };
 }
 
 describe('importBackstopStep', () => {
   it('moves each event into the store with the sequence its key gave it, records it dead-lettered, and empties the queue', async () => {
-    const { ports, queue, deadLetters, events, progress } = harness(
+    const { ports, queue, deadLetters, events, progress, counted } = harness(
       [message('m1', JSON.stringify(queued('a1', 'a'))), message('m2', JSON.stringify(queued('b1', 'b')))],
       new Map([['a', { eventId: 'a1', sequence: 7, attempts: 2 }]]),
     );
@@ -73,8 +78,9 @@ describe('importBackstopStep', () => {
     expect(deadLetters.all('a')[0]?.reason).toBe('moved to the dead-letter queue by SQS after 60 receives (a crash loop); 2 attempts made');
     expect(deadLetters.all('b').map((l) => [l.queued.event.event_id, l.sequence])).toEqual([['b1', undefined]]);
     expect(events.events.get('a1')).toMatchObject({ status: 'dead_lettered', sequence: 7 });
-    // Only what ingest counted moves in the lag.
-    expect(progress.map((p) => [p.messageGroupId, p.settled, p.deadLettered])).toEqual([['g-a', 1, 1]]);
+    // Only what ingest counted leaves the depth; every dead letter is counted by its place.
+    expect(progress.map((p) => [p.messageGroupId, p.settled])).toEqual([['g-a', 1]]);
+    expect(counted).toEqual([...deadLetters.all('a'), ...deadLetters.all('b')].map((l) => ({ subscriptionId: l.subscriptionId, position: l.position, messageGroupId: l.messageGroupId })));
   });
 
   it('gives a moved event the sequence recorded for it when its key moved on since', async () => {

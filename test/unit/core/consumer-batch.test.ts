@@ -9,7 +9,7 @@ import {
   type DeliveryPorts,
   type UnreadableRecord,
 } from '../../../lambda/core/delivery.js';
-import type { DeadLetter } from '../../../lambda/core/dead-letter.js';
+import { placeOf, type DeadLetter, type DeadLetterPlace } from '../../../lambda/core/dead-letter.js';
 import type { QueuedEvent } from '../../../lambda/core/event.js';
 import { faultBackoffSeconds, type RetryPolicy } from '../../../lambda/core/retry-policy.js';
 import type { WebhookRequest } from '../../../lambda/core/webhook.js';
@@ -47,6 +47,7 @@ function harness(respond: (eventId: string, attempt: number) => AttemptResult = 
   const deadLetters: DeadLetter[] = [];
   const quarantined: UnreadableRecord[] = [];
   const faults: string[] = [];
+  const counted: DeadLetterPlace[] = [];
   const ports: DeliveryPorts = {
     store,
     findTarget: async (subscriptionId) => (subscriptionId === 'gone' ? undefined : { url: `https://example.com/${subscriptionId}`, secret }),
@@ -61,6 +62,9 @@ function harness(respond: (eventId: string, attempt: number) => AttemptResult = 
         deadLetters.push(deadLetter);
       },
     },
+    countDeadLetter: async (place) => {
+      counted.push(place);
+    },
     quarantine: async (record) => {
       quarantined.push(record);
     },
@@ -69,7 +73,7 @@ function harness(respond: (eventId: string, attempt: number) => AttemptResult = 
   };
   const run = (records: ConsumerRecord[], budget: TimeBudget = plentyOfTime) =>
     processBatch(records, ports, policy, (_error, r) => faults.push(r.messageId), budget);
-  return { store, sent, deadLetters, quarantined, faults, ports, run };
+  return { store, sent, deadLetters, quarantined, faults, counted, ports, run };
 }
 
 const fail500: AttemptResult = { kind: AttemptResultKind.response, statusCode: 500 };
@@ -231,6 +235,16 @@ describe('processBatch', () => {
     expect(plan.failedMessageIds).toEqual([]);
     expect(quarantined.map((d) => d.reason.startsWith('malformed record'))).toEqual([true]);
     expect(sent).toEqual([]);
+  });
+
+  it('counts a dead letter in its group by its place whether or not ingest recorded the event, and uncounts it from depth only if it did', async () => {
+    const { run, counted, deadLetters, store } = harness();
+    await store.recordAccepted({ eventId: 'g2', subscriptionId: 'gone', tenantId: 't', orderingKey: 'gone', messageGroupId: 'group-gone', acceptedAt: '2026-12-02T12:00:00.000Z' });
+    // g1: given up before ingest recorded it (the race of issue 25); g2: recorded first.
+    const plan = await run([record('g1', 'gone'), record('g2', 'gone')]);
+    expect(counted).toEqual(deadLetters.map(placeOf));
+    expect(counted.map((place) => place.messageGroupId)).toEqual(['group-gone', 'group-gone']);
+    expect(plan.groups).toMatchObject([{ messageGroupId: 'group-gone', settled: 1 }]);
   });
 
   it('dead-letters at once an event whose subscription no longer exists', async () => {
@@ -396,7 +410,7 @@ describe('processBatch', () => {
       }
       const plan = await run([record('a1', 'a'), record('a2', 'a')], answering([true]));
       expect(plan.groups).toEqual([
-        { messageGroupId: 'group-a', settled: 1, deadLettered: 0, lastSettledAcceptedAt: '2026-12-02T12:00:00.000Z', head: { state: 'unknown' } },
+        { messageGroupId: 'group-a', settled: 1, lastSettledAcceptedAt: '2026-12-02T12:00:00.000Z', head: { state: 'unknown' } },
       ]);
     });
   });

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { planSendWaves, sendInKeyOrder, SendStatus, type OutgoingMessage } from '../../../lambda/core/enqueue-plan.js';
+import { planSendWaves, SendFailureKind, sendInKeyOrder, SendStatus, type OutgoingMessage, type SendFailure } from '../../../lambda/core/enqueue-plan.js';
+
+const transient: SendFailure = { kind: SendFailureKind.transient, code: 'ServiceUnavailable' };
 
 const message = (index: number, key: string, body = `{"i":${index}}`): OutgoingMessage => ({
   index,
@@ -41,11 +43,11 @@ describe('planSendWaves', () => {
 describe('sendInKeyOrder', () => {
   it('sends everything when SQS takes everything', async () => {
     const sent: number[][] = [];
-    const statuses = await sendInKeyOrder(
+    const { statuses } = await sendInKeyOrder(
       ['a', 'b', 'a'].map((key, i) => message(i, key)),
       async (entries) => {
         sent.push(entries.map((e) => e.index));
-        return new Set();
+        return new Map();
       },
     );
     expect(sent).toEqual([[0, 1], [2]]);
@@ -55,12 +57,12 @@ describe('sendInKeyOrder', () => {
   it('sends no later event of a key after one of its events failed, and lets other keys go on', async () => {
     const keys = ['a', 'b', 'a', 'b', 'a', 'c'];
     const sent: number[] = [];
-    const statuses = await sendInKeyOrder(
+    const { statuses, failures } = await sendInKeyOrder(
       keys.map((key, i) => message(i, key)),
       async (entries) => {
         sent.push(...entries.map((e) => e.index));
         // SQS refuses the second event of key a (index 2).
-        return new Set(entries.filter((e) => e.index === 2).map((e) => e.index));
+        return new Map(entries.filter((e) => e.index === 2).map((e) => [e.index, transient]));
       },
     );
     expect(Object.fromEntries(statuses)).toEqual({
@@ -72,12 +74,13 @@ describe('sendInKeyOrder', () => {
       5: SendStatus.sent,
     });
     expect(sent).not.toContain(4);
+    expect(Object.fromEntries(failures)).toEqual({ 2: transient });
   });
 
   it('holds back the rest of a key whose first event failed, while its neighbour in the call was taken', async () => {
-    const statuses = await sendInKeyOrder(
+    const { statuses } = await sendInKeyOrder(
       ['a', 'a', 'b'].map((key, i) => message(i, key)),
-      async (entries) => new Set(entries.filter((e) => e.orderingKey === 'a' || e.index < 2).map((e) => e.index)),
+      async (entries) => new Map(entries.filter((e) => e.orderingKey === 'a' || e.index < 2).map((e) => [e.index, transient])),
     );
     expect(Object.fromEntries(statuses)).toEqual({ 0: SendStatus.failed, 1: SendStatus.notEnqueued, 2: SendStatus.sent });
   });

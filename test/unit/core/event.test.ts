@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isDeeperThan, parseEventsRequest, readJsonBody, readQueuedEvent } from '../../../lambda/core/event.js';
+import { encodeQueuedEvent, isDeeperThan, parseEventsRequest, readJsonBody, readQueuedEvent } from '../../../lambda/core/event.js';
 import { MAX_PAYLOAD_DEPTH } from '../../../lambda/core/limits.js';
 
 /** The JSON text of an object nested `depth` levels deep (`{}` is 1), built without recursion. */
@@ -176,5 +176,49 @@ describe('payload own keys', () => {
     expect(Object.keys(read.queued.event.payload)).toEqual(['__proto__', 'constructor', 'prototype', 'id']);
     expect(Object.getPrototypeOf(read.queued.event.payload)).toBe(Object.prototype);
     expect(JSON.stringify(read.queued.event.payload)).toBe(ownKeysJson);
+  });
+});
+
+describe('encodeQueuedEvent', () => {
+  /** SQS's characters, as its API reference writes them: #x9 | #xA | #xD | #x20–#xD7FF | #xE000–#xFFFD | #x10000–#x10FFFF. */
+  const SQS_CHARACTERS = /^[\t\n\r\u{20}-\u{D7FF}\u{E000}-\u{FFFD}\u{10000}-\u{10FFFF}]*$/u;
+  /** fauxqs 2.4.1's check (sqsTypes.js INVALID_MESSAGE_BODY_CHAR), code unit by code unit: nothing above U+FFFF. */
+  const FAUXQS_REFUSED = /[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD]/;
+
+  const queuedWith = (text: string) => ({
+    version: 1 as const,
+    event: { ...event({ type: `type ${text}`, payload: { text, [text]: [text] } }), tenant_id: `tenant ${text}` },
+    ordering_key: `sub_1 ${text}`,
+    message_group_id: 'g1',
+    accepted_at: '2026-12-03T10:00:00.000Z',
+  });
+
+  it.each([
+    ['an emoji (a surrogate pair)', '😀 party 🎉'],
+    ['U+FFFE and U+FFFF', 'a\uFFFEb\uFFFFc'],
+    ['a lone high surrogate', 'x\uD800y'],
+    ['a lone low surrogate', 'x\uDFFFy'],
+    ['a low surrogate before a high one', '\uDC00\uD800'],
+    ['controls, DEL and C1 controls', '\u0000\u0001\t\n\r\u001F\u007F\u0085'],
+    ['non-ASCII of the BMP', 'é 日本語 \uE000 \uFFFD \uD7FF'],
+    ['a backslash before a u', '\\u00e9 \\'],
+  ])('writes %s so that SQS and fauxqs take it and JSON.parse gives the same value back', (_label, text) => {
+    const queued = queuedWith(text);
+    const body = encodeQueuedEvent(queued);
+    expect(body).toMatch(SQS_CHARACTERS);
+    expect(FAUXQS_REFUSED.test(body)).toBe(false);
+    expect(JSON.parse(body)).toStrictEqual(queued);
+    const read = readQueuedEvent(body);
+    expect('queued' in read && read.queued.event.payload).toStrictEqual({ text, [text]: [text] });
+  });
+
+  it('keeps characters of the BMP that SQS takes as they are, not escaped', () => {
+    const body = encodeQueuedEvent(queuedWith('é 日本語'));
+    expect(body).toContain('é 日本語');
+    expect(Buffer.byteLength(body, 'utf8')).toBe(Buffer.byteLength(JSON.stringify(queuedWith('é 日本語')), 'utf8'));
+  });
+
+  it('escapes an emoji as its two surrogates', () => {
+    expect(encodeQueuedEvent(queuedWith('😀'))).toContain('"text":"\\ud83d\\ude00"');
   });
 });

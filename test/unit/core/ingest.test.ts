@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseEventsRequest, queuedEventSchema, type EventsRequest } from '../../../lambda/core/event.js';
-import type { OutgoingMessage } from '../../../lambda/core/enqueue-plan.js';
+import { SendFailureKind, type OutgoingMessage } from '../../../lambda/core/enqueue-plan.js';
 import { ingestEvents, type IngestPorts } from '../../../lambda/core/ingest.js';
 import type { GroupIntake } from '../../../lambda/core/lag.js';
 import { messageGroupIdFor } from '../../../lambda/core/routing.js';
@@ -41,7 +41,7 @@ function setup(options: { refuse?: (message: OutgoingMessage) => boolean } = {})
       calls.push([...entries]);
       const refused = entries.filter((entry) => options.refuse?.(entry) ?? false);
       queue.push(...entries.filter((entry) => !refused.includes(entry)));
-      return new Set(refused.map((entry) => entry.index));
+      return new Map(refused.map((entry) => [entry.index, { kind: SendFailureKind.transient, code: 'ServiceUnavailable' }]));
     },
     now: () => now,
   };

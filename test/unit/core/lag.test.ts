@@ -7,6 +7,7 @@ import {
   HeadState,
   lagPositionSchema,
   lagShardOf,
+  ownOrderingKeyOf,
   summarizeLag,
   toLagPage,
   toLagRows,
@@ -14,6 +15,7 @@ import {
   type LagPosition,
   type LagRow,
 } from '../../../lambda/core/lag.js';
+import { messageGroupIdFor } from '../../../lambda/core/routing.js';
 import { encodeCursor, parsePageQuery, type PageRequest } from '../../../lambda/core/paging.js';
 
 const now = new Date('2026-12-02T12:10:00.000Z');
@@ -27,26 +29,49 @@ const group = (overrides: Partial<GroupLag>): GroupLag => ({
   headFailingSince: undefined,
   headEventId: undefined,
   headOrderingKey: undefined,
+  orderingKey: undefined,
   deadLettered: 0,
   keysAffected: 1,
   ...overrides,
+});
+
+describe('lag row ordering_key', () => {
+  it.each([
+    ['a per-key group, flowing', { orderingKey: 'sub_1' }, 'sub_1'],
+    ['a per-key group with only dead letters', { orderingKey: 'sub_1', depth: 0, deadLettered: 3 }, 'sub_1'],
+    ['a per-key group whose item the consumer wrote first', { headOrderingKey: 'sub_1', headFailingSince: '2026-12-02T12:09:30.000Z' }, 'sub_1'],
+    ['a partition whose head is failing', { messageGroupId: 'partition-3', headOrderingKey: 'sub_7', headFailingSince: '2026-12-02T12:09:30.000Z' }, 'sub_7'],
+    ['a partition flowing', { messageGroupId: 'partition-3', keysAffected: 5 }, null],
+    ['a partition with only dead letters', { messageGroupId: 'partition-3', depth: 0, deadLettered: 1, headOrderingKey: 'sub_stale' }, null],
+  ] as const)('is %s’s key: %s', (_label, overrides, key) => {
+    expect(toLagRows([group(overrides)], now).map((row) => row.ordering_key)).toEqual([key]);
+  });
+});
+
+describe('ownOrderingKeyOf', () => {
+  it('finds the key whose own per-key group this is, and none for a partition', () => {
+    const group = messageGroupIdFor('sub_b', undefined);
+    expect(ownOrderingKeyOf(group, ['sub_a', 'sub_b'])).toBe('sub_b');
+    expect(ownOrderingKeyOf(group, ['sub_a'])).toBeUndefined();
+    expect(ownOrderingKeyOf(messageGroupIdFor('sub_b', 4), ['sub_b'])).toBeUndefined();
+  });
 });
 
 describe('toLagRows', () => {
   it('lists active groups worst first, in the contract’s shape', () => {
     const rows = toLagRows(
       [
-        group({ messageGroupId: 'fresh', oldestAcceptedAt: '2026-12-02T12:09:50.000Z' }),
+        group({ messageGroupId: 'fresh', oldestAcceptedAt: '2026-12-02T12:09:50.000Z', orderingKey: 'sub_fresh' }),
         group({ messageGroupId: 'stuck', depth: 7, oldestAcceptedAt: '2026-12-02T12:00:00.000Z', headAttempts: 4, lastError: 'HTTP 500', keysAffected: 3 }),
         group({ messageGroupId: 'drained', depth: 0, oldestAcceptedAt: undefined }),
-        group({ messageGroupId: 'dead', depth: 0, oldestAcceptedAt: undefined, deadLettered: 2 }),
+        group({ messageGroupId: 'dead', depth: 0, oldestAcceptedAt: undefined, deadLettered: 2, orderingKey: 'sub_dead' }),
       ],
       now,
     );
     expect(rows).toEqual([
-      { message_group_id: 'stuck', depth: 7, oldest_wait_seconds: 600, keys_affected: 3, head_attempts: 4, last_error: 'HTTP 500', dead_lettered: 0 },
-      { message_group_id: 'fresh', depth: 1, oldest_wait_seconds: 10, keys_affected: 1, head_attempts: 0, last_error: null, dead_lettered: 0 },
-      { message_group_id: 'dead', depth: 0, oldest_wait_seconds: 0, keys_affected: 0, head_attempts: 0, last_error: null, dead_lettered: 2 },
+      { message_group_id: 'stuck', depth: 7, oldest_wait_seconds: 600, keys_affected: 3, head_attempts: 4, last_error: 'HTTP 500', dead_lettered: 0, ordering_key: null },
+      { message_group_id: 'fresh', depth: 1, oldest_wait_seconds: 10, keys_affected: 1, head_attempts: 0, last_error: null, dead_lettered: 0, ordering_key: 'sub_fresh' },
+      { message_group_id: 'dead', depth: 0, oldest_wait_seconds: 0, keys_affected: 0, head_attempts: 0, last_error: null, dead_lettered: 2, ordering_key: 'sub_dead' },
     ]);
   });
 
@@ -217,7 +242,7 @@ describe('summarizeGroup', () => {
       ],
       { state: HeadState.clear },
     );
-    expect(progress).toEqual({ messageGroupId: 'g', settled: 2, deadLettered: 1, lastSettledAcceptedAt: 'a3', head: { state: 'clear' } });
+    expect(progress).toEqual({ messageGroupId: 'g', settled: 2, lastSettledAcceptedAt: 'a3', head: { state: 'clear' } });
   });
 
   it('is worth a write when something settled or the head waits, and not for duplicates only', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { redriveDeduplicationId, type StoredDeadLetter } from '../../../lambda/core/dead-letter.js';
-import type { OutgoingMessage } from '../../../lambda/core/enqueue-plan.js';
+import { redriveDeduplicationId, type DeadLetterPlace, type StoredDeadLetter } from '../../../lambda/core/dead-letter.js';
+import { SendFailureKind, type OutgoingMessage, type SendFailure } from '../../../lambda/core/enqueue-plan.js';
 import { queuedEventSchema, type QueuedEvent } from '../../../lambda/core/event.js';
 import { checkRedrive, MAX_REDRIVEN_PER_STEP, redriveStep, type RedrivePorts } from '../../../lambda/core/redrive.js';
 import { messageGroupIdFor } from '../../../lambda/core/routing.js';
@@ -27,30 +27,44 @@ async function storeWith(letters: readonly { eventId: string; subscription: stri
 }
 
 /** The delivery queue as SendMessageBatch sees it: entries taken in call order, some refused. */
-function harness(store: InMemoryDeadLetterStore, options: { refuse?: (message: OutgoingMessage) => boolean; hasTime?: () => boolean } = {}) {
+/** How the harness's SQS refuses a message: `true` is a transient refusal. */
+type Refuse = (message: OutgoingMessage) => boolean | SendFailure;
+
+const placeKey = (place: DeadLetterPlace) => `${place.messageGroupId} ${place.subscriptionId} ${place.position}`;
+
+function harness(store: InMemoryDeadLetterStore, options: { refuse?: Refuse; hasTime?: () => boolean } = {}) {
   const enqueued: OutgoingMessage[] = [];
   const calls: OutgoingMessage[][] = [];
   const moved: { eventId: string; from: string; to: string }[] = [];
+  /** The places counted in the lag, as the group store keeps them: once per place. */
+  const counted = new Set(store.all('s').map((letter) => placeKey(letter)));
   const ports: RedrivePorts = {
     store,
     enqueue: async (entries) => {
       calls.push([...entries]);
-      const refused = new Set<number>();
+      const refused = new Map<number, SendFailure>();
       for (const entry of entries) {
-        if (options.refuse?.(entry) === true) refused.add(entry.index);
-        else enqueued.push(entry);
+        const refusal = options.refuse?.(entry) ?? false;
+        if (refusal === false) enqueued.push(entry);
+        else refused.set(entry.index, refusal === true ? { kind: SendFailureKind.transient, code: 'ServiceUnavailable' } : refusal);
       }
       return refused;
     },
     recordRedriven: async ({ letter, toGroup }) => {
       moved.push({ eventId: letter.queued.event.event_id, from: letter.messageGroupId, to: toGroup });
     },
+    countDeadLetter: async (place) => {
+      counted.add(placeKey(place));
+    },
+    uncountDeadLetter: async (place) => {
+      counted.delete(placeKey(place));
+    },
     groupOf: (orderingKey) => messageGroupIdFor(orderingKey, undefined),
     now: () => at,
     hasTime: options.hasTime ?? (() => true),
   };
   const bodies = () => enqueued.map((message) => queuedEventSchema.parse(JSON.parse(message.body)));
-  return { ports, enqueued, calls, moved, bodies };
+  return { ports, enqueued, calls, moved, bodies, counted };
 }
 
 describe('redriveStep', () => {
@@ -63,7 +77,7 @@ describe('redriveStep', () => {
     ]);
     const { ports, bodies, moved, calls } = harness(store);
     const step = await redriveStep('s', ports);
-    expect(step).toEqual({ redriven: [{ event_id: 'a2', sequence: 2 }, { event_id: 'a4', sequence: 4 }, { event_id: 'a11', sequence: 11 }], remaining: 0, isDone: true });
+    expect(step).toEqual({ redriven: [{ event_id: 'a2', sequence: 2 }, { event_id: 'a4', sequence: 4 }, { event_id: 'a11', sequence: 11 }], remaining: 0, isDone: true, refused: [] });
     expect(bodies().map((body) => [body.event.event_id, body.redrive])).toEqual([
       ['a2', { sequence: 2, redriven_at: at.toISOString() }],
       ['a4', { sequence: 4, redriven_at: at.toISOString() }],
@@ -113,19 +127,46 @@ describe('redriveStep', () => {
       { eventId: 'b1', subscription: 's', key: 'k2', sequence: 1 },
     ]);
     let isRefusing = true;
-    const { ports, bodies } = harness(store, { refuse: (message) => isRefusing && JSON.parse(message.body).event.event_id === 'a2' });
+    const { ports, bodies, counted } = harness(store, { refuse: (message) => isRefusing && JSON.parse(message.body).event.event_id === 'a2' });
     const first = await redriveStep('s', ports);
     expect(first.redriven.map((r) => r.event_id).sort()).toEqual(['a1', 'b1']);
-    expect(first).toMatchObject({ remaining: 2, isDone: false });
+    expect(first).toMatchObject({ remaining: 2, isDone: false, refused: [] });
+    // What was not sent stays listed, and counted: the count follows the list.
+    expect([...counted].sort()).toEqual(store.all('s').map(placeKey).sort());
     isRefusing = false;
     const second = await redriveStep('s', ports);
     expect(second).toMatchObject({ redriven: [{ event_id: 'a2', sequence: 2 }, { event_id: 'a3', sequence: 3 }], remaining: 0, isDone: true });
     expect(bodies().filter((body) => body.ordering_key === 'k1').map((body) => body.event.event_id)).toEqual(['a1', 'a2', 'a3']);
   });
 
+  it('reports a dead letter SQS refuses permanently, keeps it and its key\'s later ones, and ends the step', async () => {
+    const store = await storeWith([
+      { eventId: 'a1', subscription: 's', key: 'k1', sequence: 1 },
+      { eventId: 'a2', subscription: 's', key: 'k1', sequence: 2 },
+      { eventId: 'b1', subscription: 's', key: 'k2', sequence: 1 },
+    ]);
+    const refusal: SendFailure = { kind: SendFailureKind.messageRefused, code: 'InvalidMessageContents' };
+    const { ports } = harness(store, { refuse: (message) => (JSON.parse(message.body).event.event_id === 'a1' ? refusal : false) });
+    const step = await redriveStep('s', ports);
+    expect(step.refused).toEqual([{ event_id: 'a1', code: 'InvalidMessageContents' }]);
+    expect(step.redriven).toEqual([{ event_id: 'b1', sequence: 1 }]);
+    expect(step.isDone).toBe(false);
+    expect(store.all('s').map((letter) => letter.queued.event.event_id).sort()).toEqual(['a1', 'a2']);
+  });
+
+  it('writes the body with the SQS encoding, so that an emoji or U+FFFF is taken', async () => {
+    const store = new InMemoryDeadLetterStore();
+    const base = queued('e1', 's');
+    await store.put({ queued: { ...base, event: { ...base.event, payload: { text: '😀\uFFFF' } } }, sequence: 1, attempts: 1, reason: 'HTTP 500', deadLetteredAt: '2026-12-02T12:00:00.000Z' });
+    const { ports, enqueued, bodies } = harness(store);
+    await redriveStep('s', ports);
+    expect(enqueued[0]?.body).toMatch(/^[\t\n\r\u0020-\ud7ff\ue000-\ufffd]*$/);
+    expect(bodies()[0]?.event.payload).toEqual({ text: '😀\uFFFF' });
+  });
+
   it('leaves a dead letter that was given up again after it was read, and counts it once', async () => {
     const store = await storeWith([{ eventId: 'a1', subscription: 's', sequence: 1 }]);
-    const { ports, moved } = harness(store);
+    const { ports, moved, counted } = harness(store);
     const racing: RedrivePorts = {
       ...ports,
       enqueue: async (entries) => {
@@ -140,11 +181,13 @@ describe('redriveStep', () => {
     expect(step.redriven).toEqual([]);
     expect(store.all('s').map((letter) => letter.reason)).toEqual(['HTTP 503']);
     expect(moved).toEqual([]);
+    // Uncounted before the removal was refused, and counted again: the count follows the list.
+    expect([...counted]).toEqual(store.all('s').map(placeKey));
   });
 
   it('sends a dead letter again with the same deduplication id when a crash fell between sending and removing', async () => {
     const store = await storeWith([{ eventId: 'a1', subscription: 's', sequence: 1 }]);
-    const { ports, enqueued } = harness(store);
+    const { ports, enqueued, counted } = harness(store);
     const crashing: RedrivePorts = {
       ...ports,
       store: {
@@ -155,9 +198,13 @@ describe('redriveStep', () => {
       },
     };
     await expect(redriveStep('s', crashing)).rejects.toThrow('crash');
+    // Uncounted, still listed: one short until the step is repeated, never a count of nothing.
+    expect(counted.size).toBe(0);
     const step = await redriveStep('s', ports);
     expect(step).toMatchObject({ redriven: [{ event_id: 'a1', sequence: 1 }], isDone: true });
     expect(enqueued.map((message) => message.deduplicationId)).toEqual([enqueued[0]?.deduplicationId, enqueued[0]?.deduplicationId]);
+    expect(counted.size).toBe(0);
+    expect(store.all('s')).toEqual([]);
   });
 
   it('sends a dead letter without a sequence after its key’s numbered ones, without a sequence', async () => {
@@ -177,7 +224,7 @@ describe('redriveStep', () => {
   it('stops when its time is up, and says what remains', async () => {
     const store = await storeWith([1, 2, 3].map((n) => ({ eventId: `a${n}`, subscription: 's', sequence: n })));
     const { ports, enqueued } = harness(store, { hasTime: () => false });
-    expect(await redriveStep('s', ports)).toEqual({ redriven: [], remaining: 3, isDone: false });
+    expect(await redriveStep('s', ports)).toEqual({ redriven: [], remaining: 3, isDone: false, refused: [] });
     expect(enqueued).toEqual([]);
   });
 });

@@ -65,6 +65,7 @@ function setup(failing: ReadonlySet<string>, changeVisibility?: (changes: readon
       return { kind: AttemptResultKind.response, statusCode: failing.has(eventId) ? 503 : 200 };
     },
     deadLetters: { put: async () => undefined },
+    countDeadLetter: async () => undefined,
     quarantine: async (record) => {
       quarantined.push(record);
     },
@@ -116,11 +117,10 @@ describe('consumer handler', () => {
     }
     await handler({ Records: [sqsRecord('a1', 'a'), sqsRecord('b1', 'b'), sqsRecord('a2', 'a'), sqsRecord('b2', 'b'), sqsRecord('b3', 'b')] }, plentyOfTime);
     expect(progressed).toEqual([
-      { messageGroupId: 'g-a', settled: 2, deadLettered: 0, lastSettledAcceptedAt: '2026-12-02T12:00:00.000Z', head: { state: 'clear' } },
+      { messageGroupId: 'g-a', settled: 2, lastSettledAcceptedAt: '2026-12-02T12:00:00.000Z', head: { state: 'clear' } },
       {
         messageGroupId: 'g-b',
         settled: 1,
-        deadLettered: 0,
         lastSettledAcceptedAt: '2026-12-02T12:00:00.000Z',
         head: { state: 'waiting', eventId: 'b2', orderingKey: 'b', attempts: 1, lastError: 'HTTP 503', acceptedAt: '2026-12-02T12:00:00.000Z' },
       },

@@ -1,4 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { QueueDoesNotExist, SendMessageBatchCommand, SQSClient, SQSServiceException } from '@aws-sdk/client-sqs';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createDeliveryQueue } from '../../../lambda/adapters/delivery-queue.js';
 import type { OutgoingMessage } from '../../../lambda/core/enqueue-plan.js';
 import { createIngestHandler } from '../../../lambda/handlers/ingest.js';
 import { createLogger } from '../../../lambda/handlers/logger.js';
@@ -16,7 +19,7 @@ function setup() {
       recordGroupIntake: async () => undefined,
       sendBatch: async (entries) => {
         queue.push(...entries);
-        return new Set();
+        return new Map();
       },
       now: () => new Date('2026-12-02T12:00:00Z'),
     },
@@ -87,7 +90,7 @@ describe('ingest handler', () => {
         findKnownEventIds: async () => new Set(),
         recordAccepted: async () => 'recorded',
         recordGroupIntake: async () => undefined,
-        sendBatch: async () => new Set(),
+        sendBatch: async () => new Map(),
         now: () => new Date(),
       },
       readSettings: async () => ({ partitionCount: undefined }),
@@ -97,5 +100,109 @@ describe('ingest handler', () => {
     expect(result.statusCode).toBe(500);
     expect(jsonOf(result)).toMatchObject({ error: { code: 'internal_error' } });
     expect(result.body).not.toContain('secret internal detail');
+  });
+});
+
+describe('ingest handler with SQS refusing', () => {
+  const sqs = mockClient(SQSClient);
+  beforeEach(() => sqs.reset());
+
+  /** The handler on the real delivery queue adapter, its SQS client mocked to give a specific answer. */
+  function setupWithQueue() {
+    const store = new InMemoryDeliveryStore();
+    const logger = createLogger('test', 'SILENT');
+    const queue = createDeliveryQueue(new SQSClient({ region: 'us-east-1' }), 'https://sqs.us-east-1.amazonaws.com/123456789012/delivery.fifo', logger);
+    const handler = createIngestHandler({
+      ports: {
+        findSubscriptionTenants: async (ids) => new Map(ids.filter((id) => id === 'sub_1' || id === 'sub_2').map((id) => [id, 'tenant_1'] as const)),
+        findKnownEventIds: store.findKnownEventIds,
+        recordAccepted: store.recordAccepted,
+        recordGroupIntake: async () => undefined,
+        sendBatch: queue.sendBatch,
+        now: () => new Date('2026-12-02T12:00:00Z'),
+      },
+      readSettings: async () => ({ partitionCount: undefined }),
+      logger,
+    });
+    return { store, post: (body: unknown) => handler(apiEvent({ routeKey: 'POST /v1/events', body: JSON.stringify(body) })) };
+  }
+
+  /** SQS refuses the entries whose deduplication id is `eventId` with `code`, and takes the rest. */
+  function refuseEntry(eventId: string, code: string, isSenderFault: boolean) {
+    sqs.on(SendMessageBatchCommand).callsFake((input: { Entries: { Id: string; MessageDeduplicationId: string }[] }) => ({
+      Successful: input.Entries.filter((entry) => entry.MessageDeduplicationId !== eventId).map((entry) => ({ Id: entry.Id, MessageId: `m-${entry.Id}`, MD5OfMessageBody: '' })),
+      Failed: input.Entries.filter((entry) => entry.MessageDeduplicationId === eventId).map((entry) => ({ Id: entry.Id, Code: code, SenderFault: isSenderFault })),
+    }));
+  }
+
+  const events = [
+    { ...event, event_id: 'a1' },
+    { ...event, event_id: 'a2' },
+    { ...event, event_id: 'a3' },
+    { ...event, event_id: 'b1', subscription_id: 'sub_2' },
+  ];
+
+  it('answers 400 invalid_request naming the event when SQS refuses its contents, enqueues nothing later of its key, and tells what was enqueued', async () => {
+    const { post } = setupWithQueue();
+    refuseEntry('a2', 'InvalidMessageContents', true);
+    const result = await post({ events });
+    expect(result.statusCode).toBe(400);
+    expect(jsonOf(result)).toEqual({
+      error: {
+        code: 'invalid_request',
+        message: expect.stringContaining('change them'),
+        details: [{ path: 'events[1].event_id', message: expect.stringContaining('event a2 is refused by the queue on every retry (SQS InvalidMessageContents)') }],
+      },
+      results: [
+        { event_id: 'a1', status: 'accepted', message_group_id: expect.any(String) },
+        { event_id: 'a2', status: 'failed', message_group_id: expect.any(String) },
+        { event_id: 'a3', status: 'not_enqueued', message_group_id: expect.any(String) },
+        { event_id: 'b1', status: 'accepted', message_group_id: expect.any(String) },
+      ],
+    });
+    const sent = sqs.commandCalls(SendMessageBatchCommand).flatMap((call) => call.args[0].input.Entries?.map((entry) => entry.MessageDeduplicationId) ?? []);
+    expect(sent).not.toContain('a3');
+  });
+
+  it.each([
+    ['QueueDoesNotExist', () => new QueueDoesNotExist({ message: 'The specified queue does not exist.', $metadata: { httpStatusCode: 400 } })],
+    ['AccessDenied', () => new SQSServiceException({ name: 'AccessDenied', $fault: 'client', $metadata: { httpStatusCode: 403 }, message: 'Access to the resource is denied.' })],
+  ])('answers 500 internal_error, never 503, when SQS refuses the call with %s', async (code, error) => {
+    const { post, store } = setupWithQueue();
+    sqs.on(SendMessageBatchCommand).rejects(error());
+    const result = await post({ events });
+    expect(result.statusCode).toBe(500);
+    const json = jsonOf(result) as { error: { code: string; message: string; details: { path: string }[] }; results: { status: string }[] };
+    expect(json.error.code).toBe('internal_error');
+    expect(json.error.message).not.toContain(code);
+    expect(json.error.details.map((detail) => detail.path)).toEqual(['events[0].event_id', 'events[3].event_id']);
+    expect(json.results.map((r) => r.status)).toEqual(['failed', 'not_enqueued', 'not_enqueued', 'failed']);
+    expect(store.writes).toHaveLength(0);
+  });
+
+  it('answers 500 when an entry is refused for AccessDenied (a KMS key or a grant), even beside a refused event', async () => {
+    const { post } = setupWithQueue();
+    sqs.on(SendMessageBatchCommand).resolves({
+      Successful: [],
+      Failed: [
+        { Id: '0', Code: 'InvalidMessageContents', SenderFault: true },
+        { Id: '3', Code: 'KmsAccessDenied', SenderFault: true },
+      ],
+    });
+    const result = await post({ events });
+    expect(result.statusCode).toBe(500);
+    expect(jsonOf(result)).toMatchObject({ error: { code: 'internal_error', details: [{ path: 'events[3].event_id' }] } });
+  });
+
+  it('still answers 503 enqueue_failed, retrying being safe, when SQS is throttling or failing inside', async () => {
+    const { post } = setupWithQueue();
+    refuseEntry('a2', 'InternalError', false);
+    const entryFailure = await post({ events });
+    expect(entryFailure.statusCode).toBe(503);
+    expect(jsonOf(entryFailure)).toMatchObject({ error: { code: 'enqueue_failed' } });
+    sqs.reset();
+    sqs.on(SendMessageBatchCommand).rejects(new SQSServiceException({ name: 'ThrottlingException', $fault: 'client', $metadata: { httpStatusCode: 400 }, message: 'Rate exceeded' }));
+    const throttled = await post({ events: [{ ...event, event_id: 'c1' }] });
+    expect(throttled.statusCode).toBe(503);
   });
 });

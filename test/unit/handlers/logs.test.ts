@@ -5,7 +5,7 @@ import { SERVICE_NAMES, type FunctionName } from '../../../lambda/config.js';
 import { CONSUMER_METRICS } from '../../../lambda/core/consumer-metrics.js';
 import { AttemptResultKind, type DeliveryPorts } from '../../../lambda/core/delivery.js';
 import type { QueuedEvent } from '../../../lambda/core/event.js';
-import type { OutgoingMessage } from '../../../lambda/core/enqueue-plan.js';
+import { SendFailureKind, type SendBatch } from '../../../lambda/core/enqueue-plan.js';
 import { LAG_METRICS } from '../../../lambda/core/lag.js';
 import type { RetryPolicy } from '../../../lambda/core/retry-policy.js';
 import { WebhookHeader, type WebhookRequest } from '../../../lambda/core/webhook.js';
@@ -74,6 +74,7 @@ function consumer(options: { readonly failing?: ReadonlySet<string>; readonly fa
       return { kind: AttemptResultKind.response, statusCode: options.failing?.has(eventId) === true ? 503 : 200 };
     },
     deadLetters,
+    countDeadLetter: async () => undefined,
     quarantine: async () => undefined,
     now: () => new Date('2026-12-03T12:00:01.000Z'),
     random: () => 0,
@@ -234,7 +235,7 @@ describe('withLambdaContext', () => {
 });
 
 describe('ingest logs', () => {
-  function ingest(sendBatch: (entries: readonly OutgoingMessage[]) => Promise<ReadonlySet<number>> = async () => new Set()) {
+  function ingest(sendBatch: SendBatch = async () => new Map()) {
     const store = new InMemoryDeliveryStore();
     const logger = createLogger(SERVICE_NAMES.ingest, 'DEBUG');
     return withLambdaContext(
@@ -275,7 +276,7 @@ describe('ingest logs', () => {
 
   it('names each event it could not enqueue with its subscription and message group', async () => {
     // SQS refuses the first entry of every batch.
-    const handler = ingest(async () => new Set([0]));
+    const handler = ingest(async () => new Map([[0, { kind: SendFailureKind.transient, code: 'ServiceUnavailable' }]]));
     const { result, lines, text } = await captureLogs(() => handler(post({ events: [eventOf('evt_1'), eventOf('evt_2')] }), lambdaContext('request-e')));
     expect(result.statusCode).toBe(503);
     const body = z.object({ results: z.array(z.object({ event_id: z.string(), status: z.string(), message_group_id: z.string() })) }).parse(JSON.parse(result.body ?? '{}'));

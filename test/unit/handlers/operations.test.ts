@@ -19,6 +19,7 @@ const stuck: GroupLag = {
   headFailingSince: '2026-12-02T12:00:05.000Z',
   headEventId: 'evt_1',
   headOrderingKey: 'sub_1',
+  orderingKey: 'sub_1',
   deadLettered: 0,
   keysAffected: 1,
 };
@@ -54,7 +55,7 @@ function setup(
       skips.push(eventId);
       return true;
     },
-    redrive: async () => ({ redriven: [{ event_id: 'e1', sequence: 2 }], remaining: 0, isDone: true }),
+    redrive: async () => ({ redriven: [{ event_id: 'e1', sequence: 2 }], remaining: 0, isDone: true, refused: [] }),
     importBackstop: async () => ({ imported: [{ event_id: 'e9', subscription_id: 'sub_1', sequence: 4 }], unreadable: 1, isDone: true }),
     routing: {
       get: async () => routing,
@@ -86,7 +87,7 @@ describe('operations handler', () => {
     const result = await handler(lagEvent());
     expect(result.statusCode).toBe(200);
     expect(jsonOf(result)).toEqual({
-      groups: [{ message_group_id: 'g1', depth: 2, oldest_wait_seconds: 600, keys_affected: 1, head_attempts: 3, last_error: 'HTTP 500', dead_lettered: 0 }],
+      groups: [{ message_group_id: 'g1', depth: 2, oldest_wait_seconds: 600, keys_affected: 1, head_attempts: 3, last_error: 'HTTP 500', dead_lettered: 0, ordering_key: 'sub_1' }],
       next_cursor: null,
     });
   });
