@@ -8,6 +8,7 @@ import { createConsumerHandler, retryPolicyOf, toConsumerRecord, type ConsumerCo
 import { createLogger } from '../../../lambda/handlers/logger.js';
 import type { GroupProgress } from '../../../lambda/core/lag.js';
 import type { ConsumerCounts } from '../../../lambda/core/consumer-metrics.js';
+import { sqsRecordOf } from '../../support/sqs-record.js';
 import { InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
 
 function sqsRecord(eventId: string, key: string): SQSRecord {
@@ -18,25 +19,7 @@ function sqsRecord(eventId: string, key: string): SQSRecord {
     message_group_id: `g-${key}`,
     accepted_at: '2026-12-02T12:00:00.000Z',
   };
-  return {
-    messageId: eventId,
-    receiptHandle: `rh-${eventId}`,
-    body: JSON.stringify(queued),
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: '0',
-      SenderId: 's',
-      ApproximateFirstReceiveTimestamp: '0',
-      MessageGroupId: `g-${key}`,
-      MessageDeduplicationId: eventId,
-      SequenceNumber: '1',
-    },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:delivery.fifo',
-    awsRegion: 'us-east-1',
-  };
+  return sqsRecordOf(queued);
 }
 
 /** Lambda's context for an invocation with time to spare. */

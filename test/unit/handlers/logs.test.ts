@@ -17,6 +17,7 @@ import { wiringFromEnvironment } from '../../../lambda/handlers/wiring.js';
 import { RESOURCE_ENV_VARS } from '../../../lambda/resources.js';
 import { apiEvent } from '../../support/api-event.js';
 import { captureLogs, lambdaContext, linesSaying } from '../../support/captured-logs.js';
+import { sqsRecordOf } from '../../support/sqs-record.js';
 import { InMemoryDeadLetterStore, InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
 
 /** In every payload: it must never reach a log line. */
@@ -35,25 +36,7 @@ function sqsRecord(eventId: string, group: string, subscriptionId = SUBSCRIPTION
     message_group_id: group,
     accepted_at: '2026-12-03T12:00:00.000Z',
   };
-  return {
-    messageId: `msg-${eventId}`,
-    receiptHandle: `rh-${eventId}`,
-    body: JSON.stringify(queued),
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: '0',
-      SenderId: 's',
-      ApproximateFirstReceiveTimestamp: '0',
-      MessageGroupId: group,
-      MessageDeduplicationId: eventId,
-      SequenceNumber: '1',
-    },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:delivery.fifo',
-    awsRegion: 'us-east-1',
-  };
+  return sqsRecordOf(queued, `msg-${eventId}`);
 }
 
 const POLICY: RetryPolicy = { maxDeliveryAttempts: 2, retryBaseSeconds: 5, retryMaxSeconds: 900, onExhausted: 'dead_letter', visibilityCeilingSeconds: 43_070 };

@@ -1,0 +1,28 @@
+/**
+ * A Lambda SQS record carrying a queued event, as the event source mapping hands it to the
+ * consumer: for handler unit tests that build their batches by hand.
+ */
+import type { SQSRecord } from 'aws-lambda';
+import type { QueuedEvent } from '../../lambda/core/event.js';
+
+export function sqsRecordOf(queued: QueuedEvent, messageId: string = queued.event.event_id): SQSRecord {
+  return {
+    messageId,
+    receiptHandle: `rh-${queued.event.event_id}`,
+    body: JSON.stringify(queued),
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: '0',
+      SenderId: 's',
+      ApproximateFirstReceiveTimestamp: '0',
+      MessageGroupId: queued.message_group_id,
+      MessageDeduplicationId: queued.event.event_id,
+      SequenceNumber: '1',
+    },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:delivery.fifo',
+    awsRegion: 'us-east-1',
+  };
+}
