@@ -16,7 +16,7 @@ import { pathToFileURL } from 'node:url';
 import { bundleSizes } from './bundles.js';
 import { gridCells, isolationSpecs, usageSpecs } from './plan.js';
 import type { RunResult, RunSpec } from './protocol.js';
-import { deriveFigures, modelOf, renderReport, type BenchReport, type GridRow, type Variant } from './report.js';
+import { deriveFigures, mergeRuns, modelOf, renderReport, type BenchReport, type GridRow, type Variant } from './report.js';
 import { BENCH_ROOT, startWorker, type Worker } from './workers.js';
 
 /** The bench's command line. */
@@ -27,6 +27,9 @@ export interface BenchOptions {
   readonly json: string | undefined;
   readonly baseline: string | undefined;
 }
+
+/** Runs of each throughput cell per checkout in the full bench: short cells on a shared machine are noisy. */
+const FULL_REPEATS = 2;
 
 const USAGE = 'usage: npm run bench -- [--quick] [--model] [--json [file]] [--baseline <git-rev>]';
 
@@ -89,6 +92,23 @@ async function runOnEach(workers: readonly { readonly variant: Variant; readonly
   return results;
 }
 
+/**
+ * Runs `spec` `repeats` times on every worker, the order flipping each time (A B, B A, …), and
+ * merges each worker's runs.
+ */
+async function repeatOnEach(
+  workers: readonly { readonly variant: Variant; readonly worker: Worker }[],
+  spec: RunSpec,
+  repeats: number,
+  alternate: () => boolean,
+): Promise<Record<string, RunResult>> {
+  const runs: Record<string, RunResult[]> = {};
+  for (let repeat = 0; repeat < repeats; repeat += 1) {
+    for (const [id, result] of Object.entries(await runOnEach(workers, spec, alternate()))) (runs[id] ??= []).push(result);
+  }
+  return Object.fromEntries(Object.entries(runs).map(([id, results]) => [id, mergeRuns(results)]));
+}
+
 /** Runs the whole bench and returns its report. */
 export async function runBench(options: BenchOptions, say: (line: string) => void): Promise<BenchReport> {
   const startedAt = new Date();
@@ -103,6 +123,7 @@ export async function runBench(options: BenchOptions, say: (line: string) => voi
   const workers: { variant: Variant; worker: Worker }[] = [];
   try {
     for (const checkout of checkouts) workers.push({ variant: checkout.variant, worker: await startWorker(checkout.root) });
+    const repeats = options.isQuick ? 1 : FULL_REPEATS;
     let step = 0;
     const alternate = (): boolean => {
       step += 1;
@@ -113,15 +134,16 @@ export async function runBench(options: BenchOptions, say: (line: string) => voi
     const grid: GridRow[] = [];
     for (const cell of cells) {
       say(`grid K=${cell.keys} C=${cell.concurrency} L=${cell.latencyMs} ms (${cell.keys * cell.spec.eventsPerKey} events)`);
-      grid.push({ keys: cell.keys, concurrency: cell.concurrency, latencyMs: cell.latencyMs, events: cell.keys * cell.spec.eventsPerKey, results: await runOnEach(workers, cell.spec, alternate()) });
+      const results = await repeatOnEach(workers, cell.spec, repeats, alternate);
+      grid.push({ keys: cell.keys, concurrency: cell.concurrency, latencyMs: cell.latencyMs, events: cell.keys * cell.spec.eventsPerKey, results });
     }
 
     say('isolation');
     const isolationPair = isolationSpecs(options.isQuick);
-    const alone = await runOnEach(workers, isolationPair.alone, alternate());
-    const withPoison = await runOnEach(workers, isolationPair.withPoison, alternate());
+    const alone = await repeatOnEach(workers, isolationPair.alone, repeats, alternate);
+    const withPoison = await repeatOnEach(workers, isolationPair.withPoison, repeats, alternate);
 
-    say('usage: busy keys, sparse keys');
+    say('usage: busy keys, sparse keys (units measured: slower)');
     const usage = usageSpecs(options.isQuick);
     const busy = await runOnEach(workers, usage.busy, alternate());
     const sparse = await runOnEach(workers, usage.sparse, alternate());
@@ -146,6 +168,7 @@ export async function runBench(options: BenchOptions, say: (line: string) => voi
       usage: { busy, sparse },
       bundles,
       indexPartitions: lag.LAG_SHARDS ?? 1,
+      repeats,
     };
     return options.isModel ? { ...report, model: modelOf(report) } : report;
   } finally {

@@ -45,6 +45,8 @@ export interface BenchReport {
   /** Present with --model: the scale model of each variant, from its sparse-keys usage. */
   readonly model?: PerVariant<ScaleModel>;
   readonly indexPartitions: number;
+  /** Runs of each throughput and isolation spec per checkout, merged. */
+  readonly repeats: number;
 }
 
 /** Figures derived from a report, included in the JSON beside the raw runs. */
@@ -54,6 +56,31 @@ export interface DerivedFigures {
   readonly unitsPerEvent: PerVariant<{ readonly busy: { write: number; read: number }; readonly sparse: { write: number; read: number } }>;
   readonly cost: PerVariant<{ readonly busy: CostPerMillion; readonly sparse: CostPerMillion; readonly fixedMonthly: readonly FixedCostLine[] }>;
   readonly orderViolations: number;
+}
+
+/**
+ * Several runs of one spec as one: events and seconds added up (so the rate is events over the
+ * time they all took), violations and duplicates added, the first run's usage.
+ */
+export function mergeRuns(runs: readonly RunResult[]): RunResult {
+  const [first, ...rest] = runs;
+  if (first === undefined) throw new Error('mergeRuns needs at least one run');
+  if (rest.length === 0) return first;
+  const sum = (pick: (run: RunResult) => number): number => runs.reduce((total, run) => total + pick(run), 0);
+  const seconds = sum((run) => run.seconds);
+  const delivered = sum((run) => run.delivered);
+  return {
+    ...first,
+    seconds,
+    delivered,
+    expected: sum((run) => run.expected),
+    eventsPerSecond: seconds > 0 ? delivered / seconds : 0,
+    orderViolations: sum((run) => run.orderViolations),
+    duplicates: sum((run) => run.duplicates),
+    refused: sum((run) => run.refused),
+    timedOut: runs.some((run) => run.timedOut),
+    warnings: [...new Set(runs.flatMap((run) => run.warnings))].slice(0, 20),
+  };
 }
 
 /** Throughput over ideal, or undefined for a cell without latency. */
@@ -72,15 +99,19 @@ const unitsOf = (usage: Usage): { write: number; read: number } => {
   return { write: totals.writeUnits, read: totals.readUnits };
 };
 
-/** Every run's order violations, across the whole report: must be 0. */
-export function totalOrderViolations(report: BenchReport): number {
-  const runs: RunResult[] = [
+/** Every run of a report. */
+function allRuns(report: BenchReport): RunResult[] {
+  return [
     ...report.grid.flatMap((row) => Object.values(row.results)),
     ...Object.values(report.isolation).flatMap((figures) => [figures.alone, figures.withPoison]),
     ...Object.values(report.usage.busy),
     ...Object.values(report.usage.sparse),
   ];
-  return runs.reduce((sum, run) => sum + run.orderViolations, 0);
+}
+
+/** Every run's order violations, across the whole report: must be 0. */
+export function totalOrderViolations(report: BenchReport): number {
+  return allRuns(report).reduce((sum, run) => sum + run.orderViolations, 0);
 }
 
 export function deriveFigures(report: BenchReport): DerivedFigures {
@@ -182,6 +213,7 @@ export function renderReport(report: BenchReport): string {
   out.push(
     `npm run bench, ${report.startedAt}: ${report.machine.cpus} CPUs, Node ${report.machine.node}, load average ${report.machine.loadAverage.map((load) => load.toFixed(2)).join(' ')}; ${Math.round(report.seconds)} s`,
     variants.length === 2 ? `Side by side, cells alternating: ${variants.map((variant) => variant.label).join(' | ')}` : `${variants[0]?.label ?? ''} only`,
+    `Each throughput and isolation figure: ${report.repeats} run(s) per checkout, events over the time they took.`,
   );
 
   section(
@@ -289,6 +321,8 @@ export function renderReport(report: BenchReport): string {
   );
 
   if (report.model !== undefined) out.push(renderModel(variants, report.model));
+  const warnings = [...new Set(allRuns(report).flatMap((run) => run.warnings))];
+  if (warnings.length > 0) section('Warnings and errors the stacks printed (first 10)', ...warnings.slice(0, 10));
   return out.join('\n');
 }
 
