@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
+/** A bundle's size as built, and compressed (Lambda's deployment package is a zip). */
 export interface BundleSize {
   readonly bytes: number;
   readonly gzipBytes: number;

@@ -15,6 +15,7 @@ export interface CostAssumptions {
   readonly awsCallMs: number;
 }
 
+/** Issue 26's case: a receiver answering in 100 ms, the functions' memory, same-Region calls. */
 export const DEFAULT_COST_ASSUMPTIONS: CostAssumptions = {
   receiverMs: 100,
   functionMemoryMb: ESTIMATES.functionMemoryMb,
@@ -29,6 +30,7 @@ export interface CostLine {
   readonly basis: string;
 }
 
+/** The cost table of one scenario, with the duration estimates it used. */
 export interface CostPerMillion {
   readonly lines: readonly CostLine[];
   readonly totalUsdPerMillion: number;

@@ -117,6 +117,7 @@ interface Totals {
 
 const emptyTotals = (): Totals => ({ calls: new Map(), items: new Map(), consumerInvocations: 0, longestGroupRuns: 0, logBytes: {}, logLines: {}, warnings: [] });
 
+/** What a meter counted since its last reset. */
 export interface MeterSnapshot {
   readonly calls: CallCount[];
   readonly hotItems: HotItem[];
@@ -128,6 +129,7 @@ export interface MeterSnapshot {
   readonly warnings: string[];
 }
 
+/** The meter installed in a worker process: one per process, reset before each run. */
 export interface Meter {
   /** Starts counting afresh. */
   readonly reset: () => void;

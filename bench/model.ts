@@ -32,6 +32,7 @@ export interface QuotaRow {
   readonly remedy: string;
 }
 
+/** The model's result: every demand beside its quota, the binding one, and the monthly cost. */
 export interface ScaleModel {
   readonly traffic: Traffic;
   readonly rows: readonly QuotaRow[];

@@ -12,6 +12,7 @@ export interface GridAxes {
   readonly latencyMs: readonly number[];
 }
 
+/** Issue 26's grid: K ∈ {1, 4, 16, 64}, C ∈ {4, 16}, L ∈ {0, 20 ms}. */
 export const FULL_GRID: GridAxes = { keys: [1, 4, 16, 64], concurrency: [4, 16], latencyMs: [0, 20] };
 /** A fast look: one key and many, one concurrency, the 20 ms receiver. */
 export const QUICK_GRID: GridAxes = { keys: [1, 16], concurrency: [4], latencyMs: [20] };
@@ -41,6 +42,7 @@ const base = {
   deadlineSeconds: 180,
 } as const;
 
+/** One cell of the grid and the run that measures it. */
 export interface GridCell {
   readonly keys: number;
   readonly concurrency: number;
@@ -48,6 +50,7 @@ export interface GridCell {
   readonly spec: RunSpec;
 }
 
+/** The cells of the full grid, or of the quick one; latency outermost, so that like cells run together. */
 export function gridCells(isQuick: boolean): GridCell[] {
   const axes = isQuick ? QUICK_GRID : FULL_GRID;
   return axes.latencyMs.flatMap((latencyMs) =>

@@ -15,6 +15,7 @@ export const TrafficShape = {
   sparse: 'sparse',
 } as const;
 
+/** One run: the stack's settings, the keys and the traffic. */
 export const RunSpecSchema = z.object({
   /** Healthy ordering keys. */
   keys: z.number().int().min(1),
@@ -40,6 +41,7 @@ export const RunSpecSchema = z.object({
 });
 export type RunSpec = z.infer<typeof RunSpecSchema>;
 
+/** What one run measured. */
 export const RunResultSchema = z.object({
   /** From the first request to the last healthy event accepted by the receiver. */
   seconds: z.number(),

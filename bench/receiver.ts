@@ -12,6 +12,7 @@ import * as z from 'zod';
 export const BenchPayloadSchema = z.object({ key: z.number().int(), n: z.number().int() });
 const BodySchema = z.object({ data: BenchPayloadSchema });
 
+/** The receiver's counts. */
 export interface OrderTally {
   /** Webhooks accepted in order: each key's events 0, 1, 2, … once each. */
   readonly delivered: number;
@@ -75,6 +76,7 @@ export class OrderChecker {
   }
 }
 
+/** A running bench receiver. */
 export interface BenchReceiver {
   readonly url: string;
   readonly checker: OrderChecker;

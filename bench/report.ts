@@ -20,6 +20,7 @@ export interface Variant {
 /** A figure per variant id. */
 export type PerVariant<T> = Readonly<Record<string, T>>;
 
+/** One cell of the throughput grid, measured on each checkout. */
 export interface GridRow {
   readonly keys: number;
   readonly concurrency: number;
@@ -28,11 +29,13 @@ export interface GridRow {
   readonly results: PerVariant<RunResult>;
 }
 
+/** The isolation pair: healthy keys alone, and beside a poison key. */
 export interface IsolationFigures {
   readonly alone: RunResult;
   readonly withPoison: RunResult;
 }
 
+/** Everything one `npm run bench` measured; the JSON of `--json` adds {@link DerivedFigures}. */
 export interface BenchReport {
   readonly startedAt: string;
   readonly seconds: number;
@@ -114,6 +117,7 @@ export function totalOrderViolations(report: BenchReport): number {
   return allRuns(report).reduce((sum, run) => sum + run.orderViolations, 0);
 }
 
+/** The ratios, units, costs and order check computed from a report's runs. */
 export function deriveFigures(report: BenchReport): DerivedFigures {
   const ids = report.variants.map((variant) => variant.id);
   const each = <T>(compute: (id: string) => T): Record<string, T> => Object.fromEntries(ids.map((id) => [id, compute(id)]));

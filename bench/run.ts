@@ -7,8 +7,8 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Item } from './dynamo-units.js';
-import { benchContext, type Meter, type TableShape } from './meter.js';
-import { TrafficShape, type RunResult, type RunSpec } from './protocol.js';
+import { benchContext, installMeter, type Meter, type TableShape } from './meter.js';
+import { TrafficShape, WorkerRequestSchema, type RunResult, type RunSpec, type WorkerResponse } from './protocol.js';
 import { startBenchReceiver, type BenchReceiver } from './receiver.js';
 import type { CallCount, Usage } from './usage.js';
 
@@ -236,4 +236,34 @@ export async function runSpec(checkout: Checkout, meter: Meter, spec: RunSpec): 
     await stopStack();
     await receiver.stop();
   }
+}
+
+/**
+ * The worker's loop: installs the meter in this process, loads the checkout at `root` and runs
+ * the specs it is sent over IPC one at a time, each on a fresh stack. The process's stdout and
+ * stderr carry the stack's log lines, which the meter counts and swallows.
+ */
+export async function serveWorker(root: string | undefined): Promise<void> {
+  const send = process.send?.bind(process);
+  if (root === undefined || send === undefined) throw new Error('a bench worker is started by bench/workers.ts, with an IPC channel and the checkout root');
+  const reply = (response: WorkerResponse): void => {
+    send(response);
+  };
+  const meter = installMeter(root);
+  const checkout = await loadCheckout(root);
+  let queue = Promise.resolve();
+  process.on('message', (message: unknown) => {
+    const request = WorkerRequestSchema.safeParse(message);
+    if (!request.success) return;
+    const { id, spec } = request.data;
+    queue = queue.then(async () => {
+      try {
+        reply({ id, result: await runSpec(checkout, meter, spec) });
+      } catch (error) {
+        reply({ id, error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+      }
+    });
+  });
+  process.on('disconnect', () => process.exit(0));
+  reply({ ready: true });
 }

@@ -12,6 +12,7 @@ import { WorkerResponseSchema, type RunResult, type RunSpec } from './protocol.j
 /** The working tree of the bench itself. */
 export const BENCH_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
+/** A running worker: runs one spec at a time on its checkout's stack. */
 export interface Worker {
   readonly root: string;
   readonly run: (spec: RunSpec) => Promise<RunResult>;

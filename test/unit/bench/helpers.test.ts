@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { parseBenchArgs } from '../../../bench/main.js';
 import { callerOfPath, callerOfStack, operationOf, serviceOf, sqsBilledRequests } from '../../../bench/meter.js';
-import { eventsPerKey, gridCells, idealEventsPerSecond } from '../../../bench/plan.js';
+import { eventsPerKey, gridCells, idealEventsPerSecond, usageSpecs } from '../../../bench/plan.js';
 import type { RunResult } from '../../../bench/protocol.js';
 import { OrderChecker } from '../../../bench/receiver.js';
+import { plannedRequests, tableShapes } from '../../../bench/run.js';
+import * as resources from '../../../lambda/resources.js';
 import { isolationRatio, mergeRuns, ratioToIdeal } from '../../../bench/report.js';
 import { SPARSE_USAGE } from './fixture.js';
 
@@ -162,5 +164,35 @@ describe('parseBenchArgs', () => {
 
   it.each([[['--baseline']], [['--fast']]])('refuses %j', (args) => {
     expect(() => parseBenchArgs(args)).toThrow(/usage: npm run bench/);
+  });
+});
+
+describe('plannedRequests', () => {
+  const eventOf = (key: number, n: number) => ({ event_id: `${key}-${n}`, tenant_id: 't', subscription_id: `s${key}`, type: 'x', payload: { key, n, pad: '' } });
+  const spec = { ...usageSpecs(true).busy, eventsPerKey: 20, eventsPerRequest: 10 };
+  const ids = (requests: ReturnType<typeof plannedRequests>[number]) => requests.map((request) => request.map((event) => event.event_id));
+
+  it('gives each producer its own keys, in order, so that no key is split across producers', () => {
+    const producers = plannedRequests({ ...spec, shape: 'interleaved' }, 5, eventOf);
+    expect(producers).toHaveLength(4);
+    // Producer 0 owns keys 0 and 4: their events round robin, 10 per request.
+    expect(ids(producers[0] ?? [])[0]).toEqual(['0-0', '4-0', '0-1', '4-1', '0-2', '4-2', '0-3', '4-3', '0-4', '4-4']);
+    expect(producers.flat(2)).toHaveLength(100);
+  });
+
+  it('fills each request with consecutive events of one key when keys are busy', () => {
+    const producers = plannedRequests({ ...spec, shape: 'perKey' }, 4, eventOf);
+    expect(ids(producers[1] ?? [])).toEqual([
+      ['1-0', '1-1', '1-2', '1-3', '1-4', '1-5', '1-6', '1-7', '1-8', '1-9'],
+      ['1-10', '1-11', '1-12', '1-13', '1-14', '1-15', '1-16', '1-17', '1-18', '1-19'],
+    ]);
+  });
+});
+
+describe('tableShapes', () => {
+  it('reads each table\'s key and indexes from lambda/resources.ts, by local name', () => {
+    const shapes = tableShapes(resources);
+    expect(shapes.get('Groups')).toEqual({ partitionKey: 'message_group_id', indexes: [{ partitionKey: 'lag_shard' }] });
+    expect(shapes.get('DeadLetters')).toEqual({ partitionKey: 'subscription_id', sortKey: 'position', indexes: [] });
   });
 });
