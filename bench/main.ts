@@ -85,10 +85,30 @@ function checkoutBaseline(rev: string, say: (line: string) => void): { root: str
   }
 }
 
-/** Runs `spec` on every worker, in the order given. */
+/** A run that could not be carried out: zero figures and the reason, so that the rest of the bench goes on. */
+export function failedRun(spec: RunSpec, error: unknown): RunResult {
+  const message = error instanceof Error ? error.message : String(error);
+  return {
+    seconds: 0,
+    delivered: 0,
+    expected: spec.keys * spec.eventsPerKey,
+    eventsPerSecond: 0,
+    orderViolations: 0,
+    duplicates: 0,
+    refused: 0,
+    timedOut: false,
+    usage: { keys: spec.keys + spec.poisonKeys, events: 0, httpRequests: 0, consumerInvocations: 0, meanLongestGroupRun: 0, calls: [], hotItems: [], logBytes: {}, logLines: {} },
+    warnings: [`run failed: ${message.split('\n')[0] ?? ''}`],
+    error: message,
+  };
+}
+
+/** Runs `spec` on every worker, in the order given; a run that fails is reported, not fatal. */
 async function runOnEach(workers: readonly { readonly variant: Variant; readonly worker: Worker }[], spec: RunSpec, reverse: boolean): Promise<Record<string, RunResult>> {
   const results: Record<string, RunResult> = {};
-  for (const { variant, worker } of reverse ? [...workers].reverse() : workers) results[variant.id] = await worker.run(spec);
+  for (const { variant, worker } of reverse ? [...workers].reverse() : workers) {
+    results[variant.id] = await worker.run(spec).catch((error: unknown) => failedRun(spec, error));
+  }
   return results;
 }
 

@@ -56,6 +56,8 @@ export const RunResultSchema = z.object({
   timedOut: z.boolean(),
   usage: UsageSchema,
   warnings: z.array(z.string()),
+  /** Set when the run could not be carried out (e.g. a baseline whose stack refuses the spec); its figures are zero. */
+  error: z.string().optional(),
 });
 export type RunResult = z.infer<typeof RunResultSchema>;
 

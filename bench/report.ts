@@ -82,6 +82,7 @@ export function mergeRuns(runs: readonly RunResult[]): RunResult {
     duplicates: sum((run) => run.duplicates),
     refused: sum((run) => run.refused),
     timedOut: runs.some((run) => run.timedOut),
+    ...(runs.some((run) => run.error !== undefined) ? { error: runs.map((run) => run.error).find((error) => error !== undefined) } : {}),
     warnings: [...new Set(runs.flatMap((run) => run.warnings))].slice(0, 20),
   };
 }
@@ -234,7 +235,7 @@ export function renderReport(report: BenchReport): string {
           ...variants.flatMap((variant) => {
             const result = row.results[variant.id];
             if (result === undefined) return ['-', '-'];
-            const flag = result.timedOut ? ' (timed out)' : '';
+            const flag = result.error !== undefined ? ' (failed)' : result.timedOut ? ' (timed out)' : '';
             return [`${fixed(result.eventsPerSecond, 1)}${flag}`, fixed(ratioToIdeal(result, row.keys, row.concurrency, row.latencyMs), 2)];
           }),
           ...(variants.length === 2 ? [ratio(rates[1], rates[0])] : []),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseBenchArgs } from '../../../bench/main.js';
+import { failedRun, parseBenchArgs } from '../../../bench/main.js';
 import { callerOfPath, callerOfStack, operationOf, serviceOf, sqsBilledRequests } from '../../../bench/meter.js';
 import { eventsPerKey, gridCells, idealEventsPerSecond, usageSpecs } from '../../../bench/plan.js';
 import type { RunResult } from '../../../bench/protocol.js';
@@ -194,5 +194,13 @@ describe('tableShapes', () => {
     const shapes = tableShapes(resources);
     expect(shapes.get('Groups')).toEqual({ partitionKey: 'message_group_id', indexes: [{ partitionKey: 'lag_shard' }] });
     expect(shapes.get('DeadLetters')).toEqual({ partitionKey: 'subscription_id', sortKey: 'position', indexes: [] });
+  });
+});
+
+describe('failedRun', () => {
+  it('reports a run that could not be carried out with zero figures and its reason', () => {
+    const failed = failedRun(usageSpecs(true).busy, new Error('stack refused\n    at somewhere'));
+    expect(failed).toMatchObject({ delivered: 0, expected: 160, eventsPerSecond: 0, orderViolations: 0, warnings: ['run failed: stack refused'] });
+    expect(failed.error).toContain('stack refused');
   });
 });
