@@ -6,7 +6,10 @@
 /** Renders rows under headers; numeric-looking cells are right-aligned. */
 export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = headers.map((header, column) => Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)));
-  const isNumeric = headers.map((_, column) => rows.length > 0 && rows.every((row) => /^[-+$]?[\d.,]+[%×x]?$|^—$|^-$/.test(row[column] ?? '')));
+  // A column is numeric when every non-empty cell is a number (or a dash for none).
+  const isNumeric = headers.map(
+    (_, column) => rows.some((row) => (row[column] ?? '') !== '') && rows.every((row) => /^[-+$]?[\d.,]+[%×x]?$|^—$|^-$|^$/.test(row[column] ?? '')),
+  );
   const cell = (text: string, column: number): string => {
     const width = widths[column] ?? 0;
     return isNumeric[column] === true ? text.padStart(width) : text.padEnd(width);

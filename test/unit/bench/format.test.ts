@@ -8,6 +8,10 @@ describe('formatTable', () => {
     );
   });
 
+  it('keeps a column of numbers right-aligned when some of its cells are empty', () => {
+    expect(formatTable(['x'], [['1.00×'], ['']])).toBe('|     x |\n|------:|\n| 1.00× |\n|       |');
+  });
+
   it('prints the headers and rule alone when there are no rows', () => {
     expect(formatTable(['a', 'b'], [])).toBe('| a | b |\n|---|---|');
   });
