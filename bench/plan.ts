@@ -1,0 +1,105 @@
+/**
+ * What `npm run bench` runs: the throughput grid of issue 26, the isolation pair and the two usage
+ * scenarios, each as a {@link RunSpec}, sized so that the full bench stays within about ten
+ * minutes on a laptop and `--quick` within two, before and after alike.
+ */
+import { TrafficShape, type RunSpec } from './protocol.js';
+
+/** The grid's axes: keys, consumer concurrency (CONSUMER_CONCURRENCY), receiver latency. */
+export interface GridAxes {
+  readonly keys: readonly number[];
+  readonly concurrency: readonly number[];
+  readonly latencyMs: readonly number[];
+}
+
+/** Issue 26's grid: K ∈ {1, 4, 16, 64}, C ∈ {4, 16}, L ∈ {0, 20 ms}. */
+export const FULL_GRID: GridAxes = { keys: [1, 4, 16, 64], concurrency: [4, 16], latencyMs: [0, 20] };
+/** A fast look: one key and many, one concurrency, the 20 ms receiver. */
+export const QUICK_GRID: GridAxes = { keys: [1, 16], concurrency: [4], latencyMs: [20] };
+
+/** Issue 26's payload: 1 KB. */
+export const PAYLOAD_BYTES = 1000;
+/** The contract's largest request, as in the issue's measurements. */
+const GRID_EVENTS_PER_REQUEST = 100;
+
+/** Events per key of a grid cell: about the same total per cell, at least a few per key. */
+export function eventsPerKey(keys: number, latencyMs: number, isQuick: boolean): number {
+  const total = latencyMs > 0 ? (isQuick ? 100 : 240) : isQuick ? 150 : 400;
+  return Math.max(4, Math.ceil(total / keys));
+}
+
+/** The ideal throughput of a cell, events/s: min(K, C) keys each delivering one event per L; none for L = 0. */
+export function idealEventsPerSecond(keys: number, concurrency: number, latencyMs: number): number | undefined {
+  return latencyMs > 0 ? (Math.min(keys, concurrency) * 1000) / latencyMs : undefined;
+}
+
+const base = {
+  poisonKeys: 0,
+  measureUnits: false,
+  runLagJob: false,
+  environment: {},
+  payloadBytes: PAYLOAD_BYTES,
+  deadlineSeconds: 180,
+} as const;
+
+/** One cell of the grid and the run that measures it. */
+export interface GridCell {
+  readonly keys: number;
+  readonly concurrency: number;
+  readonly latencyMs: number;
+  readonly spec: RunSpec;
+}
+
+/** The cells of the full grid, or of the quick one; latency outermost, so that like cells run together. */
+export function gridCells(isQuick: boolean): GridCell[] {
+  const axes = isQuick ? QUICK_GRID : FULL_GRID;
+  return axes.latencyMs.flatMap((latencyMs) =>
+    axes.keys.flatMap((keys) =>
+      axes.concurrency.map((concurrency) => ({
+        keys,
+        concurrency,
+        latencyMs,
+        spec: {
+          ...base,
+          keys,
+          concurrency,
+          latencyMs,
+          eventsPerKey: eventsPerKey(keys, latencyMs, isQuick),
+          eventsPerRequest: GRID_EVENTS_PER_REQUEST,
+          shape: TrafficShape.interleaved,
+        },
+      })),
+    ),
+  );
+}
+
+/**
+ * Isolation: 16 healthy keys alone, then with one poison key (its receiver always answers 500),
+ * with the product's retry settings (MAX_DELIVERY_ATTEMPTS 5) and its delays shortened to 1 s.
+ */
+export function isolationSpecs(isQuick: boolean): { readonly alone: RunSpec; readonly withPoison: RunSpec } {
+  const alone: RunSpec = {
+    ...base,
+    keys: 16,
+    concurrency: 4,
+    latencyMs: 20,
+    eventsPerKey: isQuick ? 10 : 30,
+    eventsPerRequest: GRID_EVENTS_PER_REQUEST,
+    shape: TrafficShape.interleaved,
+    environment: { RETRY_BASE_SECONDS: '1', RETRY_MAX_SECONDS: '1' },
+  };
+  return { alone, withPoison: { ...alone, poisonKeys: 1 } };
+}
+
+/**
+ * The usage scenarios, 10 events per request of 1 KB each: busy keys (each request 10 events of
+ * one key, so SQS batches hold 10 of one group) and sparse keys (each request one event of each of
+ * 10 keys, the next only once they are delivered, so every key has one event at a time).
+ */
+export function usageSpecs(isQuick: boolean): { readonly busy: RunSpec; readonly sparse: RunSpec } {
+  const common = { ...base, concurrency: 4, eventsPerRequest: 10, measureUnits: true } as const;
+  return {
+    busy: { ...common, keys: 8, latencyMs: 20, eventsPerKey: isQuick ? 20 : 50, shape: TrafficShape.perKey, runLagJob: true },
+    sparse: { ...common, keys: 20, latencyMs: 0, eventsPerKey: isQuick ? 2 : 4, shape: TrafficShape.sparse },
+  };
+}
