@@ -19,6 +19,13 @@
  *   from memory, its group stays locked for the rest of the run, and on disk it stays in flight
  *   until its old visibility deadline (minutes, for the delivery queue);
  * - `PersistenceManager.loadSqsMessages` reads a queue's messages without ORDER BY.
+ * A fifth difference costs the local stack its throughput rather than its order:
+ * - `SqsQueue.notifyWaiters` ends every waiting long poll at once, so that one arriving batch ends
+ *   all the pollers' receives but one with nothing (SQS ends a long poll early only with messages).
+ *   With the event source mapping's CONSUMER_CONCURRENCY pollers on one event loop, each empty
+ *   receive is a round trip through the SDK and fauxqs, and a new receive after it: at 16 pollers,
+ *   half a receive per delivered event, every one empty. On a FIFO queue the override wakes one
+ *   waiter; a receive that leaves messages receivable wakes the next (see dequeueFifoInBatches).
  * Everything else is kept as fauxqs does it: the receive count and the maxReceiveCount move to the
  * dead-letter queue per message, and a group's lock counted per message in flight (taken by each
  * message handed out; released by each delete, return to visible or expiry; restored per message
@@ -64,6 +71,12 @@ interface FauxqsMessage {
   sequenceNumber?: string;
 }
 
+/** A long poll waiting in fauxqs's `SqsQueue.waitForMessages`. */
+interface PollWaiter {
+  readonly resolve: () => void;
+  readonly timer: ReturnType<typeof setTimeout>;
+}
+
 interface InflightEntry {
   readonly message: FauxqsMessage;
   readonly receiptHandle: string;
@@ -101,6 +114,8 @@ interface FauxqsQueue {
   readonly fifoMessages: Map<string, FauxqsMessage[]>;
   readonly fifoDelayed: Map<string, FauxqsMessage[]>;
   readonly fifoLockedGroups: Map<string, number>;
+  /** Set by fauxqs's constructor; checked when used, since it is not on the prototype. */
+  readonly pollWaiters?: PollWaiter[];
   readonly persistence?: FauxqsPersistence;
   readonly spy?: { addMessage(record: Readonly<Record<string, unknown>>): void };
   isFifo(): boolean;
@@ -115,7 +130,7 @@ type DeadLetterQueueResolver = (arn: string) => FauxqsQueue | undefined;
 
 /** What the override needs of each class, checked before anything is replaced. */
 const REQUIRED_METHODS = {
-  SqsQueue: ['dequeueFifo', 'changeVisibility', 'processTimers', 'isFifo', 'enqueue', 'nextSequenceNumber', 'hasAvailableFifoMessages', 'notifyWaiters'],
+  SqsQueue: ['dequeueFifo', 'changeVisibility', 'waitForMessages', 'processTimers', 'isFifo', 'enqueue', 'nextSequenceNumber', 'hasAvailableFifoMessages', 'notifyWaiters'],
   PersistenceManager: ['loadSqsMessages', 'updateMessageInflight', 'deleteMessage'],
 } as const;
 
@@ -244,7 +259,11 @@ function dequeueFifoInBatches(
   visibilityTimeoutOverride: number | undefined,
   resolveDeadLetterQueue: DeadLetterQueueResolver | undefined,
 ): ReceivedMessage[] {
+  // The timers' own wake-up is held back: this receive takes what they make visible first, and
+  // wakes the next waiter below if it leaves anything.
+  wokenWaiterPending.add(this);
   this.processTimers();
+  wokenWaiterPending.delete(this);
   const visibilityTimeoutSeconds = visibilityTimeoutOverride ?? Number.parseInt(this.attributes.VisibilityTimeout, 10);
   const redrive = readRedrivePolicy(this.attributes.RedrivePolicy);
   const count = Math.min(maxCount, MAX_MESSAGES_PER_RECEIVE);
@@ -268,7 +287,37 @@ function dequeueFifoInBatches(
     }
     if (group.length === 0) this.fifoMessages.delete(groupId);
   }
+  // One waiter is woken per change (see wakeOneWaiter): if this receive left messages for another,
+  // the next waiting long poll takes them now rather than at fauxqs's next 20 ms timer tick.
+  if (received.length > 0 && this.hasAvailableFifoMessages()) this.notifyWaiters();
   return received;
+}
+
+/**
+ * The queues with a long poll woken and not yet received: fauxqs's receive dequeues a microtask
+ * after the wake, and a SendMessageBatch enqueues (and notifies) ten times before that.
+ */
+const wokenWaiterPending = new WeakSet<FauxqsQueue>();
+
+/**
+ * Replaces `SqsQueue.notifyWaiters` for FIFO queues: ends the longest-waiting long poll only, which
+ * then receives; the others keep waiting, as on SQS, until a receive leaves messages for them.
+ * While a woken poll has not received yet, a further notification wakes nobody: that receive
+ * takes what is there, and wakes the next waiter if it leaves any.
+ */
+function wakeOneWaiter(queue: FauxqsQueue, notifyAll: Method): void {
+  if (wokenWaiterPending.has(queue)) return;
+  const waiters = queue.pollWaiters;
+  if (!Array.isArray(waiters)) {
+    // Not the fauxqs this was written for (the version check makes this unreachable): wake all, as it does.
+    Reflect.apply(notifyAll, queue, []);
+    return;
+  }
+  const waiter = waiters.shift();
+  if (waiter === undefined) return;
+  clearTimeout(waiter.timer);
+  wokenWaiterPending.add(queue);
+  waiter.resolve();
 }
 
 /**
@@ -357,10 +406,15 @@ export async function installFauxqsFifoBatches(): Promise<void> {
   const changeVisibility = queue.original('changeVisibility');
   const processTimers = queue.original('processTimers');
   const loadSqsMessages = persistence.original('loadSqsMessages');
+  const notifyWaiters = queue.original('notifyWaiters');
   Reflect.set(queue.prototype, 'dequeueFifo', dequeueFifoInBatches);
   Reflect.set(queue.prototype, 'processTimers', function (this: FauxqsQueue): void {
     if (this.isFifo()) processFifoTimers(this);
     else Reflect.apply(processTimers, this, []);
+  });
+  Reflect.set(queue.prototype, 'notifyWaiters', function (this: FauxqsQueue): void {
+    if (this.isFifo()) wakeOneWaiter(this, notifyWaiters);
+    else Reflect.apply(notifyWaiters, this, []);
   });
   Reflect.set(queue.prototype, 'changeVisibility', function (this: FauxqsQueue, receiptHandle: string, timeoutSeconds: number): void {
     const entry = this.inflightMessages.get(receiptHandle);

@@ -141,6 +141,29 @@ describe('local SQS FIFO batches', { timeout: 60_000 }, () => {
     expect(bodies(rest)).toEqual(bodiesOf(a, 11, 15));
   });
 
+  it('ends only the long polls it has messages for when several wait and a batch arrives', async () => {
+    const { sqs } = clients;
+    const queueUrl = await createFifoQueue(sqs, 'long-polls');
+    const group = uniquePrefix('group');
+    const waitSeconds = 2;
+    // Several pollers waiting, as the event source mapping's are: each either gets messages or
+    // waits out its WaitTimeSeconds, as on SQS; an early empty answer is a wasted round trip.
+    const polls = Array.from({ length: 4 }, async () => {
+      const startedAt = Date.now();
+      const { Messages = [] } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: waitSeconds }));
+      return { messages: Messages, waitedMs: Date.now() - startedAt };
+    });
+    await sendToGroup(sqs, queueUrl, group, bodiesOf(group, 1, 3));
+
+    const answers = await Promise.all(polls);
+    const withMessages = answers.filter((answer) => answer.messages.length > 0);
+    expect(withMessages.map((answer) => bodies(answer.messages))).toEqual([bodiesOf(group, 1, 3)]);
+    const empty = answers.filter((answer) => answer.messages.length === 0);
+    expect(empty).toHaveLength(3);
+    // fauxqs's timer is a setTimeout of the wait; the margin is for a loaded machine's clock reads only.
+    for (const answer of empty) expect(answer.waitedMs).toBeGreaterThanOrEqual(waitSeconds * 1000 - 100);
+  });
+
   it('gives back in their order messages made visible again, head first, and keeps the group locked until all are', async () => {
     const { sqs } = clients;
     const queueUrl = await createFifoQueue(sqs, 'visible-again');
