@@ -1,6 +1,6 @@
 /**
- * `node --import tsx bench/cell.ts <keys> <concurrency> <latencyMs> [repeats] [--calls]`: runs one
- * throughput cell of the grid in this process, the meter installed as in a bench worker, so that
+ * `node --import tsx bench/cell.ts <keys> <concurrency> <latencyMs> [repeats] [--calls] [--root <dir>]`:
+ * runs one throughput cell of the grid in this process, on the checkout at <dir> (this one by default), the meter installed as in a bench worker, so that
  * `node --cpu-prof` sees the local stack, the bench's receiver and its producers on their one event
  * loop. Prints each run's throughput and the process's CPU time per delivered event; with --calls,
  * the SDK calls per delivered event too.
@@ -12,11 +12,15 @@ import { TrafficShape, type RunSpec } from './protocol.js';
 import { loadCheckout, runSpec } from './run.js';
 import { BENCH_ROOT } from './workers.js';
 
-const USAGE = 'usage: node --import tsx bench/cell.ts <keys> <concurrency> <latencyMs> [repeats] [--calls]';
+const USAGE = 'usage: node --import tsx bench/cell.ts <keys> <concurrency> <latencyMs> [repeats] [--calls] [--root <dir>]';
 
 const args = process.argv.slice(2);
 const isCalls = args.includes('--calls');
-const [keys, concurrency, latencyMs, repeats = 1] = args.filter((arg) => arg !== '--calls').map(Number);
+const rootAt = args.indexOf('--root');
+const root = rootAt === -1 ? BENCH_ROOT : args[rootAt + 1];
+if (root === undefined) throw new Error(USAGE);
+const numbers = args.filter((arg, index) => arg !== '--calls' && index !== rootAt && (rootAt === -1 || index !== rootAt + 1));
+const [keys, concurrency, latencyMs, repeats = 1] = numbers.map(Number);
 if (keys === undefined || concurrency === undefined || latencyMs === undefined || [keys, concurrency, latencyMs, repeats].some(Number.isNaN)) throw new Error(USAGE);
 
 // The meter counts and swallows what the stack writes to stdout and stderr: this writes past it.
@@ -24,8 +28,8 @@ const say = (line: string): void => {
   writeSync(2, `${line}\n`);
 };
 
-const meter = installMeter(BENCH_ROOT);
-const checkout = await loadCheckout(BENCH_ROOT);
+const meter = installMeter(root);
+const checkout = await loadCheckout(root);
 const spec: RunSpec = {
   keys,
   concurrency,

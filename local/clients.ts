@@ -1,5 +1,7 @@
 /**
  * SDK clients pointed at the emulators, built with the same factories the handlers use in Lambda.
+ * Given the emulators of this process, the DynamoDB client reaches dynalite in process rather
+ * than over its loopback socket (in-process-http.ts).
  */
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
@@ -24,9 +26,16 @@ export interface LocalClients {
  * here. An SQS client with an explicit `endpoint` sends every call there and never uses the
  * queue URL's host, so the URLs can stay as fauxqs gives them.
  */
-export function createLocalClients(emulators: Pick<Emulators, 'sqsEndpoint' | 'dynamoEndpoint'>): LocalClients {
+export function createLocalClients(emulators: Pick<Emulators, 'sqsEndpoint' | 'dynamoEndpoint'> & Partial<Pick<Emulators, 'dynamoHandler'>>): LocalClients {
   const sqs = createSqsClient({ endpoint: emulators.sqsEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
   const dynamo = createDocumentClient({ endpoint: emulators.dynamoEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  if (emulators.dynamoHandler !== undefined) {
+    // The client is the handlers' own (same factory, middleware and endpoint); only its transport
+    // changes, read by the SDK at each send. Nothing has been sent yet, so the socket handler
+    // replaced has no connection to close.
+    dynamo.config.requestHandler.destroy?.();
+    dynamo.config.requestHandler = emulators.dynamoHandler;
+  }
   const s3 = createS3Client({ endpoint: emulators.sqsEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, forcePathStyle: true });
   return {
     sqs,

@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import dynalite from 'dynalite';
 import { lockDataDir } from './data-dir-lock.js';
+import { inProcessHandler, type InProcessHandler } from './in-process-http.js';
 import { installFauxqsFifoBatches } from './fauxqs-fifo-batches.js';
 import { startLoopbackFauxqs } from './fauxqs-loopback.js';
 
@@ -22,11 +23,16 @@ export const LOCAL_REGION = 'us-east-1';
 export interface Emulators {
   readonly sqsEndpoint: string;
   readonly dynamoEndpoint: string;
+  /**
+   * dynalite's request listener as an SDK request handler, for clients in this process: the same
+   * emulator as at `dynamoEndpoint`, without the loopback socket (see in-process-http.ts).
+   */
+  readonly dynamoHandler: InProcessHandler;
   /** Stops both; dynalite closes its LevelDB after in-flight operations, fauxqs writes through. */
   readonly stop: () => Promise<void>;
 }
 
-async function startDynalite(path: string | undefined): Promise<{ endpoint: string; stop: () => Promise<void> }> {
+async function startDynalite(path: string | undefined): Promise<{ endpoint: string; handler: InProcessHandler; stop: () => Promise<void> }> {
   if (path !== undefined) await mkdir(path, { recursive: true });
   // Tables are created at start-up and used at once: no artificial CREATING delay.
   const server = dynalite({ ...(path === undefined ? {} : { path }), createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
@@ -35,6 +41,13 @@ async function startDynalite(path: string | undefined): Promise<{ endpoint: stri
   const { port } = server.address() as AddressInfo;
   return {
     endpoint: `http://127.0.0.1:${port}`,
+    // Emitted as node:http emits a request, so that dynalite's listener gets it as from its socket.
+    handler: inProcessHandler(
+      (request, response) => {
+        server.emit('request', request, response);
+      },
+      () => server.listening,
+    ),
     stop: () =>
       new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
@@ -63,6 +76,7 @@ export async function startEmulators(dataDir: string | undefined): Promise<Emula
   return {
     sqsEndpoint: sqs.address,
     dynamoEndpoint: dynamo.endpoint,
+    dynamoHandler: dynamo.handler,
     stop: async () => {
       await Promise.all([sqs.stop(), dynamo.stop()]);
       await unlock?.();

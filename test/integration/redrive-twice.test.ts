@@ -39,11 +39,24 @@ const sequencesUpTo = (n: number): number[] => Array.from({ length: n }, (_, ind
 describe('local stack redrive, twice', { timeout: 60_000 }, () => {
   const prefix = uniquePrefix('redrive-twice');
   let isRefusing = true;
+  /**
+   * Holds the refusals of redriven events until the redrive has answered. The redrive sends an
+   * event before it removes its dead letter; a consumer fast enough to give the event up again in
+   * between leaves the dead letter written back in its place, which the redrive then does not
+   * list as redriven (lambda/core/redrive.ts, RemoveOutcome.replaced). This test is about the
+   * answer listing every event, so it takes that race out.
+   */
+  let redriveAnswered: Promise<void> = Promise.resolve();
   /** The message group of every message of the delivery queue, per receive of the event source mapping. */
   const receivedGroups: string[][] = [];
   const { stack, receiver } = useStackAndReceiver(
     { MAX_DELIVERY_ATTEMPTS: String(MAX_DELIVERY_ATTEMPTS), RETRY_BASE_SECONDS: '0' },
-    { respond: () => (isRefusing ? { statusCode: 500 } : undefined) },
+    {
+      respond: async (webhook) => {
+        if (webhook.headers['webhook-redelivery'] === 'true') await redriveAnswered;
+        return isRefusing ? { statusCode: 500 } : undefined;
+      },
+    },
   );
 
   beforeAll(async () => {
@@ -124,7 +137,11 @@ describe('local stack redrive, twice', { timeout: 60_000 }, () => {
     expect(describeAttempts(roundOne)).toEqual(refusedRound(events, undefined));
 
     // Round 2: redriven, still refused, all dead-lettered again with the same sequences.
-    const firstRedrive = await redriveUntilDone(stack(), key);
+    let answered: () => void = () => undefined;
+    redriveAnswered = new Promise((resolve) => {
+      answered = resolve;
+    });
+    const firstRedrive = await redriveUntilDone(stack(), key).finally(answered);
     expect(firstRedrive).toEqual(events.map((event, index) => ({ event_id: event.event_id, sequence: index + 1 })));
     await waitFor('the redriven events attempted and refused', () => receiver().attempts().length >= 2 * roundOne.length);
     await waitForAllDeadLettered(key, events, 'all 15 redriven events dead-lettered again');

@@ -1,0 +1,91 @@
+/**
+ * The local stack's DynamoDB client reaches dynalite in process (local/in-process-http.ts): no
+ * HTTP request leaves it, and what it reads and writes, errors included, is what a client on
+ * dynalite's port sees.
+ */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TABLES } from '../../lambda/resources.js';
+import { createLocalClients, type LocalClients } from '../../local/clients.js';
+import { startEmulators, type Emulators } from '../../local/emulators.js';
+import { ensureTables } from '../../local/tables.js';
+import { uniquePrefix } from './support/api.js';
+
+const settings = TABLES.settings;
+const deadLetters = TABLES.deadLetters;
+
+describe('local DynamoDB client', { timeout: 60_000 }, () => {
+  let emulators: Emulators;
+  /** The stack's clients: DynamoDB in process. */
+  let local: LocalClients;
+  /** Clients on the emulators' ports only, as another process has them. */
+  let overSockets: LocalClients;
+
+  beforeAll(async () => {
+    emulators = await startEmulators(undefined);
+    local = createLocalClients(emulators);
+    overSockets = createLocalClients({ sqsEndpoint: emulators.sqsEndpoint, dynamoEndpoint: emulators.dynamoEndpoint });
+    await ensureTables(local.dynamo);
+  });
+
+  afterAll(async () => {
+    local?.destroy();
+    overSockets?.destroy();
+    await emulators?.stop();
+  });
+
+  it('sends no HTTP request when given the emulators of its process', async () => {
+    const hosts: string[] = [];
+    // node:http publishes every client request it starts on this channel.
+    const onRequest = (message: unknown): void => {
+      const request: unknown = typeof message === 'object' && message !== null ? Reflect.get(message, 'request') : undefined;
+      const host: unknown = typeof request === 'object' && request !== null ? Reflect.get(request, 'host') : undefined;
+      hosts.push(String(host));
+    };
+    subscribe('http.client.request.start', onRequest);
+    try {
+      const key = uniquePrefix('setting');
+      await local.dynamo.send(new PutCommand({ TableName: settings.localName, Item: { [settings.partitionKey]: key, value: 1 } }));
+      const { Item } = await local.dynamo.send(new GetCommand({ TableName: settings.localName, Key: { [settings.partitionKey]: key } }));
+      expect(Item).toEqual({ [settings.partitionKey]: key, value: 1 });
+      expect(hosts).toEqual([]);
+
+      // The check itself can see a request: the socket client's is seen.
+      await overSockets.dynamo.send(new GetCommand({ TableName: settings.localName, Key: { [settings.partitionKey]: key } }));
+      expect(hosts).toEqual(['127.0.0.1']);
+    } finally {
+      unsubscribe('http.client.request.start', onRequest);
+    }
+  });
+
+  it('reads and writes the same tables as a client on the port, large items and refused conditions alike', async () => {
+    const owner = uniquePrefix('subscription');
+    // Over 64 KB: more than one chunk on a socket.
+    const large = 'x'.repeat(200_000);
+    await local.dynamo.send(new PutCommand({ TableName: deadLetters.localName, Item: { [deadLetters.partitionKey]: owner, [deadLetters.sortKey ?? 'position']: '1', large } }));
+    await overSockets.dynamo.send(new PutCommand({ TableName: deadLetters.localName, Item: { [deadLetters.partitionKey]: owner, [deadLetters.sortKey ?? 'position']: '2', large: 'y' } }));
+
+    const query = new QueryCommand({
+      TableName: deadLetters.localName,
+      KeyConditionExpression: '#owner = :owner',
+      ExpressionAttributeNames: { '#owner': deadLetters.partitionKey },
+      ExpressionAttributeValues: { ':owner': owner },
+    });
+    const inProcess = await local.dynamo.send(query);
+    const onPort = await overSockets.dynamo.send(query);
+    expect(inProcess.Items).toEqual(onPort.Items);
+    expect(inProcess.Items?.map((item) => String(item.large).length)).toEqual([200_000, 1]);
+
+    const refused = local.dynamo.send(
+      new PutCommand({
+        TableName: deadLetters.localName,
+        Item: { [deadLetters.partitionKey]: owner, [deadLetters.sortKey ?? 'position']: '1' },
+        ConditionExpression: 'attribute_not_exists(#owner)',
+        ExpressionAttributeNames: { '#owner': deadLetters.partitionKey },
+      }),
+    );
+    await expect(refused).rejects.toBeInstanceOf(ConditionalCheckFailedException);
+  });
+});
