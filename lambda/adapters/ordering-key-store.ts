@@ -17,13 +17,17 @@ const headSchema = z.object({
   head_sequence: z.number().int().positive(),
   head_attempts: z.number().int().nonnegative(),
   skip_event_id: z.string().optional(),
+  /** The head before this one (see `beginAttempt`); '' and 0 for a key whose first head this is. */
+  prev_event_id: z.string().optional(),
+  prev_sequence: z.number().int().nonnegative().optional(),
 });
 
-const sequenceStateSchema = z.object({
-  head_event_id: z.string().optional(),
-  head_sequence: z.number().int().positive().optional(),
-  last_sequence: z.number().int().nonnegative().optional(),
-});
+/** The head before the current one, as the item keeps it; undefined when there was none. */
+function previousOf(head: z.infer<typeof headSchema>): { eventId: string; sequence: number } | undefined {
+  const { prev_event_id: eventId, prev_sequence: sequence } = head;
+  if (eventId === undefined || eventId === '' || sequence === undefined || sequence === 0) return undefined;
+  return { eventId, sequence };
+}
 
 /**
  * The key's head is another event than the one being attempted, after both conditional writes of
@@ -41,7 +45,7 @@ export class HeadChangedError extends Error {
   }
 }
 
-export type OrderingKeyStore = Pick<DeliveryStore, 'beginAttempt' | 'recordFailure' | 'predictSequence'> & {
+export type OrderingKeyStore = Pick<DeliveryStore, 'beginAttempt' | 'recordFailure'> & {
   /** The key's head as the consumer last began it, or undefined for a key never attempted. */
   readonly findHead: (orderingKey: string) => Promise<KeyHead | undefined>;
   /**
@@ -57,9 +61,13 @@ export const ORDERING_KEY_STORE_ACCESS = {
   beginAttempt: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem', 'dynamodb:GetItem'] }],
   recordFailure: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
   findHead: [{ resource: 'orderingKeysTable', actions: ['dynamodb:GetItem'] }],
-  predictSequence: [{ resource: 'orderingKeysTable', actions: ['dynamodb:GetItem'] }],
   requestSkip: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
 } as const satisfies AccessMap<OrderingKeyStore>;
+
+function ticketOf(kind: AttemptTicketKind, head: z.infer<typeof headSchema>): AttemptTicket {
+  const previous = previousOf(head);
+  return { kind, sequence: head.head_sequence, attempts: head.head_attempts, ...(previous === undefined ? {} : { previous }) };
+}
 
 export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName: string): OrderingKeyStore {
   const orderingKey = TABLES.orderingKeys.partitionKey;
@@ -74,9 +82,11 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
       // A redrive is a new attempt series of the same event: it is told apart by its redrive time.
       const redriveValues = redrive === undefined ? {} : { ':redrive': redrive.redrivenAt };
       const isKeptSequence = redrive?.sequence !== undefined;
-      // A new head: the key's next sequence number, attempt 1. Both SET operands read the item as
-      // it was before this write, so head_sequence equals the new last_sequence. A redriven dead
-      // letter keeps the number it was given and takes none.
+      // A new head: the key's next sequence number, attempt 1. Every SET operand reads the item as
+      // it was before this write, so head_sequence equals the new last_sequence, and prev_* keep
+      // the head this one replaces: its number stays findable here (the backstop's import reads
+      // it) until the consumer has written it on that event's record. A redriven dead letter keeps
+      // the number it was given and takes none.
       const started = await updateIfCondition(
         client,
         new UpdateCommand({
@@ -86,6 +96,7 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
             isKeptSequence
               ? 'SET head_sequence = :kept'
               : 'SET last_sequence = if_not_exists(last_sequence, :zero) + :one, head_sequence = if_not_exists(last_sequence, :zero) + :one',
+            ', prev_event_id = if_not_exists(head_event_id, :none), prev_sequence = if_not_exists(head_sequence, :nothing)',
             ', head_event_id = :event, head_attempts = :one',
             redrive === undefined ? '' : ', head_redrive = :redrive',
             ' REMOVE head_last_error, skip_event_id, skip_requested_at',
@@ -98,6 +109,8 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
           ExpressionAttributeValues: {
             ':one': 1,
             ':event': eventId,
+            ':none': '',
+            ':nothing': 0,
             ...(isKeptSequence ? { ':kept': redrive?.sequence } : { ':zero': 0 }),
             ...redriveValues,
           },
@@ -120,33 +133,19 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
         ));
       if (counted !== undefined) {
         const head = parseItem(headSchema, counted.Attributes, tableName, key);
-        return { kind: AttemptTicketKind.attempt, sequence: head.head_sequence, attempts: head.head_attempts };
+        return ticketOf(AttemptTicketKind.attempt, head);
       }
       const head = await readHead(key);
       if (head.head_event_id !== eventId) throw new HeadChangedError(key, eventId, head.head_event_id);
-      if (head.skip_event_id === eventId) return { kind: AttemptTicketKind.skipped, sequence: head.head_sequence, attempts: head.head_attempts };
-      return { kind: AttemptTicketKind.exhausted, sequence: head.head_sequence, attempts: head.head_attempts };
-    },
-
-    async predictSequence({ orderingKey: key, eventId }) {
-      const output = await client.send(
-        new GetCommand({
-          TableName: tableName,
-          Key: { [orderingKey]: key },
-          ProjectionExpression: 'head_event_id, head_sequence, last_sequence',
-          ConsistentRead: true,
-        }),
-      );
-      const item = parseItem(sequenceStateSchema, output.Item ?? {}, tableName, key);
-      if (item.head_event_id === eventId && item.head_sequence !== undefined) return item.head_sequence;
-      return (item.last_sequence ?? 0) + 1;
+      return ticketOf(head.skip_event_id === eventId ? AttemptTicketKind.skipped : AttemptTicketKind.exhausted, head);
     },
 
     async findHead(key) {
       const output = await client.send(new GetCommand({ TableName: tableName, Key: { [orderingKey]: key }, ConsistentRead: true }));
       if (output.Item === undefined) return undefined;
       const head = parseItem(headSchema, output.Item, tableName, key);
-      return { eventId: head.head_event_id, sequence: head.head_sequence, attempts: head.head_attempts };
+      const previous = previousOf(head);
+      return { eventId: head.head_event_id, sequence: head.head_sequence, attempts: head.head_attempts, ...(previous === undefined ? {} : { previous }) };
     },
 
     async requestSkip({ orderingKey: key, eventId, at }) {

@@ -23,6 +23,8 @@ export interface KeyHead {
   readonly eventId: string;
   readonly sequence: number;
   readonly attempts: number;
+  /** The head before it, whose number the consumer may not have written on its record yet. */
+  readonly previous?: { readonly eventId: string; readonly sequence: number };
 }
 
 export interface BackstopImportPorts {
@@ -107,8 +109,10 @@ async function importOne(
   const head = await ports.findHead(queued.ordering_key);
   const isHead = head?.eventId === eventId;
   // Its key may have moved on since (the backstop let its successors through): the number it was
-  // given is on its own record, written before its key gave it out.
-  const sequence = isHead ? head.sequence : (queued.redrive?.sequence ?? (await ports.events.findSequence(eventId)));
+  // given is kept on the key as the previous head until the consumer has written it on the
+  // event's own record, before the key moves on again.
+  const previous = head?.previous?.eventId === eventId ? head.previous.sequence : undefined;
+  const sequence = isHead ? head.sequence : (previous ?? queued.redrive?.sequence ?? (await ports.events.findSequence(eventId)));
   const attempts = isHead ? head.attempts : 0;
   const at = ports.now().toISOString();
   const reason = `moved to the dead-letter queue by SQS after ${message.receiveCount} receives (a crash loop); ${attempts} attempt${attempts === 1 ? '' : 's'} made`;

@@ -3,7 +3,7 @@
  * several records of one group. Groups run concurrently; the records of a group strictly one after
  * another. What must happen to SQS afterwards is returned as a value.
  */
-import { deliverRecord, OutcomeKind, type ConsumerRecord, type DeliveryOutcome, type DeliveryPorts } from './delivery.js';
+import { deliverRecord, OutcomeKind, readRecord, type ConsumerRecord, type DeliveryOutcome, type DeliveryPorts } from './delivery.js';
 import { HeadState, type GroupHead, type GroupProgress } from './lag.js';
 import { faultBackoffSeconds, type RetryPolicy } from './retry-policy.js';
 
@@ -110,6 +110,8 @@ async function processGroup(
 ): Promise<GroupPlan> {
   const messageGroupId = group[0]?.messageGroupId ?? '';
   const seen: DeliveryOutcome[] = [];
+  /** Events settled earlier in this run of the group: their numbers are on their records already. */
+  const settled = new Set<string>();
   for (const [index, record] of group.entries()) {
     if (!budget.hasTimeFor(budget.recordMs)) {
       // Too little time to finish this record: it and its successors (which must not overtake it)
@@ -122,7 +124,7 @@ async function processGroup(
     }
     let outcome: DeliveryOutcome;
     try {
-      outcome = await deliverRecord(record, ports, policy);
+      outcome = await deliverRecord(record, ports, policy, settled);
     } catch (error) {
       // A fault (a dependency down, a crash before the outcome was recorded): the record waits,
       // backing off by how often SQS has handed it out, so that a passing fault costs seconds and
@@ -140,6 +142,8 @@ async function processGroup(
     }
     outcomes.set(record.messageId, outcome);
     seen.push(outcome);
+    const read = readRecord(record);
+    if (outcome.kind !== OutcomeKind.retryLater && !('reason' in read)) settled.add(read.queued.event.event_id);
     if (outcome.kind === OutcomeKind.retryLater) {
       const head: GroupHead = {
         state: HeadState.waiting,

@@ -66,11 +66,17 @@ export interface AttemptTicket {
   readonly kind: AttemptTicketKind;
   readonly sequence: number;
   readonly attempts: number;
+  /**
+   * The key's head before this one and its number, kept on the key until the next head replaces
+   * this one: undefined for a key's first head. The consumer writes that number on the event's own
+   * record unless it saw the event settled, so that an event SQS's backstop moved unsettled keeps
+   * its number findable (CONTRACT §3) without a write before every attempt.
+   */
+  readonly previous?: { readonly eventId: string; readonly sequence: number };
 }
 
 /** What the consumer writes and reads about events and ordering keys. */
 export interface DeliveryStore {
-  /** Whether the event was already delivered or dead-lettered. */
   /**
    * Whether the event was already delivered or dead-lettered. For a redriven dead letter
    * (`redrivenAt`), its own earlier dead-lettering does not count: only a delivery, or a
@@ -80,6 +86,7 @@ export interface DeliveryStore {
   /**
    * Counts a real attempt before it is made: a new head gets the key's next sequence number and
    * attempt 1; the same head again keeps its number and counts one more, up to `maxAttempts`.
+   * The head it replaces stays on the key as `previous` until the next new head.
    */
   readonly beginAttempt: (input: {
     readonly orderingKey: string;
@@ -92,14 +99,10 @@ export interface DeliveryStore {
     readonly redrive?: { readonly redrivenAt: string; readonly sequence: number | undefined };
   }) => Promise<AttemptTicket>;
   /**
-   * The sequence the event's next attempt will carry, as far as the key's state tells now: its own
-   * number if it is the head already, else the key's next one. A prediction: `beginAttempt` decides.
-   */
-  readonly predictSequence: (input: { readonly orderingKey: string; readonly eventId: string }) => Promise<number>;
-  /**
-   * Records an event's sequence on its own record. Written before the number is given out: if the
-   * event's message then leaves the queue unsettled (SQS's backstop, after a crash loop), its number
-   * is still known, and its dead letter names the gap the receiver sees.
+   * Records an event's sequence on its own record: the previous head's, once a new head replaced
+   * it on the key (see {@link AttemptTicket.previous}). If that event left the queue unsettled
+   * (SQS's backstop, after a crash loop), its number is still known, and its dead letter names the
+   * gap the receiver sees.
    */
   readonly recordSequence: (input: { readonly eventId: string; readonly sequence: number }) => Promise<void>;
   /** Remembers why the head's last attempt failed. */
@@ -227,10 +230,32 @@ async function giveUp(
 }
 
 /**
- * Processes one record of a group whose earlier records all succeeded. Expected outcomes are
- * values; a thrown error is a fault (DynamoDB or SQS unavailable) for the batch to handle.
+ * Writes the previous head's number on its record, unless it is this event or was seen settled
+ * (its settling wrote its number). Started as soon as the attempt is begun and awaited before this
+ * event is settled or handed back, never before its attempt: the number stays on the key item
+ * (`previous`) until the next new head, which only comes once this event's message is gone.
  */
-export async function deliverRecord(record: ConsumerRecord, ports: DeliveryPorts, policy: RetryPolicy): Promise<DeliveryOutcome> {
+function recordPreviousNumber(ports: DeliveryPorts, ticket: AttemptTicket, eventId: string, settledEarlier: ReadonlySet<string>): Promise<void> {
+  const { previous } = ticket;
+  if (previous === undefined || previous.eventId === eventId || settledEarlier.has(previous.eventId)) return Promise.resolve();
+  return ports.store.recordSequence(previous);
+}
+
+/**
+ * Processes one record of a group whose earlier records all succeeded; `settledEarlier` holds the
+ * events this invocation saw settled before it. Expected outcomes are values; a thrown error is a
+ * fault (DynamoDB or SQS unavailable) for the batch to handle.
+ *
+ * Round trips before the POST: one read (settled? and the subscription, at once; the subscription
+ * is read once per batch), then the conditional write that begins the attempt (the attempt count
+ * must be stored before the attempt is made, or a crash could attempt an event without bound).
+ */
+export async function deliverRecord(
+  record: ConsumerRecord,
+  ports: DeliveryPorts,
+  policy: RetryPolicy,
+  settledEarlier: ReadonlySet<string> = new Set(),
+): Promise<DeliveryOutcome> {
   const read = readRecord(record);
   if ('reason' in read) {
     // Retrying cannot repair a malformed record: set it aside at once, as received.
@@ -239,38 +264,36 @@ export async function deliverRecord(record: ConsumerRecord, ports: DeliveryPorts
   }
   const { queued } = read;
   const eventId = queued.event.event_id;
-  if (await ports.store.isSettled(eventId, queued.redrive?.redriven_at)) return { kind: OutcomeKind.duplicate };
+  const [isSettled, target] = await Promise.all([ports.store.isSettled(eventId, queued.redrive?.redriven_at), ports.findTarget(queued.event.subscription_id)]);
+  if (isSettled) return { kind: OutcomeKind.duplicate };
 
-  const target = await ports.findTarget(queued.event.subscription_id);
-  // A number is written on the event's record before the key gives it out, so that no crash can
-  // leave a number given and known nowhere. A redrive that keeps its number has it recorded already.
-  const isNumbered = queued.redrive?.sequence !== undefined;
-  const predicted = isNumbered ? undefined : await ports.store.predictSequence({ orderingKey: queued.ordering_key, eventId });
-  if (predicted !== undefined) await ports.store.recordSequence({ eventId, sequence: predicted });
   const ticket = await ports.store.beginAttempt({
     orderingKey: queued.ordering_key,
     eventId,
     maxAttempts: attemptLimit(policy),
     ...(queued.redrive === undefined ? {} : { redrive: { redrivenAt: queued.redrive.redriven_at, sequence: queued.redrive.sequence } }),
   });
+  const numbering = recordPreviousNumber(ports, ticket, eventId, settledEarlier);
   if (target === undefined) {
     // Nowhere to send it: give up at once. The event keeps a sequence number so that the receiver
     // sees the gap; the ticket's own attempt is not made, so it is not counted.
+    await numbering;
     const attempts = ticket.kind === AttemptTicketKind.attempt ? ticket.attempts - 1 : ticket.attempts;
     return giveUp(ports, queued, { sequence: ticket.sequence, attempts }, `subscription "${queued.event.subscription_id}" no longer exists`);
   }
   if (ticket.kind === AttemptTicketKind.skipped) {
+    await numbering;
     return giveUp(ports, queued, ticket, `skipped by an operator after ${ticket.attempts} attempt${ticket.attempts === 1 ? '' : 's'}`);
   }
   if (ticket.kind === AttemptTicketKind.exhausted) {
+    await numbering;
     return giveUp(ports, queued, ticket, `${ticket.attempts} of ${policy.maxDeliveryAttempts} attempts made; giving up`);
   }
 
-  // Only a race (two copies of the event at once) makes the prediction wrong: then write the right one.
-  if (predicted !== undefined && ticket.sequence !== predicted) await ports.store.recordSequence({ eventId, sequence: ticket.sequence });
   const attemptedAt = ports.now();
   const request = signWebhook({ queued, sequence: ticket.sequence, secrets: signingSecrets(target, attemptedAt), attemptedAt });
-  const result = await ports.send(target.url, request);
+  // The previous head's number is written while the receiver works on this one.
+  const [result] = await Promise.all([ports.send(target.url, request), numbering]);
   if (isSuccess(result)) {
     const { wasAccepted } = await ports.store.markDelivered({
       queued,

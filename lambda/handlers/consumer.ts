@@ -136,7 +136,7 @@ export function publishCountsWithPowertools(metrics: Metrics): (counts: Consumer
 const USES = {
   subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get']),
   events: uses(EVENT_STORE_ACCESS, ['isSettled', 'recordSequence', 'markDelivered', 'markDeadLettered']),
-  orderingKeys: uses(ORDERING_KEY_STORE_ACCESS, ['predictSequence', 'beginAttempt', 'recordFailure']),
+  orderingKeys: uses(ORDERING_KEY_STORE_ACCESS, ['beginAttempt', 'recordFailure']),
   deadLetters: uses(DEAD_LETTER_STORE_ACCESS, ['put']),
   backstopQueue: uses(BACKSTOP_QUEUE_ACCESS, ['quarantine']),
   deliveryQueue: uses(DELIVERY_QUEUE_ACCESS, ['changeVisibility']),

@@ -10,6 +10,7 @@ import { AttemptTicketKind, type AttemptTicket, type DeliveryStore, type Settled
 import { RecordOutcome, type AcceptedEventRecord } from '../../lambda/core/ingest.js';
 
 interface KeyState {
+  previous?: { eventId: string; sequence: number };
   headRedrive?: string;
   lastSequence: number;
   headEventId: string;
@@ -55,6 +56,7 @@ export class InMemoryDeliveryStore implements DeliveryStore {
       const lastSequence = kept === undefined ? (state?.lastSequence ?? 0) + 1 : (state?.lastSequence ?? 0);
       const sequence = kept ?? lastSequence;
       this.keys.set(input.orderingKey, {
+        ...(state === undefined ? {} : { previous: { eventId: state.headEventId, sequence: state.headSequence } }),
         lastSequence,
         headEventId: input.eventId,
         headSequence: sequence,
@@ -62,12 +64,19 @@ export class InMemoryDeliveryStore implements DeliveryStore {
         headLastError: undefined,
         ...(input.redrive === undefined ? {} : { headRedrive: input.redrive.redrivenAt }),
       });
-      return { kind: AttemptTicketKind.attempt, sequence, attempts: 1 };
+      return this.ticketOf(AttemptTicketKind.attempt, input.orderingKey);
     }
-    if (state.skipEventId === input.eventId) return { kind: AttemptTicketKind.skipped, sequence: state.headSequence, attempts: state.headAttempts };
-    if (state.headAttempts >= input.maxAttempts) return { kind: AttemptTicketKind.exhausted, sequence: state.headSequence, attempts: state.headAttempts };
+    if (state.skipEventId === input.eventId) return this.ticketOf(AttemptTicketKind.skipped, input.orderingKey);
+    if (state.headAttempts >= input.maxAttempts) return this.ticketOf(AttemptTicketKind.exhausted, input.orderingKey);
     state.headAttempts += 1;
-    return { kind: AttemptTicketKind.attempt, sequence: state.headSequence, attempts: state.headAttempts };
+    return this.ticketOf(AttemptTicketKind.attempt, input.orderingKey);
+  };
+
+  /** The ticket of the key's head as it stands, with the head it replaced. */
+  private readonly ticketOf = (kind: AttemptTicketKind, orderingKey: string): AttemptTicket => {
+    const state = this.keys.get(orderingKey);
+    if (state === undefined) throw new Error(`no head on ${orderingKey}`);
+    return { kind, sequence: state.headSequence, attempts: state.headAttempts, ...(state.previous === undefined ? {} : { previous: state.previous }) };
   };
 
   readonly requestSkip = async (input: { orderingKey: string; eventId: string }): Promise<boolean> => {
@@ -75,12 +84,6 @@ export class InMemoryDeliveryStore implements DeliveryStore {
     if (state?.headEventId !== input.eventId) return false;
     state.skipEventId = input.eventId;
     return true;
-  };
-
-  readonly predictSequence = async (input: { orderingKey: string; eventId: string }): Promise<number> => {
-    const state = this.keys.get(input.orderingKey);
-    if (state?.headEventId === input.eventId) return state.headSequence;
-    return (state?.lastSequence ?? 0) + 1;
   };
 
   readonly recordSequence = async (input: { eventId: string; sequence: number }): Promise<void> => {

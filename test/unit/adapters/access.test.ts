@@ -439,10 +439,6 @@ const ADAPTERS = {
     create: () => createOrderingKeyStore(dynamo, NAMES.orderingKeysTable),
     access: ORDERING_KEY_STORE_ACCESS,
     paths: {
-      predictSequence: [
-        { path: 'a new key', run: (store) => store.predictSequence({ orderingKey: 'k1', eventId: 'evt_1' }) },
-        { path: 'the event is the head', answer: () => dynamoMock.on(GetCommand).resolves({ Item: { head_event_id: 'evt_1', head_sequence: 4, last_sequence: 4 } }), run: (store) => store.predictSequence({ orderingKey: 'k1', eventId: 'evt_1' }) },
-      ],
       beginAttempt: [
         { path: 'a new head', answer: () => dynamoMock.on(UpdateCommand).resolves({ Attributes: head }), run: (store) => store.beginAttempt({ orderingKey: 'k1', eventId: 'evt_1', maxAttempts: 8 }) },
         {

@@ -214,7 +214,8 @@ describe('processBatch', () => {
     const plan = await run([record('a1', 'a'), record('a2', 'a')]);
     expect(plan.outcomes.get('a1')?.kind).toBe(OutcomeKind.duplicate);
     expect(sent.map((s) => s.eventId)).toEqual(['a1', 'a2']);
-    expect(store.writes.slice(writes)).toEqual(['recordSequence a2', 'beginAttempt a2', 'markDelivered a2']);
+    // a1, the head a2 replaces, was seen settled: its number is on its record already.
+    expect(store.writes.slice(writes)).toEqual(['beginAttempt a2', 'markDelivered a2']);
   });
 
   it('sets a malformed record aside at once with its reason, and goes on with the group', async () => {
@@ -256,14 +257,32 @@ describe('processBatch', () => {
     expect(deadLetters[0]?.reason).toMatch(/no longer exists/);
   });
 
-  it('writes an event’s number on its record before the key gives it out, so no crash leaves it known nowhere', async () => {
+  it('writes the number of a head that left unsettled on its record when the next head replaces it, so no crash leaves it known nowhere', async () => {
     const { run, store, ports } = harness();
-    const failing = { ...store, beginAttempt: async () => Promise.reject(new Error('crash after the number was written down')) };
-    await processBatch([record('a1', 'a')], { ...ports, store: failing }, policy, () => undefined, plentyOfTime);
+    // a1 is begun, then its invocation dies before the attempt is recorded (and SQS's backstop takes it).
+    const crashing = { ...ports, send: async () => Promise.reject(new Error('crash during the attempt')) };
+    await processBatch([record('a1', 'a')], crashing, policy, () => undefined, plentyOfTime);
+    expect(store.events.get('a1')?.sequence).toBeUndefined();
+    expect(store.keys.get('a')).toMatchObject({ headEventId: 'a1', headSequence: 1 });
+    await run([record('a2', 'a')]);
     expect(store.events.get('a1')?.sequence).toBe(1);
-    // The next attempt gives the number that was written down.
+    expect(store.events.get('a2')).toMatchObject({ status: 'delivered', sequence: 2 });
+  });
+
+  it('writes no number for a previous head this batch settled itself', async () => {
+    const { run, store } = harness();
+    await run([record('a1', 'a'), record('a2', 'a'), record('a3', 'a')]);
+    expect(store.writes).toEqual(['beginAttempt a1', 'markDelivered a1', 'beginAttempt a2', 'markDelivered a2', 'beginAttempt a3', 'markDelivered a3']);
+  });
+
+  it('holds the event back as a fault when the previous head’s number cannot be written', async () => {
+    const { run, store, ports, faults } = harness();
     await run([record('a1', 'a')]);
-    expect(store.events.get('a1')).toMatchObject({ status: 'delivered', sequence: 1 });
+    const failing = { ...ports, store: { ...store, recordSequence: async () => Promise.reject(new Error('DynamoDB unavailable')) } };
+    const plan = await processBatch([record('a2', 'a')], failing, policy, () => faults.push('a2'), plentyOfTime);
+    expect(faults).toEqual(['a2']);
+    expect(plan.failedMessageIds).toEqual(['a2']);
+    expect(store.events.get('a2')?.status).toBeUndefined();
   });
 
   it('gives up without another attempt when the attempts were spent before a crash', async () => {
