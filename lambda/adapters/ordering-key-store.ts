@@ -20,7 +20,18 @@ const headSchema = z.object({
   /** The head before this one (see `beginAttempt`); '' and 0 for a key whose first head this is. */
   prev_event_id: z.string().optional(),
   prev_sequence: z.number().int().nonnegative().optional(),
+  /** The message group and queue position (see `positionOf`) of the head's message, when known. */
+  head_group: z.string().optional(),
+  head_position: z.string().optional(),
 });
+
+/**
+ * An SQS FIFO SequenceNumber as a fixed-width string, so that DynamoDB's string order is the
+ * numbers' order (they grow within a message group; AWS documents up to 128 bits, 39 digits).
+ */
+export function positionOf(sequenceNumber: string): string {
+  return sequenceNumber.padStart(40, '0');
+}
 
 /** The head before the current one, as the item keeps it; undefined when there was none. */
 function previousOf(head: z.infer<typeof headSchema>): { eventId: string; sequence: number } | undefined {
@@ -78,15 +89,18 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
   };
 
   return {
-    async beginAttempt({ orderingKey: key, eventId, maxAttempts, redrive }): Promise<AttemptTicket> {
+    async beginAttempt({ orderingKey: key, eventId, maxAttempts, redrive, message }): Promise<AttemptTicket> {
       // A redrive is a new attempt series of the same event: it is told apart by its redrive time.
       const redriveValues = redrive === undefined ? {} : { ':redrive': redrive.redrivenAt };
       const isKeptSequence = redrive?.sequence !== undefined;
+      const positionValues = message === undefined ? {} : { ':group': message.messageGroupId, ':position': positionOf(message.sequenceNumber) };
       // A new head: the key's next sequence number, attempt 1. Every SET operand reads the item as
       // it was before this write, so head_sequence equals the new last_sequence, and prev_* keep
       // the head this one replaces: its number stays findable here (the backstop's import reads
       // it) until the consumer has written it on that event's record. A redriven dead letter keeps
-      // the number it was given and takes none.
+      // the number it was given and takes none. A message older in its group than the head's
+      // (a stale copy: an invocation that ran late, or a record sent back after its successor was
+      // begun) never becomes the head: the key has moved past it.
       const started = await updateIfCondition(
         client,
         new UpdateCommand({
@@ -98,14 +112,18 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
               : 'SET last_sequence = if_not_exists(last_sequence, :zero) + :one, head_sequence = if_not_exists(last_sequence, :zero) + :one',
             ', prev_event_id = if_not_exists(head_event_id, :none), prev_sequence = if_not_exists(head_sequence, :nothing)',
             ', head_event_id = :event, head_attempts = :one',
+            message === undefined ? '' : ', head_group = :group, head_position = :position',
             redrive === undefined ? '' : ', head_redrive = :redrive',
             ' REMOVE head_last_error, skip_event_id, skip_requested_at',
             redrive === undefined ? ', head_redrive' : '',
+            message === undefined ? ', head_group, head_position' : '',
           ].join(''),
-          ConditionExpression:
+          ConditionExpression: [
             redrive === undefined
-              ? 'attribute_not_exists(head_event_id) OR head_event_id <> :event'
-              : 'attribute_not_exists(head_event_id) OR head_event_id <> :event OR attribute_not_exists(head_redrive) OR head_redrive <> :redrive',
+              ? '(attribute_not_exists(head_event_id) OR head_event_id <> :event)'
+              : '(attribute_not_exists(head_event_id) OR head_event_id <> :event OR attribute_not_exists(head_redrive) OR head_redrive <> :redrive)',
+            message === undefined ? '' : ' AND (attribute_not_exists(head_position) OR head_group <> :group OR head_position < :position)',
+          ].join(''),
           ExpressionAttributeValues: {
             ':one': 1,
             ':event': eventId,
@@ -113,6 +131,7 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
             ':nothing': 0,
             ...(isKeptSequence ? { ':kept': redrive?.sequence } : { ':zero': 0 }),
             ...redriveValues,
+            ...positionValues,
           },
           ReturnValues: 'ALL_NEW',
         }),
@@ -136,7 +155,11 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
         return ticketOf(AttemptTicketKind.attempt, head);
       }
       const head = await readHead(key);
-      if (head.head_event_id !== eventId) throw new HeadChangedError(key, eventId, head.head_event_id);
+      if (head.head_event_id !== eventId) {
+        const isStale = message !== undefined && head.head_group === message.messageGroupId && head.head_position !== undefined && head.head_position > positionOf(message.sequenceNumber);
+        if (isStale) return ticketOf(AttemptTicketKind.superseded, head);
+        throw new HeadChangedError(key, eventId, head.head_event_id);
+      }
       return ticketOf(head.skip_event_id === eventId ? AttemptTicketKind.skipped : AttemptTicketKind.exhausted, head);
     },
 

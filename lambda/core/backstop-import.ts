@@ -36,7 +36,9 @@ export interface BackstopImportPorts {
   readonly deadLetters: Pick<DeadLetterStore, 'put'>;
   /** Counts a dead letter in its group's lag, once per place in the store (see `GroupStore`). */
   readonly countDeadLetter: (place: DeadLetterPlace) => Promise<void>;
-  readonly events: Pick<DeliveryStore, 'isSettled' | 'markDeadLettered'> & {
+  readonly events: Pick<DeliveryStore, 'markDeadLettered'> & {
+    /** Whether the event was delivered, or dead-lettered (after its redrive, for a redriven one). */
+    readonly isSettled: (eventId: string, redrivenAt: string | undefined) => Promise<boolean>;
     /** The sequence the consumer recorded for the event, when it gave one. */
     readonly findSequence: (eventId: string) => Promise<number | undefined>;
   };

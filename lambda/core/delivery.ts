@@ -55,6 +55,12 @@ export const AttemptTicketKind = {
   attempt: 'attempt',
   exhausted: 'exhausted',
   skipped: 'skipped',
+  /**
+   * Nothing begun: the key's head came from a later message of the same group, so the key has moved
+   * past this one, which was settled (a 2xx, or a give-up) before that head was begun. Its number
+   * is the ticket's `previous` when that is this event.
+   */
+  superseded: 'superseded',
 } as const;
 export type AttemptTicketKind = (typeof AttemptTicketKind)[keyof typeof AttemptTicketKind];
 
@@ -78,11 +84,10 @@ export interface AttemptTicket {
 /** What the consumer writes and reads about events and ordering keys. */
 export interface DeliveryStore {
   /**
-   * Whether the event was already delivered or dead-lettered. For a redriven dead letter
-   * (`redrivenAt`), its own earlier dead-lettering does not count: only a delivery, or a
-   * dead-lettering after this redrive.
+   * Whether each event was already delivered or dead-lettered ({@link isSettledBy}), for many
+   * events in one read: a consumer batch's, before it begins any.
    */
-  readonly isSettled: (eventId: string, redrivenAt: string | undefined) => Promise<boolean>;
+  readonly findSettled: (events: readonly SettledQuery[]) => Promise<SettledLookup>;
   /**
    * Counts a real attempt before it is made: a new head gets the key's next sequence number and
    * attempt 1; the same head again keeps its number and counts one more, up to `maxAttempts`.
@@ -97,6 +102,11 @@ export interface DeliveryStore {
      * start again), keeping its original sequence number when it has one.
      */
     readonly redrive?: { readonly redrivenAt: string; readonly sequence: number | undefined };
+    /**
+     * Where the event's message stands in its FIFO group, when SQS says: a message older than the
+     * key's head's in the same group is answered `superseded` and begins nothing.
+     */
+    readonly message?: { readonly messageGroupId: string; readonly sequenceNumber: string };
   }) => Promise<AttemptTicket>;
   /**
    * Records an event's sequence on its own record: the previous head's, once a new head replaced
@@ -108,7 +118,37 @@ export interface DeliveryStore {
   /** Remembers why the head's last attempt failed. */
   readonly recordFailure: (input: { readonly orderingKey: string; readonly eventId: string; readonly reason: string }) => Promise<void>;
   readonly markDelivered: (input: SettledEvent) => Promise<SettleResult>;
+  /**
+   * Records a delivery only if the event is not settled yet (it may have been dead-lettered since
+   * it was read): undefined when it was, and then nothing is written.
+   */
+  readonly markDeliveredUnlessSettled: (input: SettledEvent) => Promise<SettleResult | undefined>;
   readonly markDeadLettered: (input: SettledEvent & { readonly reason: string }) => Promise<SettleResult>;
+}
+
+/** An event asked about in {@link DeliveryStore.findSettled}. */
+export interface SettledQuery {
+  readonly eventId: string;
+  readonly redrivenAt: string | undefined;
+}
+
+/** The answers of {@link DeliveryStore.findSettled}; an event not asked about is not settled. */
+export type SettledLookup = (query: SettledQuery) => boolean;
+
+/** An event's outcome as its record holds it. */
+export interface RecordedOutcome {
+  readonly status: 'accepted' | 'delivered' | 'dead_lettered' | undefined;
+  readonly deadLetteredAt: string | undefined;
+}
+
+/**
+ * Whether an event is settled: delivered, or dead-lettered; for a redriven dead
+ * letter, only a delivery or a dead-lettering after its redrive.
+ */
+export function isSettledBy(outcome: RecordedOutcome | undefined, redrivenAt: string | undefined): boolean {
+  if (outcome?.status === OutcomeKind.delivered) return true;
+  if (outcome?.status !== OutcomeKind.deadLettered) return false;
+  return redrivenAt === undefined || (outcome.deadLetteredAt !== undefined && outcome.deadLetteredAt > redrivenAt);
 }
 
 /**
@@ -168,7 +208,11 @@ export type DeliveryOutcome =
       /** Whether ingest had counted it in its group's lag (see SettleResult). */
       readonly isCounted: boolean;
     }
-  | { readonly kind: typeof OutcomeKind.duplicate }
+  /**
+   * Settled before. `isCounted` and `acceptedAt` are set when this record recorded its delivery
+   * late (see `AttemptTicketKind.superseded`): then it leaves its group's depth as a delivery would.
+   */
+  | { readonly kind: typeof OutcomeKind.duplicate; readonly acceptedAt?: string; readonly isCounted?: boolean }
   /** `acceptedAt` is absent, and `isCounted` false, for a record that could not be read. */
   | { readonly kind: typeof OutcomeKind.deadLettered; readonly reason: string; readonly acceptedAt: string | undefined; readonly isCounted: boolean }
   | {
@@ -191,6 +235,8 @@ export interface ConsumerRecord {
   readonly messageGroupId: string;
   /** SQS's ApproximateReceiveCount: every receive counts, processed or not. */
   readonly receiveCount: number;
+  /** SQS FIFO's SequenceNumber: grows with every message of a group. Absent when SQS gave none. */
+  readonly sequenceNumber?: string;
   /** Set when the SQS record itself was not readable: it is dead-lettered at once. */
   readonly problem?: string;
 }
@@ -235,59 +281,89 @@ async function giveUp(
  * event is settled or handed back, never before its attempt: the number stays on the key item
  * (`previous`) until the next new head, which only comes once this event's message is gone.
  */
-function recordPreviousNumber(ports: DeliveryPorts, ticket: AttemptTicket, eventId: string, settledEarlier: ReadonlySet<string>): Promise<void> {
+function recordPreviousNumber(ports: DeliveryPorts, ticket: AttemptTicket, eventId: string, isSeenSettled: (eventId: string) => boolean): Promise<void> {
   const { previous } = ticket;
-  if (previous === undefined || previous.eventId === eventId || settledEarlier.has(previous.eventId)) return Promise.resolve();
+  if (previous === undefined || previous.eventId === eventId || isSeenSettled(previous.eventId)) return Promise.resolve();
   return ports.store.recordSequence(previous);
 }
 
+/** What a group's run knows when one of its records starts. */
+export interface RecordContext {
+  /**
+   * Events this run delivered or dead-lettered before this record, or is recording as delivered:
+   * settled for any copy of them, redriven or not.
+   */
+  readonly settledEarlier: ReadonlySet<string>;
+  /** Events this run found settled before (duplicates): their numbers are on their records. */
+  readonly numberedEarlier: ReadonlySet<string>;
+  /** Which events were settled when the batch started (one read for the whole batch). */
+  readonly wasSettled: SettledLookup;
+  /**
+   * The previous record's delivery, still being recorded: it must be recorded before this
+   * record's attempt is made, and is awaited beside this record's begin.
+   */
+  readonly previousRecording?: Promise<unknown>;
+}
+
+/** A record's outcome, or (for a delivery) the recording of it, still under way. */
+export type RecordStep = { readonly outcome: DeliveryOutcome } | { readonly recording: Promise<DeliveryOutcome> };
+
 /**
- * Processes one record of a group whose earlier records all succeeded; `settledEarlier` holds the
- * events this invocation saw settled before it. Expected outcomes are values; a thrown error is a
- * fault (DynamoDB or SQS unavailable) for the batch to handle.
+ * Processes one record of a group whose earlier records all succeeded. Expected outcomes are
+ * values; a thrown error is a fault (DynamoDB or SQS unavailable) for the batch to handle.
  *
- * Round trips before the POST: one read (settled? and the subscription, at once; the subscription
- * is read once per batch), then the conditional write that begins the attempt (the attempt count
- * must be stored before the attempt is made, or a crash could attempt an event without bound).
+ * State round trips before the POST: one, the conditional write that begins the attempt (the
+ * attempt must be counted before it is made, or a crash could attempt an event without bound);
+ * whether the event is settled was read for the whole batch before its first record, and the
+ * previous record's delivery is recorded during this begin. After the POST: none before the next
+ * record may begin; its delivery is recorded beside that begin (`recording`), and must be by then,
+ * or a record sent back could overtake it. The previous head's number is written during the POST.
  */
-export async function deliverRecord(
-  record: ConsumerRecord,
-  ports: DeliveryPorts,
-  policy: RetryPolicy,
-  settledEarlier: ReadonlySet<string> = new Set(),
-): Promise<DeliveryOutcome> {
+export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, policy: RetryPolicy, context: RecordContext): Promise<RecordStep> {
   const read = readRecord(record);
   if ('reason' in read) {
     // Retrying cannot repair a malformed record: set it aside at once, as received.
     await ports.quarantine({ messageId: record.messageId, messageGroupId: record.messageGroupId, body: record.body, reason: read.reason, at: ports.now().toISOString() });
-    return { kind: OutcomeKind.deadLettered, reason: read.reason, acceptedAt: undefined, isCounted: false };
+    return { outcome: { kind: OutcomeKind.deadLettered, reason: read.reason, acceptedAt: undefined, isCounted: false } };
   }
   const { queued } = read;
   const eventId = queued.event.event_id;
-  const [isSettled, target] = await Promise.all([ports.store.isSettled(eventId, queued.redrive?.redriven_at), ports.findTarget(queued.event.subscription_id)]);
-  if (isSettled) return { kind: OutcomeKind.duplicate };
+  if (context.settledEarlier.has(eventId) || context.wasSettled({ eventId, redrivenAt: queued.redrive?.redriven_at })) return { outcome: { kind: OutcomeKind.duplicate } };
 
-  const ticket = await ports.store.beginAttempt({
-    orderingKey: queued.ordering_key,
-    eventId,
-    maxAttempts: attemptLimit(policy),
-    ...(queued.redrive === undefined ? {} : { redrive: { redrivenAt: queued.redrive.redriven_at, sequence: queued.redrive.sequence } }),
-  });
-  const numbering = recordPreviousNumber(ports, ticket, eventId, settledEarlier);
+  const [ticket, target] = await Promise.all([
+    ports.store.beginAttempt({
+      orderingKey: queued.ordering_key,
+      eventId,
+      maxAttempts: attemptLimit(policy),
+      ...(queued.redrive === undefined ? {} : { redrive: { redrivenAt: queued.redrive.redriven_at, sequence: queued.redrive.sequence } }),
+      ...(record.sequenceNumber === undefined ? {} : { message: { messageGroupId: record.messageGroupId, sequenceNumber: record.sequenceNumber } }),
+    }),
+    ports.findTarget(queued.event.subscription_id),
+    context.previousRecording,
+  ]);
+  if (ticket.kind === AttemptTicketKind.superseded) {
+    // The key moved past this message after it got a 2xx (the begin of a successor follows the
+    // delivery): a copy held by a late invocation, or a record sent back because its delivery could
+    // not be recorded. Record that delivery now, unless the event was settled meanwhile.
+    const sequence = ticket.previous?.eventId === eventId ? ticket.previous.sequence : undefined;
+    const result = await ports.store.markDeliveredUnlessSettled({ queued, sequence, attempts: 1, at: ports.now().toISOString() });
+    return { outcome: result === undefined ? { kind: OutcomeKind.duplicate } : { kind: OutcomeKind.duplicate, acceptedAt: waitingSince(queued), isCounted: result.wasAccepted } };
+  }
+  const numbering = recordPreviousNumber(ports, ticket, eventId, (id) => context.settledEarlier.has(id) || context.numberedEarlier.has(id));
   if (target === undefined) {
     // Nowhere to send it: give up at once. The event keeps a sequence number so that the receiver
     // sees the gap; the ticket's own attempt is not made, so it is not counted.
     await numbering;
     const attempts = ticket.kind === AttemptTicketKind.attempt ? ticket.attempts - 1 : ticket.attempts;
-    return giveUp(ports, queued, { sequence: ticket.sequence, attempts }, `subscription "${queued.event.subscription_id}" no longer exists`);
+    return { outcome: await giveUp(ports, queued, { sequence: ticket.sequence, attempts }, `subscription "${queued.event.subscription_id}" no longer exists`) };
   }
   if (ticket.kind === AttemptTicketKind.skipped) {
     await numbering;
-    return giveUp(ports, queued, ticket, `skipped by an operator after ${ticket.attempts} attempt${ticket.attempts === 1 ? '' : 's'}`);
+    return { outcome: await giveUp(ports, queued, ticket, `skipped by an operator after ${ticket.attempts} attempt${ticket.attempts === 1 ? '' : 's'}`) };
   }
   if (ticket.kind === AttemptTicketKind.exhausted) {
     await numbering;
-    return giveUp(ports, queued, ticket, `${ticket.attempts} of ${policy.maxDeliveryAttempts} attempts made; giving up`);
+    return { outcome: await giveUp(ports, queued, ticket, `${ticket.attempts} of ${policy.maxDeliveryAttempts} attempts made; giving up`) };
   }
 
   const attemptedAt = ports.now();
@@ -295,13 +371,10 @@ export async function deliverRecord(
   // The previous head's number is written while the receiver works on this one.
   const [result] = await Promise.all([ports.send(target.url, request), numbering]);
   if (isSuccess(result)) {
-    const { wasAccepted } = await ports.store.markDelivered({
-      queued,
-      sequence: ticket.sequence,
-      attempts: ticket.attempts,
-      at: ports.now().toISOString(),
-    });
-    return { kind: OutcomeKind.delivered, sequence: ticket.sequence, attempts: ticket.attempts, acceptedAt: waitingSince(queued), isCounted: wasAccepted };
+    const recording = ports.store
+      .markDelivered({ queued, sequence: ticket.sequence, attempts: ticket.attempts, at: ports.now().toISOString() })
+      .then(({ wasAccepted }): DeliveryOutcome => ({ kind: OutcomeKind.delivered, sequence: ticket.sequence, attempts: ticket.attempts, acceptedAt: waitingSince(queued), isCounted: wasAccepted }));
+    return { recording };
   }
 
   const reason = describeAttempt(result);
@@ -311,9 +384,10 @@ export async function deliverRecord(
     policy,
     ports.random,
   );
-  if (decision.kind === FailureDecisionKind.deadLetter) return giveUp(ports, queued, ticket, decision.reason);
+  if (decision.kind === FailureDecisionKind.deadLetter) return { outcome: await giveUp(ports, queued, ticket, decision.reason) };
   await ports.store.recordFailure({ orderingKey: queued.ordering_key, eventId, reason });
   return {
+    outcome: {
     kind: OutcomeKind.retryLater,
     delaySeconds: decision.delaySeconds,
     reason,
@@ -322,5 +396,6 @@ export async function deliverRecord(
     eventId,
     orderingKey: queued.ordering_key,
     isHeld: ticket.attempts >= policy.maxDeliveryAttempts,
+    },
   };
 }

@@ -12,6 +12,7 @@ import { messageGroupIdFor } from '../../../lambda/core/routing.js';
 
 /** The delivery store with what ingest, skip and the backstop import read and write on the same records. */
 export type ContractDeliveryStore = DeliveryStore & {
+  readonly isSettled: (eventId: string, redrivenAt: string | undefined) => Promise<boolean>;
   readonly findSequence: (eventId: string) => Promise<number | undefined>;
   readonly findKnownEventIds: (eventIds: readonly string[]) => Promise<ReadonlySet<string>>;
   readonly recordAccepted: (record: AcceptedEventRecord) => Promise<RecordOutcome>;
@@ -246,6 +247,50 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
         await store.recordAccepted(key.record(key.eventId(1)));
         await store.markDeadLettered({ ...settled(key.queued(key.eventId(1)), T1), reason: 'HTTP 500' });
         expect(await store.markDelivered(settled(key.queued(key.eventId(1)), T2))).toEqual({ wasAccepted: true });
+      });
+    });
+
+    describe('findSettled and markDeliveredUnlessSettled', () => {
+      it('answers for many events at once as isSettled does, redriven ones included', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await store.markDelivered(settled(key.queued(key.eventId(1)), T1));
+        await store.markDeadLettered({ ...settled(key.queued(key.eventId(2)), T2, 2), reason: 'HTTP 500' });
+        await store.recordAccepted(key.record(key.eventId(3)));
+        const lookup = await store.findSettled([1, 2, 3, 4].map((n) => ({ eventId: key.eventId(n), redrivenAt: undefined })));
+        expect([1, 2, 3, 4].map((n) => lookup({ eventId: key.eventId(n), redrivenAt: undefined }))).toEqual([true, true, false, false]);
+        expect(lookup({ eventId: key.eventId(2), redrivenAt: T1 })).toBe(true);
+        expect(lookup({ eventId: key.eventId(2), redrivenAt: T3 })).toBe(false);
+      });
+
+      it('records a late delivery only over an event not settled yet', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await store.recordAccepted(key.record(key.eventId(1)));
+        await store.markDeadLettered({ ...settled(key.queued(key.eventId(2)), T1, 2), reason: 'HTTP 500' });
+        expect(await store.markDeliveredUnlessSettled(settled(key.queued(key.eventId(1)), T2))).toEqual({ wasAccepted: true });
+        expect(await store.markDeliveredUnlessSettled(settled(key.queued(key.eventId(1)), T3))).toBeUndefined();
+        expect(await store.markDeliveredUnlessSettled(settled(key.queued(key.eventId(2)), T2, 2))).toBeUndefined();
+        // Still a dead letter: a redrive after it is not settled.
+        expect(await store.isSettled(key.eventId(2), T3)).toBe(false);
+        expect(await store.markDeliveredUnlessSettled(settled(key.queued(key.eventId(3)), T2, 3))).toEqual({ wasAccepted: false });
+      });
+    });
+
+    describe('beginAttempt with the message’s place in its group', () => {
+      it('supersedes an older message of the head’s group, and begins a newer one or one of another group', async () => {
+        const store = makeStore();
+        const key = newKey();
+        const begin = (n: number, group: string, sequenceNumber: string) =>
+          store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(n), maxAttempts: MAX, message: { messageGroupId: group, sequenceNumber } });
+        expect(ticketOnly(await begin(1, 'g1', '900'))).toEqual({ kind: 'attempt', sequence: 1, attempts: 1 });
+        expect(ticketOnly(await begin(2, 'g1', '1000'))).toEqual({ kind: 'attempt', sequence: 2, attempts: 1 });
+        const stale = await begin(1, 'g1', '900');
+        expect(stale.kind).toBe('superseded');
+        expect(stale.previous).toEqual({ eventId: key.eventId(1), sequence: 1 });
+        // The head's own message again is a retry, not a stale copy.
+        expect(ticketOnly(await begin(2, 'g1', '1000'))).toEqual({ kind: 'attempt', sequence: 2, attempts: 2 });
+        expect(ticketOnly(await begin(3, 'g2', '5'))).toEqual({ kind: 'attempt', sequence: 3, attempts: 1 });
       });
     });
 

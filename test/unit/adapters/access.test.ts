@@ -296,7 +296,18 @@ const ADAPTERS = {
         { path: 'the event was delivered', answer: () => dynamoMock.on(GetCommand).resolves({ Item: { status: 'delivered' } }), run: (store) => store.isSettled('evt_1', undefined) },
         { path: 'the event is unknown', run: (store) => store.isSettled('evt_1', at) },
       ],
+      findSettled: [
+        {
+          path: 'one event was delivered',
+          answer: () => dynamoMock.on(BatchGetCommand).resolves({ Responses: { [NAMES.eventsTable]: [{ event_id: 'evt_1', status: 'delivered' }] } }),
+          run: (store) => store.findSettled([{ eventId: 'evt_1', redrivenAt: undefined }, { eventId: 'evt_2', redrivenAt: at }]),
+        },
+      ],
       markDelivered: [{ path: 'always', run: (store) => store.markDelivered(settled) }],
+      markDeliveredUnlessSettled: [
+        { path: 'the event is not settled', run: (store) => store.markDeliveredUnlessSettled(settled) },
+        { path: 'it was settled (refused condition)', answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()), run: (store) => store.markDeliveredUnlessSettled(settled) },
+      ],
       markDeadLettered: [{ path: 'always', run: (store) => store.markDeadLettered({ ...settled, reason: 'HTTP 500' }) }],
       recordSequence: [{ path: 'always', run: (store) => store.recordSequence({ eventId: 'evt_1', sequence: 3 }) }],
       findSequence: [

@@ -35,6 +35,11 @@ function record(eventId: string, key: string, receiveCount = 1): ConsumerRecord 
   return { messageId: eventId, receiptHandle: `rh-${eventId}`, body: JSON.stringify(queued(eventId, key)), messageGroupId: `group-${key}`, receiveCount };
 }
 
+/** A record with its message's SQS SequenceNumber, which grows within its group. */
+function positioned(eventId: string, key: string, sequenceNumber: number): ConsumerRecord {
+  return { ...record(eventId, key), sequenceNumber: String(sequenceNumber) };
+}
+
 interface Sent {
   readonly eventId: string;
   readonly sequence: number;
@@ -275,6 +280,46 @@ describe('processBatch', () => {
     expect(store.writes).toEqual(['beginAttempt a1', 'markDelivered a1', 'beginAttempt a2', 'markDelivered a2', 'beginAttempt a3', 'markDelivered a3']);
   });
 
+  it('records a delivery whose recording failed, without a second attempt, once its successor was begun', async () => {
+    const { run, store, ports, sent, faults } = harness();
+    let failures = 1;
+    const failing = {
+      ...ports,
+      store: {
+        ...store,
+        markDelivered: async (input: Parameters<typeof store.markDelivered>[0]) => {
+          if (input.queued.event.event_id === 'a2' && failures > 0) {
+            failures -= 1;
+            throw new Error('crash between the 2xx and its record');
+          }
+          return store.markDelivered(input);
+        },
+      },
+    };
+    const first = await processBatch([positioned('a1', 'a', 1), positioned('a2', 'a', 2), positioned('a3', 'a', 3)], failing, policy, (_error, r) => faults.push(r.messageId), plentyOfTime);
+    // a3 was begun beside a2's recording, and waits with it.
+    expect(faults).toEqual(['a2']);
+    expect(first.failedMessageIds).toEqual(['a2', 'a3']);
+    expect(sent.map((s) => s.eventId)).toEqual(['a1', 'a2']);
+    const second = await run([positioned('a2', 'a', 2), positioned('a3', 'a', 3)]);
+    expect(second.outcomes.get('a2')).toMatchObject({ kind: OutcomeKind.duplicate, isCounted: false });
+    expect(sent.map((s) => [s.eventId, s.sequence])).toEqual([['a1', 1], ['a2', 2], ['a3', 3]]);
+    expect(store.events.get('a2')).toMatchObject({ status: 'delivered', sequence: 2 });
+  });
+
+  it('begins nothing for a copy older than its key’s head in the same group (an invocation that ran late)', async () => {
+    const { run, store, sent } = harness();
+    await run([positioned('a1', 'a', 1), positioned('a2', 'a', 2)]);
+    const writes = store.writes.length;
+    // A late copy of a1's message, read as unsettled before a1 was recorded.
+    store.events.delete('a1');
+    const plan = await run([positioned('a1', 'a', 1)]);
+    expect(plan.outcomes.get('a1')?.kind).toBe(OutcomeKind.duplicate);
+    expect(store.keys.get('a')).toMatchObject({ headEventId: 'a2', headSequence: 2, lastSequence: 2 });
+    expect(sent.map((s) => s.eventId)).toEqual(['a1', 'a2']);
+    expect(store.writes.slice(writes)).toEqual(['beginAttempt a1', 'markDeliveredUnlessSettled a1']);
+  });
+
   it('holds the event back as a fault when the previous head’s number cannot be written', async () => {
     const { run, store, ports, faults } = harness();
     await run([record('a1', 'a')]);
@@ -336,7 +381,7 @@ describe('processBatch', () => {
   it('waits at least a second after a fault even when the base delay is 0', async () => {
     const { ports } = harness();
     const faulty: DeliveryPorts = { ...ports, findTarget: async () => { throw new Error('DynamoDB unavailable'); } };
-    const plan = await processBatch([record('a1', 'a', 1)], { ...faulty, random: () => 0 }, { ...policy, retryBaseSeconds: 0 }, () => undefined, plentyOfTime);
+    const plan = await processBatch([positioned('a1', 'a', 1)], { ...faulty, random: () => 0 }, { ...policy, retryBaseSeconds: 0 }, () => undefined, plentyOfTime);
     expect(plan.visibilityChanges.map((c) => c.timeoutSeconds)).toEqual([1]);
   });
 
@@ -344,7 +389,7 @@ describe('processBatch', () => {
     const { ports, sent } = harness();
     const faulty: DeliveryPorts = { ...ports, findTarget: async () => { throw new Error('AccessDeniedException'); } };
     // a2 already collected 55 receives behind earlier heads: the backstop is 5 receives away for it.
-    const plan = await processBatch([record('a1', 'a', 1), record('a2', 'a', 55), record('a3', 'a', 2)], faulty, policy, () => undefined, plentyOfTime);
+    const plan = await processBatch([positioned('a1', 'a', 1), record('a2', 'a', 55), record('a3', 'a', 2)], faulty, policy, () => undefined, plentyOfTime);
     expect(plan.failedMessageIds).toEqual(['a1', 'a2', 'a3']);
     expect(plan.visibilityChanges.map((c) => [c.messageId, c.timeoutSeconds])).toEqual([
       ['a1', faultBackoffSeconds(55, policy, ports.random)],

@@ -10,6 +10,14 @@ import type { GroupProgress } from '../../../lambda/core/lag.js';
 import type { ConsumerCounts } from '../../../lambda/core/consumer-metrics.js';
 import { InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
 
+/** SQS's SequenceNumber of each event's message: fixed per message, growing as messages are sent. */
+const sequenceNumbers = new Map<string, string>();
+function sequenceNumberOf(eventId: string): string {
+  const known = sequenceNumbers.get(eventId) ?? String(sequenceNumbers.size + 1).padStart(20, '0');
+  sequenceNumbers.set(eventId, known);
+  return known;
+}
+
 function sqsRecord(eventId: string, key: string): SQSRecord {
   const queued: QueuedEvent = {
     version: 1,
@@ -29,7 +37,7 @@ function sqsRecord(eventId: string, key: string): SQSRecord {
       ApproximateFirstReceiveTimestamp: '0',
       MessageGroupId: `g-${key}`,
       MessageDeduplicationId: eventId,
-      SequenceNumber: '1',
+      SequenceNumber: sequenceNumberOf(eventId),
     },
     messageAttributes: {},
     md5OfBody: '',
@@ -193,6 +201,7 @@ describe('toConsumerRecord', () => {
       body: sqsRecord('a1', 'a').body,
       messageGroupId: 'g-a',
       receiveCount: 1,
+      sequenceNumber: sequenceNumberOf('a1'),
     });
   });
 

@@ -27,6 +27,14 @@ const SECRET = `whsec_${SECRET_BYTES.toString('base64')}`;
 
 const SUBSCRIPTION = 'sub_logs';
 
+/** SQS's SequenceNumber of each event's message: fixed per message, growing as messages are sent. */
+const sequenceNumbers = new Map<string, string>();
+function sequenceNumberOf(eventId: string): string {
+  const known = sequenceNumbers.get(eventId) ?? String(sequenceNumbers.size + 1).padStart(20, '0');
+  sequenceNumbers.set(eventId, known);
+  return known;
+}
+
 function sqsRecord(eventId: string, group: string, subscriptionId = SUBSCRIPTION): SQSRecord {
   const queued: QueuedEvent = {
     version: 1,
@@ -46,7 +54,7 @@ function sqsRecord(eventId: string, group: string, subscriptionId = SUBSCRIPTION
       ApproximateFirstReceiveTimestamp: '0',
       MessageGroupId: group,
       MessageDeduplicationId: eventId,
-      SequenceNumber: '1',
+      SequenceNumber: sequenceNumberOf(eventId),
     },
     messageAttributes: {},
     md5OfBody: '',
