@@ -425,11 +425,11 @@ const ADAPTERS = {
         { path: 'always', answer: () => dynamoMock.on(UpdateCommand).resolves(group(1)), run: (store) => store.recordRedrive({ toGroup: 'g2', orderingKey: 'k1', events: 1, at }) },
       ],
       countDeadLetter: [
-        { path: 'its place is new', answer: () => dynamoMock.on(UpdateCommand).resolves({}), run: (store) => store.countDeadLetter({ messageGroupId: 'g1', subscriptionId: 'sub_1', position: 'p1' }) },
+        { path: 'its place is new', answer: () => dynamoMock.on(UpdateCommand).resolves(group(1)), run: (store) => store.countDeadLetter({ messageGroupId: 'g1', subscriptionId: 'sub_1', position: 'p1' }) },
         {
           path: 'the group is past its cap of marks (refused condition, marks read)',
           answer: () => {
-            dynamoMock.on(UpdateCommand).rejectsOnce(conditionFailed()).resolves({});
+            dynamoMock.on(UpdateCommand).rejectsOnce(conditionFailed()).resolves(group(1));
             dynamoMock.on(GetCommand).resolves({ Item: { dead_letter_places: new Set(['other']) } });
           },
           run: (store) => store.countDeadLetter({ messageGroupId: 'g1', subscriptionId: 'sub_1', position: 'p1' }),
@@ -438,8 +438,11 @@ const ADAPTERS = {
       uncountDeadLetter: [
         { path: 'its place is marked', answer: () => dynamoMock.on(UpdateCommand).resolves(group(1)), run: (store) => store.uncountDeadLetter({ messageGroupId: 'g1', subscriptionId: 'sub_1', position: 'p1' }) },
         {
-          path: 'it was uncounted already and the group drained (refused conditions)',
-          answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()),
+          path: 'it was uncounted already and the group drained (refused conditions, count read)',
+          answer: () => {
+            dynamoMock.on(UpdateCommand).rejects(conditionFailed());
+            dynamoMock.on(GetCommand).resolves({ Item: { dead_lettered: 0, dead_letters_version: 2 } });
+          },
           run: (store) => store.uncountDeadLetter({ messageGroupId: 'g1', subscriptionId: 'sub_1', position: 'p1' }),
         },
       ],
