@@ -123,7 +123,7 @@ async function processGroup(
   const settled = new Set<string>();
   /** Events found settled before (duplicates): only their numbers are known to be on their records. */
   const numbered = new Set<string>();
-  /** The last delivery, still being recorded while the next record begins. */
+  /** The last delivery, still being recorded. */
   let pending: { readonly index: number; readonly record: ConsumerRecord; readonly recording: Promise<DeliveryOutcome> } | undefined;
 
   const keep = (record: ConsumerRecord, outcome: DeliveryOutcome): void => {
@@ -149,11 +149,7 @@ async function processGroup(
     const delaySeconds = faultBackoffSeconds(receiveCount, policy, ports.random);
     return { ...planGroupRetry(group, index, delaySeconds), unstartedMessageIds: [], progress: summarizeGroup(messageGroupId, seen, { state: HeadState.unknown }) };
   };
-  /**
-   * Waits for the last delivery to be recorded. If it cannot be, its record is sent back with its
-   * successors (a fault), although its successor may have been begun: it then finds the key moved
-   * past it, and records its delivery (`AttemptTicketKind.superseded`).
-   */
+  /** Waits for the last delivery to be recorded. If it cannot be, its record is sent back with its successors (a fault). */
   const finishPending = async (): Promise<GroupPlan | undefined> => {
     if (pending === undefined) return undefined;
     const { index, record, recording } = pending;
@@ -178,22 +174,20 @@ async function processGroup(
         progress: summarizeGroup(messageGroupId, seen, { state: HeadState.unknown }),
       };
     }
-    const previous = pending;
-    // Being recorded as delivered: its number is written there, and a failure sends it back.
-    const previousEventId = previous === undefined ? undefined : eventIdOf(previous.record);
-    if (previousEventId !== undefined) settled.add(previousEventId);
+    // The last delivery is recorded before the next record begins: that begin moves the key on, and
+    // a head replaced twice must have its number on its record (the backstop's import reads it
+    // there once the key no longer holds it). A crash between the two, repeated until SQS's
+    // backstop moves both messages, would otherwise leave a number known nowhere.
+    const failedBefore = await finishPending();
+    if (failedBefore !== undefined) return failedBefore;
     let step: Awaited<ReturnType<typeof startRecord>>;
     try {
-      step = await startRecord(record, ports, policy, { settledEarlier: settled, numberedEarlier: numbered, wasSettled, ...(previous === undefined ? {} : { previousRecording: previous.recording }) });
+      step = await startRecord(record, ports, policy, { settledEarlier: settled, numberedEarlier: numbered, wasSettled });
     } catch (error) {
-      // The previous delivery's recording failing comes first: that record is sent back too.
-      const failed = await finishPending();
-      return failed ?? faultAt(index, error);
+      return faultAt(index, error);
     }
-    const failed = await finishPending();
-    if (failed !== undefined) return failed;
     if ('recording' in step) {
-      // Not awaited: it is recorded while the next record begins (or at the end of the run).
+      // Awaited before the next record begins, or at the end of the run.
       step.recording.catch(() => undefined);
       pending = { index, record, recording: step.recording };
       continue;

@@ -289,20 +289,12 @@ function recordPreviousNumber(ports: DeliveryPorts, ticket: AttemptTicket, event
 
 /** What a group's run knows when one of its records starts. */
 export interface RecordContext {
-  /**
-   * Events this run delivered or dead-lettered before this record, or is recording as delivered:
-   * settled for any copy of them, redriven or not.
-   */
+  /** Events this run delivered or dead-lettered before this record: settled for any copy of them, redriven or not. */
   readonly settledEarlier: ReadonlySet<string>;
   /** Events this run found settled before (duplicates): their numbers are on their records. */
   readonly numberedEarlier: ReadonlySet<string>;
   /** Which events were settled when the batch started (one read for the whole batch). */
   readonly wasSettled: SettledLookup;
-  /**
-   * The previous record's delivery, still being recorded: it must be recorded before this
-   * record's attempt is made, and is awaited beside this record's begin.
-   */
-  readonly previousRecording?: Promise<unknown>;
 }
 
 /** A record's outcome, or (for a delivery) the recording of it, still under way. */
@@ -314,10 +306,9 @@ export type RecordStep = { readonly outcome: DeliveryOutcome } | { readonly reco
  *
  * State round trips before the POST: one, the conditional write that begins the attempt (the
  * attempt must be counted before it is made, or a crash could attempt an event without bound);
- * whether the event is settled was read for the whole batch before its first record, and the
- * previous record's delivery is recorded during this begin. After the POST: none before the next
- * record may begin; its delivery is recorded beside that begin (`recording`), and must be by then,
- * or a record sent back could overtake it. The previous head's number is written during the POST.
+ * whether the event is settled was read for the whole batch before its first record. After the
+ * POST: the delivery's record (`recording`), which the batch awaits before the next record of the
+ * group begins (see `processGroup`). The previous head's number is written during the POST.
  */
 export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, policy: RetryPolicy, context: RecordContext): Promise<RecordStep> {
   const read = readRecord(record);
@@ -339,12 +330,11 @@ export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, 
       ...(record.sequenceNumber === undefined ? {} : { message: { messageGroupId: record.messageGroupId, sequenceNumber: record.sequenceNumber } }),
     }),
     ports.findTarget(queued.event.subscription_id),
-    context.previousRecording,
   ]);
   if (ticket.kind === AttemptTicketKind.superseded) {
     // The key moved past this message after it got a 2xx (the begin of a successor follows the
-    // delivery): a copy held by a late invocation, or a record sent back because its delivery could
-    // not be recorded. Record that delivery now, unless the event was settled meanwhile.
+    // delivery's record): a copy held by an invocation that ran late while another delivered it.
+    // Record that delivery, unless the event was settled meanwhile (its record says so already).
     const sequence = ticket.previous?.eventId === eventId ? ticket.previous.sequence : undefined;
     const result = await ports.store.markDeliveredUnlessSettled({ queued, sequence, attempts: 1, at: ports.now().toISOString() });
     return { outcome: result === undefined ? { kind: OutcomeKind.duplicate } : { kind: OutcomeKind.duplicate, acceptedAt: waitingSince(queued), isCounted: result.wasAccepted } };

@@ -66,28 +66,25 @@ describe('local stack idempotency', { timeout: 60_000 }, () => {
     const key = uniquePrefix('crash');
     receiver().setSecret(key, await subscribe(stack().url, key, receiver().endpointFor(key)));
     const events = [1, 2, 3].map((n) => makeEvent(key, `${key}-evt-${n}`));
-    // The last event of its key: no successor is begun while its delivery is being recorded (one
-    // that is finds the key moved past it, and records it without a second delivery: see the
-    // consumer's batch tests).
-    const crashed = events[2]?.event_id ?? '';
+    const crashed = events[1]?.event_id ?? '';
     crash.eventIds.add(crashed);
 
     await postEvents(stack().url, events);
-    await waitFor('the third event delivered twice', () => receiver().deliveredTo(key).filter((d) => d.webhookId === crashed).length === 2);
+    await waitFor('the third event delivered', () => receiver().deliveredTo(key).some((d) => d.webhookId === events[2]?.event_id));
 
     const deliveries = receiver().deliveredTo(key);
     expect(deliveries.map((d) => [d.webhookId, d.sequence])).toEqual([
       [events[0]?.event_id, 1],
-      [events[1]?.event_id, 2],
-      [crashed, 3],
-      [crashed, 3],
+      [crashed, 2],
+      [crashed, 2],
+      [events[2]?.event_id, 3],
     ]);
     expect(deliveries.every((d) => d.signature === SignatureCheck.verified)).toBe(true);
     // Each attempt is signed anew (its own timestamp); the body is the same bytes.
     const [before, after] = receiver().attemptsOf(crashed);
     expect(after?.body).toBe(before?.body);
     expect(crash.eventIds.has(crashed)).toBe(false);
-    expect(await stack().eventItem(crashed)).toMatchObject({ status: 'delivered', sequence: 3, attempts: 2 });
+    expect(await stack().eventItem(crashed)).toMatchObject({ status: 'delivered', sequence: 2, attempts: 2 });
     expect(stack().logs.some((line) => line.includes('InjectedFaultError'))).toBe(true);
   });
 });
