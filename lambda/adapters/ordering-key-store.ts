@@ -119,7 +119,7 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
             message === undefined ? ', head_group, head_position' : '',
           ].join(''),
           ConditionExpression: [
-            redrive === undefined
+            redrive === undefined || !isKeptSequence
               ? '(attribute_not_exists(head_event_id) OR head_event_id <> :event)'
               : '(attribute_not_exists(head_event_id) OR head_event_id <> :event OR attribute_not_exists(head_redrive) OR head_redrive <> :redrive)',
             message === undefined ? '' : ' AND (attribute_not_exists(head_position) OR head_group <> :group OR head_position < :position)',
@@ -136,9 +136,27 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
           ReturnValues: 'ALL_NEW',
         }),
       );
+      // A redriven dead letter without a number that is its key's head already (an earlier copy of
+      // its redrive was numbered, and may have been sent, before it was given up unrecorded): a new
+      // attempt series that keeps the number the key gave it, since a number once given stays.
+      const renumbered =
+        started ??
+        (redrive === undefined || isKeptSequence
+          ? undefined
+          : await updateIfCondition(
+              client,
+              new UpdateCommand({
+                TableName: tableName,
+                Key: { [orderingKey]: key },
+                UpdateExpression: 'SET head_attempts = :one, head_redrive = :redrive REMOVE head_last_error, skip_event_id, skip_requested_at',
+                ConditionExpression: 'head_event_id = :event AND (attribute_not_exists(head_redrive) OR head_redrive <> :redrive)',
+                ExpressionAttributeValues: { ':one': 1, ':event': eventId, ':redrive': redrive.redrivenAt },
+                ReturnValues: 'ALL_NEW',
+              }),
+            ));
       // Otherwise the same head again (a retry): keep its number, count one more real attempt.
       const counted =
-        started ??
+        renumbered ??
         (await updateIfCondition(
           client,
           new UpdateCommand({

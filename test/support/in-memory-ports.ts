@@ -61,6 +61,14 @@ export class InMemoryDeliveryStore implements DeliveryStore {
     this.writes.push(`beginAttempt ${input.eventId}`);
     const state = this.keys.get(input.orderingKey);
     const isNewRedrive = input.redrive !== undefined && state?.headRedrive !== input.redrive.redrivenAt;
+    // As the adapter: a redrive without a number of the key's own head keeps the head's number.
+    if (state !== undefined && state.headEventId === input.eventId && isNewRedrive && input.redrive?.sequence === undefined && input.redrive !== undefined) {
+      state.headAttempts = 1;
+      state.headRedrive = input.redrive.redrivenAt;
+      state.headLastError = undefined;
+      delete state.skipEventId;
+      return this.ticketOf(AttemptTicketKind.attempt, input.orderingKey);
+    }
     const position = input.message === undefined ? undefined : { group: input.message.messageGroupId, position: input.message.sequenceNumber.padStart(40, '0') };
     const isStale =
       position !== undefined && state?.headPosition !== undefined && state.headPosition.group === position.group && state.headPosition.position >= position.position;

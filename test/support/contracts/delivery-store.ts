@@ -151,6 +151,19 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
         expect(ticketOnly(await begin({ redrivenAt: T2, sequence: 1 }))).toEqual({ kind: 'attempt', sequence: 1, attempts: 1 });
       });
 
+      it('keeps the head’s number for a redrive without a number of the key’s own head, as a new series', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX });
+        const first = { redrivenAt: T1, sequence: undefined };
+        const second = { redrivenAt: T2, sequence: undefined };
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX, redrive: first }))).toEqual({ kind: 'attempt', sequence: 2, attempts: 1 });
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX, redrive: first }))).toEqual({ kind: 'attempt', sequence: 2, attempts: 2 });
+        // A second copy of its redrive (an earlier one was numbered, then given up unrecorded).
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX, redrive: second }))).toEqual({ kind: 'attempt', sequence: 2, attempts: 1 });
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(3), maxAttempts: MAX }))).toEqual({ kind: 'attempt', sequence: 3, attempts: 1 });
+      });
+
       it('gives the key next sequence when a dead letter without a number is redriven', async () => {
         const store = makeStore();
         const key = newKey();
