@@ -5,7 +5,7 @@
  */
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import { OutcomeKind, type DeliveryStore, type SettledEvent, type SettleResult } from '../core/delivery.js';
+import { isSettledBy, OutcomeKind, type DeliveryStore, type SettledEvent, type SettleResult } from '../core/delivery.js';
 import { EventStatus, RecordOutcome, type AcceptedEventRecord } from '../core/ingest.js';
 import { TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
@@ -29,7 +29,13 @@ const sequenceSchema = z.object({ sequence: z.number().int().positive().optional
 
 const eventStatusSchema = z.object({ status: z.enum(EventItemStatus).optional(), dead_lettered_at: z.string().optional() });
 
-export interface EventStore extends Pick<DeliveryStore, 'isSettled' | 'markDelivered' | 'markDeadLettered' | 'recordSequence'> {
+export interface EventStore extends Pick<DeliveryStore, 'findSettled' | 'markDelivered' | 'markDeliveredUnlessSettled' | 'markDeadLettered' | 'recordSequence'> {
+  /**
+   * Whether the event was already delivered or dead-lettered ({@link isSettledBy}). For a redriven
+   * dead letter (`redrivenAt`), its own earlier dead-lettering does not count: only a delivery, or
+   * a dead-lettering after this redrive.
+   */
+  readonly isSettled: (eventId: string, redrivenAt: string | undefined) => Promise<boolean>;
   /** The sequence the consumer gave the event, when it gave one. */
   readonly findSequence: (eventId: string) => Promise<number | undefined>;
   readonly findKnownEventIds: (eventIds: readonly string[]) => Promise<ReadonlySet<string>>;
@@ -47,7 +53,9 @@ export const EVENT_STORE_ACCESS = {
   findKnownEventIds: [{ resource: 'eventsTable', actions: ['dynamodb:BatchGetItem'] }],
   recordAccepted: [{ resource: 'eventsTable', actions: ['dynamodb:UpdateItem'] }],
   isSettled: [{ resource: 'eventsTable', actions: ['dynamodb:GetItem'] }],
+  findSettled: [{ resource: 'eventsTable', actions: ['dynamodb:BatchGetItem'] }],
   markDelivered: [{ resource: 'eventsTable', actions: ['dynamodb:UpdateItem'] }],
+  markDeliveredUnlessSettled: [{ resource: 'eventsTable', actions: ['dynamodb:UpdateItem'] }],
   markDeadLettered: [{ resource: 'eventsTable', actions: ['dynamodb:UpdateItem'] }],
   recordSequence: [{ resource: 'eventsTable', actions: ['dynamodb:UpdateItem'] }],
   findSequence: [{ resource: 'eventsTable', actions: ['dynamodb:GetItem'] }],
@@ -57,7 +65,7 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
   const eventKey = TABLES.events.partitionKey;
   const expiresAt = (at: string): number => Math.floor(Date.parse(at) / 1000) + options.ttlDays * 86_400;
 
-  const settle = async (input: SettledEvent, fields: Record<string, string | number>): Promise<SettleResult> => {
+  const settle = async (input: SettledEvent, fields: Record<string, string | number>, unlessSettled = false): Promise<SettleResult | undefined> => {
     const values: Record<string, string | number> = {
       ':subscription': input.queued.event.subscription_id,
       ':tenant': input.queued.event.tenant_id,
@@ -75,17 +83,20 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
       assignments.push(`#${name} = :${name}`);
       values[`:${name}`] = value;
     }
-    const output = await client.send(
+    if (unlessSettled) values[':accepted'] = EventItemStatus.accepted;
+    const output = await updateIfCondition(
+      client,
       new UpdateCommand({
         TableName: options.tableName,
         Key: { [eventKey]: input.queued.event.event_id },
         UpdateExpression: `SET ${assignments.join(', ')}`,
+        ...(unlessSettled ? { ConditionExpression: 'attribute_not_exists(#status) OR #status = :accepted' } : {}),
         ExpressionAttributeNames: { ...(input.sequence === undefined ? {} : { '#sequence': 'sequence' }), ...Object.fromEntries(Object.keys(fields).map((name) => [`#${name}`, name])) },
         ExpressionAttributeValues: values,
         ReturnValues: 'ALL_OLD',
       }),
     );
-    return { wasAccepted: output.Attributes?.accepted_at !== undefined };
+    return output === undefined ? undefined : { wasAccepted: output.Attributes?.accepted_at !== undefined };
   };
 
   return {
@@ -133,9 +144,19 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
         }),
       );
       const { status, dead_lettered_at: deadLetteredAt } = parseItem(eventStatusSchema, output.Item ?? {}, options.tableName, eventId);
-      if (status === EventItemStatus.delivered) return true;
-      if (status !== EventItemStatus.deadLettered) return false;
-      return redrivenAt === undefined || (deadLetteredAt !== undefined && deadLetteredAt > redrivenAt);
+      return isSettledBy({ status, deadLetteredAt }, redrivenAt);
+    },
+
+    async findSettled(events) {
+      const items = await batchGetItems(client, { tableName: options.tableName, keyName: eventKey, keys: events.map((event) => event.eventId), attributes: [eventKey, 'status', 'dead_lettered_at'] });
+      const outcomes = new Map(
+        items.map((item) => {
+          const eventId = String(item[eventKey]);
+          const { status, dead_lettered_at: deadLetteredAt } = parseItem(eventStatusSchema, item, options.tableName, eventId);
+          return [eventId, { status, deadLetteredAt }] as const;
+        }),
+      );
+      return ({ eventId, redrivenAt }) => isSettledBy(outcomes.get(eventId), redrivenAt);
     },
 
     async recordSequence({ eventId, sequence }) {
@@ -163,10 +184,20 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
       return parseItem(sequenceSchema, output.Item ?? {}, options.tableName, eventId).sequence;
     },
 
-    markDelivered: (input) => settle(input, { status: EventItemStatus.delivered, delivered_at: input.at }),
+    markDelivered: async (input) => {
+      const result = await settle(input, { status: EventItemStatus.delivered, delivered_at: input.at });
+      if (result === undefined) throw new Error('an unconditional write was refused');
+      return result;
+    },
+
+    markDeliveredUnlessSettled: (input) => settle(input, { status: EventItemStatus.delivered, delivered_at: input.at }, true),
 
     // The dead letter itself is in the store of dead letters; this records the outcome, whose
     // time tells a redriven copy from the dead-lettering it came from (isSettled).
-    markDeadLettered: (input) => settle(input, { status: EventItemStatus.deadLettered, dead_lettered_at: input.at, reason: input.reason }),
+    markDeadLettered: async (input) => {
+      const result = await settle(input, { status: EventItemStatus.deadLettered, dead_lettered_at: input.at, reason: input.reason });
+      if (result === undefined) throw new Error('an unconditional write was refused');
+      return result;
+    },
   };
 }

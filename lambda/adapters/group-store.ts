@@ -20,16 +20,36 @@ export const MAX_KEYS_TRACKED = 1000;
 
 /**
  * Dead letters a group remembers the places of, which makes its count idempotent (below). 8000
- * places of 16 characters are about 150 KB, beside at most 128 KB of `ordering_keys`, in a 400 KB
- * item. Beyond, a group counts on without places: exact but for a crash between two writes.
+ * places of 16 characters are about 150 KB in the group's dead-letter item (400 KB at most).
+ * Beyond, a group counts on without places: exact but for a crash between two writes.
  */
 export const MAX_DEAD_LETTERS_TRACKED = 8000;
 
 /**
- * The mark of a dead letter's place in its group's item: a digest, short and of fixed length
- * whatever the subscription id and position (up to 128 characters and more each).
+ * The key of a group's dead-letter item: the marks of its dead letters' places and their exact
+ * count. Apart from the group's own item, because DynamoDB bills an UpdateItem by the larger of
+ * the item's sizes before and after it: the group's item is written on the delivery path (once per
+ * group per batch and per ingest request) and must stay small, whatever its dead letters. It has
+ * no `lag_shard`, so it is never in the index of active groups; message group ids never hold `#`.
  */
-function placeMark(place: DeadLetterPlace): string {
+function deadLettersKeyOf(messageGroupId: string): string {
+  return `${messageGroupId}#dead-letters`;
+}
+
+const deadLetterItemSchema = z.object({
+  dead_lettered: z.number().int().default(0),
+  /** Grows with every change of the count: the group's copy takes only a newer one. */
+  dead_letters_version: z.number().int().default(0),
+  /** The marks of the dead letters counted (see `placeMark`): a string set. */
+  dead_letter_places: z.set(z.string()).optional(),
+});
+type DeadLetterCount = z.infer<typeof deadLetterItemSchema>;
+
+/**
+ * The mark of a dead letter's place in its group's dead-letter item: a digest, short and of fixed
+ * length whatever the subscription id and position (up to 128 characters and more each).
+ */
+export function placeMark(place: DeadLetterPlace): string {
   return Buffer.from(blake2bDigest(`${place.subscriptionId}\n${place.position}`, 12)).toString('base64url');
 }
 
@@ -47,11 +67,8 @@ const groupItemSchema = z.object({
   head_ordering_key: z.string().optional(),
   /** A per-key group's one ordering key, written by the first intake (never in a partition's group). */
   ordering_key: z.string().optional(),
+  /** A copy of the exact count kept on the group's dead-letter item (see `deadLettersKeyOf`). */
   dead_lettered: z.number().int().default(0),
-  /** The marks of the dead letters counted in `dead_lettered` (see `placeMark`): a string set. */
-  dead_letter_places: z.set(z.string()).optional(),
-  /** Dead letters counted beyond MAX_DEAD_LETTERS_TRACKED, without a mark. */
-  dead_lettered_unmarked: z.number().int().optional(),
   /** A DynamoDB string set: the document client reads it as a Set. */
   ordering_keys: z.set(z.string()).optional(),
 });
@@ -88,9 +105,11 @@ export interface GroupStore {
   readonly recordRedrive: (input: { readonly toGroup: string; readonly orderingKey: string; readonly events: number; readonly at: string }) => Promise<void>;
   /**
    * Counts a dead letter in its group's `dead_lettered`, once per place: the same conditional
-   * UpdateItem adds the place's mark and the count, so a rewrite of the same place (a crash, a
-   * retry, the backstop's import of an event given up already) never counts it twice, whoever
-   * wrote the event's other records first. Called after the dead letter is in the store.
+   * UpdateItem adds the place's mark and the count on the group's dead-letter item, so a rewrite of
+   * the same place (a crash, a retry, the backstop's import of an event given up already) never
+   * counts it twice, whoever wrote the event's other records first; then the count is copied onto
+   * the group's item, by version, so that a crash between the two is repaired by the rewrite.
+   * Called after the dead letter is in the store.
    */
   readonly countDeadLetter: (place: DeadLetterPlace) => Promise<void>;
   /**
@@ -112,9 +131,10 @@ export const GROUP_STORE_ACCESS = {
   listActiveGroups: [{ resource: 'groupsTable', index: ACTIVE_GROUPS_INDEX, actions: ['dynamodb:Query'] }],
   getGroup: [{ resource: 'groupsTable', actions: ['dynamodb:GetItem'] }],
   recordRedrive: [{ resource: 'groupsTable', actions: ['dynamodb:UpdateItem'] }],
-  // The marked count; past MAX_DEAD_LETTERS_TRACKED, a read of the marks, then the unmarked count.
+  // The marked count; when refused, a read of the marks, then the unmarked count; then the copy.
   countDeadLetter: [{ resource: 'groupsTable', actions: ['dynamodb:UpdateItem', 'dynamodb:GetItem'] }],
-  uncountDeadLetter: [{ resource: 'groupsTable', actions: ['dynamodb:UpdateItem'] }],
+  // The same; when refused, a read of the count to repair the copy.
+  uncountDeadLetter: [{ resource: 'groupsTable', actions: ['dynamodb:UpdateItem', 'dynamodb:GetItem'] }],
 } as const satisfies AccessMap<GroupStore>;
 
 export function createGroupStore(client: DynamoDBDocumentClient, tableName: string): GroupStore {
@@ -141,6 +161,57 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
         ExpressionAttributeValues: { ':zero': 0 },
       }),
     );
+  };
+
+  /** The group's dead-letter count, or undefined when none was ever counted. */
+  const readCount = async (messageGroupId: string): Promise<DeadLetterCount | undefined> => {
+    const countKey = deadLettersKeyOf(messageGroupId);
+    const output = await client.send(new GetCommand({ TableName: tableName, Key: key(countKey), ProjectionExpression: 'dead_lettered, dead_letters_version', ConsistentRead: true }));
+    return output.Item === undefined ? undefined : parseItem(deadLetterItemSchema, output.Item, tableName, countKey);
+  };
+
+  /**
+   * After a refused marked count: the count as it stands if the place is marked (counted before),
+   * else the place counted without a mark (the group is past MAX_DEAD_LETTERS_TRACKED).
+   */
+  const countPastRefusal = async (messageGroupId: string, mark: string): Promise<DeadLetterCount | undefined> => {
+    const countKey = deadLettersKeyOf(messageGroupId);
+    const output = await client.send(new GetCommand({ TableName: tableName, Key: key(countKey), ConsistentRead: true }));
+    const known = parseItem(deadLetterItemSchema, output.Item ?? {}, tableName, countKey);
+    if (known.dead_letter_places?.has(mark) === true) return known;
+    const unmarked = await updateIfCondition(
+      client,
+      new UpdateCommand({
+        TableName: tableName,
+        Key: key(countKey),
+        UpdateExpression: 'ADD dead_lettered :one, dead_lettered_unmarked :one, dead_letters_version :one',
+        ConditionExpression: 'NOT contains(dead_letter_places, :mark)',
+        ExpressionAttributeValues: { ':one': 1, ':mark': mark },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return unmarked === undefined ? undefined : parseItem(deadLetterItemSchema, unmarked.Attributes, tableName, countKey);
+  };
+
+  /**
+   * Copies the exact count onto the group's item, where the lag view, its index and the draining
+   * read it, unless a newer copy is there already. A group with dead letters is in the index.
+   * @returns the group after the copy, or undefined when a newer copy was there
+   */
+  const copyCount = async (messageGroupId: string, count: DeadLetterCount): Promise<GroupLag | undefined> => {
+    const hasDeadLetters = count.dead_lettered > 0;
+    const output = await updateIfCondition(
+      client,
+      new UpdateCommand({
+        TableName: tableName,
+        Key: key(messageGroupId),
+        UpdateExpression: `SET dead_lettered = :count, dead_letters_version = :version${hasDeadLetters ? ', lag_shard = :shard' : ''}`,
+        ConditionExpression: 'attribute_not_exists(dead_letters_version) OR dead_letters_version < :version',
+        ExpressionAttributeValues: { ':count': count.dead_lettered, ':version': count.dead_letters_version, ...(hasDeadLetters ? { ':shard': lagShardOf(messageGroupId) } : {}) },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return output === undefined ? undefined : toGroupLag(parseItem(groupItemSchema, output.Attributes, tableName, messageGroupId));
   };
 
   const recordIntake = async (intake: GroupIntake): Promise<void> => {
@@ -238,43 +309,36 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
 
     async countDeadLetter(place) {
       const mark = placeMark(place);
+      const counts = key(deadLettersKeyOf(place.messageGroupId));
       const marked = await updateIfCondition(
         client,
         new UpdateCommand({
           TableName: tableName,
-          Key: key(place.messageGroupId),
-          UpdateExpression: 'ADD dead_lettered :one, dead_letter_places :marks SET lag_shard = :shard',
+          Key: counts,
+          UpdateExpression: 'ADD dead_lettered :one, dead_letters_version :one, dead_letter_places :marks',
           ConditionExpression: 'NOT contains(dead_letter_places, :mark) AND (attribute_not_exists(dead_letter_places) OR size(dead_letter_places) < :cap)',
-          ExpressionAttributeValues: { ':one': 1, ':marks': new Set([mark]), ':mark': mark, ':shard': lagShardOf(place.messageGroupId), ':cap': MAX_DEAD_LETTERS_TRACKED },
+          ExpressionAttributeValues: { ':one': 1, ':marks': new Set([mark]), ':mark': mark, ':cap': MAX_DEAD_LETTERS_TRACKED },
+          ReturnValues: 'ALL_NEW',
         }),
       );
-      if (marked !== undefined) return;
       // Refused: counted already (the usual case: a rewrite), or the group is past the cap.
-      const output = await client.send(new GetCommand({ TableName: tableName, Key: key(place.messageGroupId), ProjectionExpression: 'dead_letter_places', ConsistentRead: true }));
-      if (parseItem(groupItemSchema.pick({ dead_letter_places: true }), output.Item ?? {}, tableName, place.messageGroupId).dead_letter_places?.has(mark) === true) return;
-      await updateIfCondition(
-        client,
-        new UpdateCommand({
-          TableName: tableName,
-          Key: key(place.messageGroupId),
-          UpdateExpression: 'ADD dead_lettered :one, dead_lettered_unmarked :one SET lag_shard = :shard',
-          ConditionExpression: 'NOT contains(dead_letter_places, :mark)',
-          ExpressionAttributeValues: { ':one': 1, ':mark': mark, ':shard': lagShardOf(place.messageGroupId) },
-        }),
-      );
+      const count = marked === undefined ? await countPastRefusal(place.messageGroupId, mark) : parseItem(deadLetterItemSchema, marked.Attributes, tableName, deadLettersKeyOf(place.messageGroupId));
+      // The copy is written again after a rewrite too: a crash may have come between the two writes.
+      if (count !== undefined) await copyCount(place.messageGroupId, count);
     },
 
     async uncountDeadLetter(place) {
       const mark = placeMark(place);
+      const counts = key(deadLettersKeyOf(place.messageGroupId));
       const output =
         (await updateIfCondition(
           client,
           new UpdateCommand({
             TableName: tableName,
-            Key: key(place.messageGroupId),
-            UpdateExpression: 'ADD dead_lettered :minusOne DELETE dead_letter_places :marks',
+            Key: counts,
+            UpdateExpression: 'ADD dead_lettered :minusOne, dead_letters_version :one DELETE dead_letter_places :marks',
             ConditionExpression: 'contains(dead_letter_places, :mark)',
-            ExpressionAttributeValues: { ':minusOne': -1, ':marks': new Set([mark]), ':mark': mark },
+            ExpressionAttributeValues: { ':minusOne': -1, ':one': 1, ':marks': new Set([mark]), ':mark': mark },
             ReturnValues: 'ALL_NEW',
           }),
         )) ??
@@ -283,18 +347,20 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
           client,
           new UpdateCommand({
             TableName: tableName,
-            Key: key(place.messageGroupId),
-            UpdateExpression: 'ADD dead_lettered :minusOne, dead_lettered_unmarked :minusOne',
+            Key: counts,
+            UpdateExpression: 'ADD dead_lettered :minusOne, dead_lettered_unmarked :minusOne, dead_letters_version :one',
             ConditionExpression: 'dead_lettered_unmarked > :zero AND NOT contains(dead_letter_places, :mark)',
-            ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0, ':mark': mark },
+            ExpressionAttributeValues: { ':minusOne': -1, ':one': 1, ':zero': 0, ':mark': mark },
             ReturnValues: 'ALL_NEW',
           }),
         ));
-      if (output === undefined) return;
+      // Uncounted already: the copy is written again, as a crash may have come between the two writes.
+      const count = output === undefined ? await readCount(place.messageGroupId) : parseItem(deadLetterItemSchema, output.Attributes, tableName, deadLettersKeyOf(place.messageGroupId));
+      if (count === undefined) return;
+      const group = await copyCount(place.messageGroupId, count);
       // The group it died in may now hold nothing at all (its key was repartitioned away, or it
       // drained meanwhile): it leaves the index of active groups, as a group the consumer drains does.
-      const group = toGroupLag(parseItem(groupItemSchema, output.Attributes, tableName, place.messageGroupId));
-      if (group.depth <= 0) await forgetIfDrained(place.messageGroupId, group.deadLettered);
+      if (group !== undefined && group.depth <= 0) await forgetIfDrained(place.messageGroupId, group.deadLettered);
     },
 
     async listActiveGroups() {

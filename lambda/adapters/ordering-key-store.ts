@@ -17,13 +17,28 @@ const headSchema = z.object({
   head_sequence: z.number().int().positive(),
   head_attempts: z.number().int().nonnegative(),
   skip_event_id: z.string().optional(),
+  /** The head before this one (see `beginAttempt`); '' and 0 for a key whose first head this is. */
+  prev_event_id: z.string().optional(),
+  prev_sequence: z.number().int().nonnegative().optional(),
+  /** The message group and queue position (see `positionOf`) of the head's message, when known. */
+  head_group: z.string().optional(),
+  head_position: z.string().optional(),
 });
 
-const sequenceStateSchema = z.object({
-  head_event_id: z.string().optional(),
-  head_sequence: z.number().int().positive().optional(),
-  last_sequence: z.number().int().nonnegative().optional(),
-});
+/**
+ * An SQS FIFO SequenceNumber as a fixed-width string, so that DynamoDB's string order is the
+ * numbers' order (they grow within a message group; AWS documents up to 128 bits, 39 digits).
+ */
+export function positionOf(sequenceNumber: string): string {
+  return sequenceNumber.padStart(40, '0');
+}
+
+/** The head before the current one, as the item keeps it; undefined when there was none. */
+function previousOf(head: z.infer<typeof headSchema>): { eventId: string; sequence: number } | undefined {
+  const { prev_event_id: eventId, prev_sequence: sequence } = head;
+  if (eventId === undefined || eventId === '' || sequence === undefined || sequence === 0) return undefined;
+  return { eventId, sequence };
+}
 
 /**
  * The key's head is another event than the one being attempted, after both conditional writes of
@@ -41,7 +56,7 @@ export class HeadChangedError extends Error {
   }
 }
 
-export type OrderingKeyStore = Pick<DeliveryStore, 'beginAttempt' | 'recordFailure' | 'predictSequence'> & {
+export type OrderingKeyStore = Pick<DeliveryStore, 'beginAttempt' | 'recordFailure'> & {
   /** The key's head as the consumer last began it, or undefined for a key never attempted. */
   readonly findHead: (orderingKey: string) => Promise<KeyHead | undefined>;
   /**
@@ -57,9 +72,13 @@ export const ORDERING_KEY_STORE_ACCESS = {
   beginAttempt: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem', 'dynamodb:GetItem'] }],
   recordFailure: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
   findHead: [{ resource: 'orderingKeysTable', actions: ['dynamodb:GetItem'] }],
-  predictSequence: [{ resource: 'orderingKeysTable', actions: ['dynamodb:GetItem'] }],
   requestSkip: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
 } as const satisfies AccessMap<OrderingKeyStore>;
+
+function ticketOf(kind: AttemptTicketKind, head: z.infer<typeof headSchema>): AttemptTicket {
+  const previous = previousOf(head);
+  return { kind, sequence: head.head_sequence, attempts: head.head_attempts, ...(previous === undefined ? {} : { previous }) };
+}
 
 export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName: string): OrderingKeyStore {
   const orderingKey = TABLES.orderingKeys.partitionKey;
@@ -70,13 +89,18 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
   };
 
   return {
-    async beginAttempt({ orderingKey: key, eventId, maxAttempts, redrive }): Promise<AttemptTicket> {
+    async beginAttempt({ orderingKey: key, eventId, maxAttempts, redrive, message }): Promise<AttemptTicket> {
       // A redrive is a new attempt series of the same event: it is told apart by its redrive time.
       const redriveValues = redrive === undefined ? {} : { ':redrive': redrive.redrivenAt };
       const isKeptSequence = redrive?.sequence !== undefined;
-      // A new head: the key's next sequence number, attempt 1. Both SET operands read the item as
-      // it was before this write, so head_sequence equals the new last_sequence. A redriven dead
-      // letter keeps the number it was given and takes none.
+      const positionValues = message === undefined ? {} : { ':group': message.messageGroupId, ':position': positionOf(message.sequenceNumber) };
+      // A new head: the key's next sequence number, attempt 1. Every SET operand reads the item as
+      // it was before this write, so head_sequence equals the new last_sequence, and prev_* keep
+      // the head this one replaces: its number stays findable here (the backstop's import reads
+      // it) until the consumer has written it on that event's record. A redriven dead letter keeps
+      // the number it was given and takes none. A message older in its group than the head's
+      // (a stale copy: an invocation that ran late, or a record sent back after its successor was
+      // begun) never becomes the head: the key has moved past it.
       const started = await updateIfCondition(
         client,
         new UpdateCommand({
@@ -86,27 +110,53 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
             isKeptSequence
               ? 'SET head_sequence = :kept'
               : 'SET last_sequence = if_not_exists(last_sequence, :zero) + :one, head_sequence = if_not_exists(last_sequence, :zero) + :one',
+            ', prev_event_id = if_not_exists(head_event_id, :none), prev_sequence = if_not_exists(head_sequence, :nothing)',
             ', head_event_id = :event, head_attempts = :one',
+            message === undefined ? '' : ', head_group = :group, head_position = :position',
             redrive === undefined ? '' : ', head_redrive = :redrive',
             ' REMOVE head_last_error, skip_event_id, skip_requested_at',
             redrive === undefined ? ', head_redrive' : '',
+            message === undefined ? ', head_group, head_position' : '',
           ].join(''),
-          ConditionExpression:
-            redrive === undefined
-              ? 'attribute_not_exists(head_event_id) OR head_event_id <> :event'
-              : 'attribute_not_exists(head_event_id) OR head_event_id <> :event OR attribute_not_exists(head_redrive) OR head_redrive <> :redrive',
+          ConditionExpression: [
+            redrive === undefined || !isKeptSequence
+              ? '(attribute_not_exists(head_event_id) OR head_event_id <> :event)'
+              : '(attribute_not_exists(head_event_id) OR head_event_id <> :event OR attribute_not_exists(head_redrive) OR head_redrive <> :redrive)',
+            message === undefined ? '' : ' AND (attribute_not_exists(head_position) OR head_group <> :group OR head_position < :position)',
+          ].join(''),
           ExpressionAttributeValues: {
             ':one': 1,
             ':event': eventId,
+            ':none': '',
+            ':nothing': 0,
             ...(isKeptSequence ? { ':kept': redrive?.sequence } : { ':zero': 0 }),
             ...redriveValues,
+            ...positionValues,
           },
           ReturnValues: 'ALL_NEW',
         }),
       );
+      // A redriven dead letter without a number that is its key's head already (an earlier copy of
+      // its redrive was numbered, and may have been sent, before it was given up unrecorded): a new
+      // attempt series that keeps the number the key gave it, since a number once given stays.
+      const renumbered =
+        started ??
+        (redrive === undefined || isKeptSequence
+          ? undefined
+          : await updateIfCondition(
+              client,
+              new UpdateCommand({
+                TableName: tableName,
+                Key: { [orderingKey]: key },
+                UpdateExpression: 'SET head_attempts = :one, head_redrive = :redrive REMOVE head_last_error, skip_event_id, skip_requested_at',
+                ConditionExpression: 'head_event_id = :event AND (attribute_not_exists(head_redrive) OR head_redrive <> :redrive)',
+                ExpressionAttributeValues: { ':one': 1, ':event': eventId, ':redrive': redrive.redrivenAt },
+                ReturnValues: 'ALL_NEW',
+              }),
+            ));
       // Otherwise the same head again (a retry): keep its number, count one more real attempt.
       const counted =
-        started ??
+        renumbered ??
         (await updateIfCondition(
           client,
           new UpdateCommand({
@@ -120,33 +170,23 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
         ));
       if (counted !== undefined) {
         const head = parseItem(headSchema, counted.Attributes, tableName, key);
-        return { kind: AttemptTicketKind.attempt, sequence: head.head_sequence, attempts: head.head_attempts };
+        return ticketOf(AttemptTicketKind.attempt, head);
       }
       const head = await readHead(key);
-      if (head.head_event_id !== eventId) throw new HeadChangedError(key, eventId, head.head_event_id);
-      if (head.skip_event_id === eventId) return { kind: AttemptTicketKind.skipped, sequence: head.head_sequence, attempts: head.head_attempts };
-      return { kind: AttemptTicketKind.exhausted, sequence: head.head_sequence, attempts: head.head_attempts };
-    },
-
-    async predictSequence({ orderingKey: key, eventId }) {
-      const output = await client.send(
-        new GetCommand({
-          TableName: tableName,
-          Key: { [orderingKey]: key },
-          ProjectionExpression: 'head_event_id, head_sequence, last_sequence',
-          ConsistentRead: true,
-        }),
-      );
-      const item = parseItem(sequenceStateSchema, output.Item ?? {}, tableName, key);
-      if (item.head_event_id === eventId && item.head_sequence !== undefined) return item.head_sequence;
-      return (item.last_sequence ?? 0) + 1;
+      if (head.head_event_id !== eventId) {
+        const isStale = message !== undefined && head.head_group === message.messageGroupId && head.head_position !== undefined && head.head_position > positionOf(message.sequenceNumber);
+        if (isStale) return ticketOf(AttemptTicketKind.superseded, head);
+        throw new HeadChangedError(key, eventId, head.head_event_id);
+      }
+      return ticketOf(head.skip_event_id === eventId ? AttemptTicketKind.skipped : AttemptTicketKind.exhausted, head);
     },
 
     async findHead(key) {
       const output = await client.send(new GetCommand({ TableName: tableName, Key: { [orderingKey]: key }, ConsistentRead: true }));
       if (output.Item === undefined) return undefined;
       const head = parseItem(headSchema, output.Item, tableName, key);
-      return { eventId: head.head_event_id, sequence: head.head_sequence, attempts: head.head_attempts };
+      const previous = previousOf(head);
+      return { eventId: head.head_event_id, sequence: head.head_sequence, attempts: head.head_attempts, ...(previous === undefined ? {} : { previous }) };
     },
 
     async requestSkip({ orderingKey: key, eventId, at }) {

@@ -23,6 +23,8 @@ export interface KeyHead {
   readonly eventId: string;
   readonly sequence: number;
   readonly attempts: number;
+  /** The head before it, whose number the consumer may not have written on its record yet. */
+  readonly previous?: { readonly eventId: string; readonly sequence: number };
 }
 
 export interface BackstopImportPorts {
@@ -34,7 +36,9 @@ export interface BackstopImportPorts {
   readonly deadLetters: Pick<DeadLetterStore, 'put'>;
   /** Counts a dead letter in its group's lag, once per place in the store (see `GroupStore`). */
   readonly countDeadLetter: (place: DeadLetterPlace) => Promise<void>;
-  readonly events: Pick<DeliveryStore, 'isSettled' | 'markDeadLettered'> & {
+  readonly events: Pick<DeliveryStore, 'markDeadLettered'> & {
+    /** Whether the event was delivered, or dead-lettered (after its redrive, for a redriven one). */
+    readonly isSettled: (eventId: string, redrivenAt: string | undefined) => Promise<boolean>;
     /** The sequence the consumer recorded for the event, when it gave one. */
     readonly findSequence: (eventId: string) => Promise<number | undefined>;
   };
@@ -107,8 +111,10 @@ async function importOne(
   const head = await ports.findHead(queued.ordering_key);
   const isHead = head?.eventId === eventId;
   // Its key may have moved on since (the backstop let its successors through): the number it was
-  // given is on its own record, written before its key gave it out.
-  const sequence = isHead ? head.sequence : (queued.redrive?.sequence ?? (await ports.events.findSequence(eventId)));
+  // given is kept on the key as the previous head until the consumer has written it on the
+  // event's own record, before the key moves on again.
+  const previous = head?.previous?.eventId === eventId ? head.previous.sequence : undefined;
+  const sequence = isHead ? head.sequence : (previous ?? queued.redrive?.sequence ?? (await ports.events.findSequence(eventId)));
   const attempts = isHead ? head.attempts : 0;
   const at = ports.now().toISOString();
   const reason = `moved to the dead-letter queue by SQS after ${message.receiveCount} receives (a crash loop); ${attempts} attempt${attempts === 1 ? '' : 's'} made`;

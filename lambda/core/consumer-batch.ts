@@ -3,7 +3,7 @@
  * several records of one group. Groups run concurrently; the records of a group strictly one after
  * another. What must happen to SQS afterwards is returned as a value.
  */
-import { deliverRecord, OutcomeKind, type ConsumerRecord, type DeliveryOutcome, type DeliveryPorts } from './delivery.js';
+import { OutcomeKind, readRecord, startRecord, type ConsumerRecord, type DeliveryOutcome, type DeliveryPorts, type SettledLookup } from './delivery.js';
 import { HeadState, type GroupHead, type GroupProgress } from './lag.js';
 import { faultBackoffSeconds, type RetryPolicy } from './retry-policy.js';
 
@@ -91,13 +91,21 @@ export function summarizeGroup(messageGroupId: string, outcomes: readonly Delive
   let settled = 0;
   let lastSettledAcceptedAt: string | undefined;
   for (const outcome of outcomes) {
-    if (outcome.kind !== OutcomeKind.delivered && outcome.kind !== OutcomeKind.deadLettered) continue;
+    // A duplicate that recorded a delivery late (isCounted set) leaves the depth as that delivery would have.
+    const isSettling = outcome.kind === OutcomeKind.delivered || outcome.kind === OutcomeKind.deadLettered || (outcome.kind === OutcomeKind.duplicate && outcome.isCounted !== undefined);
+    if (!isSettling) continue;
     lastSettledAcceptedAt = outcome.acceptedAt ?? lastSettledAcceptedAt;
     // Only what ingest counted is uncounted; an unreadable record was never an accepted event.
     if (!outcome.isCounted) continue;
     settled += 1;
   }
   return { messageGroupId, settled, lastSettledAcceptedAt, head };
+}
+
+/** The event id of a record, or undefined for one that is no queued event. */
+function eventIdOf(record: ConsumerRecord): string | undefined {
+  const read = readRecord(record);
+  return 'reason' in read ? undefined : read.queued.event.event_id;
 }
 
 async function processGroup(
@@ -107,39 +115,85 @@ async function processGroup(
   onFault: FaultListener,
   budget: TimeBudget,
   outcomes: Map<string, DeliveryOutcome>,
+  wasSettled: SettledLookup,
 ): Promise<GroupPlan> {
   const messageGroupId = group[0]?.messageGroupId ?? '';
   const seen: DeliveryOutcome[] = [];
+  /** Events delivered or dead-lettered earlier in this run of the group: any later copy is a duplicate. */
+  const settled = new Set<string>();
+  /** Events found settled before (duplicates): only their numbers are known to be on their records. */
+  const numbered = new Set<string>();
+  /** The last delivery, still being recorded. */
+  let pending: { readonly index: number; readonly record: ConsumerRecord; readonly recording: Promise<DeliveryOutcome> } | undefined;
+
+  const keep = (record: ConsumerRecord, outcome: DeliveryOutcome): void => {
+    outcomes.set(record.messageId, outcome);
+    seen.push(outcome);
+    const eventId = eventIdOf(record);
+    if (eventId === undefined) return;
+    // A duplicate settles no other copy: a redriven copy is settled only by what came after its redrive.
+    if (outcome.kind === OutcomeKind.duplicate && outcome.isCounted === undefined) numbered.add(eventId);
+    else if (outcome.kind !== OutcomeKind.retryLater) settled.add(eventId);
+  };
+  /**
+   * A fault at record `index` (a dependency down, a crash before the outcome was recorded): the
+   * record waits, backing off by how often SQS has handed it out, so that a passing fault costs
+   * seconds and a lasting one reaches SQS's backstop redrive only after days. The successors are
+   * received with it every time, so the highest receive count among them sets the pace: the first
+   * of them to pass maxReceiveCount would be moved. Other groups are not held back.
+   */
+  const faultAt = (index: number, error: unknown): GroupPlan => {
+    const record = group[index];
+    if (record !== undefined) onFault(error, record);
+    const receiveCount = Math.max(...group.slice(index).map((waiting) => waiting.receiveCount));
+    const delaySeconds = faultBackoffSeconds(receiveCount, policy, ports.random);
+    return { ...planGroupRetry(group, index, delaySeconds), unstartedMessageIds: [], progress: summarizeGroup(messageGroupId, seen, { state: HeadState.unknown }) };
+  };
+  /** Waits for the last delivery to be recorded. If it cannot be, its record is sent back with its successors (a fault). */
+  const finishPending = async (): Promise<GroupPlan | undefined> => {
+    if (pending === undefined) return undefined;
+    const { index, record, recording } = pending;
+    pending = undefined;
+    try {
+      keep(record, await recording);
+      return undefined;
+    } catch (error) {
+      return faultAt(index, error);
+    }
+  };
+
   for (const [index, record] of group.entries()) {
     if (!budget.hasTimeFor(budget.recordMs)) {
       // Too little time to finish this record: it and its successors (which must not overtake it)
       // go back untouched and visible at once, for the next invocation.
+      const failed = await finishPending();
+      if (failed !== undefined) return failed;
       return {
         ...planGroupRetry(group, index, 0),
         unstartedMessageIds: group.slice(index).map((waiting) => waiting.messageId),
         progress: summarizeGroup(messageGroupId, seen, { state: HeadState.unknown }),
       };
     }
-    let outcome: DeliveryOutcome;
+    // The last delivery is recorded before the next record begins: that begin moves the key on, and
+    // a head replaced twice must have its number on its record (the backstop's import reads it
+    // there once the key no longer holds it). A crash between the two, repeated until SQS's
+    // backstop moves both messages, would otherwise leave a number known nowhere.
+    const failedBefore = await finishPending();
+    if (failedBefore !== undefined) return failedBefore;
+    let step: Awaited<ReturnType<typeof startRecord>>;
     try {
-      outcome = await deliverRecord(record, ports, policy);
+      step = await startRecord(record, ports, policy, { settledEarlier: settled, numberedEarlier: numbered, wasSettled });
     } catch (error) {
-      // A fault (a dependency down, a crash before the outcome was recorded): the record waits,
-      // backing off by how often SQS has handed it out, so that a passing fault costs seconds and
-      // a lasting one reaches SQS's backstop redrive only after days. The successors are received
-      // with it every time, so the highest receive count among them sets the pace: the first of
-      // them to pass maxReceiveCount would be moved. Other groups are not held back.
-      onFault(error, record);
-      const receiveCount = Math.max(...group.slice(index).map((waiting) => waiting.receiveCount));
-      const delaySeconds = faultBackoffSeconds(receiveCount, policy, ports.random);
-      return {
-        ...planGroupRetry(group, index, delaySeconds),
-        unstartedMessageIds: [],
-        progress: summarizeGroup(messageGroupId, seen, { state: HeadState.unknown }),
-      };
+      return faultAt(index, error);
     }
-    outcomes.set(record.messageId, outcome);
-    seen.push(outcome);
+    if ('recording' in step) {
+      // Awaited before the next record begins, or at the end of the run.
+      step.recording.catch(() => undefined);
+      pending = { index, record, recording: step.recording };
+      continue;
+    }
+    const { outcome } = step;
+    keep(record, outcome);
     if (outcome.kind === OutcomeKind.retryLater) {
       const head: GroupHead = {
         state: HeadState.waiting,
@@ -152,7 +206,30 @@ async function processGroup(
       return { ...planGroupRetry(group, index, outcome.delaySeconds), unstartedMessageIds: [], progress: summarizeGroup(messageGroupId, seen, head) };
     }
   }
+  const failed = await finishPending();
+  if (failed !== undefined) return failed;
   return { failedMessageIds: [], visibilityChanges: [], unstartedMessageIds: [], progress: summarizeGroup(messageGroupId, seen, { state: HeadState.clear }) };
+}
+
+/** A group's plan when a fault stops it before its first record. */
+function faultPlanOf(group: readonly ConsumerRecord[], error: unknown, ports: DeliveryPorts, policy: RetryPolicy, onFault: FaultListener): GroupPlan {
+  const first = group[0];
+  if (first !== undefined) onFault(error, first);
+  const receiveCount = Math.max(...group.map((waiting) => waiting.receiveCount));
+  return {
+    ...planGroupRetry(group, 0, faultBackoffSeconds(receiveCount, policy, ports.random)),
+    unstartedMessageIds: [],
+    progress: summarizeGroup(first?.messageGroupId ?? '', [], { state: HeadState.unknown }),
+  };
+}
+
+/** Which of the batch's events were settled before it started: one read for the whole batch. */
+async function readSettled(records: readonly ConsumerRecord[], ports: DeliveryPorts): Promise<SettledLookup> {
+  const queries = records.flatMap((record) => {
+    const read = readRecord(record);
+    return 'reason' in read ? [] : [{ eventId: read.queued.event.event_id, redrivenAt: read.queued.redrive?.redriven_at }];
+  });
+  return queries.length === 0 ? () => false : ports.store.findSettled(queries);
 }
 
 /**
@@ -167,9 +244,22 @@ export async function processBatch(
   budget: TimeBudget,
 ): Promise<BatchPlan> {
   const outcomes = new Map<string, DeliveryOutcome>();
-  const plans = await Promise.all(
-    groupByMessageGroup(records).map((group) => processGroup(group, ports, policy, onFault, budget, outcomes)),
-  );
+  const groups = groupByMessageGroup(records);
+  let wasSettled: SettledLookup;
+  try {
+    wasSettled = await readSettled(records, ports);
+  } catch (error) {
+    // Nothing was begun: every group waits, as after a fault on its first record.
+    const plans = groups.map((group) => faultPlanOf(group, error, ports, policy, onFault));
+    return {
+      failedMessageIds: plans.flatMap((plan) => plan.failedMessageIds),
+      visibilityChanges: plans.flatMap((plan) => plan.visibilityChanges),
+      outcomes,
+      unstartedMessageIds: [],
+      groups: plans.map((plan) => plan.progress),
+    };
+  }
+  const plans = await Promise.all(groups.map((group) => processGroup(group, ports, policy, onFault, budget, outcomes, wasSettled)));
   return {
     failedMessageIds: plans.flatMap((plan) => plan.failedMessageIds),
     visibilityChanges: plans.flatMap((plan) => plan.visibilityChanges),

@@ -55,6 +55,12 @@ export const AttemptTicketKind = {
   attempt: 'attempt',
   exhausted: 'exhausted',
   skipped: 'skipped',
+  /**
+   * Nothing begun: the key's head came from a later message of the same group, so the key has moved
+   * past this one, which was settled (a 2xx, or a give-up) before that head was begun. Its number
+   * is the ticket's `previous` when that is this event.
+   */
+  superseded: 'superseded',
 } as const;
 export type AttemptTicketKind = (typeof AttemptTicketKind)[keyof typeof AttemptTicketKind];
 
@@ -66,20 +72,26 @@ export interface AttemptTicket {
   readonly kind: AttemptTicketKind;
   readonly sequence: number;
   readonly attempts: number;
+  /**
+   * The key's head before this one and its number, kept on the key until the next head replaces
+   * this one: undefined for a key's first head. The consumer writes that number on the event's own
+   * record unless it saw the event settled, so that an event SQS's backstop moved unsettled keeps
+   * its number findable (CONTRACT §3) without a write before every attempt.
+   */
+  readonly previous?: { readonly eventId: string; readonly sequence: number };
 }
 
 /** What the consumer writes and reads about events and ordering keys. */
 export interface DeliveryStore {
-  /** Whether the event was already delivered or dead-lettered. */
   /**
-   * Whether the event was already delivered or dead-lettered. For a redriven dead letter
-   * (`redrivenAt`), its own earlier dead-lettering does not count: only a delivery, or a
-   * dead-lettering after this redrive.
+   * Whether each event was already delivered or dead-lettered ({@link isSettledBy}), for many
+   * events in one read: a consumer batch's, before it begins any.
    */
-  readonly isSettled: (eventId: string, redrivenAt: string | undefined) => Promise<boolean>;
+  readonly findSettled: (events: readonly SettledQuery[]) => Promise<SettledLookup>;
   /**
    * Counts a real attempt before it is made: a new head gets the key's next sequence number and
    * attempt 1; the same head again keeps its number and counts one more, up to `maxAttempts`.
+   * The head it replaces stays on the key as `previous` until the next new head.
    */
   readonly beginAttempt: (input: {
     readonly orderingKey: string;
@@ -90,22 +102,53 @@ export interface DeliveryStore {
      * start again), keeping its original sequence number when it has one.
      */
     readonly redrive?: { readonly redrivenAt: string; readonly sequence: number | undefined };
+    /**
+     * Where the event's message stands in its FIFO group, when SQS says: a message older than the
+     * key's head's in the same group is answered `superseded` and begins nothing.
+     */
+    readonly message?: { readonly messageGroupId: string; readonly sequenceNumber: string };
   }) => Promise<AttemptTicket>;
   /**
-   * The sequence the event's next attempt will carry, as far as the key's state tells now: its own
-   * number if it is the head already, else the key's next one. A prediction: `beginAttempt` decides.
-   */
-  readonly predictSequence: (input: { readonly orderingKey: string; readonly eventId: string }) => Promise<number>;
-  /**
-   * Records an event's sequence on its own record. Written before the number is given out: if the
-   * event's message then leaves the queue unsettled (SQS's backstop, after a crash loop), its number
-   * is still known, and its dead letter names the gap the receiver sees.
+   * Records an event's sequence on its own record: the previous head's, once a new head replaced
+   * it on the key (see {@link AttemptTicket.previous}). If that event left the queue unsettled
+   * (SQS's backstop, after a crash loop), its number is still known, and its dead letter names the
+   * gap the receiver sees.
    */
   readonly recordSequence: (input: { readonly eventId: string; readonly sequence: number }) => Promise<void>;
   /** Remembers why the head's last attempt failed. */
   readonly recordFailure: (input: { readonly orderingKey: string; readonly eventId: string; readonly reason: string }) => Promise<void>;
   readonly markDelivered: (input: SettledEvent) => Promise<SettleResult>;
+  /**
+   * Records a delivery only if the event is not settled yet (it may have been dead-lettered since
+   * it was read): undefined when it was, and then nothing is written.
+   */
+  readonly markDeliveredUnlessSettled: (input: SettledEvent) => Promise<SettleResult | undefined>;
   readonly markDeadLettered: (input: SettledEvent & { readonly reason: string }) => Promise<SettleResult>;
+}
+
+/** An event asked about in {@link DeliveryStore.findSettled}. */
+export interface SettledQuery {
+  readonly eventId: string;
+  readonly redrivenAt: string | undefined;
+}
+
+/** The answers of {@link DeliveryStore.findSettled}; an event not asked about is not settled. */
+export type SettledLookup = (query: SettledQuery) => boolean;
+
+/** An event's outcome as its record holds it. */
+export interface RecordedOutcome {
+  readonly status: 'accepted' | 'delivered' | 'dead_lettered' | undefined;
+  readonly deadLetteredAt: string | undefined;
+}
+
+/**
+ * Whether an event is settled: delivered, or dead-lettered; for a redriven dead
+ * letter, only a delivery or a dead-lettering after its redrive.
+ */
+export function isSettledBy(outcome: RecordedOutcome | undefined, redrivenAt: string | undefined): boolean {
+  if (outcome?.status === OutcomeKind.delivered) return true;
+  if (outcome?.status !== OutcomeKind.deadLettered) return false;
+  return redrivenAt === undefined || (outcome.deadLetteredAt !== undefined && outcome.deadLetteredAt > redrivenAt);
 }
 
 /**
@@ -165,7 +208,11 @@ export type DeliveryOutcome =
       /** Whether ingest had counted it in its group's lag (see SettleResult). */
       readonly isCounted: boolean;
     }
-  | { readonly kind: typeof OutcomeKind.duplicate }
+  /**
+   * Settled before. `isCounted` and `acceptedAt` are set when this record recorded its delivery
+   * late (see `AttemptTicketKind.superseded`): then it leaves its group's depth as a delivery would.
+   */
+  | { readonly kind: typeof OutcomeKind.duplicate; readonly acceptedAt?: string; readonly isCounted?: boolean }
   /** `acceptedAt` is absent, and `isCounted` false, for a record that could not be read. */
   | { readonly kind: typeof OutcomeKind.deadLettered; readonly reason: string; readonly acceptedAt: string | undefined; readonly isCounted: boolean }
   | {
@@ -188,6 +235,8 @@ export interface ConsumerRecord {
   readonly messageGroupId: string;
   /** SQS's ApproximateReceiveCount: every receive counts, processed or not. */
   readonly receiveCount: number;
+  /** SQS FIFO's SequenceNumber: grows with every message of a group. Absent when SQS gave none. */
+  readonly sequenceNumber?: string;
   /** Set when the SQS record itself was not readable: it is dead-lettered at once. */
   readonly problem?: string;
 }
@@ -227,58 +276,95 @@ async function giveUp(
 }
 
 /**
+ * Writes the previous head's number on its record, unless it is this event or was seen settled
+ * (its settling wrote its number). Started as soon as the attempt is begun and awaited before this
+ * event is settled or handed back, never before its attempt: the number stays on the key item
+ * (`previous`) until the next new head, which only comes once this event's message is gone.
+ */
+function recordPreviousNumber(ports: DeliveryPorts, ticket: AttemptTicket, eventId: string, isSeenSettled: (eventId: string) => boolean): Promise<void> {
+  const { previous } = ticket;
+  if (previous === undefined || previous.eventId === eventId || isSeenSettled(previous.eventId)) return Promise.resolve();
+  return ports.store.recordSequence(previous);
+}
+
+/** What a group's run knows when one of its records starts. */
+export interface RecordContext {
+  /** Events this run delivered or dead-lettered before this record: settled for any copy of them, redriven or not. */
+  readonly settledEarlier: ReadonlySet<string>;
+  /** Events this run found settled before (duplicates): their numbers are on their records. */
+  readonly numberedEarlier: ReadonlySet<string>;
+  /** Which events were settled when the batch started (one read for the whole batch). */
+  readonly wasSettled: SettledLookup;
+}
+
+/** A record's outcome, or (for a delivery) the recording of it, still under way. */
+export type RecordStep = { readonly outcome: DeliveryOutcome } | { readonly recording: Promise<DeliveryOutcome> };
+
+/**
  * Processes one record of a group whose earlier records all succeeded. Expected outcomes are
  * values; a thrown error is a fault (DynamoDB or SQS unavailable) for the batch to handle.
+ *
+ * State round trips before the POST: one, the conditional write that begins the attempt (the
+ * attempt must be counted before it is made, or a crash could attempt an event without bound);
+ * whether the event is settled was read for the whole batch before its first record. After the
+ * POST: the delivery's record (`recording`), which the batch awaits before the next record of the
+ * group begins (see `processGroup`). The previous head's number is written during the POST.
  */
-export async function deliverRecord(record: ConsumerRecord, ports: DeliveryPorts, policy: RetryPolicy): Promise<DeliveryOutcome> {
+export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, policy: RetryPolicy, context: RecordContext): Promise<RecordStep> {
   const read = readRecord(record);
   if ('reason' in read) {
     // Retrying cannot repair a malformed record: set it aside at once, as received.
     await ports.quarantine({ messageId: record.messageId, messageGroupId: record.messageGroupId, body: record.body, reason: read.reason, at: ports.now().toISOString() });
-    return { kind: OutcomeKind.deadLettered, reason: read.reason, acceptedAt: undefined, isCounted: false };
+    return { outcome: { kind: OutcomeKind.deadLettered, reason: read.reason, acceptedAt: undefined, isCounted: false } };
   }
   const { queued } = read;
   const eventId = queued.event.event_id;
-  if (await ports.store.isSettled(eventId, queued.redrive?.redriven_at)) return { kind: OutcomeKind.duplicate };
+  if (context.settledEarlier.has(eventId) || context.wasSettled({ eventId, redrivenAt: queued.redrive?.redriven_at })) return { outcome: { kind: OutcomeKind.duplicate } };
 
-  const target = await ports.findTarget(queued.event.subscription_id);
-  // A number is written on the event's record before the key gives it out, so that no crash can
-  // leave a number given and known nowhere. A redrive that keeps its number has it recorded already.
-  const isNumbered = queued.redrive?.sequence !== undefined;
-  const predicted = isNumbered ? undefined : await ports.store.predictSequence({ orderingKey: queued.ordering_key, eventId });
-  if (predicted !== undefined) await ports.store.recordSequence({ eventId, sequence: predicted });
-  const ticket = await ports.store.beginAttempt({
-    orderingKey: queued.ordering_key,
-    eventId,
-    maxAttempts: attemptLimit(policy),
-    ...(queued.redrive === undefined ? {} : { redrive: { redrivenAt: queued.redrive.redriven_at, sequence: queued.redrive.sequence } }),
-  });
+  const [ticket, target] = await Promise.all([
+    ports.store.beginAttempt({
+      orderingKey: queued.ordering_key,
+      eventId,
+      maxAttempts: attemptLimit(policy),
+      ...(queued.redrive === undefined ? {} : { redrive: { redrivenAt: queued.redrive.redriven_at, sequence: queued.redrive.sequence } }),
+      ...(record.sequenceNumber === undefined ? {} : { message: { messageGroupId: record.messageGroupId, sequenceNumber: record.sequenceNumber } }),
+    }),
+    ports.findTarget(queued.event.subscription_id),
+  ]);
+  if (ticket.kind === AttemptTicketKind.superseded) {
+    // The key moved past this message after it got a 2xx (the begin of a successor follows the
+    // delivery's record): a copy held by an invocation that ran late while another delivered it.
+    // Record that delivery, unless the event was settled meanwhile (its record says so already).
+    const sequence = ticket.previous?.eventId === eventId ? ticket.previous.sequence : undefined;
+    const result = await ports.store.markDeliveredUnlessSettled({ queued, sequence, attempts: 1, at: ports.now().toISOString() });
+    return { outcome: result === undefined ? { kind: OutcomeKind.duplicate } : { kind: OutcomeKind.duplicate, acceptedAt: waitingSince(queued), isCounted: result.wasAccepted } };
+  }
+  const numbering = recordPreviousNumber(ports, ticket, eventId, (id) => context.settledEarlier.has(id) || context.numberedEarlier.has(id));
   if (target === undefined) {
     // Nowhere to send it: give up at once. The event keeps a sequence number so that the receiver
     // sees the gap; the ticket's own attempt is not made, so it is not counted.
+    await numbering;
     const attempts = ticket.kind === AttemptTicketKind.attempt ? ticket.attempts - 1 : ticket.attempts;
-    return giveUp(ports, queued, { sequence: ticket.sequence, attempts }, `subscription "${queued.event.subscription_id}" no longer exists`);
+    return { outcome: await giveUp(ports, queued, { sequence: ticket.sequence, attempts }, `subscription "${queued.event.subscription_id}" no longer exists`) };
   }
   if (ticket.kind === AttemptTicketKind.skipped) {
-    return giveUp(ports, queued, ticket, `skipped by an operator after ${ticket.attempts} attempt${ticket.attempts === 1 ? '' : 's'}`);
+    await numbering;
+    return { outcome: await giveUp(ports, queued, ticket, `skipped by an operator after ${ticket.attempts} attempt${ticket.attempts === 1 ? '' : 's'}`) };
   }
   if (ticket.kind === AttemptTicketKind.exhausted) {
-    return giveUp(ports, queued, ticket, `${ticket.attempts} of ${policy.maxDeliveryAttempts} attempts made; giving up`);
+    await numbering;
+    return { outcome: await giveUp(ports, queued, ticket, `${ticket.attempts} of ${policy.maxDeliveryAttempts} attempts made; giving up`) };
   }
 
-  // Only a race (two copies of the event at once) makes the prediction wrong: then write the right one.
-  if (predicted !== undefined && ticket.sequence !== predicted) await ports.store.recordSequence({ eventId, sequence: ticket.sequence });
   const attemptedAt = ports.now();
   const request = signWebhook({ queued, sequence: ticket.sequence, secrets: signingSecrets(target, attemptedAt), attemptedAt });
-  const result = await ports.send(target.url, request);
+  // The previous head's number is written while the receiver works on this one.
+  const [result] = await Promise.all([ports.send(target.url, request), numbering]);
   if (isSuccess(result)) {
-    const { wasAccepted } = await ports.store.markDelivered({
-      queued,
-      sequence: ticket.sequence,
-      attempts: ticket.attempts,
-      at: ports.now().toISOString(),
-    });
-    return { kind: OutcomeKind.delivered, sequence: ticket.sequence, attempts: ticket.attempts, acceptedAt: waitingSince(queued), isCounted: wasAccepted };
+    const recording = ports.store
+      .markDelivered({ queued, sequence: ticket.sequence, attempts: ticket.attempts, at: ports.now().toISOString() })
+      .then(({ wasAccepted }): DeliveryOutcome => ({ kind: OutcomeKind.delivered, sequence: ticket.sequence, attempts: ticket.attempts, acceptedAt: waitingSince(queued), isCounted: wasAccepted }));
+    return { recording };
   }
 
   const reason = describeAttempt(result);
@@ -288,9 +374,10 @@ export async function deliverRecord(record: ConsumerRecord, ports: DeliveryPorts
     policy,
     ports.random,
   );
-  if (decision.kind === FailureDecisionKind.deadLetter) return giveUp(ports, queued, ticket, decision.reason);
+  if (decision.kind === FailureDecisionKind.deadLetter) return { outcome: await giveUp(ports, queued, ticket, decision.reason) };
   await ports.store.recordFailure({ orderingKey: queued.ordering_key, eventId, reason });
   return {
+    outcome: {
     kind: OutcomeKind.retryLater,
     delaySeconds: decision.delaySeconds,
     reason,
@@ -299,5 +386,6 @@ export async function deliverRecord(record: ConsumerRecord, ports: DeliveryPorts
     eventId,
     orderingKey: queued.ordering_key,
     isHeld: ticket.attempts >= policy.maxDeliveryAttempts,
+    },
   };
 }

@@ -36,7 +36,12 @@ const sqsRecordSchema = z.object({
   messageId: z.string().min(1),
   receiptHandle: z.string().min(1),
   body: z.string(),
-  attributes: z.object({ MessageGroupId: z.string().min(1), ApproximateReceiveCount: z.coerce.number().int().positive().catch(1) }),
+  attributes: z.object({
+    MessageGroupId: z.string().min(1),
+    ApproximateReceiveCount: z.coerce.number().int().positive().catch(1),
+    // Only a plain decimal number is compared with others; anything else is as good as absent.
+    SequenceNumber: z.string().regex(/^\d{1,40}$/).optional().catch(undefined),
+  }),
 });
 
 /**
@@ -47,7 +52,14 @@ export function toConsumerRecord(record: unknown, index: number): ConsumerRecord
   const parsed = sqsRecordSchema.safeParse(record);
   if (parsed.success) {
     const { messageId, receiptHandle, body, attributes } = parsed.data;
-    return { messageId, receiptHandle, body, messageGroupId: attributes.MessageGroupId, receiveCount: attributes.ApproximateReceiveCount };
+    return {
+      messageId,
+      receiptHandle,
+      body,
+      messageGroupId: attributes.MessageGroupId,
+      receiveCount: attributes.ApproximateReceiveCount,
+      ...(attributes.SequenceNumber === undefined ? {} : { sequenceNumber: attributes.SequenceNumber }),
+    };
   }
   const loose = z.object({ messageId: z.string(), receiptHandle: z.string(), body: z.string() }).partial().catch({}).parse(record);
   const messageId = loose.messageId ?? `record-${index}`;
@@ -135,8 +147,8 @@ export function publishCountsWithPowertools(metrics: Metrics): (counts: Consumer
  */
 const USES = {
   subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get']),
-  events: uses(EVENT_STORE_ACCESS, ['isSettled', 'recordSequence', 'markDelivered', 'markDeadLettered']),
-  orderingKeys: uses(ORDERING_KEY_STORE_ACCESS, ['predictSequence', 'beginAttempt', 'recordFailure']),
+  events: uses(EVENT_STORE_ACCESS, ['findSettled', 'recordSequence', 'markDelivered', 'markDeliveredUnlessSettled', 'markDeadLettered']),
+  orderingKeys: uses(ORDERING_KEY_STORE_ACCESS, ['beginAttempt', 'recordFailure']),
   deadLetters: uses(DEAD_LETTER_STORE_ACCESS, ['put']),
   backstopQueue: uses(BACKSTOP_QUEUE_ACCESS, ['quarantine']),
   deliveryQueue: uses(DELIVERY_QUEUE_ACCESS, ['changeVisibility']),

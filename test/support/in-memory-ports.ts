@@ -6,10 +6,13 @@
  * state is not promised to match: add it to the suite before a test relies on it.
  */
 import { positionOf, RemoveOutcome, type DeadLetter, type DeadLetterPage, type DeadLetterStore, type StoredDeadLetter } from '../../lambda/core/dead-letter.js';
-import { AttemptTicketKind, type AttemptTicket, type DeliveryStore, type SettledEvent, type SettleResult } from '../../lambda/core/delivery.js';
+import { AttemptTicketKind, isSettledBy, type AttemptTicket, type DeliveryStore, type SettledEvent, type SettledLookup, type SettledQuery, type SettleResult } from '../../lambda/core/delivery.js';
 import { RecordOutcome, type AcceptedEventRecord } from '../../lambda/core/ingest.js';
 
 interface KeyState {
+  previous?: { eventId: string; sequence: number };
+  /** The head's message group and SQS SequenceNumber, padded as the adapter pads it. */
+  headPosition?: { group: string; position: string };
   headRedrive?: string;
   lastSequence: number;
   headEventId: string;
@@ -32,13 +35,20 @@ export class InMemoryDeliveryStore implements DeliveryStore {
   readonly events = new Map<string, StoredEvent>();
   readonly keys = new Map<string, KeyState>();
   readonly writes: string[] = [];
+  readonly reads: string[] = [];
 
   readonly isSettled = async (eventId: string, redrivenAt: string | undefined): Promise<boolean> => {
     const event = this.events.get(eventId);
-    if (event?.status === 'delivered') return true;
-    if (event?.status !== 'dead_lettered') return false;
-    // A redriven copy is not settled by its own earlier dead-lettering, only by one after its redrive.
-    return redrivenAt === undefined || (event.deadLetteredAt !== undefined && event.deadLetteredAt > redrivenAt);
+    return isSettledBy(event === undefined ? undefined : { status: event.status, deadLetteredAt: event.deadLetteredAt }, redrivenAt);
+  };
+
+  readonly findSettled = async (queries: readonly SettledQuery[]): Promise<SettledLookup> => {
+    this.reads.push(`findSettled ${queries.map((query) => query.eventId).join(' ')}`);
+    const answers = new Map<string, StoredEvent | undefined>(queries.map((query) => [query.eventId, this.events.get(query.eventId)]));
+    return ({ eventId, redrivenAt }) => {
+      const event = answers.get(eventId);
+      return isSettledBy(event === undefined ? undefined : { status: event.status, deadLetteredAt: event.deadLetteredAt }, redrivenAt);
+    };
   };
 
   readonly beginAttempt = async (input: {
@@ -46,28 +56,53 @@ export class InMemoryDeliveryStore implements DeliveryStore {
     eventId: string;
     maxAttempts: number;
     redrive?: { redrivenAt: string; sequence: number | undefined };
+    message?: { messageGroupId: string; sequenceNumber: string };
   }): Promise<AttemptTicket> => {
     this.writes.push(`beginAttempt ${input.eventId}`);
     const state = this.keys.get(input.orderingKey);
     const isNewRedrive = input.redrive !== undefined && state?.headRedrive !== input.redrive.redrivenAt;
-    if (state === undefined || state.headEventId !== input.eventId || isNewRedrive) {
+    // As the adapter: a redrive without a number of the key's own head keeps the head's number.
+    if (state !== undefined && state.headEventId === input.eventId && isNewRedrive && input.redrive?.sequence === undefined && input.redrive !== undefined) {
+      state.headAttempts = 1;
+      state.headRedrive = input.redrive.redrivenAt;
+      state.headLastError = undefined;
+      delete state.skipEventId;
+      return this.ticketOf(AttemptTicketKind.attempt, input.orderingKey);
+    }
+    const position = input.message === undefined ? undefined : { group: input.message.messageGroupId, position: input.message.sequenceNumber.padStart(40, '0') };
+    const isStale =
+      position !== undefined && state?.headPosition !== undefined && state.headPosition.group === position.group && state.headPosition.position >= position.position;
+    if (state !== undefined && state.headEventId !== input.eventId && isStale) return this.ticketOf(AttemptTicketKind.superseded, input.orderingKey);
+    if (state === undefined || ((state.headEventId !== input.eventId || isNewRedrive) && !isStale)) {
       const kept = input.redrive?.sequence;
       const lastSequence = kept === undefined ? (state?.lastSequence ?? 0) + 1 : (state?.lastSequence ?? 0);
       const sequence = kept ?? lastSequence;
       this.keys.set(input.orderingKey, {
+        ...(state === undefined ? {} : { previous: { eventId: state.headEventId, sequence: state.headSequence } }),
         lastSequence,
         headEventId: input.eventId,
         headSequence: sequence,
         headAttempts: 1,
         headLastError: undefined,
         ...(input.redrive === undefined ? {} : { headRedrive: input.redrive.redrivenAt }),
+        ...(position === undefined ? {} : { headPosition: position }),
       });
-      return { kind: AttemptTicketKind.attempt, sequence, attempts: 1 };
+      return this.ticketOf(AttemptTicketKind.attempt, input.orderingKey);
     }
-    if (state.skipEventId === input.eventId) return { kind: AttemptTicketKind.skipped, sequence: state.headSequence, attempts: state.headAttempts };
-    if (state.headAttempts >= input.maxAttempts) return { kind: AttemptTicketKind.exhausted, sequence: state.headSequence, attempts: state.headAttempts };
+    // As the adapter: the same head counts one more only within its own redrive series.
+    const isOtherSeries = input.redrive !== undefined && state.headRedrive !== input.redrive.redrivenAt;
+    if (state.skipEventId === input.eventId) return this.ticketOf(AttemptTicketKind.skipped, input.orderingKey);
+    if (isOtherSeries) return this.ticketOf(AttemptTicketKind.exhausted, input.orderingKey);
+    if (state.headAttempts >= input.maxAttempts) return this.ticketOf(AttemptTicketKind.exhausted, input.orderingKey);
     state.headAttempts += 1;
-    return { kind: AttemptTicketKind.attempt, sequence: state.headSequence, attempts: state.headAttempts };
+    return this.ticketOf(AttemptTicketKind.attempt, input.orderingKey);
+  };
+
+  /** The ticket of the key's head as it stands, with the head it replaced. */
+  private readonly ticketOf = (kind: AttemptTicketKind, orderingKey: string): AttemptTicket => {
+    const state = this.keys.get(orderingKey);
+    if (state === undefined) throw new Error(`no head on ${orderingKey}`);
+    return { kind, sequence: state.headSequence, attempts: state.headAttempts, ...(state.previous === undefined ? {} : { previous: state.previous }) };
   };
 
   readonly requestSkip = async (input: { orderingKey: string; eventId: string }): Promise<boolean> => {
@@ -75,12 +110,6 @@ export class InMemoryDeliveryStore implements DeliveryStore {
     if (state?.headEventId !== input.eventId) return false;
     state.skipEventId = input.eventId;
     return true;
-  };
-
-  readonly predictSequence = async (input: { orderingKey: string; eventId: string }): Promise<number> => {
-    const state = this.keys.get(input.orderingKey);
-    if (state?.headEventId === input.eventId) return state.headSequence;
-    return (state?.lastSequence ?? 0) + 1;
   };
 
   readonly recordSequence = async (input: { eventId: string; sequence: number }): Promise<void> => {
@@ -99,6 +128,13 @@ export class InMemoryDeliveryStore implements DeliveryStore {
 
   readonly markDelivered = async (input: SettledEvent): Promise<SettleResult> => {
     this.writes.push(`markDelivered ${input.queued.event.event_id}`);
+    return this.settle(input, { status: 'delivered' });
+  };
+
+  readonly markDeliveredUnlessSettled = async (input: SettledEvent): Promise<SettleResult | undefined> => {
+    this.writes.push(`markDeliveredUnlessSettled ${input.queued.event.event_id}`);
+    const status = this.events.get(input.queued.event.event_id)?.status;
+    if (status === 'delivered' || status === 'dead_lettered') return undefined;
     return this.settle(input, { status: 'delivered' });
   };
 

@@ -5,6 +5,14 @@
 import type { SQSRecord } from 'aws-lambda';
 import type { QueuedEvent } from '../../lambda/core/event.js';
 
+/** SQS's SequenceNumber of each event's message: fixed per message, growing as messages are sent, as SQS gives them. */
+const sequenceNumbers = new Map<string, string>();
+function sequenceNumberOf(eventId: string): string {
+  const known = sequenceNumbers.get(eventId) ?? String(sequenceNumbers.size + 1).padStart(20, '0');
+  sequenceNumbers.set(eventId, known);
+  return known;
+}
+
 export function sqsRecordOf(queued: QueuedEvent, messageId: string = queued.event.event_id): SQSRecord {
   return {
     messageId,
@@ -17,7 +25,7 @@ export function sqsRecordOf(queued: QueuedEvent, messageId: string = queued.even
       ApproximateFirstReceiveTimestamp: '0',
       MessageGroupId: queued.message_group_id,
       MessageDeduplicationId: queued.event.event_id,
-      SequenceNumber: '1',
+      SequenceNumber: sequenceNumberOf(queued.event.event_id),
     },
     messageAttributes: {},
     md5OfBody: '',

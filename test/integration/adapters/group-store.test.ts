@@ -4,8 +4,8 @@
  * for the file; each test uses its own message groups.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { createGroupStore, MAX_DEAD_LETTERS_TRACKED, MAX_KEYS_TRACKED, type GroupStore } from '../../../lambda/adapters/group-store.js';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { createGroupStore, MAX_DEAD_LETTERS_TRACKED, MAX_KEYS_TRACKED, placeMark as placeMarkOf, type GroupStore } from '../../../lambda/adapters/group-store.js';
 import { HeadState, type GroupProgress } from '../../../lambda/core/lag.js';
 import { messageGroupIdFor } from '../../../lambda/core/routing.js';
 import { TABLES } from '../../../lambda/resources.js';
@@ -166,14 +166,50 @@ describe('createGroupStore on dynalite', () => {
     expect(await isActive(group)).toBe(false);
   });
 
+  it('keeps the marks of its dead letters off the group’s item, which the delivery path writes, and counts them there exactly', async () => {
+    const group = newGroup();
+    await store.recordIntake({ messageGroupId: group, events: 3, orderingKeys: ['k1'], acceptedAt: T0 });
+    for (const position of ['p1', 'p2', 'p1']) await store.countDeadLetter(place(group, position));
+    const raw = await tables.dynamo.send(new GetCommand({ TableName: TABLES.groups.localName, Key: { [TABLES.groups.partitionKey]: group }, ConsistentRead: true }));
+    expect(raw.Item?.dead_letter_places).toBeUndefined();
+    expect(raw.Item?.dead_lettered).toBe(2);
+    // A size the write of a batch's progress is billed by: one write unit, whatever the dead letters.
+    expect(Buffer.byteLength(JSON.stringify(raw.Item))).toBeLessThan(1024);
+    expect(await store.getGroup(group)).toMatchObject({ deadLettered: 2, depth: 3 });
+    expect((await store.listActiveGroups()).filter((listed) => listed.messageGroupId.startsWith(group)).map((listed) => listed.messageGroupId)).toEqual([group]);
+  });
+
+  it('repairs the group’s copy of its dead-letter count when a count or an uncount is repeated after a crash between its two writes', async () => {
+    const group = newGroup();
+    await store.countDeadLetter(place(group, 'p1'));
+    // As a crash would leave it: the dead-letter item counted p2, the group's copy was never written.
+    await tables.dynamo.send(
+      new UpdateCommand({
+        TableName: TABLES.groups.localName,
+        Key: { [TABLES.groups.partitionKey]: `${group}#dead-letters` },
+        UpdateExpression: 'ADD dead_lettered :one, dead_letters_version :one, dead_letter_places :marks',
+        ExpressionAttributeValues: { ':one': 1, ':marks': new Set([placeMarkOf(place(group, 'p2'))]) },
+      }),
+    );
+    expect(await store.getGroup(group)).toMatchObject({ deadLettered: 1 });
+    await store.countDeadLetter(place(group, 'p2'));
+    expect(await store.getGroup(group)).toMatchObject({ deadLettered: 2 });
+    await store.uncountDeadLetter(place(group, 'p2'));
+    await store.uncountDeadLetter(place(group, 'p2'));
+    await store.uncountDeadLetter(place(group, 'p1'));
+    expect(await store.getGroup(group)).toMatchObject({ deadLettered: 0 });
+    expect(await isActive(group)).toBe(false);
+  });
+
   it('counts on without marks past MAX_DEAD_LETTERS_TRACKED, and uncounts those too', async () => {
     const group = newGroup();
     const marks = new Set(Array.from({ length: MAX_DEAD_LETTERS_TRACKED }, (_, index) => `mark-${index}`));
     await tables.dynamo.send(
       new UpdateCommand({
         TableName: TABLES.groups.localName,
-        Key: { [TABLES.groups.partitionKey]: group },
-        UpdateExpression: 'SET dead_lettered = :count, dead_letter_places = :marks',
+        // The group's dead-letter item (see the adapter's deadLettersKeyOf), full of marks.
+        Key: { [TABLES.groups.partitionKey]: `${group}#dead-letters` },
+        UpdateExpression: 'SET dead_lettered = :count, dead_letter_places = :marks, dead_letters_version = :count',
         ExpressionAttributeValues: { ':count': MAX_DEAD_LETTERS_TRACKED, ':marks': marks },
       }),
     );

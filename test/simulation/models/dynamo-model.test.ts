@@ -364,9 +364,22 @@ describe('DynamoModel against dynalite: the adapters', () => {
       const settledBeforeRedrive = await store.isSettled('evt_3', '2026-01-01T00:00:00.000Z');
       const settledAfterRedrive = await store.isSettled('evt_3', '2026-01-02T00:00:00.000Z');
       const known = await store.findKnownEventIds(['evt_1', 'evt_9', 'evt_3', 'evt_1']);
-      return { first, again, settledEarly, afterSettled, delivered, pending, deadLetters, settledBeforeRedrive, settledAfterRedrive, known: [...known].sort() };
+      const lookup = await store.findSettled(['evt_1', 'evt_2', 'evt_3', 'evt_9'].map((eventId) => ({ eventId, redrivenAt: undefined })));
+      const settledInBatch = ['evt_1', 'evt_2', 'evt_3', 'evt_9'].map((eventId) => lookup({ eventId, redrivenAt: undefined }));
+      const redrivenInBatch = lookup({ eventId: 'evt_3', redrivenAt: '2026-01-02T00:00:00.000Z' });
+      // A late delivery is recorded only over an unsettled record.
+      const late = await store.markDeliveredUnlessSettled({ queued: queued('evt_1'), sequence: 1, attempts: 1, at: '2026-01-01T00:00:10.000Z' });
+      const lateOverDeadLetter = await store.markDeliveredUnlessSettled({ queued: queued('evt_3'), sequence: 4, attempts: 1, at: '2026-01-01T00:00:10.000Z' });
+      const afterLate = await store.isSettled('evt_1', undefined);
+      // Still dead-lettered, not delivered: a later redrive of it is not settled.
+      const deadLetterKept = !(await store.isSettled('evt_3', '2026-01-02T00:00:00.000Z'));
+      return {
+        first, again, settledEarly, afterSettled, delivered, pending, deadLetters, settledBeforeRedrive, settledAfterRedrive, known: [...known].sort(),
+        settledInBatch, redrivenInBatch, late, lateOverDeadLetter: lateOverDeadLetter ?? 'refused', afterLate, deadLetterKept,
+      };
     });
     expect(result).toMatchObject({ first: 'recorded', again: 'already_recorded', afterSettled: 'recorded_settled', delivered: true, pending: false, settledBeforeRedrive: true, settledAfterRedrive: false });
+    expect(result).toMatchObject({ settledInBatch: [false, true, true, false], redrivenInBatch: false, late: { wasAccepted: true }, lateOverDeadLetter: 'refused', afterLate: true, deadLetterKept: true });
   });
 
   it('gives the same answers to the dead-letter store through writes, rewrites, pages, conditional removals and its count', async () => {
@@ -420,8 +433,25 @@ describe('DynamoModel against dynalite: the adapters', () => {
       tickets.push(await store.beginAttempt({ orderingKey: key, eventId: 'evt_1', maxAttempts: 3, redrive: { redrivenAt: '2026-01-02T00:00:00Z', sequence: 1 } }));
       tickets.push(await store.beginAttempt({ orderingKey: key, eventId: 'evt_3', maxAttempts: 3, redrive: { redrivenAt: '2026-01-03T00:00:00Z', sequence: undefined } }));
       tickets.push(await store.beginAttempt({ orderingKey: 'key-2', eventId: 'evt_9', maxAttempts: 3 }));
-      return { tickets, skipRefused, skipped };
+      // The place of a head's message in its group: an older message is superseded, a newer one
+      // (or one in another group) begins; 20-digit and longer numbers compare as numbers.
+      const at = (group: string, sequenceNumber: string) => ({ messageGroupId: group, sequenceNumber });
+      const placed = [
+        await store.beginAttempt({ orderingKey: 'key-3', eventId: 'evt_a', maxAttempts: 3, message: at('g3', '18000000000000065536') }),
+        await store.beginAttempt({ orderingKey: 'key-3', eventId: 'evt_b', maxAttempts: 3, message: at('g3', '180000000000000131072') }),
+        await store.beginAttempt({ orderingKey: 'key-3', eventId: 'evt_a', maxAttempts: 3, message: at('g3', '18000000000000065536') }),
+        await store.beginAttempt({ orderingKey: 'key-3', eventId: 'evt_b', maxAttempts: 3, message: at('g3', '180000000000000131072') }),
+        await store.beginAttempt({ orderingKey: 'key-3', eventId: 'evt_c', maxAttempts: 3, message: at('g9', '1') }),
+      ];
+      return { tickets, skipRefused, skipped, placed };
     });
+    expect(result.placed.map((ticket) => [ticket.kind, ticket.sequence, ticket.attempts, ticket.previous?.eventId])).toEqual([
+      ['attempt', 1, 1, undefined],
+      ['attempt', 2, 1, 'evt_a'],
+      ['superseded', 2, 1, 'evt_a'],
+      ['attempt', 2, 2, 'evt_a'],
+      ['attempt', 3, 1, 'evt_b'],
+    ]);
     expect(result.tickets.map((ticket) => ticket.kind)).toEqual(['attempt', 'attempt', 'attempt', 'exhausted', 'attempt', 'skipped', 'attempt', 'attempt', 'attempt', 'attempt']);
     expect(result.tickets.map((ticket) => ticket.sequence)).toEqual([1, 1, 1, 1, 2, 2, 1, 1, 3, 1]);
     expect(result).toMatchObject({ skipRefused: false, skipped: true });

@@ -5,13 +5,14 @@
  * divergence: fix the fake, or report the adapter; never loosen the suite.
  */
 import { describe, expect, it } from 'vitest';
-import type { DeliveryStore, SettledEvent } from '../../../lambda/core/delivery.js';
+import type { AttemptTicket, DeliveryStore, SettledEvent } from '../../../lambda/core/delivery.js';
 import type { QueuedEvent } from '../../../lambda/core/event.js';
 import { RecordOutcome, type AcceptedEventRecord } from '../../../lambda/core/ingest.js';
 import { messageGroupIdFor } from '../../../lambda/core/routing.js';
 
 /** The delivery store with what ingest, skip and the backstop import read and write on the same records. */
 export type ContractDeliveryStore = DeliveryStore & {
+  readonly isSettled: (eventId: string, redrivenAt: string | undefined) => Promise<boolean>;
   readonly findSequence: (eventId: string) => Promise<number | undefined>;
   readonly findKnownEventIds: (eventIds: readonly string[]) => Promise<ReadonlySet<string>>;
   readonly recordAccepted: (record: AcceptedEventRecord) => Promise<RecordOutcome>;
@@ -58,6 +59,11 @@ function newKey() {
 
 const MAX = 3;
 
+/** A ticket without the previous head, which its own tests check (`previous head and recordSequence`). */
+function ticketOnly({ kind, sequence, attempts }: AttemptTicket): Pick<AttemptTicket, 'kind' | 'sequence' | 'attempts'> {
+  return { kind, sequence, attempts };
+}
+
 export function describeDeliveryStoreContract(name: string, makeStore: () => ContractDeliveryStore): void {
   describe(`delivery store contract: ${name}`, () => {
     const settled = (queued: QueuedEvent, at: string, sequence = 1): SettledEvent => ({ queued, sequence, attempts: 1, at });
@@ -68,9 +74,9 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
       it('gives a new head the key next sequence and attempt 1 when the key is new or has another head', async () => {
         const store = makeStore();
         const key = newKey();
-        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX })).toEqual({ kind: 'attempt', sequence: 1, attempts: 1 });
-        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX })).toEqual({ kind: 'attempt', sequence: 2, attempts: 1 });
-        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(3), maxAttempts: MAX })).toEqual({ kind: 'attempt', sequence: 3, attempts: 1 });
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX }))).toEqual({ kind: 'attempt', sequence: 1, attempts: 1 });
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX }))).toEqual({ kind: 'attempt', sequence: 2, attempts: 1 });
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(3), maxAttempts: MAX }))).toEqual({ kind: 'attempt', sequence: 3, attempts: 1 });
       });
 
       it('numbers each ordering key on its own when two keys interleave', async () => {
@@ -79,7 +85,7 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
         const b = newKey();
         await store.beginAttempt({ orderingKey: a.orderingKey, eventId: a.eventId(1), maxAttempts: MAX });
         await store.beginAttempt({ orderingKey: a.orderingKey, eventId: a.eventId(2), maxAttempts: MAX });
-        expect(await store.beginAttempt({ orderingKey: b.orderingKey, eventId: b.eventId(1), maxAttempts: MAX })).toEqual({ kind: 'attempt', sequence: 1, attempts: 1 });
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: b.orderingKey, eventId: b.eventId(1), maxAttempts: MAX }))).toEqual({ kind: 'attempt', sequence: 1, attempts: 1 });
       });
 
       it('counts one more attempt and keeps the number when the same head comes again', async () => {
@@ -87,8 +93,8 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
         const key = newKey();
         await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX });
         await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX });
-        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX })).toEqual({ kind: 'attempt', sequence: 2, attempts: 2 });
-        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX })).toEqual({ kind: 'attempt', sequence: 2, attempts: 3 });
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX }))).toEqual({ kind: 'attempt', sequence: 2, attempts: 2 });
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX }))).toEqual({ kind: 'attempt', sequence: 2, attempts: 3 });
       });
 
       it('answers exhausted without counting when the head has had maxAttempts', async () => {
@@ -96,9 +102,9 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
         const key = newKey();
         const begin = () => store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: 2 });
         await begin();
-        expect(await begin()).toEqual({ kind: 'attempt', sequence: 1, attempts: 2 });
-        expect(await begin()).toEqual({ kind: 'exhausted', sequence: 1, attempts: 2 });
-        expect(await begin()).toEqual({ kind: 'exhausted', sequence: 1, attempts: 2 });
+        expect(ticketOnly(await begin())).toEqual({ kind: 'attempt', sequence: 1, attempts: 2 });
+        expect(ticketOnly(await begin())).toEqual({ kind: 'exhausted', sequence: 1, attempts: 2 });
+        expect(ticketOnly(await begin())).toEqual({ kind: 'exhausted', sequence: 1, attempts: 2 });
       });
 
       it('answers skipped for a head an operator asked to skip, and attempts the next head normally', async () => {
@@ -106,9 +112,9 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
         const key = newKey();
         await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX });
         expect(await store.requestSkip({ orderingKey: key.orderingKey, eventId: key.eventId(1), at: T1 })).toBe(true);
-        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX })).toEqual({ kind: 'skipped', sequence: 1, attempts: 1 });
-        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX })).toEqual({ kind: 'attempt', sequence: 2, attempts: 1 });
-        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX })).toEqual({ kind: 'attempt', sequence: 2, attempts: 2 });
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX }))).toEqual({ kind: 'skipped', sequence: 1, attempts: 1 });
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX }))).toEqual({ kind: 'attempt', sequence: 2, attempts: 1 });
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX }))).toEqual({ kind: 'attempt', sequence: 2, attempts: 2 });
       });
 
       it('answers skipped rather than exhausted when an exhausted head was asked to be skipped', async () => {
@@ -116,7 +122,7 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
         const key = newKey();
         await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: 1 });
         await store.requestSkip({ orderingKey: key.orderingKey, eventId: key.eventId(1), at: T1 });
-        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: 1 })).toEqual({ kind: 'skipped', sequence: 1, attempts: 1 });
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: 1 }))).toEqual({ kind: 'skipped', sequence: 1, attempts: 1 });
       });
 
       it('starts a new series keeping its sequence when a dead letter with a number is redriven', async () => {
@@ -125,10 +131,10 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
         await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX });
         await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX });
         const redrive = { redrivenAt: T1, sequence: 1 };
-        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX, redrive })).toEqual({ kind: 'attempt', sequence: 1, attempts: 1 });
-        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX, redrive })).toEqual({ kind: 'attempt', sequence: 1, attempts: 2 });
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX, redrive }))).toEqual({ kind: 'attempt', sequence: 1, attempts: 1 });
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX, redrive }))).toEqual({ kind: 'attempt', sequence: 1, attempts: 2 });
         // The kept number is not given out again: the key's next one follows its last.
-        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(3), maxAttempts: MAX })).toEqual({ kind: 'attempt', sequence: 3, attempts: 1 });
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(3), maxAttempts: MAX }))).toEqual({ kind: 'attempt', sequence: 3, attempts: 1 });
       });
 
       it('restarts the attempts of the key last head when it is redriven, and again at a second redrive', async () => {
@@ -138,11 +144,24 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
           store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: 2, ...(redrive === undefined ? {} : { redrive }) });
         await begin();
         await begin();
-        expect(await begin()).toEqual({ kind: 'exhausted', sequence: 1, attempts: 2 });
-        expect(await begin({ redrivenAt: T1, sequence: 1 })).toEqual({ kind: 'attempt', sequence: 1, attempts: 1 });
-        expect(await begin({ redrivenAt: T1, sequence: 1 })).toEqual({ kind: 'attempt', sequence: 1, attempts: 2 });
-        expect(await begin({ redrivenAt: T1, sequence: 1 })).toEqual({ kind: 'exhausted', sequence: 1, attempts: 2 });
-        expect(await begin({ redrivenAt: T2, sequence: 1 })).toEqual({ kind: 'attempt', sequence: 1, attempts: 1 });
+        expect(ticketOnly(await begin())).toEqual({ kind: 'exhausted', sequence: 1, attempts: 2 });
+        expect(ticketOnly(await begin({ redrivenAt: T1, sequence: 1 }))).toEqual({ kind: 'attempt', sequence: 1, attempts: 1 });
+        expect(ticketOnly(await begin({ redrivenAt: T1, sequence: 1 }))).toEqual({ kind: 'attempt', sequence: 1, attempts: 2 });
+        expect(ticketOnly(await begin({ redrivenAt: T1, sequence: 1 }))).toEqual({ kind: 'exhausted', sequence: 1, attempts: 2 });
+        expect(ticketOnly(await begin({ redrivenAt: T2, sequence: 1 }))).toEqual({ kind: 'attempt', sequence: 1, attempts: 1 });
+      });
+
+      it('keeps the head’s number for a redrive without a number of the key’s own head, as a new series', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX });
+        const first = { redrivenAt: T1, sequence: undefined };
+        const second = { redrivenAt: T2, sequence: undefined };
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX, redrive: first }))).toEqual({ kind: 'attempt', sequence: 2, attempts: 1 });
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX, redrive: first }))).toEqual({ kind: 'attempt', sequence: 2, attempts: 2 });
+        // A second copy of its redrive (an earlier one was numbered, then given up unrecorded).
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX, redrive: second }))).toEqual({ kind: 'attempt', sequence: 2, attempts: 1 });
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(3), maxAttempts: MAX }))).toEqual({ kind: 'attempt', sequence: 3, attempts: 1 });
       });
 
       it('gives the key next sequence when a dead letter without a number is redriven', async () => {
@@ -150,14 +169,14 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
         const key = newKey();
         await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX });
         const redrive = { redrivenAt: T1, sequence: undefined };
-        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX, redrive })).toEqual({ kind: 'attempt', sequence: 2, attempts: 1 });
-        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(3), maxAttempts: MAX })).toEqual({ kind: 'attempt', sequence: 3, attempts: 1 });
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX, redrive }))).toEqual({ kind: 'attempt', sequence: 2, attempts: 1 });
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(3), maxAttempts: MAX }))).toEqual({ kind: 'attempt', sequence: 3, attempts: 1 });
       });
 
       it('gives a redriven dead letter without a number sequence 1 when its key is new', async () => {
         const store = makeStore();
         const key = newKey();
-        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX, redrive: { redrivenAt: T1, sequence: undefined } })).toEqual({ kind: 'attempt', sequence: 1, attempts: 1 });
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX, redrive: { redrivenAt: T1, sequence: undefined } }))).toEqual({ kind: 'attempt', sequence: 1, attempts: 1 });
       });
 
       it('counts both attempts once each when the same head is begun twice at once', async () => {
@@ -178,30 +197,28 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
         await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX });
         await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX });
         expect(await store.requestSkip({ orderingKey: key.orderingKey, eventId: key.eventId(1), at: T1 })).toBe(false);
-        expect(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX })).toEqual({ kind: 'attempt', sequence: 2, attempts: 2 });
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX }))).toEqual({ kind: 'attempt', sequence: 2, attempts: 2 });
       });
     });
 
-    describe('predictSequence and recordSequence', () => {
-      it('predicts 1 for a new key, the head own number for the head, and the next number for another event', async () => {
+    describe('previous head and recordSequence', () => {
+      it('keeps the head a new head replaced, with its number, and keeps it while the new head is retried', async () => {
         const store = makeStore();
         const key = newKey();
-        expect(await store.predictSequence({ orderingKey: key.orderingKey, eventId: key.eventId(1) })).toBe(1);
-        await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX });
-        expect(await store.predictSequence({ orderingKey: key.orderingKey, eventId: key.eventId(1) })).toBe(1);
-        expect(await store.predictSequence({ orderingKey: key.orderingKey, eventId: key.eventId(2) })).toBe(2);
+        const begin = (n: number) => store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(n), maxAttempts: MAX });
+        expect((await begin(1)).previous).toBeUndefined();
+        expect((await begin(2)).previous).toEqual({ eventId: key.eventId(1), sequence: 1 });
+        expect((await begin(2)).previous).toEqual({ eventId: key.eventId(1), sequence: 1 });
+        expect((await begin(3)).previous).toEqual({ eventId: key.eventId(2), sequence: 2 });
       });
 
-      it('predicts what beginAttempt then gives, for a new head and for a redriven one keeping its number', async () => {
+      it('keeps a redriven head’s kept number as previous once the key moves on', async () => {
         const store = makeStore();
         const key = newKey();
-        for (const n of [1, 2, 3]) {
-          const predicted = await store.predictSequence({ orderingKey: key.orderingKey, eventId: key.eventId(n) });
-          expect((await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(n), maxAttempts: MAX })).sequence).toBe(predicted);
-        }
-        await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX, redrive: { redrivenAt: T1, sequence: 1 } });
-        expect(await store.predictSequence({ orderingKey: key.orderingKey, eventId: key.eventId(1) })).toBe(1);
-        expect(await store.predictSequence({ orderingKey: key.orderingKey, eventId: key.eventId(4) })).toBe(4);
+        for (const n of [1, 2]) await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(n), maxAttempts: MAX });
+        const redriven = await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX, redrive: { redrivenAt: T1, sequence: 1 } });
+        expect(redriven.previous).toEqual({ eventId: key.eventId(2), sequence: 2 });
+        expect((await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(3), maxAttempts: MAX })).previous).toEqual({ eventId: key.eventId(1), sequence: 1 });
       });
 
       it('reads back the sequence recorded on the event, and nothing for an unknown event', async () => {
@@ -243,6 +260,50 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
         await store.recordAccepted(key.record(key.eventId(1)));
         await store.markDeadLettered({ ...settled(key.queued(key.eventId(1)), T1), reason: 'HTTP 500' });
         expect(await store.markDelivered(settled(key.queued(key.eventId(1)), T2))).toEqual({ wasAccepted: true });
+      });
+    });
+
+    describe('findSettled and markDeliveredUnlessSettled', () => {
+      it('answers for many events at once as isSettled does, redriven ones included', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await store.markDelivered(settled(key.queued(key.eventId(1)), T1));
+        await store.markDeadLettered({ ...settled(key.queued(key.eventId(2)), T2, 2), reason: 'HTTP 500' });
+        await store.recordAccepted(key.record(key.eventId(3)));
+        const lookup = await store.findSettled([1, 2, 3, 4].map((n) => ({ eventId: key.eventId(n), redrivenAt: undefined })));
+        expect([1, 2, 3, 4].map((n) => lookup({ eventId: key.eventId(n), redrivenAt: undefined }))).toEqual([true, true, false, false]);
+        expect(lookup({ eventId: key.eventId(2), redrivenAt: T1 })).toBe(true);
+        expect(lookup({ eventId: key.eventId(2), redrivenAt: T3 })).toBe(false);
+      });
+
+      it('records a late delivery only over an event not settled yet', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await store.recordAccepted(key.record(key.eventId(1)));
+        await store.markDeadLettered({ ...settled(key.queued(key.eventId(2)), T1, 2), reason: 'HTTP 500' });
+        expect(await store.markDeliveredUnlessSettled(settled(key.queued(key.eventId(1)), T2))).toEqual({ wasAccepted: true });
+        expect(await store.markDeliveredUnlessSettled(settled(key.queued(key.eventId(1)), T3))).toBeUndefined();
+        expect(await store.markDeliveredUnlessSettled(settled(key.queued(key.eventId(2)), T2, 2))).toBeUndefined();
+        // Still a dead letter: a redrive after it is not settled.
+        expect(await store.isSettled(key.eventId(2), T3)).toBe(false);
+        expect(await store.markDeliveredUnlessSettled(settled(key.queued(key.eventId(3)), T2, 3))).toEqual({ wasAccepted: false });
+      });
+    });
+
+    describe('beginAttempt with the message’s place in its group', () => {
+      it('supersedes an older message of the head’s group, and begins a newer one or one of another group', async () => {
+        const store = makeStore();
+        const key = newKey();
+        const begin = (n: number, group: string, sequenceNumber: string) =>
+          store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(n), maxAttempts: MAX, message: { messageGroupId: group, sequenceNumber } });
+        expect(ticketOnly(await begin(1, 'g1', '900'))).toEqual({ kind: 'attempt', sequence: 1, attempts: 1 });
+        expect(ticketOnly(await begin(2, 'g1', '1000'))).toEqual({ kind: 'attempt', sequence: 2, attempts: 1 });
+        const stale = await begin(1, 'g1', '900');
+        expect(stale.kind).toBe('superseded');
+        expect(stale.previous).toEqual({ eventId: key.eventId(1), sequence: 1 });
+        // The head's own message again is a retry, not a stale copy.
+        expect(ticketOnly(await begin(2, 'g1', '1000'))).toEqual({ kind: 'attempt', sequence: 2, attempts: 2 });
+        expect(ticketOnly(await begin(3, 'g2', '5'))).toEqual({ kind: 'attempt', sequence: 3, attempts: 1 });
       });
     });
 

@@ -296,7 +296,18 @@ const ADAPTERS = {
         { path: 'the event was delivered', answer: () => dynamoMock.on(GetCommand).resolves({ Item: { status: 'delivered' } }), run: (store) => store.isSettled('evt_1', undefined) },
         { path: 'the event is unknown', run: (store) => store.isSettled('evt_1', at) },
       ],
+      findSettled: [
+        {
+          path: 'one event was delivered',
+          answer: () => dynamoMock.on(BatchGetCommand).resolves({ Responses: { [NAMES.eventsTable]: [{ event_id: 'evt_1', status: 'delivered' }] } }),
+          run: (store) => store.findSettled([{ eventId: 'evt_1', redrivenAt: undefined }, { eventId: 'evt_2', redrivenAt: at }]),
+        },
+      ],
       markDelivered: [{ path: 'always', run: (store) => store.markDelivered(settled) }],
+      markDeliveredUnlessSettled: [
+        { path: 'the event is not settled', run: (store) => store.markDeliveredUnlessSettled(settled) },
+        { path: 'it was settled (refused condition)', answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()), run: (store) => store.markDeliveredUnlessSettled(settled) },
+      ],
       markDeadLettered: [{ path: 'always', run: (store) => store.markDeadLettered({ ...settled, reason: 'HTTP 500' }) }],
       recordSequence: [{ path: 'always', run: (store) => store.recordSequence({ eventId: 'evt_1', sequence: 3 }) }],
       findSequence: [
@@ -414,11 +425,11 @@ const ADAPTERS = {
         { path: 'always', answer: () => dynamoMock.on(UpdateCommand).resolves(group(1)), run: (store) => store.recordRedrive({ toGroup: 'g2', orderingKey: 'k1', events: 1, at }) },
       ],
       countDeadLetter: [
-        { path: 'its place is new', answer: () => dynamoMock.on(UpdateCommand).resolves({}), run: (store) => store.countDeadLetter({ messageGroupId: 'g1', subscriptionId: 'sub_1', position: 'p1' }) },
+        { path: 'its place is new', answer: () => dynamoMock.on(UpdateCommand).resolves(group(1)), run: (store) => store.countDeadLetter({ messageGroupId: 'g1', subscriptionId: 'sub_1', position: 'p1' }) },
         {
           path: 'the group is past its cap of marks (refused condition, marks read)',
           answer: () => {
-            dynamoMock.on(UpdateCommand).rejectsOnce(conditionFailed()).resolves({});
+            dynamoMock.on(UpdateCommand).rejectsOnce(conditionFailed()).resolves(group(1));
             dynamoMock.on(GetCommand).resolves({ Item: { dead_letter_places: new Set(['other']) } });
           },
           run: (store) => store.countDeadLetter({ messageGroupId: 'g1', subscriptionId: 'sub_1', position: 'p1' }),
@@ -427,8 +438,11 @@ const ADAPTERS = {
       uncountDeadLetter: [
         { path: 'its place is marked', answer: () => dynamoMock.on(UpdateCommand).resolves(group(1)), run: (store) => store.uncountDeadLetter({ messageGroupId: 'g1', subscriptionId: 'sub_1', position: 'p1' }) },
         {
-          path: 'it was uncounted already and the group drained (refused conditions)',
-          answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()),
+          path: 'it was uncounted already and the group drained (refused conditions, count read)',
+          answer: () => {
+            dynamoMock.on(UpdateCommand).rejects(conditionFailed());
+            dynamoMock.on(GetCommand).resolves({ Item: { dead_lettered: 0, dead_letters_version: 2 } });
+          },
           run: (store) => store.uncountDeadLetter({ messageGroupId: 'g1', subscriptionId: 'sub_1', position: 'p1' }),
         },
       ],
@@ -439,10 +453,6 @@ const ADAPTERS = {
     create: () => createOrderingKeyStore(dynamo, NAMES.orderingKeysTable),
     access: ORDERING_KEY_STORE_ACCESS,
     paths: {
-      predictSequence: [
-        { path: 'a new key', run: (store) => store.predictSequence({ orderingKey: 'k1', eventId: 'evt_1' }) },
-        { path: 'the event is the head', answer: () => dynamoMock.on(GetCommand).resolves({ Item: { head_event_id: 'evt_1', head_sequence: 4, last_sequence: 4 } }), run: (store) => store.predictSequence({ orderingKey: 'k1', eventId: 'evt_1' }) },
-      ],
       beginAttempt: [
         { path: 'a new head', answer: () => dynamoMock.on(UpdateCommand).resolves({ Attributes: head }), run: (store) => store.beginAttempt({ orderingKey: 'k1', eventId: 'evt_1', maxAttempts: 8 }) },
         {

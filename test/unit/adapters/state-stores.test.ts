@@ -82,12 +82,22 @@ describe('beginAttempt', () => {
     expect(calls[0]?.args[0].input).toMatchObject({
       TableName: 'OrderingKeys',
       Key: { ordering_key: 'sub_1' },
-      ConditionExpression: 'attribute_not_exists(head_event_id) OR head_event_id <> :event',
-      ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':event': 'evt_1' },
+      ConditionExpression: '(attribute_not_exists(head_event_id) OR head_event_id <> :event)',
+      ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':event': 'evt_1', ':none': '', ':nothing': 0 },
     });
+    // The head it replaces stays on the item as prev_*, read before the write.
     expect(calls[0]?.args[0].input.UpdateExpression).toBe(
-      'SET last_sequence = if_not_exists(last_sequence, :zero) + :one, head_sequence = if_not_exists(last_sequence, :zero) + :one, head_event_id = :event, head_attempts = :one REMOVE head_last_error, skip_event_id, skip_requested_at, head_redrive',
+      'SET last_sequence = if_not_exists(last_sequence, :zero) + :one, head_sequence = if_not_exists(last_sequence, :zero) + :one, prev_event_id = if_not_exists(head_event_id, :none), prev_sequence = if_not_exists(head_sequence, :nothing), head_event_id = :event, head_attempts = :one REMOVE head_last_error, skip_event_id, skip_requested_at, head_redrive, head_group, head_position',
     );
+  });
+
+  it('keeps the head message’s place in its group, and begins no message older than it there', async () => {
+    dynamo.on(UpdateCommand).resolves({ Attributes: { head_event_id: 'evt_1', head_sequence: 4, head_attempts: 1 } });
+    await store.beginAttempt({ orderingKey: 'sub_1', eventId: 'evt_1', maxAttempts: 5, message: { messageGroupId: 'g1', sequenceNumber: '18869786213367824640' } });
+    const input = dynamo.commandCalls(UpdateCommand)[0]?.args[0].input;
+    expect(input?.UpdateExpression).toContain(', head_group = :group, head_position = :position REMOVE');
+    expect(input?.ConditionExpression).toBe('(attribute_not_exists(head_event_id) OR head_event_id <> :event) AND (attribute_not_exists(head_position) OR head_group <> :group OR head_position < :position)');
+    expect(input?.ExpressionAttributeValues).toMatchObject({ ':group': 'g1', ':position': '0000000000000000000018869786213367824640' });
   });
 
   it('counts one more attempt of the same head, keeping its sequence, below the maximum', async () => {
@@ -115,10 +125,10 @@ describe('beginAttempt', () => {
     const redrive = { redrivenAt: '2026-12-02T13:00:00.000Z', sequence: 2 };
     expect(await store.beginAttempt({ orderingKey: 'sub_1', eventId: 'evt_1', maxAttempts: 5, redrive })).toEqual({ kind: 'attempt', sequence: 2, attempts: 1 });
     const input = dynamo.commandCalls(UpdateCommand)[0]?.args[0].input;
-    expect(input?.UpdateExpression).toBe('SET head_sequence = :kept, head_event_id = :event, head_attempts = :one, head_redrive = :redrive REMOVE head_last_error, skip_event_id, skip_requested_at');
+    expect(input?.UpdateExpression).toBe('SET head_sequence = :kept, prev_event_id = if_not_exists(head_event_id, :none), prev_sequence = if_not_exists(head_sequence, :nothing), head_event_id = :event, head_attempts = :one, head_redrive = :redrive REMOVE head_last_error, skip_event_id, skip_requested_at, head_group, head_position');
     // Even as the key's last head (dead-lettered with its attempts spent), a redrive starts afresh.
-    expect(input?.ConditionExpression).toBe('attribute_not_exists(head_event_id) OR head_event_id <> :event OR attribute_not_exists(head_redrive) OR head_redrive <> :redrive');
-    expect(input?.ExpressionAttributeValues).toEqual({ ':one': 1, ':event': 'evt_1', ':kept': 2, ':redrive': '2026-12-02T13:00:00.000Z' });
+    expect(input?.ConditionExpression).toBe('(attribute_not_exists(head_event_id) OR head_event_id <> :event OR attribute_not_exists(head_redrive) OR head_redrive <> :redrive)');
+    expect(input?.ExpressionAttributeValues).toEqual({ ':one': 1, ':event': 'evt_1', ':none': '', ':nothing': 0, ':kept': 2, ':redrive': '2026-12-02T13:00:00.000Z' });
   });
 
   it('reports a head an operator asked to skip', async () => {

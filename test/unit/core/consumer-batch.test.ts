@@ -35,6 +35,11 @@ function record(eventId: string, key: string, receiveCount = 1): ConsumerRecord 
   return { messageId: eventId, receiptHandle: `rh-${eventId}`, body: JSON.stringify(queued(eventId, key)), messageGroupId: `group-${key}`, receiveCount };
 }
 
+/** A record with its message's SQS SequenceNumber, which grows within its group. */
+function positioned(eventId: string, key: string, sequenceNumber: number): ConsumerRecord {
+  return { ...record(eventId, key), sequenceNumber: String(sequenceNumber) };
+}
+
 interface Sent {
   readonly eventId: string;
   readonly sequence: number;
@@ -214,7 +219,8 @@ describe('processBatch', () => {
     const plan = await run([record('a1', 'a'), record('a2', 'a')]);
     expect(plan.outcomes.get('a1')?.kind).toBe(OutcomeKind.duplicate);
     expect(sent.map((s) => s.eventId)).toEqual(['a1', 'a2']);
-    expect(store.writes.slice(writes)).toEqual(['recordSequence a2', 'beginAttempt a2', 'markDelivered a2']);
+    // a1, the head a2 replaces, was seen settled: its number is on its record already.
+    expect(store.writes.slice(writes)).toEqual(['beginAttempt a2', 'markDelivered a2']);
   });
 
   it('sets a malformed record aside at once with its reason, and goes on with the group', async () => {
@@ -256,14 +262,71 @@ describe('processBatch', () => {
     expect(deadLetters[0]?.reason).toMatch(/no longer exists/);
   });
 
-  it('writes an event’s number on its record before the key gives it out, so no crash leaves it known nowhere', async () => {
+  it('writes the number of a head that left unsettled on its record when the next head replaces it, so no crash leaves it known nowhere', async () => {
     const { run, store, ports } = harness();
-    const failing = { ...store, beginAttempt: async () => Promise.reject(new Error('crash after the number was written down')) };
-    await processBatch([record('a1', 'a')], { ...ports, store: failing }, policy, () => undefined, plentyOfTime);
+    // a1 is begun, then its invocation dies before the attempt is recorded (and SQS's backstop takes it).
+    const crashing = { ...ports, send: async () => Promise.reject(new Error('crash during the attempt')) };
+    await processBatch([record('a1', 'a')], crashing, policy, () => undefined, plentyOfTime);
+    expect(store.events.get('a1')?.sequence).toBeUndefined();
+    expect(store.keys.get('a')).toMatchObject({ headEventId: 'a1', headSequence: 1 });
+    await run([record('a2', 'a')]);
     expect(store.events.get('a1')?.sequence).toBe(1);
-    // The next attempt gives the number that was written down.
+    expect(store.events.get('a2')).toMatchObject({ status: 'delivered', sequence: 2 });
+  });
+
+  it('writes no number for a previous head this batch settled itself', async () => {
+    const { run, store } = harness();
+    await run([record('a1', 'a'), record('a2', 'a'), record('a3', 'a')]);
+    expect(store.writes).toEqual(['beginAttempt a1', 'markDelivered a1', 'beginAttempt a2', 'markDelivered a2', 'beginAttempt a3', 'markDelivered a3']);
+  });
+
+  it('records each delivery before the next record begins, and sends a record whose delivery it cannot record back with its successors, none begun', async () => {
+    const { run, store, ports, sent, faults } = harness();
+    let failures = 1;
+    const failing = {
+      ...ports,
+      store: {
+        ...store,
+        markDelivered: async (input: Parameters<typeof store.markDelivered>[0]) => {
+          if (input.queued.event.event_id === 'a2' && failures > 0) {
+            failures -= 1;
+            throw new Error('crash between the 2xx and its record');
+          }
+          return store.markDelivered(input);
+        },
+      },
+    };
+    const first = await processBatch([positioned('a1', 'a', 1), positioned('a2', 'a', 2), positioned('a3', 'a', 3)], failing, policy, (_error, r) => faults.push(r.messageId), plentyOfTime);
+    expect(faults).toEqual(['a2']);
+    expect(first.failedMessageIds).toEqual(['a2', 'a3']);
+    expect(store.writes).toEqual(['beginAttempt a1', 'markDelivered a1', 'beginAttempt a2']);
+    // a2 is still its key's head: attempted again with its number (a crash between a 2xx and its record).
+    await run([positioned('a2', 'a', 2), positioned('a3', 'a', 3)]);
+    expect(sent.map((s) => [s.eventId, s.sequence])).toEqual([['a1', 1], ['a2', 2], ['a2', 2], ['a3', 3]]);
+    expect(store.events.get('a2')).toMatchObject({ status: 'delivered', sequence: 2, attempts: 2 });
+  });
+
+  it('begins nothing for a copy older than its key’s head in the same group (an invocation that ran late)', async () => {
+    const { run, store, sent } = harness();
+    await run([positioned('a1', 'a', 1), positioned('a2', 'a', 2)]);
+    const writes = store.writes.length;
+    // A late copy of a1's message, read as unsettled before a1 was recorded.
+    store.events.delete('a1');
+    const plan = await run([positioned('a1', 'a', 1)]);
+    expect(plan.outcomes.get('a1')?.kind).toBe(OutcomeKind.duplicate);
+    expect(store.keys.get('a')).toMatchObject({ headEventId: 'a2', headSequence: 2, lastSequence: 2 });
+    expect(sent.map((s) => s.eventId)).toEqual(['a1', 'a2']);
+    expect(store.writes.slice(writes)).toEqual(['beginAttempt a1', 'markDeliveredUnlessSettled a1']);
+  });
+
+  it('holds the event back as a fault when the previous head’s number cannot be written', async () => {
+    const { run, store, ports, faults } = harness();
     await run([record('a1', 'a')]);
-    expect(store.events.get('a1')).toMatchObject({ status: 'delivered', sequence: 1 });
+    const failing = { ...ports, store: { ...store, recordSequence: async () => Promise.reject(new Error('DynamoDB unavailable')) } };
+    const plan = await processBatch([record('a2', 'a')], failing, policy, () => faults.push('a2'), plentyOfTime);
+    expect(faults).toEqual(['a2']);
+    expect(plan.failedMessageIds).toEqual(['a2']);
+    expect(store.events.get('a2')?.status).toBeUndefined();
   });
 
   it('gives up without another attempt when the attempts were spent before a crash', async () => {
@@ -317,7 +380,7 @@ describe('processBatch', () => {
   it('waits at least a second after a fault even when the base delay is 0', async () => {
     const { ports } = harness();
     const faulty: DeliveryPorts = { ...ports, findTarget: async () => { throw new Error('DynamoDB unavailable'); } };
-    const plan = await processBatch([record('a1', 'a', 1)], { ...faulty, random: () => 0 }, { ...policy, retryBaseSeconds: 0 }, () => undefined, plentyOfTime);
+    const plan = await processBatch([positioned('a1', 'a', 1)], { ...faulty, random: () => 0 }, { ...policy, retryBaseSeconds: 0 }, () => undefined, plentyOfTime);
     expect(plan.visibilityChanges.map((c) => c.timeoutSeconds)).toEqual([1]);
   });
 
@@ -325,7 +388,7 @@ describe('processBatch', () => {
     const { ports, sent } = harness();
     const faulty: DeliveryPorts = { ...ports, findTarget: async () => { throw new Error('AccessDeniedException'); } };
     // a2 already collected 55 receives behind earlier heads: the backstop is 5 receives away for it.
-    const plan = await processBatch([record('a1', 'a', 1), record('a2', 'a', 55), record('a3', 'a', 2)], faulty, policy, () => undefined, plentyOfTime);
+    const plan = await processBatch([positioned('a1', 'a', 1), record('a2', 'a', 55), record('a3', 'a', 2)], faulty, policy, () => undefined, plentyOfTime);
     expect(plan.failedMessageIds).toEqual(['a1', 'a2', 'a3']);
     expect(plan.visibilityChanges.map((c) => [c.messageId, c.timeoutSeconds])).toEqual([
       ['a1', faultBackoffSeconds(55, policy, ports.random)],

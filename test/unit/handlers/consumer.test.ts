@@ -170,12 +170,14 @@ describe('retryPolicyOf', () => {
 
 describe('toConsumerRecord', () => {
   it('reads the fields the consumer relies on', () => {
-    expect(toConsumerRecord(sqsRecord('a1', 'a'), 0)).toEqual({
+    const record = sqsRecord('a1', 'a');
+    expect(toConsumerRecord(record, 0)).toEqual({
       messageId: 'a1',
       receiptHandle: 'rh-a1',
-      body: sqsRecord('a1', 'a').body,
+      body: record.body,
       messageGroupId: 'g-a',
       receiveCount: 1,
+      sequenceNumber: record.attributes.SequenceNumber,
     });
   });
 
