@@ -118,8 +118,9 @@ async function importOne(
   const attempts = isHead ? head.attempts : 0;
   const at = ports.now().toISOString();
   const reason = `moved to the dead-letter queue by SQS after ${message.receiveCount} receives (a crash loop); ${attempts} attempt${attempts === 1 ? '' : 's'} made`;
-  await ports.deadLetters.put({ queued, sequence, attempts, reason, deadLetteredAt: at });
+  // Counted before it is listed, as the consumer does (see `giveUp`): a redrive may take it at once.
   await ports.countDeadLetter(placeOf({ queued, sequence }));
+  await ports.deadLetters.put({ queued, sequence, attempts, reason, deadLetteredAt: at });
   const { wasAccepted } = await ports.events.markDeadLettered({ queued, sequence, attempts, at, reason });
   if (wasAccepted) {
     await ports.recordProgress({

@@ -263,14 +263,14 @@ async function giveUp(
   reason: string,
 ): Promise<DeliveryOutcome> {
   const at = ports.now().toISOString();
-  // The store first, the event's record second, the message last (by the batch's response): a
-  // crash in between leaves the message, which is received again, finds its attempts exhausted
-  // and writes the same dead letter again, in its place. Nothing is ever only in the queue.
-  await ports.deadLetters.put({ queued, sequence: ticket.sequence, attempts: ticket.attempts, reason, deadLetteredAt: at });
-  // Counted in the lag by its place, before the event is marked settled, so that a crash between
-  // the two brings the message back to count it (once: the count is idempotent per place), and
-  // whether or not ingest has recorded the event yet.
+  // Counted in the lag by its place first, then written to the store, then the event's record,
+  // the message last (by the batch's response): a crash in between leaves the message, which is
+  // received again, finds its attempts exhausted and does it all again (the count once per place,
+  // the dead letter in its place). Nothing is ever only in the queue. The count comes before the
+  // store because a redrive may take the dead letter as soon as it is listed: a count written
+  // after the redrive uncounted and removed it would count a dead letter nobody lists.
   await ports.countDeadLetter(placeOf({ queued, sequence: ticket.sequence }));
+  await ports.deadLetters.put({ queued, sequence: ticket.sequence, attempts: ticket.attempts, reason, deadLetteredAt: at });
   const { wasAccepted } = await ports.store.markDeadLettered({ queued, sequence: ticket.sequence, attempts: ticket.attempts, at, reason });
   return { kind: OutcomeKind.deadLettered, reason, acceptedAt: waitingSince(queued), isCounted: wasAccepted };
 }

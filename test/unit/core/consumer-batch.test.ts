@@ -253,6 +253,17 @@ describe('processBatch', () => {
     expect(plan.groups).toMatchObject([{ messageGroupId: 'group-gone', settled: 1 }]);
   });
 
+  it('counts a dead letter before it is listed when a redrive may take it as soon as it is', async () => {
+    const { ports, counted, faults } = harness(() => fail500);
+    const countedWhenListed: DeadLetterPlace[][] = [];
+    const listing: DeliveryPorts = { ...ports, deadLetters: { put: async () => void countedWhenListed.push([...counted]) } };
+    await processBatch([record('a1', 'a'), record('a2', 'a')], listing, { ...policy, maxDeliveryAttempts: 1 }, (_error, r) => faults.push(r.messageId), plentyOfTime);
+    expect(counted).toHaveLength(2);
+    // When each was listed, it was counted already (a redrive taking it uncounts what is there).
+    expect(countedWhenListed).toEqual([counted.slice(0, 1), counted.slice(0, 2)]);
+    expect(faults).toEqual([]);
+  });
+
   it('dead-letters at once an event whose subscription no longer exists', async () => {
     const { run, sent, deadLetters } = harness();
     await run([record('g1', 'gone')]);
