@@ -57,7 +57,8 @@ export const EVENT_STORE_ACCESS = {
   markDelivered: [{ resource: 'eventsTable', actions: ['dynamodb:UpdateItem'] }],
   markDeliveredUnlessSettled: [{ resource: 'eventsTable', actions: ['dynamodb:UpdateItem'] }],
   markDeadLettered: [{ resource: 'eventsTable', actions: ['dynamodb:UpdateItem'] }],
-  recordSequence: [{ resource: 'eventsTable', actions: ['dynamodb:UpdateItem'] }],
+  // A read first; the write only when the number is not there yet.
+  recordSequence: [{ resource: 'eventsTable', actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] }],
   findSequence: [{ resource: 'eventsTable', actions: ['dynamodb:GetItem'] }],
 } as const satisfies AccessMap<EventStore>;
 
@@ -160,6 +161,20 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
     },
 
     async recordSequence({ eventId, sequence }) {
+      // Usually the event was settled with this number already (a delivery writes it): a read,
+      // eventually consistent, costs half a read unit where the write costs a write unit, five times
+      // the price. A stale read only leads to the write that would have been made anyway, and a
+      // number once given never changes, so an equal number read is final.
+      const known = await client.send(
+        new GetCommand({
+          TableName: options.tableName,
+          Key: { [eventKey]: eventId },
+          ProjectionExpression: '#sequence',
+          ExpressionAttributeNames: { '#sequence': 'sequence' },
+          ConsistentRead: false,
+        }),
+      );
+      if (parseItem(sequenceSchema, known.Item ?? {}, options.tableName, eventId).sequence === sequence) return;
       await client.send(
         new UpdateCommand({
           TableName: options.tableName,

@@ -309,7 +309,10 @@ const ADAPTERS = {
         { path: 'it was settled (refused condition)', answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()), run: (store) => store.markDeliveredUnlessSettled(settled) },
       ],
       markDeadLettered: [{ path: 'always', run: (store) => store.markDeadLettered({ ...settled, reason: 'HTTP 500' }) }],
-      recordSequence: [{ path: 'always', run: (store) => store.recordSequence({ eventId: 'evt_1', sequence: 3 }) }],
+      recordSequence: [
+        { path: 'the number is recorded already', answer: () => dynamoMock.on(GetCommand).resolves({ Item: { sequence: 3 } }), run: (store) => store.recordSequence({ eventId: 'evt_1', sequence: 3 }) },
+        { path: 'it is not', run: (store) => store.recordSequence({ eventId: 'evt_1', sequence: 3 }) },
+      ],
       findSequence: [
         { path: 'it was given one', answer: () => dynamoMock.on(GetCommand).resolves({ Item: { sequence: 3 } }), run: (store) => store.findSequence('evt_1') },
         { path: 'the event is unknown', run: (store) => store.findSequence('evt_1') },

@@ -191,6 +191,17 @@ describe('settling', () => {
     expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input.ExpressionAttributeValues).toMatchObject({ ':status': 'dead_lettered', ':reason': 'gave up', ':dead_lettered_at': '2026-12-02T12:00:03.000Z' });
   });
 
+  it('writes a number on an event’s record only when an eventually consistent read does not show it there', async () => {
+    dynamo.on(GetCommand).resolves({ Item: { sequence: 4 } });
+    dynamo.on(UpdateCommand).resolves({});
+    await store.recordSequence({ eventId: 'evt_1', sequence: 4 });
+    expect(dynamo.commandCalls(GetCommand)[0]?.args[0].input).toMatchObject({ TableName: 'Events', Key: { event_id: 'evt_1' }, ConsistentRead: false });
+    expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);
+    dynamo.on(GetCommand).resolves({ Item: {} });
+    await store.recordSequence({ eventId: 'evt_1', sequence: 4 });
+    expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({ Key: { event_id: 'evt_1' }, ExpressionAttributeValues: { ':sequence': 4 } });
+  });
+
   it('notes the head’s last error only while it is still the head', async () => {
     dynamo.on(UpdateCommand).rejects(conditionFailed());
     await expect(store.recordFailure({ orderingKey: 'sub_1', eventId: 'evt_1', reason: 'HTTP 500' })).resolves.toBeUndefined();
