@@ -118,9 +118,12 @@ async function importOne(
   const attempts = isHead ? head.attempts : 0;
   const at = ports.now().toISOString();
   const reason = `moved to the dead-letter queue by SQS after ${message.receiveCount} receives (a crash loop); ${attempts} attempt${attempts === 1 ? '' : 's'} made`;
-  // Counted before it is listed, as the consumer does (see `giveUp`): a redrive may take it at once.
-  await ports.countDeadLetter(placeOf({ queued, sequence }));
+  // Listed first, then counted: unlike the consumer (see `giveUp`), the import may meet its message
+  // again after a redrive took its dead letter (a crash before the message's removal), and a count
+  // made then, with nothing to list, would never be taken back. Listing first, a redrive taking the
+  // dead letter before it is counted leaves the count one too high (see the README's limits).
   await ports.deadLetters.put({ queued, sequence, attempts, reason, deadLetteredAt: at });
+  await ports.countDeadLetter(placeOf({ queued, sequence }));
   const { wasAccepted } = await ports.events.markDeadLettered({ queued, sequence, attempts, at, reason });
   if (wasAccepted) {
     await ports.recordProgress({
