@@ -174,21 +174,48 @@ async function processGroup(
         progress: summarizeGroup(messageGroupId, seen, { state: HeadState.unknown }),
       };
     }
-    // The last delivery is recorded before the next record begins: that begin moves the key on, and
-    // a head replaced twice must have its number on its record (the backstop's import reads it
-    // there once the key no longer holds it). A crash between the two, repeated until SQS's
-    // backstop moves both messages, would otherwise leave a number known nowhere.
-    const failedBefore = await finishPending();
-    if (failedBefore !== undefined) return failedBefore;
-    let step: Awaited<ReturnType<typeof startRecord>>;
+    // The last delivery is recorded while the next record begins and is sent, and before the one
+    // after: the next begin moves the key on, keeping the delivered event as the key's previous
+    // head with its number, and a head replaced twice must have its number on its record (the
+    // backstop's import reads it there once the key no longer holds it). A crash before the
+    // recording lands leaves the message to come back, older than the key's head: the key has
+    // moved past it, and its delivery is recorded then (`superseded`), with the number the key
+    // keeps. Its event counts as settled for this record: a copy of it is not attempted again.
+    const recordedBefore = pending;
+    pending = undefined;
+    const settledOrSettling = recordedBefore === undefined ? settled : new Set([...settled, ...[eventIdOf(recordedBefore.record)].filter((id) => id !== undefined)]);
+    let step: Awaited<ReturnType<typeof startRecord>> | undefined;
+    let startError: { readonly error: unknown } | undefined;
     try {
-      step = await startRecord(record, ports, policy, { settledEarlier: settled, numberedEarlier: numbered, wasSettled });
+      step = await startRecord(record, ports, policy, { settledEarlier: settledOrSettling, numberedEarlier: numbered, wasSettled });
+      // Awaited below or by the next record; marked handled now, since it may fail meanwhile.
+      if ('recording' in step) step.recording.catch(() => undefined);
     } catch (error) {
-      return faultAt(index, error);
+      startError = { error };
     }
+    // The previous delivery's recording, which ran meanwhile. If it failed, that record and all
+    // after it go back, this one included; what this one did is counted all the same (a delivery
+    // recorded, a dead letter written: its copy is a duplicate when it comes back, which settles
+    // nothing in the lag).
+    let failedBefore: { readonly index: number; readonly error: unknown } | undefined;
+    if (recordedBefore !== undefined) {
+      try {
+        keep(recordedBefore.record, await recordedBefore.recording);
+      } catch (error) {
+        failedBefore = { index: recordedBefore.index, error };
+      }
+    }
+    if (failedBefore !== undefined) {
+      if (step !== undefined && 'outcome' in step) keep(record, step.outcome);
+      if (step !== undefined && 'recording' in step) {
+        const recorded = await step.recording.then((outcome) => outcome, () => undefined);
+        if (recorded !== undefined) keep(record, recorded);
+      }
+      return faultAt(failedBefore.index, failedBefore.error);
+    }
+    if (startError !== undefined || step === undefined) return faultAt(index, startError?.error);
     if ('recording' in step) {
-      // Awaited before the next record begins, or at the end of the run.
-      step.recording.catch(() => undefined);
+      // Awaited while the next record begins, or at the end of the run.
       pending = { index, record, recording: step.recording };
       continue;
     }

@@ -307,8 +307,9 @@ export type RecordStep = { readonly outcome: DeliveryOutcome } | { readonly reco
  * State round trips before the POST: one, the conditional write that begins the attempt (the
  * attempt must be counted before it is made, or a crash could attempt an event without bound);
  * whether the event is settled was read for the whole batch before its first record. After the
- * POST: the delivery's record (`recording`), which the batch awaits before the next record of the
- * group begins (see `processGroup`). The previous head's number is written during the POST.
+ * POST: the delivery's record (`recording`), written while the next record of the group begins
+ * and is sent, and awaited before the one after it (see `processGroup`). The previous head's
+ * number is written during the POST.
  */
 export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, policy: RetryPolicy, context: RecordContext): Promise<RecordStep> {
   const read = readRecord(record);

@@ -1,7 +1,8 @@
 /**
  * Idempotency: an event_id sent again, before or after its delivery, is answered "duplicate" and
  * delivered once. The only way to a second delivery is a crash between the receiver's 2xx and its
- * record, and that second delivery carries the same webhook-id and webhook-sequence.
+ * record, and that second delivery carries the same webhook-id and webhook-sequence; none comes
+ * when the key's next event was sent meanwhile (the key has moved past it).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ReceiverReply } from '../../local/webhook-receiver.js';
@@ -66,25 +67,51 @@ describe('local stack idempotency', { timeout: 60_000 }, () => {
     const key = uniquePrefix('crash');
     receiver().setSecret(key, await subscribe(stack().url, key, receiver().endpointFor(key)));
     const events = [1, 2, 3].map((n) => makeEvent(key, `${key}-evt-${n}`));
-    const crashed = events[1]?.event_id ?? '';
+    // The key's last event: nothing after it was sent before its record failed.
+    const crashed = events[2]?.event_id ?? '';
     crash.eventIds.add(crashed);
 
     await postEvents(stack().url, events);
-    await waitFor('the third event delivered', () => receiver().deliveredTo(key).some((d) => d.webhookId === events[2]?.event_id));
+    await waitFor('the third event delivered twice', () => receiver().attemptsOf(crashed).length >= 2);
 
     const deliveries = receiver().deliveredTo(key);
     expect(deliveries.map((d) => [d.webhookId, d.sequence])).toEqual([
       [events[0]?.event_id, 1],
-      [crashed, 2],
-      [crashed, 2],
-      [events[2]?.event_id, 3],
+      [events[1]?.event_id, 2],
+      [crashed, 3],
+      [crashed, 3],
     ]);
     expect(deliveries.every((d) => d.signature === SignatureCheck.verified)).toBe(true);
     // Each attempt is signed anew (its own timestamp); the body is the same bytes.
     const [before, after] = receiver().attemptsOf(crashed);
     expect(after?.body).toBe(before?.body);
     expect(crash.eventIds.has(crashed)).toBe(false);
-    expect(await stack().eventItem(crashed)).toMatchObject({ status: 'delivered', sequence: 2, attempts: 2 });
+    await waitFor('the second delivery recorded', async () => (await stack().eventItem(crashed))?.status === 'delivered');
+    expect(await stack().eventItem(crashed)).toMatchObject({ status: 'delivered', sequence: 3, attempts: 2 });
     expect(stack().logs.some((line) => line.includes('InjectedFaultError'))).toBe(true);
+  });
+
+  it('records a delivery whose record failed when it comes back behind the next event of its key, without sending it again', async () => {
+    const key = uniquePrefix('overtaken');
+    receiver().setSecret(key, await subscribe(stack().url, key, receiver().endpointFor(key)));
+    const events = [1, 2, 3].map((n) => makeEvent(key, `${key}-evt-${n}`));
+    const crashed = events[1]?.event_id ?? '';
+    crash.eventIds.add(crashed);
+    // The first attempt waits until all three are queued, so that the second and third come in one
+    // batch: the third is begun and sent while the second's record is written, and fails.
+    holding.add(events[0]?.event_id ?? '');
+    await postEvents(stack().url, events);
+    (await waitFor('the first attempt, held by the receiver', () => held.get(events[0]?.event_id ?? '')))({ statusCode: 204 });
+
+    await waitFor('the second event recorded delivered', async () => (await stack().eventItem(crashed))?.status === 'delivered');
+    await waitFor('the third event recorded delivered', async () => (await stack().eventItem(events[2]?.event_id ?? ''))?.status === 'delivered');
+    expect(receiver().deliveredTo(key).map((d) => [d.webhookId, d.sequence])).toEqual([
+      [events[0]?.event_id, 1],
+      [crashed, 2],
+      [events[2]?.event_id, 3],
+    ]);
+    // Recorded when its message came back, older than the key's head, with the number the key kept.
+    expect(await stack().eventItem(crashed)).toMatchObject({ status: 'delivered', sequence: 2 });
+    expect(crash.eventIds.has(crashed)).toBe(false);
   });
 });

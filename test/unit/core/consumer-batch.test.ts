@@ -291,7 +291,7 @@ describe('processBatch', () => {
     expect(store.writes).toEqual(['beginAttempt a1', 'markDelivered a1', 'beginAttempt a2', 'markDelivered a2', 'beginAttempt a3', 'markDelivered a3']);
   });
 
-  it('records each delivery before the next record begins, and sends a record whose delivery it cannot record back with its successors, none begun', async () => {
+  it('records each delivery while the next record is begun and sent, and sends a record whose delivery it cannot record back with its successors', async () => {
     const { run, store, ports, sent, faults } = harness();
     let failures = 1;
     const failing = {
@@ -307,14 +307,16 @@ describe('processBatch', () => {
         },
       },
     };
-    const first = await processBatch([positioned('a1', 'a', 1), positioned('a2', 'a', 2), positioned('a3', 'a', 3)], failing, policy, (_error, r) => faults.push(r.messageId), plentyOfTime);
+    const first = await processBatch([positioned('a1', 'a', 1), positioned('a2', 'a', 2), positioned('a3', 'a', 3), positioned('a4', 'a', 4)], failing, policy, (_error, r) => faults.push(r.messageId), plentyOfTime);
     expect(faults).toEqual(['a2']);
-    expect(first.failedMessageIds).toEqual(['a2', 'a3']);
-    expect(store.writes).toEqual(['beginAttempt a1', 'markDelivered a1', 'beginAttempt a2']);
-    // a2 is still its key's head: attempted again with its number (a crash between a 2xx and its record).
-    await run([positioned('a2', 'a', 2), positioned('a3', 'a', 3)]);
-    expect(sent.map((s) => [s.eventId, s.sequence])).toEqual([['a1', 1], ['a2', 2], ['a2', 2], ['a3', 3]]);
-    expect(store.events.get('a2')).toMatchObject({ status: 'delivered', sequence: 2, attempts: 2 });
+    expect(first.failedMessageIds).toEqual(['a2', 'a3', 'a4']);
+    // a3 was begun and sent while a2's record was being written; a4 waited for it, and was not begun.
+    expect(store.writes).toEqual(['beginAttempt a1', 'markDelivered a1', 'beginAttempt a2', 'beginAttempt a3', 'markDelivered a3']);
+    // a2 came back older than its key's head (a3): its delivery is recorded now, with the number the
+    // key kept for it, and it is not sent again; a3 was recorded delivered.
+    await run([positioned('a2', 'a', 2), positioned('a3', 'a', 3), positioned('a4', 'a', 4)]);
+    expect(sent.map((s) => [s.eventId, s.sequence])).toEqual([['a1', 1], ['a2', 2], ['a3', 3], ['a4', 4]]);
+    expect(store.events.get('a2')).toMatchObject({ status: 'delivered', sequence: 2 });
   });
 
   it('begins nothing for a copy older than its key’s head in the same group (an invocation that ran late)', async () => {
@@ -368,6 +370,18 @@ describe('processBatch', () => {
     expect(store.keys.get('a')?.headLastError).toBe(reason);
   });
 
+  it('counts in its group’s lag what a record did while the previous delivery’s record failed to be written', async () => {
+    const { store, ports, deadLetters } = harness((eventId) => (eventId === 'a2' ? fail500 : ok));
+    for (const n of [1, 2]) await store.recordAccepted({ eventId: `a${n}`, subscriptionId: 'a', tenantId: 't', orderingKey: 'a', messageGroupId: 'g-a', acceptedAt: '2026-12-02T12:00:00.000Z' });
+    const faulty: DeliveryPorts = { ...ports, store: { ...store, markDelivered: async () => Promise.reject(new Error('DynamoDB unavailable')) } };
+    const plan = await processBatch([positioned('a1', 'a', 1), positioned('a2', 'a', 2)], faulty, { ...policy, maxDeliveryAttempts: 1 }, () => undefined, plentyOfTime);
+    // a2 was given up (its dead letter written) while a1's delivery could not be recorded: both go
+    // back, and a2's dead-lettering leaves the group's depth now, since its copy will be a duplicate.
+    expect(deadLetters.map((d) => d.queued.event.event_id)).toEqual(['a2']);
+    expect(plan.failedMessageIds).toEqual(['a1', 'a2']);
+    expect(plan.groups.map((g) => g.settled)).toEqual([1]);
+  });
+
   it('treats a fault as a wait: the group’s records fail, the head backs off by its receive count toward the visibility ceiling, other groups go on', async () => {
     const { ports, faults, sent } = harness();
     const faulty: DeliveryPorts = {
@@ -385,7 +399,8 @@ describe('processBatch', () => {
     expect(plan.failedMessageIds).toEqual(['a1', 'a2']);
     // Third receive: a fault backs off within [20, 40]; random 0.5 gives 20 + floor(0.5 × 21) = 30 s.
     expect(plan.visibilityChanges.map((c) => [c.messageId, c.timeoutSeconds])).toEqual([['a1', 30], ['a2', 0]]);
-    expect(sent.map((s) => s.eventId).sort()).toEqual(['a1', 'b1']);
+    // a2 was sent while a1's record was being written; it comes back with a1.
+    expect(sent.map((s) => s.eventId).sort()).toEqual(['a1', 'a2', 'b1']);
   });
 
   it('waits at least a second after a fault even when the base delay is 0', async () => {
