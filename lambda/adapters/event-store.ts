@@ -106,9 +106,9 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
       // decides. recordAccepted's conditional write (attribute_not_exists(accepted_at)), made after
       // the enqueue, is what answers `duplicate`. A stale read can only miss an event recorded
       // within about the last second: its resend is then enqueued once more, with the same
-      // deduplication id, which SQS drops (5-minute window), or else the consumer's strongly
-      // consistent findSettled skips; the write is refused and the resend still answered
-      // `duplicate`, counted in no lag twice.
+      // deduplication id, which SQS drops (5-minute window; else the consumer's strongly
+      // consistent findSettled skips the copy once the first is settled); the write is refused and
+      // the resend still answered `duplicate`, counted in no lag twice.
       const items = await batchGetItems(client, { tableName: options.tableName, keyName: eventKey, keys: eventIds, attributes: [eventKey], consistency: ReadConsistency.eventual });
       return new Set(items.map((item) => String(item[eventKey])));
     },
