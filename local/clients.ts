@@ -6,11 +6,25 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient, createS3Client, createSqsClient } from '../lambda/adapters/aws-clients.js';
+import { createDocumentClient, createS3Client, createSqsClient, type ClientOptions } from '../lambda/adapters/aws-clients.js';
 import { LOCAL_REGION, type Emulators } from './emulators.js';
+import { createUnsignedRequestSigner } from './unsigned-requests.js';
 
 /** The emulators accept any credentials; fixed ones keep the SDK from searching the machine for real ones. */
 const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
+
+/**
+ * The options of a local client of `service` (SigV4's name for it). The emulators never check a
+ * signature: the local clients spend no CPU computing one (unsigned-requests.ts).
+ */
+function localClientOptions(service: string, endpoint: string): ClientOptions {
+  return {
+    endpoint,
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+    signer: createUnsignedRequestSigner({ accessKeyId: LOCAL_CREDENTIALS.accessKeyId, region: LOCAL_REGION, service }),
+  };
+}
 
 export interface LocalClients {
   readonly sqs: SQSClient;
@@ -27,8 +41,8 @@ export interface LocalClients {
  * queue URL's host, so the URLs can stay as fauxqs gives them.
  */
 export function createLocalClients(emulators: Pick<Emulators, 'sqsEndpoint' | 'dynamoEndpoint'> & Partial<Pick<Emulators, 'dynamoHandler'>>): LocalClients {
-  const sqs = createSqsClient({ endpoint: emulators.sqsEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
-  const dynamo = createDocumentClient({ endpoint: emulators.dynamoEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  const sqs = createSqsClient(localClientOptions('sqs', emulators.sqsEndpoint));
+  const dynamo = createDocumentClient(localClientOptions('dynamodb', emulators.dynamoEndpoint));
   if (emulators.dynamoHandler !== undefined) {
     // The client is the handlers' own (same factory, middleware and endpoint); only its transport
     // changes, read by the SDK at each send. Nothing has been sent yet, so the socket handler
@@ -36,7 +50,7 @@ export function createLocalClients(emulators: Pick<Emulators, 'sqsEndpoint' | 'd
     dynamo.config.requestHandler.destroy?.();
     dynamo.config.requestHandler = emulators.dynamoHandler;
   }
-  const s3 = createS3Client({ endpoint: emulators.sqsEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, forcePathStyle: true });
+  const s3 = createS3Client({ ...localClientOptions('s3', emulators.sqsEndpoint), forcePathStyle: true });
   return {
     sqs,
     dynamo,

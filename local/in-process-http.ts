@@ -9,8 +9,9 @@
  * server parsing it again. In process, a GetItem costs about 30 % less CPU, and the delivery
  * of one event makes about eight DynamoDB calls.
  *
- * What stays as on AWS: the SDK builds, signs, sends and parses every request as before (the
- * whole middleware stack, retries included); only the transport below `requestHandler` is gone.
+ * What stays as on AWS: the SDK builds, sends and parses every request as before (the whole
+ * middleware stack, retries included, signing by the local clients' signer, unsigned-requests.ts);
+ * only the transport below `requestHandler` is gone.
  * The emulator keeps listening on its port for other processes (the CLI, tests).
  */
 import { EventEmitter } from 'node:events';

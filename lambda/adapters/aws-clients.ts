@@ -1,16 +1,24 @@
 /**
  * SDK clients, created once per cold start. `endpoint` points them at the local emulators.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, type UpdateCommand, type UpdateCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
+
+/** How the SDK's clients sign a request (`RequestSigner` of `@smithy/types`, the same for every client). */
+export type RequestSigner = Extract<NonNullable<DynamoDBClientConfig['signer']>, { readonly sign: unknown }>;
 
 /** Where the clients connect; empty in Lambda, where the SDK finds region and credentials itself. */
 export interface ClientOptions {
   readonly endpoint?: string;
   readonly region?: string;
   readonly credentials?: { readonly accessKeyId: string; readonly secretAccessKey: string };
+  /**
+   * Replaces the SDK's SigV4 signer. Only the local stack sets it (local/unsigned-requests.ts),
+   * for emulators that never check a signature; in Lambda the SDK's own signer is the only one.
+   */
+  readonly signer?: RequestSigner;
 }
 
 export function createDocumentClient(options: ClientOptions = {}): DynamoDBDocumentClient {

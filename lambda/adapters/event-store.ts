@@ -10,7 +10,7 @@ import { EventStatus, RecordOutcome, type AcceptedEventRecord } from '../core/in
 import { TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
 import { updateIfCondition } from './aws-clients.js';
-import { batchGetItems } from './batch-get.js';
+import { batchGetItems, ReadConsistency } from './batch-get.js';
 import { parseItem } from './dynamo-item.js';
 
 /**
@@ -102,7 +102,14 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
 
   return {
     async findKnownEventIds(eventIds) {
-      const items = await batchGetItems(client, { tableName: options.tableName, keyName: eventKey, keys: eventIds, attributes: [eventKey] });
+      // Eventually consistent, half the read units: this pre-check only saves work, it never
+      // decides. recordAccepted's conditional write (attribute_not_exists(accepted_at)), made after
+      // the enqueue, is what answers `duplicate`. A stale read can only miss an event recorded
+      // within about the last second: its resend is then enqueued once more, with the same
+      // deduplication id, which SQS drops (5-minute window; else the consumer's strongly
+      // consistent findSettled skips the copy once the first is settled); the write is refused and
+      // the resend still answered `duplicate`, counted in no lag twice.
+      const items = await batchGetItems(client, { tableName: options.tableName, keyName: eventKey, keys: eventIds, attributes: [eventKey], consistency: ReadConsistency.eventual });
       return new Set(items.map((item) => String(item[eventKey])));
     },
 
@@ -149,7 +156,15 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
     },
 
     async findSettled(events) {
-      const items = await batchGetItems(client, { tableName: options.tableName, keyName: eventKey, keys: events.map((event) => event.eventId), attributes: [eventKey, 'status', 'dead_lettered_at'] });
+      // Strongly consistent: a message can come back right after its delivery was recorded (a
+      // crash or timeout before its deletion), and a stale read would deliver it again.
+      const items = await batchGetItems(client, {
+        tableName: options.tableName,
+        keyName: eventKey,
+        keys: events.map((event) => event.eventId),
+        attributes: [eventKey, 'status', 'dead_lettered_at'],
+        consistency: ReadConsistency.strong,
+      });
       const outcomes = new Map(
         items.map((item) => {
           const eventId = String(item[eventKey]);

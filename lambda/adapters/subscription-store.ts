@@ -5,7 +5,7 @@ import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk
 import * as z from 'zod';
 import { TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
-import { batchGetItems } from './batch-get.js';
+import { batchGetItems, ReadConsistency } from './batch-get.js';
 import { parseItem } from './dynamo-item.js';
 import { updateIfCondition } from './aws-clients.js';
 
@@ -39,7 +39,8 @@ export type SubscriptionPutInput = Omit<Subscription, 'created_at' | 'previous_s
    * When true, `secret` is stored only if the subscription has none yet (a generated one for a
    * new subscription), so that replacing without a secret keeps the one the receiver verifies.
    * Default: false, `secret` replaces the stored one and ends a rotation's grace: the previous
-   * secret stops signing at once, as a PUT replaces the whole subscription.
+   * secret stops signing as soon as the consumer reads the subscription again (within about a
+   * second, see {@link SubscriptionStore.getAllowingStale}), as a PUT replaces the whole subscription.
    */
   readonly shouldKeepExistingSecret?: boolean;
 };
@@ -58,7 +59,15 @@ export type SubscriptionPutOutcome =
   | { readonly kind: typeof SubscriptionPutKind.tenantMismatch };
 
 export interface SubscriptionStore {
+  /** The subscription as last written (strongly consistent), for the API's answers. */
   readonly get: (subscriptionId: string) => Promise<Subscription | undefined>;
+  /**
+   * The subscription, read eventually consistent for half the read units: a `url` or secret
+   * replaced within about the last second may still be the previous one. An id not found is read
+   * again strongly consistent before it is called absent, so that a subscription created a moment
+   * ago is never missed. For the consumer, whose every event reads its subscription.
+   */
+  readonly getAllowingStale: (subscriptionId: string) => Promise<Subscription | undefined>;
   /**
    * Creates or replaces, in one conditional write: an id another tenant holds is refused
    * (`tenant_mismatch`), and a replacement keeps its `created_at`. The subscription returned is
@@ -72,13 +81,19 @@ export interface SubscriptionStore {
    * such subscription (nothing is written).
    */
   readonly rotateSecret: (input: SecretRotationInput) => Promise<boolean>;
-  /** The tenant of each existing subscription among `ids`. */
+  /**
+   * The tenant of each existing subscription among `ids`. Read eventually consistent, and the ids
+   * not found strongly consistent: a subscription's tenant never changes (put refuses another
+   * tenant) and subscriptions are never deleted, so only a subscription created within about the
+   * last second could be missed, and the second read finds it.
+   */
   readonly findTenants: (ids: readonly string[]) => Promise<ReadonlyMap<string, string>>;
 }
 
 /** The IAM actions of each method of {@link SubscriptionStore}, all on the Subscriptions table. */
 export const SUBSCRIPTION_STORE_ACCESS = {
   get: [{ resource: 'subscriptionsTable', actions: ['dynamodb:GetItem'] }],
+  getAllowingStale: [{ resource: 'subscriptionsTable', actions: ['dynamodb:GetItem'] }],
   // One conditional UpdateItem creates or replaces, returning the old item; a refused tenant is an outcome.
   put: [{ resource: 'subscriptionsTable', actions: ['dynamodb:UpdateItem'] }],
   // One conditional UpdateItem moves the secret to previous_secret; an unknown id is an outcome.
@@ -88,11 +103,26 @@ export const SUBSCRIPTION_STORE_ACCESS = {
 
 export function createSubscriptionStore(client: DynamoDBDocumentClient, tableName: string): SubscriptionStore {
   const keyName = TABLES.subscriptions.partitionKey;
+  const read = async (subscriptionId: string, consistency: ReadConsistency): Promise<Subscription | undefined> => {
+    const output = await client.send(new GetCommand({ TableName: tableName, Key: { [keyName]: subscriptionId }, ConsistentRead: consistency === ReadConsistency.strong }));
+    return output.Item === undefined ? undefined : parseItem(subscriptionItemSchema, output.Item, tableName, subscriptionId);
+  };
+  const readTenants = async (ids: readonly string[], consistency: ReadConsistency): Promise<Map<string, string>> => {
+    const items = await batchGetItems(client, { tableName, keyName, keys: ids, attributes: [keyName, 'tenant_id'], consistency });
+    return new Map(
+      items.map((item) => {
+        const parsed = parseItem(tenantItemSchema, item, tableName, String(item[keyName]));
+        return [parsed.subscription_id, parsed.tenant_id] as const;
+      }),
+    );
+  };
   return {
-    async get(subscriptionId) {
-      const output = await client.send(new GetCommand({ TableName: tableName, Key: { [keyName]: subscriptionId }, ConsistentRead: true }));
-      return output.Item === undefined ? undefined : parseItem(subscriptionItemSchema, output.Item, tableName, subscriptionId);
-    },
+    get: (subscriptionId) => read(subscriptionId, ReadConsistency.strong),
+    // A stale read may give the previous url or secret for about a second: the event is then sent
+    // there or signed so, as it would have been a second earlier (a rotation keeps the previous
+    // secret valid through its grace). A stale miss would dead-letter the event as having no
+    // subscription: only a strong read may say that.
+    getAllowingStale: async (subscriptionId) => (await read(subscriptionId, ReadConsistency.eventual)) ?? read(subscriptionId, ReadConsistency.strong),
     async put(input) {
       const { now, shouldKeepExistingSecret = false, ...fields } = input;
       const secretAction = shouldKeepExistingSecret
@@ -138,13 +168,12 @@ export function createSubscriptionStore(client: DynamoDBDocumentClient, tableNam
       return output !== undefined;
     },
     async findTenants(ids) {
-      const items = await batchGetItems(client, { tableName, keyName, keys: ids, attributes: [keyName, 'tenant_id'] });
-      return new Map(
-        items.map((item) => {
-          const parsed = parseItem(tenantItemSchema, item, tableName, String(item[keyName]));
-          return [parsed.subscription_id, parsed.tenant_id] as const;
-        }),
-      );
+      const tenants = await readTenants(ids, ReadConsistency.eventual);
+      // Ingest refuses a request naming an unknown subscription: only a strong read may say so.
+      const missing = ids.filter((id) => !tenants.has(id));
+      if (missing.length === 0) return tenants;
+      for (const [id, tenant] of await readTenants(missing, ReadConsistency.strong)) tenants.set(id, tenant);
+      return tenants;
     },
   };
 }

@@ -146,7 +146,7 @@ export function publishCountsWithPowertools(metrics: Metrics): (counts: Consumer
  * mapping, not here.
  */
 const USES = {
-  subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get']),
+  subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['getAllowingStale']),
   events: uses(EVENT_STORE_ACCESS, ['findSettled', 'recordSequence', 'markDelivered', 'markDeliveredUnlessSettled', 'markDeadLettered']),
   orderingKeys: uses(ORDERING_KEY_STORE_ACCESS, ['beginAttempt', 'recordFailure']),
   deadLetters: uses(DEAD_LETTER_STORE_ACCESS, ['put']),
@@ -172,7 +172,7 @@ export function createDeliveryPorts(input: ConsumerWiring): DeliveryPorts {
       ...pick(createEventStore(dynamo, { tableName: resources.eventsTable, ttlDays: config.deliveryStateTtlDays }), USES.events),
       ...pick(createOrderingKeyStore(dynamo, resources.orderingKeysTable), USES.orderingKeys),
     },
-    findTarget: subscriptions.get,
+    findTarget: subscriptions.getAllowingStale,
     send: createWebhookSender({ timeoutMs: config.deliveryTimeoutMs, allowPrivateEndpoints: config.allowPrivateEndpoints }),
     deadLetters: pick(
       createDeadLetterStore(dynamo, {

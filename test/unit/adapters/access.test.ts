@@ -237,6 +237,14 @@ const ADAPTERS = {
         },
         { path: 'it does not', run: (store) => store.get('sub_1') },
       ],
+      getAllowingStale: [
+        {
+          path: 'the subscription is found at once',
+          answer: () => dynamoMock.on(GetCommand).resolves({ Item: { subscription_id: 'sub_1', tenant_id: 't', url: 'https://example.com/hook', secret: 'whsec_x', created_at: at } }),
+          run: (store) => store.getAllowingStale('sub_1'),
+        },
+        { path: 'it is not found (read again, strongly consistent)', run: (store) => store.getAllowingStale('sub_1') },
+      ],
       put: [
         { path: 'it is new', run: (store) => store.put({ subscription_id: 'sub_1', tenant_id: 't', url: 'https://example.com/hook', secret: 'whsec_x', now: at }) },
         {

@@ -55,21 +55,36 @@ describe('recordAccepted', () => {
 });
 
 describe('findKnownEventIds', () => {
-  it('reads only the keys, consistently', async () => {
+  it('reads only the keys, eventually consistent, since recordAccepted’s conditional write decides a duplicate', async () => {
     dynamo.on(BatchGetCommand).resolves({ Responses: { Events: [{ event_id: 'b' }] } });
     expect([...(await store.findKnownEventIds(['a', 'b', 'a']))]).toEqual(['b']);
     expect(dynamo.commandCalls(BatchGetCommand)[0]?.args[0].input).toEqual({
-      RequestItems: { Events: { Keys: [{ event_id: 'a' }, { event_id: 'b' }], ProjectionExpression: '#a0', ExpressionAttributeNames: { '#a0': 'event_id' }, ConsistentRead: true } },
+      RequestItems: { Events: { Keys: [{ event_id: 'a' }, { event_id: 'b' }], ProjectionExpression: '#a0', ExpressionAttributeNames: { '#a0': 'event_id' }, ConsistentRead: false } },
     });
   });
 
-  it('retries unprocessed keys', async () => {
+  it('retries unprocessed keys with the same consistency', async () => {
     dynamo
       .on(BatchGetCommand)
       .resolvesOnce({ Responses: { Events: [] }, UnprocessedKeys: { Events: { Keys: [{ event_id: 'a' }] } } })
       .resolvesOnce({ Responses: { Events: [{ event_id: 'a' }] } });
     expect([...(await store.findKnownEventIds(['a']))]).toEqual(['a']);
-    expect(dynamo.commandCalls(BatchGetCommand)).toHaveLength(2);
+    const calls = dynamo.commandCalls(BatchGetCommand);
+    expect(calls).toHaveLength(2);
+    expect(calls.map((call) => call.args[0].input.RequestItems?.Events?.ConsistentRead)).toEqual([false, false]);
+  });
+});
+
+describe('findSettled', () => {
+  it('reads the outcomes strongly consistent, so that a message back right after its delivery’s record is skipped', async () => {
+    dynamo.on(BatchGetCommand).resolves({ Responses: { Events: [{ event_id: 'evt_1', status: 'delivered' }] } });
+    const isSettled = await store.findSettled([{ eventId: 'evt_1', redrivenAt: undefined }, { eventId: 'evt_2', redrivenAt: undefined }]);
+    expect(isSettled({ eventId: 'evt_1', redrivenAt: undefined })).toBe(true);
+    expect(isSettled({ eventId: 'evt_2', redrivenAt: undefined })).toBe(false);
+    expect(dynamo.commandCalls(BatchGetCommand)[0]?.args[0].input.RequestItems?.Events).toMatchObject({
+      Keys: [{ event_id: 'evt_1' }, { event_id: 'evt_2' }],
+      ConsistentRead: true,
+    });
   });
 });
 

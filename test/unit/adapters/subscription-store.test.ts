@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '../../../lambda/adapters/aws-clients.js';
@@ -87,5 +87,52 @@ describe('subscription store rotateSecret', () => {
   it('answers false, not a fault, when there is no such subscription', async () => {
     dynamo.on(UpdateCommand).rejects(new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }));
     expect(await store.rotateSecret(rotation)).toBe(false);
+  });
+});
+
+describe('subscription store reads', () => {
+  it('reads a subscription strongly consistent for the API', async () => {
+    dynamo.on(GetCommand).resolves({ Item: old });
+    expect(await store.get('sub_1')).toEqual(old);
+    expect(dynamo.commandCalls(GetCommand).map((call) => call.args[0].input)).toEqual([{ TableName: 'Subscriptions', Key: { subscription_id: 'sub_1' }, ConsistentRead: true }]);
+  });
+
+  it('reads a subscription for delivery once, eventually consistent, when it is found', async () => {
+    dynamo.on(GetCommand).resolves({ Item: old });
+    expect(await store.getAllowingStale('sub_1')).toEqual(old);
+    expect(dynamo.commandCalls(GetCommand).map((call) => call.args[0].input)).toEqual([{ TableName: 'Subscriptions', Key: { subscription_id: 'sub_1' }, ConsistentRead: false }]);
+  });
+
+  it('reads a subscription for delivery again, strongly consistent, when the first read misses it', async () => {
+    // As a replica that has not yet seen a subscription created a moment ago.
+    dynamo.on(GetCommand, { ConsistentRead: false }).resolves({}).on(GetCommand, { ConsistentRead: true }).resolves({ Item: old });
+    expect(await store.getAllowingStale('sub_1')).toEqual(old);
+    expect(dynamo.commandCalls(GetCommand).map((call) => call.args[0].input.ConsistentRead)).toEqual([false, true]);
+  });
+
+  it('answers no subscription for delivery only after a strongly consistent read', async () => {
+    dynamo.on(GetCommand).resolves({});
+    expect(await store.getAllowingStale('sub_1')).toBeUndefined();
+    expect(dynamo.commandCalls(GetCommand).map((call) => call.args[0].input.ConsistentRead)).toEqual([false, true]);
+  });
+
+  it('finds tenants with one eventually consistent read when every subscription is found', async () => {
+    dynamo.on(BatchGetCommand).resolves({ Responses: { Subscriptions: [{ subscription_id: 'sub_1', tenant_id: 't1' }, { subscription_id: 'sub_2', tenant_id: 't2' }] } });
+    expect(await store.findTenants(['sub_1', 'sub_2'])).toEqual(new Map([['sub_1', 't1'], ['sub_2', 't2']]));
+    const calls = dynamo.commandCalls(BatchGetCommand);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.args[0].input.RequestItems?.Subscriptions).toMatchObject({ Keys: [{ subscription_id: 'sub_1' }, { subscription_id: 'sub_2' }], ConsistentRead: false });
+  });
+
+  it('reads the ids the first read missed again, strongly consistent, before calling them unknown', async () => {
+    dynamo
+      .on(BatchGetCommand)
+      .resolvesOnce({ Responses: { Subscriptions: [{ subscription_id: 'sub_1', tenant_id: 't1' }] } })
+      .resolvesOnce({ Responses: { Subscriptions: [{ subscription_id: 'sub_2', tenant_id: 't2' }] } });
+    expect(await store.findTenants(['sub_1', 'sub_2', 'sub_3'])).toEqual(new Map([['sub_1', 't1'], ['sub_2', 't2']]));
+    const calls = dynamo.commandCalls(BatchGetCommand).map((call) => call.args[0].input.RequestItems?.Subscriptions);
+    expect(calls).toHaveLength(2);
+    expect(calls[0]).toMatchObject({ Keys: [{ subscription_id: 'sub_1' }, { subscription_id: 'sub_2' }, { subscription_id: 'sub_3' }], ConsistentRead: false });
+    expect(calls[1]).toMatchObject({ Keys: [{ subscription_id: 'sub_2' }, { subscription_id: 'sub_3' }], ConsistentRead: true });
   });
 });
