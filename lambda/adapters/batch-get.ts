@@ -26,12 +26,21 @@ function chunk<T>(items: readonly T[], size: number): T[][] {
 }
 
 /**
- * Reads the items with these string partition-key values, projected to `attributes`. Missing items are absent.
+ * Reads the items with these string partition-key values, projected to `attributes`. Missing items
+ * are absent. Strongly consistent unless `isConsistent` is false: an eventually consistent read
+ * costs half the read units and may miss a write of the last second.
  * @throws UnprocessedKeysError when keys are still unprocessed after {@link MAX_ROUNDS} rounds
  */
 export async function batchGetItems(
   client: DynamoDBDocumentClient,
-  input: { readonly tableName: string; readonly keyName: string; readonly keys: readonly string[]; readonly attributes: readonly string[] },
+  input: {
+    readonly tableName: string;
+    readonly keyName: string;
+    readonly keys: readonly string[];
+    readonly attributes: readonly string[];
+    /** @default true */
+    readonly isConsistent?: boolean;
+  },
 ): Promise<Record<string, unknown>[]> {
   const found: Record<string, unknown>[] = [];
   const names = Object.fromEntries(input.attributes.map((attribute, i) => [`#a${i}`, attribute]));
@@ -44,7 +53,7 @@ export async function batchGetItems(
       const output: BatchGetCommandOutput = await client.send(
         new BatchGetCommand({
           RequestItems: {
-            [input.tableName]: { Keys: pending, ProjectionExpression: projection, ExpressionAttributeNames: names, ConsistentRead: true },
+            [input.tableName]: { Keys: pending, ProjectionExpression: projection, ExpressionAttributeNames: names, ConsistentRead: input.isConsistent ?? true },
           },
         }),
       );
