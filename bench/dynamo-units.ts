@@ -68,10 +68,17 @@ export function tableWriteUnits(before: Item | undefined, after: Item | undefine
   return writeUnits(Math.max(before === undefined ? 0 : itemSize(before), after === undefined ? 0 : itemSize(after)));
 }
 
-/** A global secondary index that projects all attributes. */
+/**
+ * A global secondary index, as the unit arithmetic needs it: its key, what it projects, and the
+ * table's key attributes (which every index holds).
+ */
 export interface IndexKeys {
   readonly partitionKey: string;
   readonly sortKey?: string;
+  /** `ALL`: the whole item; `KEYS_ONLY`: the table's and the index's key attributes alone. Default `ALL` (a checkout from before projections were declared). */
+  readonly projection?: 'ALL' | 'KEYS_ONLY';
+  /** The table's key attributes; needed for `KEYS_ONLY`. */
+  readonly tableKeys?: readonly string[];
 }
 
 const isIndexed = (item: Item | undefined, index: IndexKeys): item is Item =>
@@ -79,21 +86,30 @@ const isIndexed = (item: Item | undefined, index: IndexKeys): item is Item =>
 
 const sameValue = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
+/** What the index holds of an item. */
+function projectedItem(item: Item, index: IndexKeys): Item {
+  if (index.projection !== 'KEYS_ONLY') return item;
+  const names = [...(index.tableKeys ?? []), index.partitionKey, ...(index.sortKey === undefined ? [] : [index.sortKey])];
+  return Object.fromEntries(names.filter((name) => item[name] !== undefined).map((name) => [name, item[name]]));
+}
+
 /**
- * Write units a write adds on one index (projection ALL), by AWS's rules: an item entering the
- * index is one put, one leaving it one delete, a changed index key a delete and a put, any other
- * change of an indexed item one put; an unchanged item nothing.
+ * Write units a write adds on one index, by AWS's rules: an item entering the index is one put,
+ * one leaving it one delete, a changed index key a delete and a put, a change of an attribute the
+ * index holds one put; a change of attributes the index does not hold (all but the keys, for
+ * `KEYS_ONLY`) costs the index nothing. Each is billed on the size of what the index holds.
  */
 export function indexWriteUnits(before: Item | undefined, after: Item | undefined, index: IndexKeys): number {
   const wasIn = isIndexed(before, index);
   const isIn = isIndexed(after, index);
   if (!wasIn && !isIn) return 0;
-  if (!wasIn && isIn) return writeUnits(itemSize(after));
-  if (wasIn && !isIn) return writeUnits(itemSize(before));
+  if (!wasIn && isIn) return writeUnits(itemSize(projectedItem(after, index)));
+  if (wasIn && !isIn) return writeUnits(itemSize(projectedItem(before, index)));
   if (!wasIn || !isIn) return 0;
+  const held = { before: projectedItem(before, index), after: projectedItem(after, index) };
   const keys = [index.partitionKey, ...(index.sortKey === undefined ? [] : [index.sortKey])];
-  if (keys.some((key) => !sameValue(before[key], after[key]))) return writeUnits(itemSize(before)) + writeUnits(itemSize(after));
-  const names = new Set([...Object.keys(before), ...Object.keys(after)]);
-  for (const name of names) if (!sameValue(before[name], after[name])) return writeUnits(itemSize(after));
+  if (keys.some((key) => !sameValue(before[key], after[key]))) return writeUnits(itemSize(held.before)) + writeUnits(itemSize(held.after));
+  const names = new Set([...Object.keys(held.before), ...Object.keys(held.after)]);
+  for (const name of names) if (!sameValue(held.before[name], held.after[name])) return writeUnits(itemSize(held.after));
   return 0;
 }

@@ -177,7 +177,12 @@ export async function runBench(options: BenchOptions, say: (line: string) => voi
       const figures = { alone: alone[variant.id], withPoison: withPoison[variant.id] };
       if (figures.alone !== undefined && figures.withPoison !== undefined) isolation[variant.id] = { alone: figures.alone, withPoison: figures.withPoison };
     }
-    const lag = (await import(pathToFileURL(join(BENCH_ROOT, 'lambda/core/lag.ts')).href)) as { LAG_SHARDS?: number };
+    // Each checkout's own lag shards: a baseline's index writes spread over its shards, not ours.
+    const indexPartitions: Record<string, number> = {};
+    for (const { variant, root } of checkouts) {
+      const lag = (await import(pathToFileURL(join(root, 'lambda/core/lag.ts')).href)) as { LAG_SHARDS?: number };
+      indexPartitions[variant.id] = lag.LAG_SHARDS ?? 1;
+    }
     const report: BenchReport = {
       startedAt: startedAt.toISOString(),
       seconds: (performance.now() - began) / 1000,
@@ -187,7 +192,7 @@ export async function runBench(options: BenchOptions, say: (line: string) => voi
       isolation,
       usage: { busy, sparse },
       bundles,
-      indexPartitions: lag.LAG_SHARDS ?? 1,
+      indexPartitions,
       repeats,
     };
     return options.isModel ? { ...report, model: modelOf(report) } : report;

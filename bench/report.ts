@@ -47,7 +47,8 @@ export interface BenchReport {
   readonly bundles: PerVariant<Record<string, BundleSize>>;
   /** Present with --model: the scale model of each variant, from its sparse-keys usage. */
   readonly model?: PerVariant<ScaleModel>;
-  readonly indexPartitions: number;
+  /** Each variant's lag shards: the partition-key values its index of active groups spreads writes over. */
+  readonly indexPartitions: PerVariant<number>;
   /** Runs of each throughput and isolation spec per checkout, merged. */
   readonly repeats: number;
 }
@@ -156,7 +157,7 @@ export function modelOf(report: Omit<BenchReport, 'model'>, traffic?: Traffic): 
   return Object.fromEntries(
     report.variants.flatMap((variant) => {
       const sparse = report.usage.sparse[variant.id];
-      return sparse === undefined ? [] : [[variant.id, scaleModel(sparse.usage, traffic, report.indexPartitions)]];
+      return sparse === undefined ? [] : [[variant.id, scaleModel(sparse.usage, traffic, report.indexPartitions[variant.id] ?? 1)]];
     }),
   );
 }

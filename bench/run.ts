@@ -54,11 +54,18 @@ export async function loadCheckout(root: string): Promise<Checkout> {
 export function tableShapes(resources: ResourcesModule): Map<string, TableShape> {
   const shapes = new Map<string, TableShape>();
   for (const table of Object.values(resources.TABLES)) {
-    const definition: { localName: string; partitionKey: string; sortKey?: string; indexes?: readonly { partitionKey: string; sortKey?: string }[] } = table;
+    // A checkout from before indexes declared their projection projects ALL.
+    const definition: { localName: string; partitionKey: string; sortKey?: string; indexes?: readonly { partitionKey: string; sortKey?: string; projection?: 'ALL' | 'KEYS_ONLY' }[] } = table;
+    const tableKeys = [definition.partitionKey, ...(definition.sortKey === undefined ? [] : [definition.sortKey])];
     shapes.set(definition.localName, {
       partitionKey: definition.partitionKey,
       ...(definition.sortKey === undefined ? {} : { sortKey: definition.sortKey }),
-      indexes: (definition.indexes ?? []).map((index) => ({ partitionKey: index.partitionKey, ...(index.sortKey === undefined ? {} : { sortKey: index.sortKey }) })),
+      indexes: (definition.indexes ?? []).map((index) => ({
+        partitionKey: index.partitionKey,
+        ...(index.sortKey === undefined ? {} : { sortKey: index.sortKey }),
+        projection: index.projection ?? 'ALL',
+        tableKeys,
+      })),
     });
   }
   return shapes;

@@ -5,13 +5,25 @@
  * them through the environment variables named here.
  */
 
-/** A global secondary index, projecting all attributes. Sparse: only items that carry its key are in it. */
+/**
+ * What a global secondary index holds of each item: the table's and the index's key attributes
+ * alone (`KEYS_ONLY`), or every attribute (`ALL`). A write to an indexed item that changes only
+ * attributes the index does not hold costs the index nothing, so a key-only index is written only
+ * when an item enters it, leaves it or changes its index key. DynamoDB cannot change an existing
+ * index's projection: a new projection is a new index, under a new name.
+ */
+export const IndexProjection = { keysOnly: 'KEYS_ONLY', all: 'ALL' } as const;
+export type IndexProjection = (typeof IndexProjection)[keyof typeof IndexProjection];
+
+/** A global secondary index. Sparse: only items that carry its key are in it. */
 export interface IndexDefinition {
   readonly name: string;
   /** String partition key. */
   readonly partitionKey: string;
   /** String sort key, when the index is read in order. */
   readonly sortKey?: string;
+  /** What the index holds of each item: the one source for the CDK stack, the local stack, the bench and the simulation. */
+  readonly projection: IndexProjection;
 }
 
 /** A DynamoDB table: its key, its TTL attribute and its secondary indexes. */
@@ -27,6 +39,12 @@ export interface TableDefinition {
   /** Epoch-seconds attribute after which DynamoDB may delete the item. */
   readonly ttlAttribute?: string;
   readonly indexes?: readonly IndexDefinition[];
+  /**
+   * Indexes an earlier version declared, which nothing reads or is granted any more. CloudFormation
+   * adds or deletes one global secondary index per table update, never both, so a stack deployed
+   * before an index was replaced keeps these for one deploy (README, Deploy) and drops them on the next.
+   */
+  readonly retiredIndexes?: readonly IndexDefinition[];
 }
 
 /** The tables, one concept each. */
@@ -83,10 +101,17 @@ export const TABLES = {
     indexes: [
       /**
        * The groups with pending or dead-lettered events, and only those: the lag view and the lag
-       * job read this index, never the table, so their cost follows the active groups, not the keys.
-       * Spread over a few shards so that no index partition runs hot.
+       * job query this index for their keys and read those items, never the whole table, so their
+       * cost follows the active groups, not the keys. Keys only, because every group write changes
+       * the group's lag: an index holding that lag would be written on every group write, this one
+       * only when a group becomes active or drains. Spread over LAG_SHARDS shards so that no index
+       * partition runs hot.
        */
-      { name: 'active-groups', partitionKey: 'lag_shard' },
+      { name: 'active-group-keys', partitionKey: 'lag_shard', projection: IndexProjection.keysOnly },
+    ],
+    retiredIndexes: [
+      /** The index `active-group-keys` replaced: the same key, every attribute projected. */
+      { name: 'active-groups', partitionKey: 'lag_shard', projection: IndexProjection.all },
     ],
   },
   /**

@@ -4,7 +4,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import type { IamAction } from '../lambda/adapters/access.js';
-import { TABLES, type IndexName, type TableDefinition, type TableName } from '../lambda/resources.js';
+import { IndexProjection, TABLES, type IndexDefinition, type IndexName, type TableDefinition, type TableName } from '../lambda/resources.js';
 
 export type { IndexName, TableName };
 
@@ -14,6 +14,19 @@ export type { IndexName, TableName };
  * items by key gets `GetItem`, not `Scan`. No stream action is among them: no table has a stream.
  */
 export type ItemAction = Extract<IamAction, `dynamodb:${string}`>;
+
+/**
+ * CDK context key (`cdk deploy -c ordered-webhooks:keepRetiredIndexes=true`): declare each table's
+ * retired indexes too, for the one deploy that upgrades a stack deployed before an index was
+ * replaced. CloudFormation adds or deletes one global secondary index per table update, never
+ * both, so that deploy adds the new index and the next one, without the key, deletes the old.
+ */
+export const KEEP_RETIRED_INDEXES_CONTEXT = 'ordered-webhooks:keepRetiredIndexes';
+
+const PROJECTION_TYPES = {
+  [IndexProjection.keysOnly]: dynamodb.ProjectionType.KEYS_ONLY,
+  [IndexProjection.all]: dynamodb.ProjectionType.ALL,
+} as const satisfies Record<IndexProjection, dynamodb.ProjectionType>;
 
 /** Properties of {@link StateTables}. */
 export interface StateTablesProps {
@@ -42,6 +55,9 @@ export class StateTables extends Construct {
   constructor(scope: Construct, id: string, props: StateTablesProps = {}) {
     super(scope, id);
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    const context: unknown = this.node.tryGetContext(KEEP_RETIRED_INDEXES_CONTEXT);
+    // `-c key=true` arrives as the string 'true'; cdk.json or a test may give a boolean.
+    const shouldKeepRetiredIndexes = context === true || context === 'true';
     const declare = (definition: TableDefinition): dynamodb.Table => {
       const table = new dynamodb.Table(this, definition.localName, {
         partitionKey: { name: definition.partitionKey, type: dynamodb.AttributeType.STRING },
@@ -52,13 +68,14 @@ export class StateTables extends Construct {
         ...(definition.ttlAttribute === undefined ? {} : { timeToLiveAttribute: definition.ttlAttribute }),
         removalPolicy,
       });
-      for (const index of definition.indexes ?? []) {
+      const indexes: readonly IndexDefinition[] = [...(definition.indexes ?? []), ...(shouldKeepRetiredIndexes ? (definition.retiredIndexes ?? []) : [])];
+      for (const index of indexes) {
         const key = (name: string): dynamodb.Attribute => ({ name, type: dynamodb.AttributeType.STRING });
         table.addGlobalSecondaryIndex({
           indexName: index.name,
           partitionKey: key(index.partitionKey),
           ...(index.sortKey === undefined ? {} : { sortKey: key(index.sortKey) }),
-          projectionType: dynamodb.ProjectionType.ALL,
+          projectionType: PROJECTION_TYPES[index.projection],
         });
       }
       return table;

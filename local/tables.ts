@@ -72,7 +72,7 @@ function toGlobalSecondaryIndex(index: IndexDefinition): GlobalSecondaryIndex {
       { AttributeName: index.partitionKey, KeyType: 'HASH' },
       ...(index.sortKey === undefined ? [] : [{ AttributeName: index.sortKey, KeyType: 'RANGE' as const }]),
     ],
-    Projection: { ProjectionType: 'ALL' },
+    Projection: { ProjectionType: index.projection },
   };
 }
 

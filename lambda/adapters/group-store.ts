@@ -1,7 +1,8 @@
 /**
- * The Groups table: one item per message group with its lag, and the sparse `active-groups` index
- * of the groups that have pending or dead-lettered events. Ingest writes a group once per request,
- * the consumer once per batch; a group leaves the index when it drains.
+ * The Groups table: one item per message group with its lag, and the sparse, key-only
+ * `active-group-keys` index of the groups that have pending or dead-lettered events. Ingest writes
+ * a group once per request, the consumer once per batch; the index is written only when a group
+ * enters it (becomes active) or leaves it (drains).
  */
 import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
@@ -11,6 +12,7 @@ import { blake2bDigest } from '../core/routing.js';
 import { TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
 import { updateIfCondition } from './aws-clients.js';
+import { batchGetItems, ReadConsistency } from './batch-get.js';
 import { parseItem } from './dynamo-item.js';
 
 const ACTIVE_GROUPS_INDEX = TABLES.groups.indexes[0].name;
@@ -53,6 +55,9 @@ export function placeMark(place: DeadLetterPlace): string {
   return Buffer.from(blake2bDigest(`${place.subscriptionId}\n${place.position}`, 12)).toString('base64url');
 }
 
+/** An entry of the key-only index of active groups: the group's key and its shard. */
+const indexEntrySchema = z.object({ message_group_id: z.string() });
+
 /** `depth` is a DynamoDB reserved word. */
 const DEPTH = { '#depth': 'depth' };
 
@@ -71,7 +76,12 @@ const groupItemSchema = z.object({
   dead_lettered: z.number().int().default(0),
   /** A DynamoDB string set: the document client reads it as a Set. */
   ordering_keys: z.set(z.string()).optional(),
+  /** The group's shard in the index of active groups; absent once it drains. */
+  lag_shard: z.string().optional(),
 });
+
+/** Every attribute a group's lag is made of, and its shard: what the list reads of each active group. */
+const GROUP_ATTRIBUTES: readonly string[] = Object.keys(groupItemSchema.shape);
 
 function toGroupLag(item: z.infer<typeof groupItemSchema>): GroupLag {
   return {
@@ -121,14 +131,17 @@ export interface GroupStore {
 }
 
 /**
- * The IAM actions of each method of {@link GroupStore}: item writes and reads on the Groups table,
- * and the list by Query of its `active-groups` index alone, never of the table.
+ * The IAM actions of each method of {@link GroupStore}: item writes and reads on the Groups table;
+ * the list Queries its `active-group-keys` index, never the table, and reads those groups by key.
  */
 export const GROUP_STORE_ACCESS = {
   // The count, then the forgetting of a group found drained: conditional UpdateItems.
   recordIntake: [{ resource: 'groupsTable', actions: ['dynamodb:UpdateItem'] }],
   recordProgress: [{ resource: 'groupsTable', actions: ['dynamodb:UpdateItem'] }],
-  listActiveGroups: [{ resource: 'groupsTable', index: ACTIVE_GROUPS_INDEX, actions: ['dynamodb:Query'] }],
+  listActiveGroups: [
+    { resource: 'groupsTable', index: ACTIVE_GROUPS_INDEX, actions: ['dynamodb:Query'] },
+    { resource: 'groupsTable', actions: ['dynamodb:BatchGetItem'] },
+  ],
   getGroup: [{ resource: 'groupsTable', actions: ['dynamodb:GetItem'] }],
   recordRedrive: [{ resource: 'groupsTable', actions: ['dynamodb:UpdateItem'] }],
   // The marked count; when refused, a read of the marks, then the unmarked count; then the copy.
@@ -364,9 +377,11 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
     },
 
     async listActiveGroups() {
+      // The index holds keys only (a group's lag changes on every write; its keys only when it
+      // becomes active or drains): Query each shard for them, then read those groups by key.
       const shards = await Promise.all(
         ALL_LAG_SHARDS.map(async (shard) => {
-          const groups: GroupLag[] = [];
+          const ids: string[] = [];
           let startKey: Record<string, unknown> | undefined;
           do {
             const output: QueryCommandOutput = await client.send(
@@ -378,15 +393,21 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
                 ExclusiveStartKey: startKey,
               }),
             );
-            for (const item of output.Items ?? []) {
-              groups.push(toGroupLag(parseItem(groupItemSchema, item, tableName, String(item[TABLES.groups.partitionKey]))));
-            }
+            for (const item of output.Items ?? []) ids.push(parseItem(indexEntrySchema, item, tableName, shard).message_group_id);
             startKey = output.LastEvaluatedKey;
           } while (startKey !== undefined);
-          return groups;
+          return ids;
         }),
       );
-      return shards.flat();
+      // Eventually consistent, at half the read units: the index itself is eventually consistent,
+      // so a strongly consistent read would not make the list any more current; the lag view and
+      // the lag job (once a minute) show a moment's lag, and a second-old copy of it is as good.
+      const items = await batchGetItems(client, { tableName, keyName: TABLES.groups.partitionKey, keys: shards.flat(), attributes: GROUP_ATTRIBUTES, consistency: ReadConsistency.eventual });
+      // A group that drained (or vanished) between the Query and the read is no longer active.
+      return items
+        .map((item) => parseItem(groupItemSchema, item, tableName, String(item[TABLES.groups.partitionKey])))
+        .filter((group) => group.lag_shard !== undefined)
+        .map(toGroupLag);
     },
   };
 }

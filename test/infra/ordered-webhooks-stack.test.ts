@@ -3,6 +3,7 @@
  * stack is synthesized once for the file (the first synthesis of a process costs about 1.5 s),
  * with non-default settings so that each derived value shows it follows the configuration.
  */
+import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import {
@@ -26,10 +27,12 @@ import { SUBSCRIPTIONS_ACCESS, SUBSCRIPTIONS_RESOURCES } from '../../lambda/hand
 import { PAYLOAD_BUCKET, PAYLOAD_OBJECT_PREFIX, QUEUES, RESOURCE_ENV_VARS, TABLES, type ResourceNames, type TableDefinition } from '../../lambda/resources.js';
 import { HANDLER_ENTRIES, ROUTES, type ApiFunction } from '../../lambda/routes.js';
 import type { HandlerName } from '../../lib/handler-function.js';
-import type { TableName } from '../../lib/state-tables.js';
+import { OrderedWebhooksStack } from '../../lib/ordered-webhooks-stack.js';
+import { KEEP_RETIRED_INDEXES_CONTEXT, type TableName } from '../../lib/state-tables.js';
 import {
   actionsByResource,
   actionsOn,
+  createApp,
   dashboardBodyOf,
   environmentOf,
   functionResource,
@@ -96,7 +99,7 @@ describe('StateTables', () => {
     expect(attributes.filter(({ AttributeType }) => AttributeType !== 'S')).toEqual([]);
   });
 
-  it.each(TABLE_NAMES)('declares the secondary indexes of %s from its definition, projecting everything', (name) => {
+  it.each(TABLE_NAMES)('declares the secondary indexes of %s from its definition, with its projection', (name) => {
     const expected = (DEFINITIONS[name].indexes ?? []).map((index) => ({
       IndexName: index.name,
       KeySchema: [
@@ -104,12 +107,12 @@ describe('StateTables', () => {
         ...(index.sortKey === undefined ? [] : [{ AttributeName: index.sortKey, KeyType: 'RANGE' }]),
       ],
       // No ProvisionedThroughput: the indexes are billed on demand with their table.
-      Projection: { ProjectionType: 'ALL' },
+      Projection: { ProjectionType: index.projection },
     }));
     expect(tableResource(name).Properties.GlobalSecondaryIndexes ?? []).toEqual(expected);
   });
 
-  it('keeps dead letters by subscription in position order, with no index, and indexes active groups by lag shard', () => {
+  it('keeps dead letters by subscription in position order, with no index, and indexes the keys of active groups by lag shard', () => {
     expect(tableResource('deadLetters').Properties).toMatchObject({
       KeySchema: [
         { AttributeName: 'subscription_id', KeyType: 'HASH' },
@@ -119,12 +122,29 @@ describe('StateTables', () => {
     });
     expect(tableResource('deadLetters').Properties.GlobalSecondaryIndexes).toBeUndefined();
     expect(tableResource('events').Properties.GlobalSecondaryIndexes).toBeUndefined();
+    // Keys only: a group's writes change its lag, not its keys, so the index is written only
+    // when a group becomes active or drains. The retired `active-groups` (projecting ALL) is gone.
     expect(tableResource('groups').Properties.GlobalSecondaryIndexes).toEqual([
-      expect.objectContaining({
-        IndexName: 'active-groups',
+      {
+        IndexName: 'active-group-keys',
         KeySchema: [{ AttributeName: 'lag_shard', KeyType: 'HASH' }],
-      }),
+        Projection: { ProjectionType: 'KEYS_ONLY' },
+      },
     ]);
+  });
+
+  it('declares the retired active-groups index beside its replacement only when the upgrade context asks for it', () => {
+    const app = createApp();
+    app.node.setContext(KEEP_RETIRED_INDEXES_CONTEXT, 'true');
+    const upgrading = new OrderedWebhooksStack(app, 'OrderedWebhooks', { config: synthesized.config });
+    const groups = Template.fromStack(upgrading).findResources('AWS::DynamoDB::Table');
+    const indexes = Object.values(groups).flatMap((table) => z.object({ Properties: z.object({ GlobalSecondaryIndexes: z.array(z.unknown()).optional() }) }).parse(table).Properties.GlobalSecondaryIndexes ?? []);
+    expect(indexes).toEqual([
+      { IndexName: 'active-group-keys', KeySchema: [{ AttributeName: 'lag_shard', KeyType: 'HASH' }], Projection: { ProjectionType: 'KEYS_ONLY' } },
+      { IndexName: 'active-groups', KeySchema: [{ AttributeName: 'lag_shard', KeyType: 'HASH' }], Projection: { ProjectionType: 'ALL' } },
+    ]);
+    // Nothing is granted the retired index: it is kept only so that CloudFormation adds one index per update.
+    expect(JSON.stringify(Template.fromStack(upgrading).findResources('AWS::IAM::Policy'))).not.toContain('/index/active-groups"');
   });
 
   it('keeps the routing in a settings table keyed by setting alone, with no index and no TTL', () => {
@@ -388,7 +408,7 @@ describe('permissions', () => {
   const table = (name: TableName): unknown => synthesized.stack.resolve(synthesized.stack.tables.table(name).tableArn);
   const indexOf = (name: TableName, indexName: string): unknown =>
     synthesized.stack.resolve(`${synthesized.stack.tables.table(name).tableArn}/index/${indexName}`);
-  const activeGroupsIndex = (): unknown => indexOf('groups', 'active-groups');
+  const activeGroupsIndex = (): unknown => indexOf('groups', 'active-group-keys');
   const payloadObjects = (): unknown => synthesized.stack.resolve(synthesized.stack.payloads.bucket.arnForObjects(`${PAYLOAD_OBJECT_PREFIX}*`));
   const deliveryQueue = (): unknown => synthesized.stack.resolve(synthesized.stack.queues.deliveryQueue.queueArn);
   const deadLetterQueue = (): unknown => synthesized.stack.resolve(synthesized.stack.queues.deadLetterQueue.queueArn);
@@ -523,18 +543,19 @@ describe('permissions', () => {
     expect(reaching.sort()).toEqual(['consumer', 'operations']);
   });
 
-  it('lets the lag job only query the active-groups index, and publish metrics through its logs alone', () => {
+  it('lets the lag job only query the active-group-keys index and read those groups by key, and publish metrics through its logs alone', () => {
     // Embedded metric format: CloudWatch reads the metrics from the log lines, no PutMetricData.
     expect(actionsByResource(permissions('lagMetrics'))).toEqual(
       expected([
         [logGroup('lagMetrics'), LOG_WRITES],
         [activeGroupsIndex(), ['dynamodb:Query']],
+        [table('groups'), ['dynamodb:BatchGetItem']],
       ]),
     );
   });
 
   it('names each index it grants, never every index of a table, and only queries it', () => {
-    expect(JSON.stringify(activeGroupsIndex())).toContain('/index/active-groups');
+    expect(JSON.stringify(activeGroupsIndex())).toContain('/index/active-group-keys');
     const indexGrants = HANDLERS.flatMap(permissions).filter((permission) =>
       JSON.stringify(permission.resource).includes('/index/'),
     );

@@ -51,7 +51,7 @@ describe('bench worker', { timeout: 60_000 }, () => {
         isolation: { current: { alone: result, withPoison: result } },
         usage: { busy: { current: result }, sparse: { current: result } },
         bundles: { current: { ingest: { bytes: 1024, gzipBytes: 512 } } },
-        indexPartitions: 16,
+        indexPartitions: { current: 16 },
         repeats: 1,
       };
       const json: unknown = JSON.parse(JSON.stringify({ ...report, model: modelOf(report), derived: deriveFigures(report) }));

@@ -71,7 +71,7 @@ describe('local stack resources', { timeout: 60_000 }, () => {
             (table.indexes ?? []).map((index) => ({
               name: index.name,
               keys: [`HASH:${index.partitionKey}`, ...(index.sortKey === undefined ? [] : [`RANGE:${index.sortKey}`])],
-              projection: 'ALL',
+              projection: index.projection,
             })),
           );
         }

@@ -193,6 +193,7 @@ function modelTables(): ModelTableDefinition[] {
       name: index.name,
       partitionKey: index.partitionKey,
       ...(index.sortKey === undefined ? {} : { sortKey: { name: index.sortKey, type: 'S' as const } }),
+      projection: index.projection,
     })),
   }));
 }

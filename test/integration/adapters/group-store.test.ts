@@ -1,12 +1,12 @@
 /**
  * The Groups adapter on dynalite: the lag counts that ingest, the consumer and redrive write, and
- * the sparse `active-groups` index a group enters with work and leaves when it drains. One table
- * for the file; each test uses its own message groups.
+ * the sparse, key-only `active-group-keys` index a group enters with work and leaves when it
+ * drains. One table for the file; each test uses its own message groups.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createGroupStore, MAX_DEAD_LETTERS_TRACKED, MAX_KEYS_TRACKED, placeMark as placeMarkOf, type GroupStore } from '../../../lambda/adapters/group-store.js';
-import { HeadState, type GroupProgress } from '../../../lambda/core/lag.js';
+import { HeadState, lagShardOf, type GroupProgress } from '../../../lambda/core/lag.js';
 import { messageGroupIdFor } from '../../../lambda/core/routing.js';
 import { TABLES } from '../../../lambda/resources.js';
 import { startDynaliteTables, type DynaliteTables } from '../support/dynalite.js';
@@ -55,6 +55,20 @@ describe('createGroupStore on dynalite', () => {
     await store.recordIntake({ messageGroupId: group, events: 1, orderingKeys: ['k2', 'k3'], acceptedAt: T1 });
     expect(await store.getGroup(group)).toMatchObject({ messageGroupId: group, depth: 3, oldestAcceptedAt: T0, keysAffected: 3, deadLettered: 0 });
     expect(await isActive(group)).toBe(true);
+  });
+
+  it('lists an active group with its whole lag when the index it is found in holds its keys alone', async () => {
+    const group = newGroup();
+    await store.recordIntake({ messageGroupId: group, events: 2, orderingKeys: ['k1', 'k2'], acceptedAt: T0 });
+    await store.recordProgress({ messageGroupId: group, settled: 0, lastSettledAcceptedAt: undefined, head: { state: HeadState.waiting, eventId: 'e1', orderingKey: 'k1', attempts: 2, lastError: 'HTTP 500', acceptedAt: T0 } }, NOW);
+    // The local stack's index, as local/tables.ts creates it from lambda/resources.ts: keys only.
+    const index = TABLES.groups.indexes[0];
+    const entries = await tables.dynamo.send(
+      new QueryCommand({ TableName: TABLES.groups.localName, IndexName: index.name, KeyConditionExpression: 'lag_shard = :shard', ExpressionAttributeValues: { ':shard': lagShardOf(group) } }),
+    );
+    expect(entries.Items?.find((entry) => entry.message_group_id === group)).toEqual({ message_group_id: group, lag_shard: lagShardOf(group) });
+    const listed = (await store.listActiveGroups()).find((candidate) => candidate.messageGroupId === group);
+    expect(listed).toMatchObject({ depth: 2, oldestAcceptedAt: T0, keysAffected: 2, headAttempts: 2, lastError: 'HTTP 500', headEventId: 'e1', headOrderingKey: 'k1', headFailingSince: NOW.toISOString() });
   });
 
   it('keeps a per-key group\'s ordering key from its first intake on, through its draining; none for a partition', async () => {

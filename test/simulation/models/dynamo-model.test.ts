@@ -89,7 +89,7 @@ async function createRealTable(definition: ModelTableDefinition): Promise<void> 
   const indexes: GlobalSecondaryIndex[] = (definition.indexes ?? []).map((index) => ({
     IndexName: index.name,
     KeySchema: [{ AttributeName: index.partitionKey, KeyType: 'HASH' }, ...(index.sortKey === undefined ? [] : [{ AttributeName: index.sortKey.name, KeyType: 'RANGE' as const }])],
-    Projection: { ProjectionType: 'ALL' },
+    Projection: { ProjectionType: index.projection ?? 'ALL' },
   }));
   await clients.dynamo.send(
     new CreateTableCommand({
@@ -251,7 +251,12 @@ describe('DynamoModel against dynalite: the adapters', () => {
     name: table.localName,
     partitionKey: table.partitionKey,
     ...(table.sortKey === undefined ? {} : { sortKey: { name: table.sortKey, type: 'S' as const } }),
-    indexes: (table.indexes ?? []).map((index) => ({ name: index.name, partitionKey: index.partitionKey, ...(index.sortKey === undefined ? {} : { sortKey: { name: index.sortKey, type: 'S' as const } }) })),
+    indexes: (table.indexes ?? []).map((index) => ({
+      name: index.name,
+      partitionKey: index.partitionKey,
+      ...(index.sortKey === undefined ? {} : { sortKey: { name: index.sortKey, type: 'S' as const } }),
+      projection: index.projection,
+    })),
   }));
 
   /** A client that records each call's outcome, so that the adapters' own calls are compared one by one. */
@@ -956,6 +961,52 @@ describe('DynamoModel against dynalite: queries, scans and pages', () => {
     await expectSamePages(pair, (startKey) => new ScanCommand({ TableName: table, IndexName: 'by-owner', Limit: 3, ExclusiveStartKey: startKey }), { isUnordered: true });
     await expectSameTables(pair);
   });
+  it('answers a key-only index with the table and index keys alone, filtering and projecting on them, as items enter, move and leave', async () => {
+    const keyed: ModelTableDefinition = {
+      name: 'Keyed',
+      partitionKey: 'id',
+      indexes: [
+        { name: 'shard-keys', partitionKey: 'shard', projection: 'KEYS_ONLY' },
+        { name: 'owner-keys', partitionKey: 'owner', sortKey: { name: 'at', type: 'S' }, projection: 'KEYS_ONLY' },
+      ],
+    };
+    const pair = await createPair([keyed]);
+    const table = pair.names.Keyed ?? '';
+    for (let index = 0; index < 10; index += 1) {
+      const item = { id: `id-${index}`, shard: `s${index % 2}`, ...(index % 3 === 0 ? {} : { owner: 'o1', at: `2026-01-${String(10 + index)}` }), v: index, pad: 'x'.repeat(200), keys: new Set(['a', 'b']) };
+      await expectSame(pair, () => new PutCommand({ TableName: table, Item: item }));
+    }
+    const byShard = (shard: string, extra: Partial<QueryCommand['input']> = {}) => (startKey: Record<string, unknown> | undefined) =>
+      new QueryCommand({ TableName: table, IndexName: 'shard-keys', KeyConditionExpression: '#shard = :s', ExpressionAttributeNames: { '#shard': 'shard' }, ExpressionAttributeValues: { ':s': shard }, Limit: 2, ExclusiveStartKey: startKey, ...extra });
+    const items = async (client: DynamoDBDocumentClient, shard: string) => sortedItems((await client.send(byShard(shard)(undefined))).Items);
+    // dynalite honours KEYS_ONLY: the table's key and the index's key, nothing else.
+    for (const client of [pair.real, pair.model]) {
+      const page = await items(client, 's0');
+      expect(page).toHaveLength(2);
+      for (const item of page) expect(Object.keys(item as object).sort()).toEqual(['id', 'shard']);
+    }
+    await expectSamePages(pair, byShard('s0'), { isUnordered: true });
+    await expectSamePages(pair, byShard('s1', { Select: 'ALL_PROJECTED_ATTRIBUTES' }), { isUnordered: true });
+    // A filter or a projection sees only what the index holds: the item's other attributes are absent.
+    await expectSamePages(pair, byShard('s1', { FilterExpression: 'attribute_exists(v)' }), { isUnordered: true });
+    await expectSamePages(pair, byShard('s1', { FilterExpression: 'attribute_not_exists(v)' }), { isUnordered: true });
+    await expectSamePages(pair, byShard('s0', { ProjectionExpression: 'id, v' }), { isUnordered: true });
+    await expectSamePages(pair, byShard('s0', { Select: 'COUNT' }), { isUnordered: true });
+    const byOwner = (startKey: Record<string, unknown> | undefined) =>
+      new QueryCommand({ TableName: table, IndexName: 'owner-keys', KeyConditionExpression: '#owner = :o', ExpressionAttributeNames: { '#owner': 'owner' }, ExpressionAttributeValues: { ':o': 'o1' }, Limit: 3, ExclusiveStartKey: startKey });
+    await expectSamePages(pair, byOwner);
+    // A change of attributes the index does not hold; leaving it; moving within it; entering it.
+    await expectSame(pair, () => new UpdateCommand({ TableName: table, Key: { id: 'id-1' }, UpdateExpression: 'ADD v :one', ExpressionAttributeValues: { ':one': 1 } }));
+    await expectSame(pair, () => new UpdateCommand({ TableName: table, Key: { id: 'id-2' }, UpdateExpression: 'REMOVE shard' }));
+    await expectSame(pair, () => new UpdateCommand({ TableName: table, Key: { id: 'id-4' }, UpdateExpression: 'SET shard = :s', ExpressionAttributeValues: { ':s': 's1' } }));
+    await expectSame(pair, () => new UpdateCommand({ TableName: table, Key: { id: 'id-new' }, UpdateExpression: 'SET shard = :s, v = :d', ExpressionAttributeValues: { ':s': 's0', ':d': 7 } }));
+    await expectSame(pair, () => new DeleteCommand({ TableName: table, Key: { id: 'id-6' } }));
+    await expectSamePages(pair, byShard('s0'), { isUnordered: true });
+    await expectSamePages(pair, byShard('s1'), { isUnordered: true });
+    await expectSamePages(pair, byOwner);
+    await expectSamePages(pair, (startKey) => new ScanCommand({ TableName: table, IndexName: 'shard-keys', Limit: 4, ExclusiveStartKey: startKey }), { isUnordered: true });
+    await expectSameTables(pair);
+  });
 });
 
 describe('DynamoModel against dynalite: batches', () => {
@@ -1139,5 +1190,9 @@ describe('DynamoModel alone: copies, the gate and the parse cache', () => {
     expect(() => state.execute('Get', { TableName: 'Things', Key: { pk: 'p' }, AttributesToGet: ['a'] })).toThrow(DynamoModelUnsupportedError);
     expect(() => state.execute('PutItem', { TableName: 'Things', Item: { pk: 'p' } })).toThrow(DynamoModelUnsupportedError);
     expect(() => state.execute('Put', { TableName: 'Things', Item: { pk: 'p', b: new Uint8Array([1]) } })).toThrow(DynamoModelUnsupportedError);
+    // A global secondary index that does not hold every attribute cannot answer ALL_ATTRIBUTES
+    // from the table (dynalite fetches them, as a local secondary index would).
+    const keyed = new DynamoModel([{ name: 'Keyed', partitionKey: 'id', indexes: [{ name: 'shard-keys', partitionKey: 'shard', projection: 'KEYS_ONLY' }] }]);
+    expect(() => keyed.execute('Query', { TableName: 'Keyed', IndexName: 'shard-keys', KeyConditionExpression: '#shard = :s', ExpressionAttributeNames: { '#shard': 'shard' }, ExpressionAttributeValues: { ':s': 's0' }, Select: 'ALL_ATTRIBUTES' })).toThrow(DynamoModelUnsupportedError);
   });
 });

@@ -58,12 +58,18 @@ export interface ModelSortKey {
   readonly type: 'S' | 'N';
 }
 
-/** A global secondary index projecting ALL attributes; sparse: an item is in it only when it has the index's key attributes. */
+/**
+ * A global secondary index; sparse: an item is in it only when it has the index's key attributes.
+ * It holds every attribute (`ALL`), or the table's and the index's key attributes alone
+ * (`KEYS_ONLY`): a Query or Scan of it answers, filters and projects with those alone.
+ */
 export interface ModelIndexDefinition {
   readonly name: string;
   /** String partition key. */
   readonly partitionKey: string;
   readonly sortKey?: ModelSortKey;
+  /** @default 'ALL' */
+  readonly projection?: 'ALL' | 'KEYS_ONLY';
 }
 
 /** A table of the model: a string partition key, an optional sort key, global secondary indexes. */
@@ -105,6 +111,8 @@ interface KeySchema {
   readonly indexName?: string;
   readonly partitionKey: string;
   readonly sortKey?: ModelSortKey;
+  /** An index's projection; the table's own key schema has none. */
+  readonly projection?: 'ALL' | 'KEYS_ONLY';
 }
 
 /** Items by partition value, then by primary key: a table's storage, or an index's. */
@@ -123,7 +131,7 @@ class TableState {
 
   indexSchema(name: string): KeySchema | undefined {
     const index = this.definition.indexes?.find((candidate) => candidate.name === name);
-    return index === undefined ? undefined : { indexName: index.name, partitionKey: index.partitionKey, sortKey: index.sortKey };
+    return index === undefined ? undefined : { indexName: index.name, partitionKey: index.partitionKey, sortKey: index.sortKey, projection: index.projection ?? 'ALL' };
   }
 
   /** The item's primary key as one string (a sort key's type is fixed per table, so values never collide). */
@@ -151,9 +159,20 @@ class TableState {
     for (const index of this.definition.indexes ?? []) {
       const partition = item[index.partitionKey];
       if (typeof partition === 'string' && (index.sortKey === undefined || item[index.sortKey.name] !== undefined)) {
-        addTo(this.indexPartitions.get(index.name), partition, primaryKey, item);
+        addTo(this.indexPartitions.get(index.name), partition, primaryKey, index.projection === 'KEYS_ONLY' ? this.keysOf(item, index) : item);
       }
     }
+  }
+
+  /** What a key-only index holds of an item: the table's key and the index's key attributes. */
+  private keysOf(item: ModelMap, index: ModelIndexDefinition): ModelMap {
+    const names = [this.definition.partitionKey, this.definition.sortKey?.name, index.partitionKey, index.sortKey?.name];
+    const keys: ModelMap = {};
+    for (const name of names) {
+      const value = name === undefined ? undefined : item[name];
+      if (name !== undefined && value !== undefined) keys[name] = value;
+    }
+    return keys;
   }
 
   partitionsOf(schema: KeySchema): Partitions {
@@ -508,6 +527,11 @@ export class DynamoModel {
     const schema = table.indexSchema(indexName);
     if (schema === undefined) throw validationError(`The table does not have the specified index: ${indexName}`);
     if (request.ConsistentRead === true) throw validationError('Consistent reads are not supported on global secondary indexes');
+    // A global secondary index cannot fetch from the table what it does not hold (dynalite does,
+    // as for a local secondary index): not modelled rather than answered wrongly.
+    if (select === 'ALL_ATTRIBUTES' && request.Select !== undefined && schema.projection !== 'ALL') {
+      throw new DynamoModelUnsupportedError('Select ALL_ATTRIBUTES on an index that does not project all attributes is not modelled');
+    }
     return schema;
   }
 

@@ -424,7 +424,10 @@ const ADAPTERS = {
       listActiveGroups: [
         {
           path: 'a shard holds a group',
-          answer: () => dynamoMock.on(QueryCommand).resolves({ Items: [{ message_group_id: 'g1', depth: 1 }] }),
+          answer: () => {
+            dynamoMock.on(QueryCommand).resolves({ Items: [{ message_group_id: 'g1', lag_shard: 'shard-0' }] });
+            dynamoMock.on(BatchGetCommand).resolves({ Responses: { [NAMES.groupsTable]: [{ message_group_id: 'g1', lag_shard: 'shard-0', depth: 1 }] } });
+          },
           run: (store) => store.listActiveGroups(),
         },
       ],
@@ -563,8 +566,8 @@ describe.each(Object.entries(ADAPTERS))('%s', (_adapter, rows) => {
 
 describe('accessesOfCommand', () => {
   it('maps a Query of an index to the index, not the table', () => {
-    expect(accessesOfCommand(new QueryCommand({ TableName: NAMES.groupsTable, IndexName: 'active-groups', KeyConditionExpression: 'lag_shard = :s' }))).toEqual([
-      { action: 'dynamodb:Query', resource: 'groupsTable', index: 'active-groups' },
+    expect(accessesOfCommand(new QueryCommand({ TableName: NAMES.groupsTable, IndexName: 'active-group-keys', KeyConditionExpression: 'lag_shard = :s' }))).toEqual([
+      { action: 'dynamodb:Query', resource: 'groupsTable', index: 'active-group-keys' },
     ]);
   });
 

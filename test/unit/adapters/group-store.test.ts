@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '../../../lambda/adapters/aws-clients.js';
@@ -109,16 +109,48 @@ describe('recordProgress', () => {
 });
 
 describe('listActiveGroups', () => {
-  it('reads every shard of the sparse index, page by page, never the table', async () => {
+  it('queries every shard of the key-only index, page by page, then reads those groups by key, never scanning the table', async () => {
+    // A key-only index answers with the table's key and the index's key alone.
     dynamo.on(QueryCommand).callsFake((input: { ExpressionAttributeValues: { ':shard': string }; ExclusiveStartKey?: unknown }) => {
       if (input.ExpressionAttributeValues[':shard'] !== 'shard-3') return { Items: [] };
-      if (input.ExclusiveStartKey === undefined) return { Items: [{ message_group_id: 'g1', depth: 2, ordering_keys: new Set(['a', 'b']) }], LastEvaluatedKey: { message_group_id: 'g1' } };
-      return { Items: [{ message_group_id: 'g2', depth: 0, dead_lettered: 1 }] };
+      if (input.ExclusiveStartKey === undefined) return { Items: [{ message_group_id: 'g1', lag_shard: 'shard-3' }], LastEvaluatedKey: { message_group_id: 'g1', lag_shard: 'shard-3' } };
+      return { Items: [{ message_group_id: 'g2', lag_shard: 'shard-3' }] };
+    });
+    dynamo.on(BatchGetCommand).resolves({
+      Responses: {
+        Groups: [
+          { message_group_id: 'g1', lag_shard: 'shard-3', depth: 2, ordering_keys: new Set(['a', 'b']) },
+          { message_group_id: 'g2', lag_shard: 'shard-3', depth: 0, dead_lettered: 1 },
+        ],
+      },
     });
     const groups = await store.listActiveGroups();
     expect(groups.map((g) => [g.messageGroupId, g.depth, g.keysAffected, g.deadLettered])).toEqual([['g1', 2, 2, 0], ['g2', 0, 0, 1]]);
     const calls = dynamo.commandCalls(QueryCommand);
     expect(calls).toHaveLength(ALL_LAG_SHARDS.length + 1);
-    for (const call of calls) expect(call.args[0].input).toMatchObject({ TableName: 'Groups', IndexName: 'active-groups', KeyConditionExpression: 'lag_shard = :shard' });
+    for (const call of calls) expect(call.args[0].input).toMatchObject({ TableName: 'Groups', IndexName: 'active-group-keys', KeyConditionExpression: 'lag_shard = :shard' });
+    const reads = dynamo.commandCalls(BatchGetCommand);
+    expect(reads).toHaveLength(1);
+    const read = reads[0]?.args[0].input.RequestItems?.Groups;
+    expect(read?.Keys).toEqual([{ message_group_id: 'g1' }, { message_group_id: 'g2' }]);
+    // The index is eventually consistent: so may the read of what it lists be, at half the units.
+    expect(read?.ConsistentRead).toBe(false);
+    expect(Object.values(read?.ExpressionAttributeNames ?? {})).toEqual(expect.arrayContaining(['depth', 'oldest_accepted_at', 'head_attempts', 'ordering_keys', 'dead_lettered', 'lag_shard']));
+  });
+
+  it('leaves out a group that drained or vanished between the Query and the read', async () => {
+    dynamo.on(QueryCommand).callsFake((input: { ExpressionAttributeValues: { ':shard': string } }) =>
+      input.ExpressionAttributeValues[':shard'] === 'shard-0'
+        ? { Items: [{ message_group_id: 'active', lag_shard: 'shard-0' }, { message_group_id: 'drained', lag_shard: 'shard-0' }, { message_group_id: 'vanished', lag_shard: 'shard-0' }] }
+        : { Items: [] },
+    );
+    dynamo.on(BatchGetCommand).resolves({ Responses: { Groups: [{ message_group_id: 'active', lag_shard: 'shard-0', depth: 1 }, { message_group_id: 'drained', depth: 0 }] } });
+    expect((await store.listActiveGroups()).map((group) => group.messageGroupId)).toEqual(['active']);
+  });
+
+  it('reads nothing by key when no group is active', async () => {
+    dynamo.on(QueryCommand).resolves({ Items: [] });
+    expect(await store.listActiveGroups()).toEqual([]);
+    expect(dynamo.commandCalls(BatchGetCommand)).toHaveLength(0);
   });
 });

@@ -100,4 +100,37 @@ describe('indexWriteUnits', () => {
   it('needs the sort key too when the index has one', () => {
     expect(indexWriteUnits(undefined, inA, { partitionKey: 'shard', sortKey: 'position' })).toBe(0);
   });
+
+  it('projects everything when no projection is given, as a checkout from before projections', () => {
+    expect(indexWriteUnits(inA, inA2, index)).toBe(indexWriteUnits(inA, inA2, { ...index, projection: 'ALL' }));
+  });
+});
+
+describe('indexWriteUnits of a key-only index', () => {
+  const keysOnly: IndexKeys = { partitionKey: 'shard', projection: 'KEYS_ONLY', tableKeys: ['id'] };
+  const out: Item = { id: 'g', depth: 0 };
+  const inA: Item = { id: 'g', depth: 1, shard: 'a', oldest: '2026-12-03T00:00:00Z' };
+  const big = 'x'.repeat(3000);
+
+  it.each<[string, Item | undefined, Item | undefined, number]>([
+    ['an item that never carries the index key', out, { ...out, depth: 3 }, 0],
+    ['an item entering the index', out, inA, 1],
+    ['an item leaving the index', inA, out, 1],
+    ['an indexed item whose other attributes change', inA, { ...inA, depth: 2, oldest: '2026-12-03T00:00:01Z' }, 0],
+    ['an indexed item losing an attribute the index does not hold', inA, { id: 'g', shard: 'a', depth: 1 }, 0],
+    ['an indexed item whose index key changes', inA, { ...inA, shard: 'b' }, 2],
+    ['an indexed item written unchanged', inA, { ...inA }, 0],
+    // The index holds the keys alone: a 3 KB item enters it for one unit, not three.
+    ['a large item entering the index', out, { ...inA, pad: big }, 1],
+    ['a new item in the index', undefined, inA, 1],
+    ['a deleted indexed item', inA, undefined, 1],
+  ])('counts the index writes of %s', (_name, before, after, units) => {
+    expect(indexWriteUnits(before, after, keysOnly)).toBe(units);
+  });
+
+  it('bills a large item on what the index holds, where projecting everything bills the whole item', () => {
+    const large: Item = { ...inA, pad: big };
+    expect(indexWriteUnits(out, large, { partitionKey: 'shard', projection: 'ALL' })).toBe(3);
+    expect(indexWriteUnits(out, large, keysOnly)).toBe(1);
+  });
 });

@@ -192,8 +192,15 @@ describe('plannedRequests', () => {
 describe('tableShapes', () => {
   it('reads each table\'s key and indexes from lambda/resources.ts, by local name', () => {
     const shapes = tableShapes(resources);
-    expect(shapes.get('Groups')).toEqual({ partitionKey: 'message_group_id', indexes: [{ partitionKey: 'lag_shard' }] });
+    expect(shapes.get('Groups')).toEqual({ partitionKey: 'message_group_id', indexes: [{ partitionKey: 'lag_shard', projection: 'KEYS_ONLY', tableKeys: ['message_group_id'] }] });
     expect(shapes.get('DeadLetters')).toEqual({ partitionKey: 'subscription_id', sortKey: 'position', indexes: [] });
+  });
+
+  it('takes an index without a declared projection (a checkout from before projections) as projecting ALL', () => {
+    const older = { TABLES: { groups: { localName: 'Groups', envVar: 'GROUPS_TABLE', partitionKey: 'message_group_id', indexes: [{ name: 'active-groups', partitionKey: 'lag_shard' }] } } };
+    // A baseline checkout's module: typed as this checkout's, shaped as the older one.
+    const shapes = tableShapes(older as unknown as typeof resources);
+    expect(shapes.get('Groups')?.indexes).toEqual([{ partitionKey: 'lag_shard', projection: 'ALL', tableKeys: ['message_group_id'] }]);
   });
 });
 

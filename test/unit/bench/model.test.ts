@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { costPerMillion } from '../../../bench/cost.js';
 import { scaleModel } from '../../../bench/model.js';
+import type { RunResult } from '../../../bench/protocol.js';
+import { modelOf } from '../../../bench/report.js';
 import { SPARSE_USAGE } from './fixture.js';
 
 const assumptions = { receiverMs: 100, functionMemoryMb: 256, awsCallMs: 6 };
@@ -44,5 +46,30 @@ describe('scaleModel', () => {
     expect(model.monthlyUsd.total).toBeCloseTo(model.monthlyUsd.perEvent + model.monthlyUsd.fixed, 6);
     // 10,000 events/s for 30 days: 25,920 million events.
     expect(model.monthlyUsd.perEvent).toBeCloseTo(costPerMillion(SPARSE_USAGE, assumptions).totalUsdPerMillion * 25_920, 6);
+  });
+});
+
+describe('modelOf', () => {
+  it('spreads each variant\'s index writes over its own lag shards when a baseline has fewer', () => {
+    const result: RunResult = { seconds: 1, delivered: 100, expected: 100, eventsPerSecond: 100, orderViolations: 0, duplicates: 0, refused: 0, timedOut: false, usage: SPARSE_USAGE, warnings: [] };
+    const models = modelOf({
+      startedAt: new Date(0).toISOString(),
+      seconds: 1,
+      machine: { cpus: 2, node: process.version, loadAverage: [0, 0, 0] },
+      variants: [
+        { id: 'baseline', label: 'baseline' },
+        { id: 'current', label: 'working tree' },
+      ],
+      grid: [],
+      isolation: {},
+      usage: { busy: {}, sparse: { baseline: result, current: result } },
+      bundles: {},
+      indexPartitions: { baseline: 16, current: 256 },
+      repeats: 1,
+    });
+    const indexRow = (id: string) => models[id]?.rows.find((row) => row.demand.startsWith('Groups index writes/s'));
+    expect(indexRow('baseline')).toMatchObject({ demand: 'Groups index writes/s, one index partition of 16', peak: 3_125 });
+    expect(indexRow('current')).toMatchObject({ demand: 'Groups index writes/s, one index partition of 256' });
+    expect(indexRow('current')?.peak).toBeCloseTo(50_000 / 256, 9);
   });
 });
