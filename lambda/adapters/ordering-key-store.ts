@@ -20,6 +20,9 @@ const headSchema = z.object({
   /** The head before this one (see `beginAttempt`); '' and 0 for a key whose first head this is. */
   prev_event_id: z.string().optional(),
   prev_sequence: z.number().int().nonnegative().optional(),
+  /** The head before that one, likewise (see `AttemptTicket.earlier`). */
+  prev2_event_id: z.string().optional(),
+  prev2_sequence: z.number().int().nonnegative().optional(),
   /** The message group and queue position (see `positionOf`) of the head's message, when known. */
   head_group: z.string().optional(),
   head_position: z.string().optional(),
@@ -33,11 +36,17 @@ export function positionOf(sequenceNumber: string): string {
   return sequenceNumber.padStart(40, '0');
 }
 
-/** The head before the current one, as the item keeps it; undefined when there was none. */
-function previousOf(head: z.infer<typeof headSchema>): { eventId: string; sequence: number } | undefined {
-  const { prev_event_id: eventId, prev_sequence: sequence } = head;
+/** A head the item keeps from before, by its two attributes; undefined when there was none. */
+function headOf(eventId: string | undefined, sequence: number | undefined): { eventId: string; sequence: number } | undefined {
   if (eventId === undefined || eventId === '' || sequence === undefined || sequence === 0) return undefined;
   return { eventId, sequence };
+}
+
+/** The head before the current one, and the one before that, as the item keeps them. */
+function previousOf(head: z.infer<typeof headSchema>): { previous?: { eventId: string; sequence: number }; earlier?: { eventId: string; sequence: number } } {
+  const previous = headOf(head.prev_event_id, head.prev_sequence);
+  const earlier = headOf(head.prev2_event_id, head.prev2_sequence);
+  return { ...(previous === undefined ? {} : { previous }), ...(earlier === undefined ? {} : { earlier }) };
 }
 
 /**
@@ -76,8 +85,7 @@ export const ORDERING_KEY_STORE_ACCESS = {
 } as const satisfies AccessMap<OrderingKeyStore>;
 
 function ticketOf(kind: AttemptTicketKind, head: z.infer<typeof headSchema>): AttemptTicket {
-  const previous = previousOf(head);
-  return { kind, sequence: head.head_sequence, attempts: head.head_attempts, ...(previous === undefined ? {} : { previous }) };
+  return { kind, sequence: head.head_sequence, attempts: head.head_attempts, ...previousOf(head) };
 }
 
 export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName: string): OrderingKeyStore {
@@ -97,7 +105,8 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
       // A new head: the key's next sequence number, attempt 1. Every SET operand reads the item as
       // it was before this write, so head_sequence equals the new last_sequence, and prev_* keep
       // the head this one replaces: its number stays findable here (the backstop's import reads
-      // it) until the consumer has written it on that event's record. A redriven dead letter keeps
+      // it) until the consumer has written it on that event's record, and prev2_* the head before
+      // that, whose record may still be being written (see `AttemptTicket.earlier`). A redriven dead letter keeps
       // the number it was given and takes none. A message older in its group than the head's
       // (a stale copy: an invocation that ran late, or a record sent back after its successor was
       // begun) never becomes the head: the key has moved past it.
@@ -110,6 +119,7 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
             isKeptSequence
               ? 'SET head_sequence = :kept'
               : 'SET last_sequence = if_not_exists(last_sequence, :zero) + :one, head_sequence = if_not_exists(last_sequence, :zero) + :one',
+            ', prev2_event_id = if_not_exists(prev_event_id, :none), prev2_sequence = if_not_exists(prev_sequence, :nothing)',
             ', prev_event_id = if_not_exists(head_event_id, :none), prev_sequence = if_not_exists(head_sequence, :nothing)',
             ', head_event_id = :event, head_attempts = :one',
             message === undefined ? '' : ', head_group = :group, head_position = :position',
@@ -185,8 +195,7 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
       const output = await client.send(new GetCommand({ TableName: tableName, Key: { [orderingKey]: key }, ConsistentRead: true }));
       if (output.Item === undefined) return undefined;
       const head = parseItem(headSchema, output.Item, tableName, key);
-      const previous = previousOf(head);
-      return { eventId: head.head_event_id, sequence: head.head_sequence, attempts: head.head_attempts, ...(previous === undefined ? {} : { previous }) };
+      return { eventId: head.head_event_id, sequence: head.head_sequence, attempts: head.head_attempts, ...previousOf(head) };
     },
 
     async requestSkip({ orderingKey: key, eventId, at }) {

@@ -25,6 +25,8 @@ export interface KeyHead {
   readonly attempts: number;
   /** The head before it, whose number the consumer may not have written on its record yet. */
   readonly previous?: { readonly eventId: string; readonly sequence: number };
+  /** The head before that one (see `AttemptTicket.earlier`). */
+  readonly earlier?: { readonly eventId: string; readonly sequence: number };
 }
 
 export interface BackstopImportPorts {
@@ -113,7 +115,7 @@ async function importOne(
   // Its key may have moved on since (the backstop let its successors through): the number it was
   // given is kept on the key as the previous head until the consumer has written it on the
   // event's own record, before the key moves on again.
-  const previous = head?.previous?.eventId === eventId ? head.previous.sequence : undefined;
+  const previous = [head?.previous, head?.earlier].find((kept) => kept?.eventId === eventId)?.sequence;
   const sequence = isHead ? head.sequence : (previous ?? queued.redrive?.sequence ?? (await ports.events.findSequence(eventId)));
   const attempts = isHead ? head.attempts : 0;
   const at = ports.now().toISOString();

@@ -79,6 +79,12 @@ export interface AttemptTicket {
    * its number findable (CONTRACT §3) without a write before every attempt.
    */
   readonly previous?: { readonly eventId: string; readonly sequence: number };
+  /**
+   * The head before `previous`, kept one head longer: the consumer begins a key's next event while
+   * the delivery before it is still being recorded (see `processGroup`), so that delivery's number
+   * may be on the key alone until the head after next writes it on the event's record.
+   */
+  readonly earlier?: { readonly eventId: string; readonly sequence: number };
 }
 
 /** What the consumer writes and reads about events and ordering keys. */
@@ -281,10 +287,9 @@ async function giveUp(
  * event is settled or handed back, never before its attempt: the number stays on the key item
  * (`previous`) until the next new head, which only comes once this event's message is gone.
  */
-function recordPreviousNumber(ports: DeliveryPorts, ticket: AttemptTicket, eventId: string, isSeenSettled: (eventId: string) => boolean): Promise<void> {
-  const { previous } = ticket;
-  if (previous === undefined || previous.eventId === eventId || isSeenSettled(previous.eventId)) return Promise.resolve();
-  return ports.store.recordSequence(previous);
+async function recordPreviousNumber(ports: DeliveryPorts, ticket: AttemptTicket, eventId: string, isSeenSettled: (eventId: string) => boolean): Promise<void> {
+  const heads = [ticket.previous, ticket.earlier].filter((head) => head !== undefined && head.eventId !== eventId && !isSeenSettled(head.eventId));
+  await Promise.all(heads.map((head) => (head === undefined ? undefined : ports.store.recordSequence(head))));
 }
 
 /** What a group's run knows when one of its records starts. */
@@ -336,7 +341,7 @@ export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, 
     // The key moved past this message after it got a 2xx (the begin of a successor follows the
     // delivery's record): a copy held by an invocation that ran late while another delivered it.
     // Record that delivery, unless the event was settled meanwhile (its record says so already).
-    const sequence = ticket.previous?.eventId === eventId ? ticket.previous.sequence : undefined;
+    const sequence = [ticket.previous, ticket.earlier].find((head) => head?.eventId === eventId)?.sequence;
     const result = await ports.store.markDeliveredUnlessSettled({ queued, sequence, attempts: 1, at: ports.now().toISOString() });
     return { outcome: result === undefined ? { kind: OutcomeKind.duplicate } : { kind: OutcomeKind.duplicate, acceptedAt: waitingSince(queued), isCounted: result.wasAccepted } };
   }

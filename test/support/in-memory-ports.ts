@@ -11,6 +11,7 @@ import { RecordOutcome, type AcceptedEventRecord } from '../../lambda/core/inges
 
 interface KeyState {
   previous?: { eventId: string; sequence: number };
+  earlier?: { eventId: string; sequence: number };
   /** The head's message group and SQS SequenceNumber, padded as the adapter pads it. */
   headPosition?: { group: string; position: string };
   headRedrive?: string;
@@ -79,6 +80,7 @@ export class InMemoryDeliveryStore implements DeliveryStore {
       const sequence = kept ?? lastSequence;
       this.keys.set(input.orderingKey, {
         ...(state === undefined ? {} : { previous: { eventId: state.headEventId, sequence: state.headSequence } }),
+        ...(state?.previous === undefined ? {} : { earlier: state.previous }),
         lastSequence,
         headEventId: input.eventId,
         headSequence: sequence,
@@ -102,7 +104,13 @@ export class InMemoryDeliveryStore implements DeliveryStore {
   private readonly ticketOf = (kind: AttemptTicketKind, orderingKey: string): AttemptTicket => {
     const state = this.keys.get(orderingKey);
     if (state === undefined) throw new Error(`no head on ${orderingKey}`);
-    return { kind, sequence: state.headSequence, attempts: state.headAttempts, ...(state.previous === undefined ? {} : { previous: state.previous }) };
+    return {
+      kind,
+      sequence: state.headSequence,
+      attempts: state.headAttempts,
+      ...(state.previous === undefined ? {} : { previous: state.previous }),
+      ...(state.earlier === undefined ? {} : { earlier: state.earlier }),
+    };
   };
 
   readonly requestSkip = async (input: { orderingKey: string; eventId: string }): Promise<boolean> => {

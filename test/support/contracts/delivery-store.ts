@@ -212,6 +212,22 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
         expect((await begin(3)).previous).toEqual({ eventId: key.eventId(2), sequence: 2 });
       });
 
+      it('keeps the head before the previous one too, one head longer', async () => {
+        const store = makeStore();
+        const key = newKey();
+        const begin = (n: number) => store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(n), maxAttempts: MAX });
+        expect((await begin(1)).earlier).toBeUndefined();
+        expect((await begin(2)).earlier).toBeUndefined();
+        const third = await begin(3);
+        expect([third.previous, third.earlier]).toEqual([
+          { eventId: key.eventId(2), sequence: 2 },
+          { eventId: key.eventId(1), sequence: 1 },
+        ]);
+        // A retry of the same head moves nothing.
+        expect((await begin(3)).earlier).toEqual({ eventId: key.eventId(1), sequence: 1 });
+        expect((await begin(4)).earlier).toEqual({ eventId: key.eventId(2), sequence: 2 });
+      });
+
       it('keeps a redriven head’s kept number as previous once the key moves on', async () => {
         const store = makeStore();
         const key = newKey();
