@@ -150,6 +150,11 @@ export const GROUP_STORE_ACCESS = {
   uncountDeadLetter: [{ resource: 'groupsTable', actions: ['dynamodb:UpdateItem', 'dynamodb:GetItem'] }],
 } as const satisfies AccessMap<GroupStore>;
 
+/** What a drained group forgets besides its place in the index: its oldest acceptance, keys and head. */
+const FORGOTTEN_ATTRIBUTES_BUT_SHARD = 'oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key';
+/** What a drained group without dead letters forgets: the above, and its place in the index. */
+const FORGOTTEN_ATTRIBUTES = `lag_shard, ${FORGOTTEN_ATTRIBUTES_BUT_SHARD}`;
+
 export function createGroupStore(client: DynamoDBDocumentClient, tableName: string): GroupStore {
   const key = (messageGroupId: string) => ({ [TABLES.groups.partitionKey]: messageGroupId });
 
@@ -165,7 +170,7 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
       new UpdateCommand({
         TableName: tableName,
         Key: key(messageGroupId),
-        UpdateExpression: `REMOVE ${hasDeadLetters ? '' : 'lag_shard, '}oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key`,
+        UpdateExpression: `REMOVE ${hasDeadLetters ? '' : 'lag_shard, '}${FORGOTTEN_ATTRIBUTES_BUT_SHARD}`,
         // A group only a dead letter was counted in (before ingest's intake) has no depth yet.
         ConditionExpression: hasDeadLetters
           ? '(attribute_not_exists(#depth) OR #depth <= :zero)'
@@ -274,6 +279,23 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
     recordIntake,
 
     async recordProgress(progress, now) {
+      // Likely the last of the group: the count and the forgetting in one conditional write, which
+      // is refused when ingest counted more (or dead letters keep the group in the index); then the
+      // two writes below, as for any batch.
+      if (progress.head.state === HeadState.clear && progress.isLikelyDrained === true && progress.settled > 0) {
+        const drained = await updateIfCondition(
+          client,
+          new UpdateCommand({
+            TableName: tableName,
+            Key: key(progress.messageGroupId),
+            UpdateExpression: `ADD #depth :settled REMOVE ${FORGOTTEN_ATTRIBUTES}`,
+            ConditionExpression: '(attribute_not_exists(#depth) OR #depth <= :count) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
+            ExpressionAttributeNames: DEPTH,
+            ExpressionAttributeValues: { ':settled': -progress.settled, ':count': progress.settled, ':zero': 0 },
+          }),
+        );
+        if (drained !== undefined) return;
+      }
       const set = ['lag_shard = :shard'];
       const remove: string[] = [];
       const values: Record<string, unknown> = { ':settled': -progress.settled, ':shard': lagShardOf(progress.messageGroupId) };

@@ -42,6 +42,19 @@ export function groupByMessageGroup(records: readonly ConsumerRecord[]): Consume
 }
 
 /**
+ * Which groups SQS most likely handed out whole in this batch, as a hint for the lag's write (see
+ * `GroupProgress.isLikelyDrained`): SQS returns as many messages of one group as it can, so a group
+ * with fewer than `batchSize` had no more visible, unless the batch was full and the group of its
+ * last record was cut short by the limit.
+ */
+export function likelyDrainedGroups(records: readonly ConsumerRecord[], batchSize: number): (messageGroupId: string) => boolean {
+  const counts = new Map<string, number>();
+  for (const record of records) counts.set(record.messageGroupId, (counts.get(record.messageGroupId) ?? 0) + 1);
+  const cutShort = records.length >= batchSize ? records.at(-1)?.messageGroupId : undefined;
+  return (messageGroupId) => messageGroupId !== cutShort && (counts.get(messageGroupId) ?? batchSize) < batchSize;
+}
+
+/**
  * The successor-visibility rule. When the head of a group must wait, it and every later record of
  * its group are reported failed (otherwise Lambda would delete the successors, or a successor
  * would overtake its head). The head gets its backoff as visibility timeout; the successors get

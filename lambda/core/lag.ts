@@ -255,6 +255,12 @@ export interface GroupProgress {
   /** The acceptance time of the last event settled, a lower bound for the next one's. */
   readonly lastSettledAcceptedAt: string | undefined;
   readonly head: GroupHead;
+  /**
+   * A hint that this batch settled everything the group had: its batch was not full, so SQS had no
+   * more of it to hand out. The write that records the progress then tries to drain the group at
+   * once; a wrong hint costs one refused write, never a wrong count.
+   */
+  readonly isLikelyDrained?: boolean;
 }
 
 /** Whether a batch changed anything worth a write (a batch of duplicates does not). */

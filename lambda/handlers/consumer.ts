@@ -6,8 +6,8 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
-import { recordTimeBudgetMs, visibilityCeilingSeconds, type Config } from '../config.js';
-import { processBatch, type VisibilityChange } from '../core/consumer-batch.js';
+import { CONSUMER_BATCH_SIZE, recordTimeBudgetMs, visibilityCeilingSeconds, type Config } from '../config.js';
+import { likelyDrainedGroups, processBatch, type VisibilityChange } from '../core/consumer-batch.js';
 import { hasProgress, type GroupProgress } from '../core/lag.js';
 import { CONSUMER_METRICS, countOutcomes, type ConsumerCounts } from '../core/consumer-metrics.js';
 import { isSuccess, type ConsumerRecord, type DeliveryPorts } from '../core/delivery.js';
@@ -113,10 +113,11 @@ export function createConsumerHandler(deps: ConsumerHandlerDeps): ConsumerHandle
       deps.logger.error('visibility changes failed', { error, changes: plan.visibilityChanges.length });
     }
     const now = deps.ports.now();
+    const isLikelyDrained = likelyDrainedGroups(records, CONSUMER_BATCH_SIZE);
     await Promise.all(
       plan.groups.filter(hasProgress).map(async (progress) => {
         try {
-          await deps.recordGroupProgress(progress, now);
+          await deps.recordGroupProgress({ ...progress, isLikelyDrained: isLikelyDrained(progress.messageGroupId) }, now);
         } catch (error) {
           // Lag is what operators see, not what receivers get: deliveries already made stand.
           deps.logger.error('group lag not recorded', { message_group_id: progress.messageGroupId, error });

@@ -98,6 +98,29 @@ describe('createGroupStore on dynalite', () => {
     expect(await store.getGroup(group)).toMatchObject({ depth: 1, headAttempts: 2, lastError: 'HTTP 502', headFailingSince: NOW.toISOString(), headEventId: 'evt-1', headOrderingKey: 'k1' });
   });
 
+  it('drains a group in one write when the batch likely emptied it, and falls back to the two writes when it did not', async () => {
+    const group = newGroup();
+    await store.recordIntake({ messageGroupId: group, events: 3, orderingKeys: ['k1'], acceptedAt: T0 });
+    // A wrong hint: one event of three settled. Refused, then the usual write.
+    await store.recordProgress({ ...clear(group, 1), isLikelyDrained: true }, NOW);
+    expect(await store.getGroup(group)).toMatchObject({ depth: 2, oldestAcceptedAt: T1 });
+    expect(await isActive(group)).toBe(true);
+    await store.recordProgress({ ...clear(group, 2), isLikelyDrained: true }, NOW);
+    const drained = await store.getGroup(group);
+    expect(drained).toMatchObject({ depth: 0, keysAffected: 0 });
+    expect(drained?.oldestAcceptedAt).toBeUndefined();
+    expect(await isActive(group)).toBe(false);
+  });
+
+  it('keeps a drained group with dead letters in the index, whatever the hint', async () => {
+    const group = newGroup();
+    await store.recordIntake({ messageGroupId: group, events: 2, orderingKeys: ['k1'], acceptedAt: T0 });
+    await store.countDeadLetter({ subscriptionId: 's', position: 'p1', messageGroupId: group });
+    await store.recordProgress({ ...clear(group, 2), isLikelyDrained: true }, NOW);
+    expect(await store.getGroup(group)).toMatchObject({ depth: 0, deadLettered: 1 });
+    expect(await isActive(group)).toBe(true);
+  });
+
   it('forgets a drained group and takes it out of the index, so its next events start its wait afresh', async () => {
     const group = newGroup();
     await store.recordIntake({ messageGroupId: group, events: 2, orderingKeys: ['k1'], acceptedAt: T0 });

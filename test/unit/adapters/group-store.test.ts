@@ -99,6 +99,29 @@ describe('recordProgress', () => {
     });
   });
 
+  it('drains a group likely emptied by its batch in one conditional write, and writes as usual when refused', async () => {
+    dynamo.on(UpdateCommand).resolves({});
+    const drained = { messageGroupId: 'g1', settled: 2, lastSettledAcceptedAt: 'a2', head: { state: HeadState.clear }, isLikelyDrained: true } as const;
+    await store.recordProgress(drained, now);
+    const calls = dynamo.commandCalls(UpdateCommand);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.args[0].input).toMatchObject({
+      UpdateExpression: 'ADD #depth :settled REMOVE lag_shard, oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key',
+      ConditionExpression: '(attribute_not_exists(#depth) OR #depth <= :count) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
+      ExpressionAttributeValues: { ':settled': -2, ':count': 2, ':zero': 0 },
+    });
+    dynamo.reset();
+    dynamo
+      .on(UpdateCommand)
+      .rejectsOnce(new ConditionalCheckFailedException({ message: 'more pending', $metadata: {} }))
+      .resolvesOnce({ Attributes: { message_group_id: 'g1', depth: 3 } });
+    await store.recordProgress(drained, now);
+    expect(dynamo.commandCalls(UpdateCommand).map((call) => call.args[0].input.UpdateExpression)).toEqual([
+      'ADD #depth :settled REMOVE lag_shard, oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key',
+      'ADD #depth :settled SET lag_shard = :shard, oldest_accepted_at = :oldest REMOVE head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key',
+    ]);
+  });
+
   it('accepts that ingest counted new events meanwhile', async () => {
     dynamo
       .on(UpdateCommand)

@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { groupByMessageGroup, processBatch, type TimeBudget } from '../../../lambda/core/consumer-batch.js';
+import { groupByMessageGroup, likelyDrainedGroups, processBatch, type TimeBudget } from '../../../lambda/core/consumer-batch.js';
 import {
   AttemptResultKind,
   OutcomeKind,
@@ -85,6 +85,16 @@ const fail500: AttemptResult = { kind: AttemptResultKind.response, statusCode: 5
 const ok: AttemptResult = { kind: AttemptResultKind.response, statusCode: 200 };
 
 describe('groupByMessageGroup', () => {
+  it('hints that a group is drained when the batch held fewer than a full batch of it, and not the group a full batch was cut in', () => {
+    const short = likelyDrainedGroups([record('a1', 'a'), record('b1', 'b'), record('a2', 'a')], 10);
+    expect([short('group-a'), short('group-b')]).toEqual([true, true]);
+    const full = likelyDrainedGroups([...Array.from({ length: 9 }, (_, n) => record(`a${n}`, 'a')), record('b1', 'b')], 10);
+    expect([full('group-a'), full('group-b')]).toEqual([true, false]);
+    const oneGroup = likelyDrainedGroups(Array.from({ length: 10 }, (_, n) => record(`a${n}`, 'a')), 10);
+    expect(oneGroup('group-a')).toBe(false);
+    expect(short('group-unknown')).toBe(false);
+  });
+
   it('keeps each group in SQS order and groups in order of first appearance', () => {
     const records = [record('a1', 'a'), record('b1', 'b'), record('a2', 'a'), record('c1', 'c'), record('b2', 'b'), record('a3', 'a')];
     expect(groupByMessageGroup(records).map((group) => group.map((r) => r.messageId))).toEqual([['a1', 'a2', 'a3'], ['b1', 'b2'], ['c1']]);
