@@ -6,35 +6,19 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TABLES } from '../../lambda/resources.js';
-import { createLocalClients, type LocalClients } from '../../local/clients.js';
-import { startEmulators, type Emulators } from '../../local/emulators.js';
+import { createLocalClients } from '../../local/clients.js';
+import { startEmulators } from '../../local/emulators.js';
 import { ensureTables } from '../../local/tables.js';
 import { uniquePrefix } from './support/api.js';
+import { useLocalClientPair } from './support/local-clients.js';
 
 const settings = TABLES.settings;
 const deadLetters = TABLES.deadLetters;
 
 describe('local DynamoDB client', { timeout: 60_000 }, () => {
-  let emulators: Emulators;
-  /** The stack's clients: DynamoDB in process. */
-  let local: LocalClients;
-  /** Clients on the emulators' ports only, as another process has them. */
-  let overSockets: LocalClients;
-
-  beforeAll(async () => {
-    emulators = await startEmulators(undefined);
-    local = createLocalClients(emulators);
-    overSockets = createLocalClients({ sqsEndpoint: emulators.sqsEndpoint, dynamoEndpoint: emulators.dynamoEndpoint });
-    await ensureTables(local.dynamo);
-  });
-
-  afterAll(async () => {
-    local?.destroy();
-    overSockets?.destroy();
-    await emulators?.stop();
-  });
+  const clients = useLocalClientPair();
 
   it('sends no HTTP request when given the emulators of its process', async () => {
     const hosts: string[] = [];
@@ -47,13 +31,13 @@ describe('local DynamoDB client', { timeout: 60_000 }, () => {
     subscribe('http.client.request.start', onRequest);
     try {
       const key = uniquePrefix('setting');
-      await local.dynamo.send(new PutCommand({ TableName: settings.localName, Item: { [settings.partitionKey]: key, value: 1 } }));
-      const { Item } = await local.dynamo.send(new GetCommand({ TableName: settings.localName, Key: { [settings.partitionKey]: key } }));
+      await clients.local().dynamo.send(new PutCommand({ TableName: settings.localName, Item: { [settings.partitionKey]: key, value: 1 } }));
+      const { Item } = await clients.local().dynamo.send(new GetCommand({ TableName: settings.localName, Key: { [settings.partitionKey]: key } }));
       expect(Item).toEqual({ [settings.partitionKey]: key, value: 1 });
       expect(hosts).toEqual([]);
 
       // The check itself can see a request: the socket client's is seen.
-      await overSockets.dynamo.send(new GetCommand({ TableName: settings.localName, Key: { [settings.partitionKey]: key } }));
+      await clients.overSockets().dynamo.send(new GetCommand({ TableName: settings.localName, Key: { [settings.partitionKey]: key } }));
       expect(hosts).toEqual(['127.0.0.1']);
     } finally {
       unsubscribe('http.client.request.start', onRequest);
@@ -62,15 +46,15 @@ describe('local DynamoDB client', { timeout: 60_000 }, () => {
 
   it('creates the stack\'s tables without waiting a second for each when dynalite is in process', async () => {
     const fresh = await startEmulators(undefined);
-    const clients = createLocalClients(fresh);
+    const freshClients = createLocalClients(fresh);
     try {
       const startedAt = Date.now();
-      await ensureTables(clients.dynamo);
+      await ensureTables(freshClients.dynamo);
       // dynalite marks a table ACTIVE a tick after CreateTable; the SDK's waiter, asked at once,
       // then slept a second per table (six tables: six seconds on every start of the stack).
       expect(Date.now() - startedAt).toBeLessThan(3000);
     } finally {
-      clients.destroy();
+      freshClients.destroy();
       await fresh.stop();
     }
   });
@@ -79,8 +63,8 @@ describe('local DynamoDB client', { timeout: 60_000 }, () => {
     const owner = uniquePrefix('subscription');
     // Over 64 KB: more than one chunk on a socket.
     const large = 'x'.repeat(200_000);
-    await local.dynamo.send(new PutCommand({ TableName: deadLetters.localName, Item: { [deadLetters.partitionKey]: owner, [deadLetters.sortKey ?? 'position']: '1', large } }));
-    await overSockets.dynamo.send(new PutCommand({ TableName: deadLetters.localName, Item: { [deadLetters.partitionKey]: owner, [deadLetters.sortKey ?? 'position']: '2', large: 'y' } }));
+    await clients.local().dynamo.send(new PutCommand({ TableName: deadLetters.localName, Item: { [deadLetters.partitionKey]: owner, [deadLetters.sortKey ?? 'position']: '1', large } }));
+    await clients.overSockets().dynamo.send(new PutCommand({ TableName: deadLetters.localName, Item: { [deadLetters.partitionKey]: owner, [deadLetters.sortKey ?? 'position']: '2', large: 'y' } }));
 
     const query = new QueryCommand({
       TableName: deadLetters.localName,
@@ -88,12 +72,12 @@ describe('local DynamoDB client', { timeout: 60_000 }, () => {
       ExpressionAttributeNames: { '#owner': deadLetters.partitionKey },
       ExpressionAttributeValues: { ':owner': owner },
     });
-    const inProcess = await local.dynamo.send(query);
-    const onPort = await overSockets.dynamo.send(query);
+    const inProcess = await clients.local().dynamo.send(query);
+    const onPort = await clients.overSockets().dynamo.send(query);
     expect(inProcess.Items).toEqual(onPort.Items);
     expect(inProcess.Items?.map((item) => String(item.large).length)).toEqual([200_000, 1]);
 
-    const refused = local.dynamo.send(
+    const refused = clients.local().dynamo.send(
       new PutCommand({
         TableName: deadLetters.localName,
         Item: { [deadLetters.partitionKey]: owner, [deadLetters.sortKey ?? 'position']: '1' },

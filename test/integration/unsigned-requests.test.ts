@@ -5,14 +5,13 @@
 import { CreateBucketCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { TABLES } from '../../lambda/resources.js';
-import { createLocalClients, type LocalClients } from '../../local/clients.js';
-import { LOCAL_REGION, startEmulators, type Emulators } from '../../local/emulators.js';
-import { ensureTables } from '../../local/tables.js';
+import { LOCAL_REGION } from '../../local/emulators.js';
 import { UNSIGNED_SIGNATURE } from '../../local/unsigned-requests.js';
 import { uniquePrefix } from './support/api.js';
+import { useLocalClientPair } from './support/local-clients.js';
 
 const sentRequestSchema = z.looseObject({ request: z.looseObject({ headers: z.record(z.string(), z.string()) }) });
 
@@ -30,32 +29,16 @@ function recordAuthorizationInto(into: string[]) {
 const AFTER_SIGNING = { step: 'deserialize', name: 'recordAuthorization' } as const;
 
 describe('the local clients', { timeout: 60_000 }, () => {
-  let emulators: Emulators;
-  let local: LocalClients;
-  /** The same clients on the emulators' ports only: DynamoDB over a socket too. */
-  let overSockets: LocalClients;
-
-  beforeAll(async () => {
-    emulators = await startEmulators(undefined);
-    local = createLocalClients(emulators);
-    overSockets = createLocalClients({ sqsEndpoint: emulators.sqsEndpoint, dynamoEndpoint: emulators.dynamoEndpoint });
-    await ensureTables(local.dynamo);
-  });
-
-  afterAll(async () => {
-    local?.destroy();
-    overSockets?.destroy();
-    await emulators?.stop();
-  });
+  const clients = useLocalClientPair();
 
   it('send no signature, and dynalite answers when it is in process and on its port', async () => {
     const authorizations: string[] = [];
-    local.dynamo.middlewareStack.add(recordAuthorizationInto(authorizations), AFTER_SIGNING);
-    overSockets.dynamo.middlewareStack.add(recordAuthorizationInto(authorizations), AFTER_SIGNING);
+    clients.local().dynamo.middlewareStack.add(recordAuthorizationInto(authorizations), AFTER_SIGNING);
+    clients.overSockets().dynamo.middlewareStack.add(recordAuthorizationInto(authorizations), AFTER_SIGNING);
     const settings = TABLES.settings;
     const key = uniquePrefix('unsigned');
-    await local.dynamo.send(new PutCommand({ TableName: settings.localName, Item: { [settings.partitionKey]: key, value: 1 } }));
-    const { Item } = await overSockets.dynamo.send(new GetCommand({ TableName: settings.localName, Key: { [settings.partitionKey]: key }, ConsistentRead: true }));
+    await clients.local().dynamo.send(new PutCommand({ TableName: settings.localName, Item: { [settings.partitionKey]: key, value: 1 } }));
+    const { Item } = await clients.overSockets().dynamo.send(new GetCommand({ TableName: settings.localName, Key: { [settings.partitionKey]: key }, ConsistentRead: true }));
     expect(Item).toEqual({ [settings.partitionKey]: key, value: 1 });
     expect(authorizations).toHaveLength(2);
     for (const authorization of authorizations) {
@@ -65,23 +48,23 @@ describe('the local clients', { timeout: 60_000 }, () => {
 
   it('send no signature, and fauxqs answers for SQS and S3', async () => {
     const authorizations: string[] = [];
-    local.sqs.middlewareStack.add(recordAuthorizationInto(authorizations), AFTER_SIGNING);
-    local.s3.middlewareStack.add(recordAuthorizationInto(authorizations), AFTER_SIGNING);
+    clients.local().sqs.middlewareStack.add(recordAuthorizationInto(authorizations), AFTER_SIGNING);
+    clients.local().s3.middlewareStack.add(recordAuthorizationInto(authorizations), AFTER_SIGNING);
     const name = uniquePrefix('unsigned');
 
-    const { QueueUrl: queueUrl } = await local.sqs.send(new CreateQueueCommand({ QueueName: name }));
+    const { QueueUrl: queueUrl } = await clients.local().sqs.send(new CreateQueueCommand({ QueueName: name }));
     // fauxqs takes the queue's region from the credential scope of the Authorization header.
     expect(queueUrl).toContain(`sqs.${LOCAL_REGION}.`);
-    await local.sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'hello' }));
-    const { Messages = [] } = await local.sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 1 }));
+    await clients.local().sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'hello' }));
+    const { Messages = [] } = await clients.local().sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, WaitTimeSeconds: 1 }));
     expect(Messages.map((message) => message.Body)).toEqual(['hello']);
-    await local.sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: Messages[0]?.ReceiptHandle }));
+    await clients.local().sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: Messages[0]?.ReceiptHandle }));
 
-    await local.s3.send(new CreateBucketCommand({ Bucket: name }));
+    await clients.local().s3.send(new CreateBucketCommand({ Bucket: name }));
     // Larger than one 64 KB chunk, as a payload in the payload bucket is (over 350 KB).
     const body = JSON.stringify({ data: 'x'.repeat(400_000) });
-    await local.s3.send(new PutObjectCommand({ Bucket: name, Key: 'payload.json', Body: body, ContentType: 'application/json' }));
-    const object = await local.s3.send(new GetObjectCommand({ Bucket: name, Key: 'payload.json' }));
+    await clients.local().s3.send(new PutObjectCommand({ Bucket: name, Key: 'payload.json', Body: body, ContentType: 'application/json' }));
+    const object = await clients.local().s3.send(new GetObjectCommand({ Bucket: name, Key: 'payload.json' }));
     expect(await object.Body?.transformToString('utf-8')).toBe(body);
 
     expect(authorizations).toHaveLength(7);
