@@ -196,7 +196,8 @@ async function processGroup(
     // keeps. Its event counts as settled for this record: a copy of it is not attempted again.
     const recordedBefore = pending;
     pending = undefined;
-    const settledOrSettling = recordedBefore === undefined ? settled : new Set([...settled, ...[eventIdOf(recordedBefore.record)].filter((id) => id !== undefined)]);
+    const settlingId = recordedBefore === undefined ? undefined : eventIdOf(recordedBefore.record);
+    const settledOrSettling = settlingId === undefined ? settled : new Set([...settled, settlingId]);
     let step: Awaited<ReturnType<typeof startRecord>> | undefined;
     let startError: { readonly error: unknown } | undefined;
     try {

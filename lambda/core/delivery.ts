@@ -282,14 +282,15 @@ async function giveUp(
 }
 
 /**
- * Writes the previous head's number on its record, unless it is this event or was seen settled
- * (its settling wrote its number). Started as soon as the attempt is begun and awaited before this
- * event is settled or handed back, never before its attempt: the number stays on the key item
- * (`previous`) until the next new head, which only comes once this event's message is gone.
+ * Writes the numbers of the key's two previous heads on their records, unless one is this event or
+ * was seen settled (its settling wrote its number). Started as soon as the attempt is begun and
+ * awaited before this event is settled or handed back, never before its attempt: each number stays
+ * on the key item (`previous`, then `earlier`) for two more new heads, and the next new head only
+ * comes once this event's message is gone.
  */
 async function recordPreviousNumber(ports: DeliveryPorts, ticket: AttemptTicket, eventId: string, isSeenSettled: (eventId: string) => boolean): Promise<void> {
-  const heads = [ticket.previous, ticket.earlier].filter((head) => head !== undefined && head.eventId !== eventId && !isSeenSettled(head.eventId));
-  await Promise.all(heads.map((head) => (head === undefined ? undefined : ports.store.recordSequence(head))));
+  const heads = [ticket.previous, ticket.earlier].filter((head): head is NonNullable<AttemptTicket['previous']> => head !== undefined && head.eventId !== eventId && !isSeenSettled(head.eventId));
+  await Promise.all(heads.map((head) => ports.store.recordSequence(head)));
 }
 
 /** What a group's run knows when one of its records starts. */
