@@ -66,6 +66,20 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
   const eventKey = TABLES.events.partitionKey;
   const expiresAt = (at: string): number => Math.floor(Date.parse(at) / 1000) + options.ttlDays * 86_400;
 
+  /** The sequence recorded on the event's item, if any. */
+  const readSequence = async (eventId: string, consistency: ReadConsistency): Promise<number | undefined> => {
+    const output = await client.send(
+      new GetCommand({
+        TableName: options.tableName,
+        Key: { [eventKey]: eventId },
+        ProjectionExpression: '#sequence',
+        ExpressionAttributeNames: { '#sequence': 'sequence' },
+        ConsistentRead: consistency === ReadConsistency.strong,
+      }),
+    );
+    return parseItem(sequenceSchema, output.Item ?? {}, options.tableName, eventId).sequence;
+  };
+
   const settle = async (input: SettledEvent, fields: Record<string, string | number>, unlessSettled = false): Promise<SettleResult | undefined> => {
     const values: Record<string, string | number> = {
       ':subscription': input.queued.event.subscription_id,
@@ -180,16 +194,7 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
       // eventually consistent, costs half a read unit where the write costs a write unit, five times
       // the price. A stale read only leads to the write that would have been made anyway, and a
       // number once given never changes, so an equal number read is final.
-      const known = await client.send(
-        new GetCommand({
-          TableName: options.tableName,
-          Key: { [eventKey]: eventId },
-          ProjectionExpression: '#sequence',
-          ExpressionAttributeNames: { '#sequence': 'sequence' },
-          ConsistentRead: false,
-        }),
-      );
-      if (parseItem(sequenceSchema, known.Item ?? {}, options.tableName, eventId).sequence === sequence) return;
+      if ((await readSequence(eventId, ReadConsistency.eventual)) === sequence) return;
       await client.send(
         new UpdateCommand({
           TableName: options.tableName,
@@ -201,18 +206,7 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
       );
     },
 
-    async findSequence(eventId) {
-      const output = await client.send(
-        new GetCommand({
-          TableName: options.tableName,
-          Key: { [eventKey]: eventId },
-          ProjectionExpression: '#sequence',
-          ExpressionAttributeNames: { '#sequence': 'sequence' },
-          ConsistentRead: true,
-        }),
-      );
-      return parseItem(sequenceSchema, output.Item ?? {}, options.tableName, eventId).sequence;
-    },
+    findSequence: (eventId) => readSequence(eventId, ReadConsistency.strong),
 
     markDelivered: async (input) => {
       const result = await settle(input, { status: EventItemStatus.delivered, delivered_at: input.at });
