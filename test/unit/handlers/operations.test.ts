@@ -22,6 +22,7 @@ const stuck: GroupLag = {
   orderingKey: 'sub_1',
   deadLettered: 0,
   keysAffected: 1,
+  rateBuckets: {},
 };
 
 const idle: GroupLag = { ...stuck, messageGroupId: 'g-idle', depth: 0, headAttempts: undefined, lastError: undefined, headFailingSince: undefined, headEventId: undefined, headOrderingKey: undefined };
@@ -69,6 +70,7 @@ function setup(
     },
     pauseGraceSeconds: PAUSE_GRACE_SECONDS,
     now: () => now,
+    fallingBehindWaitSeconds: 120,
     logger,
   });
   const pause = (at: string) => (routing = { ...routing, isPaused: true, pausedAt: at });
@@ -87,7 +89,7 @@ describe('operations handler', () => {
     const result = await handler(lagEvent());
     expect(result.statusCode).toBe(200);
     expect(jsonOf(result)).toEqual({
-      groups: [{ message_group_id: 'g1', depth: 2, oldest_wait_seconds: 600, keys_affected: 1, head_attempts: 3, last_error: 'HTTP 500', dead_lettered: 0, ordering_key: 'sub_1' }],
+      groups: [{ message_group_id: 'g1', depth: 2, oldest_wait_seconds: 600, keys_affected: 1, head_attempts: 3, last_error: 'HTTP 500', dead_lettered: 0, ordering_key: 'sub_1', accepted_per_minute: 0, delivered_per_minute: 0, is_falling_behind: false }],
       next_cursor: null,
     });
   });
@@ -265,12 +267,12 @@ describe('lag job', () => {
     const handler = createLagMetricsHandler({
       listActiveGroups: async () => [stuck, { ...stuck, messageGroupId: 'g2', depth: 5, oldestAcceptedAt: '2026-12-02T12:09:00.000Z', headFailingSince: undefined }],
       publish: (summary) => published.push(summary),
-      stallThresholdSeconds: 300,
+      thresholds: { stallThresholdSeconds: 300, fallingBehindWaitSeconds: 120 },
       now: () => now,
       logger: createLogger('test', 'SILENT'),
     });
-    expect(await handler()).toEqual({ maxOldestWaitSeconds: 600, stalledGroups: 1, backlog: 7 });
-    expect(published).toEqual([{ maxOldestWaitSeconds: 600, stalledGroups: 1, backlog: 7 }]);
+    expect(await handler()).toEqual({ maxOldestWaitSeconds: 600, stalledGroups: 1, backlog: 7, fallingBehindKeys: 0, worstFallingBehind: [] });
+    expect(published).toEqual([{ maxOldestWaitSeconds: 600, stalledGroups: 1, backlog: 7, fallingBehindKeys: 0, worstFallingBehind: [] }]);
   });
 
   it('writes one EMF record in the namespace and dimension the alarms watch', () => {
@@ -279,7 +281,7 @@ describe('lag job', () => {
       lines.push(String(chunk));
       return true;
     });
-    publishWithPowertools(new Metrics({ namespace: LAG_METRICS.namespace, serviceName: LAG_METRICS.service }))({ maxOldestWaitSeconds: 42, stalledGroups: 2, backlog: 9 });
+    publishWithPowertools(new Metrics({ namespace: LAG_METRICS.namespace, serviceName: LAG_METRICS.service }))({ maxOldestWaitSeconds: 42, stalledGroups: 2, backlog: 9, fallingBehindKeys: 3, worstFallingBehind: [] });
     vi.restoreAllMocks();
     const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(records).toHaveLength(1);
@@ -291,7 +293,8 @@ describe('lag job', () => {
       { Name: 'MaxOldestWaitSeconds', Unit: 'Seconds' },
       { Name: 'StalledGroups', Unit: 'Count' },
       { Name: 'Backlog', Unit: 'Count' },
+      { Name: 'FallingBehindKeys', Unit: 'Count' },
     ]);
-    expect(record).toMatchObject({ service: 'lag', MaxOldestWaitSeconds: 42, StalledGroups: 2, Backlog: 9 });
+    expect(record).toMatchObject({ service: 'lag', MaxOldestWaitSeconds: 42, StalledGroups: 2, Backlog: 9, FallingBehindKeys: 3 });
   });
 });
