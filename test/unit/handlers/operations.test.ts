@@ -1,7 +1,8 @@
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { DeadLetterRow } from '../../../lambda/core/dead-letter.js';
-import { LAG_METRICS, type GroupLag } from '../../../lambda/core/lag.js';
+import { FALLING_BEHIND_MESSAGE, LAG_METRICS, type GroupLag } from '../../../lambda/core/lag.js';
+import { planBucketUpdate, RateCounter } from '../../../lambda/core/group-rates.js';
 import { createLagMetricsHandler, publishWithPowertools } from '../../../lambda/handlers/lag-metrics.js';
 import { createLogger } from '../../../lambda/handlers/logger.js';
 import { PAUSE_GRACE_SECONDS, type PendingWork, type RoutingSettings } from '../../../lambda/core/routing-settings.js';
@@ -273,6 +274,39 @@ describe('lag job', () => {
     });
     expect(await handler()).toEqual({ maxOldestWaitSeconds: 600, stalledGroups: 1, backlog: 7, fallingBehindKeys: 0, worstFallingBehind: [] });
     expect(published).toEqual([{ maxOldestWaitSeconds: 600, stalledGroups: 1, backlog: 7, fallingBehindKeys: 0, worstFallingBehind: [] }]);
+  });
+
+  it('logs each key falling behind with its rates, worst first, without its ordering key', async () => {
+    const lastMinute = Math.floor(now.getTime() / 60_000) - 1;
+    const fedAt = (accepted: number, delivered: number) => {
+      const buckets: Record<string, number> = {};
+      for (const [counter, events] of [[RateCounter.accepted, accepted], [RateCounter.delivered, delivered]] as const) {
+        const { add } = planBucketUpdate(counter, lastMinute, events);
+        buckets[add.name] = add.base + events;
+      }
+      return buckets;
+    };
+    const flowing = { ...stuck, headAttempts: undefined, lastError: undefined, headFailingSince: undefined, headEventId: undefined, headOrderingKey: undefined };
+    const handler = createLagMetricsHandler({
+      listActiveGroups: async () => [
+        { ...flowing, messageGroupId: 'whale-2', depth: 40, oldestAcceptedAt: '2026-12-02T12:06:00.000Z', rateBuckets: fedAt(300, 200) },
+        { ...flowing, messageGroupId: 'whale-1', depth: 90, oldestAcceptedAt: '2026-12-02T12:01:00.000Z', rateBuckets: fedAt(600, 300) },
+        { ...flowing, messageGroupId: 'catching-up', depth: 9, oldestAcceptedAt: '2026-12-02T12:00:00.000Z', rateBuckets: fedAt(10, 300) },
+        stuck,
+      ],
+      publish: () => undefined,
+      thresholds: { stallThresholdSeconds: 300, fallingBehindWaitSeconds: 120 },
+      now: () => now,
+      logger: createLogger('lag', 'INFO'),
+    });
+    const { result, lines } = await captureLogs(handler);
+    expect(result.fallingBehindKeys).toBe(2);
+    const whales = linesSaying(lines, FALLING_BEHIND_MESSAGE);
+    expect(whales).toEqual([
+      expect.objectContaining({ level: 'WARN', rank: 1, message_group_id: 'whale-1', accepted_per_minute: 600, delivered_per_minute: 300, depth: 90, oldest_wait_seconds: 540 }),
+      expect.objectContaining({ level: 'WARN', rank: 2, message_group_id: 'whale-2', accepted_per_minute: 300, delivered_per_minute: 200, depth: 40, oldest_wait_seconds: 240 }),
+    ]);
+    expect(whales.every((line) => !JSON.stringify(line).includes('sub_1'))).toBe(true);
   });
 
   it('writes one EMF record in the namespace and dimension the alarms watch', () => {
