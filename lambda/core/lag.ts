@@ -247,6 +247,10 @@ export interface LagThresholds {
   readonly fallingBehindWaitSeconds: number;
 }
 
+/**
+ * What the lag job publishes of the active groups. The keys falling behind are exactly those the
+ * lag view flags, in its order, so that the alarm and the view never disagree about a key.
+ */
 export function summarizeLag(groups: readonly GroupLag[], now: Date, thresholds: LagThresholds): LagSummary {
   const { stallThresholdSeconds, fallingBehindWaitSeconds } = thresholds;
   let maxOldestWaitSeconds = 0;
