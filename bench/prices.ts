@@ -96,10 +96,10 @@ export const ESTIMATES = {
   lagJobRunsPerMonth: 60 * 24 * 30,
   /** Lambda's pollers keep long-polling an empty FIFO queue: about this many of them, 20 s waits. */
   idlePollers: 5,
-  /** Custom metrics: the consumer's four counts and the lag job's three (lambda/core). */
-  customMetrics: 7,
+  /** Custom metrics: the consumer's four counts and the lag job's four (lambda/core). */
+  customMetrics: 8,
   /** CloudWatch alarms of lib/alarms.ts. */
-  alarms: 7,
+  alarms: 8,
   /** The operations dashboard. */
   dashboards: 1,
 } as const;

@@ -72,6 +72,11 @@ export interface Config {
   readonly maxGroupWaitAlarmSeconds: number;
   /** Alarm when at least this many groups are stalled. */
   readonly stalledGroupsAlarmThreshold: number;
+  /**
+   * A key whose oldest pending event has waited longer than this while it accepts at least as
+   * fast as it delivers is falling behind (lag view, lag job, alarm): a whale.
+   */
+  readonly fallingBehindWaitSeconds: number;
   /** Deployed only: e-mail address subscribed to the alarms' topic; unset means no subscription. */
   readonly alarmEmail: string | undefined;
   /** Days an event's idempotency and delivery record is kept (DynamoDB TTL). */
@@ -152,6 +157,8 @@ const environmentSchema = (deployment: Deployment) =>
       STALL_THRESHOLD_SECONDS: integer(1, 1_209_600).default(300),
       MAX_GROUP_WAIT_ALARM_SECONDS: integer(60, 1_209_600).default(900),
       STALLED_GROUPS_ALARM_THRESHOLD: integer(1, 1_000_000).default(1),
+      // Two lag-job runs past a minute's rates: a burst a key delivers within two minutes is no whale.
+      FALLING_BEHIND_WAIT_SECONDS: integer(1, 1_209_600).default(120),
       ALARM_EMAIL: z.email('must be an e-mail address').optional(),
       DELIVERY_STATE_TTL_DAYS: integer(1, 3650).default(30),
       LOG_LEVEL: z
@@ -202,6 +209,7 @@ export const CONFIG_VARIABLES = {
   stallThresholdSeconds: 'STALL_THRESHOLD_SECONDS',
   maxGroupWaitAlarmSeconds: 'MAX_GROUP_WAIT_ALARM_SECONDS',
   stalledGroupsAlarmThreshold: 'STALLED_GROUPS_ALARM_THRESHOLD',
+  fallingBehindWaitSeconds: 'FALLING_BEHIND_WAIT_SECONDS',
   alarmEmail: 'ALARM_EMAIL',
   deliveryStateTtlDays: 'DELIVERY_STATE_TTL_DAYS',
   logLevel: 'LOG_LEVEL',
@@ -249,6 +257,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     stallThresholdSeconds: v.STALL_THRESHOLD_SECONDS,
     maxGroupWaitAlarmSeconds: v.MAX_GROUP_WAIT_ALARM_SECONDS,
     stalledGroupsAlarmThreshold: v.STALLED_GROUPS_ALARM_THRESHOLD,
+    fallingBehindWaitSeconds: v.FALLING_BEHIND_WAIT_SECONDS,
     alarmEmail: v.ALARM_EMAIL,
     deliveryStateTtlDays: v.DELIVERY_STATE_TTL_DAYS,
     logLevel: v.LOG_LEVEL,
@@ -271,6 +280,7 @@ export function toEnvironment(config: Config): Record<string, string> {
     ALLOW_PRIVATE_ENDPOINTS: String(config.allowPrivateEndpoints),
     DELIVERY_STATE_TTL_DAYS: String(config.deliveryStateTtlDays),
     STALL_THRESHOLD_SECONDS: String(config.stallThresholdSeconds),
+    FALLING_BEHIND_WAIT_SECONDS: String(config.fallingBehindWaitSeconds),
     LOG_LEVEL: config.logLevel,
   };
   if (config.partitionCount !== undefined) environment.PARTITION_COUNT = String(config.partitionCount);

@@ -31,6 +31,11 @@ export interface DeliveryAlarmsProps {
   /** Number of stalled message groups at which the alarm goes off. */
   readonly stalledGroupsThreshold: number;
   /**
+   * Number of keys falling behind (whales) at which their alarm goes off.
+   * @default 1
+   */
+  readonly fallingBehindKeysThreshold?: number;
+  /**
    * E-mail address subscribed to the alarms' topic (the subscription must be confirmed).
    * @default - no subscription; subscribe to the topic yourself
    */
@@ -42,7 +47,9 @@ export interface DeliveryAlarmsProps {
  *
  * `ApproximateAgeOfOldestMessage` is queue-wide: it shows a stuck group only while that group's
  * head is the oldest message, so per-group lag is watched on the lag job's metrics as well: the
- * longest wait of any group and the number of stalled groups. The lag job's own errors alarm too,
+ * longest wait of any group and the number of stalled groups; a whale, a key fed faster than one
+ * event (or batch) per round trip of its endpoint, alarms apart from both, as neither retries nor
+ * a fixed receiver help it. The lag job's own errors alarm too,
  * or a broken job would leave those two alarms without data, quietly OK. Dead letters alarm on the
  * consumer's count of them, so every new one alarms again once the last alarm cleared: each is a
  * gap a receiver sees. The backstop queue alarms on its first message: SQS moved a message there
@@ -59,6 +66,7 @@ export class DeliveryAlarms extends Construct {
   readonly consumerFaultsAlarm: cloudwatch.Alarm;
   readonly maxGroupWaitAlarm: cloudwatch.Alarm;
   readonly stalledGroupsAlarm: cloudwatch.Alarm;
+  readonly fallingBehindKeysAlarm: cloudwatch.Alarm;
   readonly lagJobErrorsAlarm: cloudwatch.Alarm;
   /** Every alarm above, each notifying the topic. */
   readonly alarms: readonly cloudwatch.Alarm[];
@@ -147,6 +155,21 @@ export class DeliveryAlarms extends Construct {
       ...lagAlarm,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
+    // A whale is a key at its ceiling, not a failure: it must last. Three breaching minutes of five
+    // (a run can land in a neighbouring minute) raise it; a burst a key works off in a minute or two does not.
+    this.fallingBehindKeysAlarm = new cloudwatch.Alarm(this, 'FallingBehindKeys', {
+      alarmDescription:
+        'Keys are falling behind: each accepts events at least as fast as it delivers them, one event (or batch) per round trip of its endpoint, ' +
+        'and its oldest wait keeps growing. Raise the subscription batch_size, set ordering "resource", or have the receiver answer faster. ' +
+        'See GET /v1/lag (is_falling_behind) and the dashboard.',
+      metric: props.lagMetrics.metricFallingBehindKeys(),
+      threshold: props.fallingBehindKeysThreshold ?? 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 5,
+      datapointsToAlarm: 3,
+      // No datapoint means no run: LagJobErrors alarms on that.
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
     this.lagJobErrorsAlarm = new cloudwatch.Alarm(this, 'LagJobErrors', {
       alarmDescription:
         'The lag job failed: the lag metrics, and the alarms on them, are missing. See its log group.',
@@ -167,6 +190,7 @@ export class DeliveryAlarms extends Construct {
       this.backstopAlarm,
       this.maxGroupWaitAlarm,
       this.stalledGroupsAlarm,
+      this.fallingBehindKeysAlarm,
       this.lagJobErrorsAlarm,
     ];
     const action = new SnsAction(this.topic);

@@ -56,6 +56,11 @@ export class LagMetricsJob extends Construct {
     return this.metric(LAG_METRICS.stalledGroups, options);
   }
 
+  /** Keys falling behind: fed at least as fast as they deliver at their ceiling, waiting past the threshold. */
+  metricFallingBehindKeys(options?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metric(LAG_METRICS.fallingBehindKeys, options);
+  }
+
   /** Pending events over all message groups. */
   metricBacklog(options?: cloudwatch.MetricOptions): cloudwatch.Metric {
     return this.metric(LAG_METRICS.backlog, options);

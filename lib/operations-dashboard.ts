@@ -4,6 +4,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { FALLING_BEHIND_MESSAGE } from '../lambda/core/lag.js';
 import { consumerMetric } from './consumer-metrics.js';
 import type { DeliveryAlarms } from './alarms.js';
 import type { LagMetricsJob } from './lag-metrics-job.js';
@@ -30,10 +31,23 @@ const PERIOD = Duration.minutes(1);
 const THIRD = 8;
 
 /**
+ * The worst keys falling behind with their rates, from the lag job's line for each (one per key
+ * per run, FALLING_BEHIND_MESSAGE): a metric per key would be a custom metric per key, billed
+ * and unbounded, so the dashboard tabulates the log instead, each key's latest line in the range.
+ */
+const WORST_KEYS_QUERY = [
+  'fields @timestamp, message_group_id, accepted_per_minute, delivered_per_minute, oldest_wait_seconds, depth',
+  `filter message = '${FALLING_BEHIND_MESSAGE}'`,
+  'stats latest(accepted_per_minute) as accepted_per_min, latest(delivered_per_minute) as delivered_per_min, latest(oldest_wait_seconds) as oldest_wait_s, latest(depth) as pending, max(@timestamp) as last_seen by message_group_id',
+  'sort last_seen desc, oldest_wait_s desc',
+  'limit 20',
+];
+
+/**
  * The CloudWatch dashboard of the service, one row per stage of the pipeline: the alarms'
- * states, the delivery queue and its dead letters, the lag of the message groups, ingest behind
- * the HTTP API, and the consumer. Lag comes before ingest and consumer because it is what a
- * receiver feels; the rows below explain it.
+ * states, the delivery queue and its dead letters, the lag of the message groups and the keys
+ * falling behind, ingest behind the HTTP API, and the consumer. Lag comes before ingest and
+ * consumer because it is what a receiver feels; the rows below explain it.
  */
 export class OperationsDashboard extends Construct {
   readonly dashboard: cloudwatch.Dashboard;
@@ -95,6 +109,21 @@ export class OperationsDashboard extends Construct {
             title: 'Lag: backlog (pending events)',
             left: [lagMetrics.metricBacklog({ label: 'Backlog' })],
             width: THIRD,
+          }),
+        ],
+        [
+          new cloudwatch.GraphWidget({
+            title: 'Lag: keys falling behind (whales)',
+            left: [lagMetrics.metricFallingBehindKeys({ label: 'Keys falling behind' })],
+            leftAnnotations: [alarms.fallingBehindKeysAlarm.toAnnotation()],
+            width: THIRD,
+          }),
+          new cloudwatch.LogQueryWidget({
+            title: 'Lag: keys falling behind, accepted and delivered per minute (latest run first)',
+            logGroupNames: [lagMetrics.handler.logGroup.logGroupName],
+            queryLines: WORST_KEYS_QUERY,
+            view: cloudwatch.LogQueryVisualizationType.TABLE,
+            width: 2 * THIRD,
           }),
         ],
         [

@@ -137,6 +137,12 @@ export interface OrderedWebhooksProps {
    */
   readonly stalledGroupsAlarmThreshold?: number;
   /**
+   * A key whose oldest pending event has waited longer than this, in seconds, while it accepts at
+   * least as fast as it delivers is falling behind, and alarms (`FALLING_BEHIND_WAIT_SECONDS`, 1 to 1,209,600).
+   * @default 120
+   */
+  readonly fallingBehindWaitSeconds?: number;
+  /**
    * E-mail address subscribed to the alarm topic (`ALARM_EMAIL`); the subscription must be confirmed.
    * @default - no subscription: subscribe to `alarmTopic` yourself
    */
@@ -218,6 +224,7 @@ export function propsOf(config: Config): OrderedWebhooksProps {
     stallThresholdSeconds: config.stallThresholdSeconds,
     maxGroupWaitAlarmSeconds: config.maxGroupWaitAlarmSeconds,
     stalledGroupsAlarmThreshold: config.stalledGroupsAlarmThreshold,
+    fallingBehindWaitSeconds: config.fallingBehindWaitSeconds,
     alarmEmail: config.alarmEmail,
     deliveryStateTtlDays: config.deliveryStateTtlDays,
     logLevel: config.logLevel,

@@ -40,6 +40,11 @@ export interface LocalStackOptions {
   readonly pauseGraceSeconds?: number;
   /** Whether the poller runs (default true); tests of the API alone keep the queue still. */
   readonly isConsumerEnabled?: boolean;
+  /**
+   * Tests only: the clock of ingest, the consumer and the operator's routes, one for all three so
+   * that they agree on the minute (a group's events per minute); the system clock when absent.
+   */
+  readonly clock?: () => Date;
 }
 
 export interface LocalStack {
@@ -67,7 +72,12 @@ type Stopper = () => Promise<void> | void;
  * in-flight batches can still be settled. A failed start stops what had started and rethrows.
  */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
-  const { config } = options;
+  const { config, clock } = options;
+  // The clock goes in through the test hooks' wrappers, applied under the test's own.
+  const wrapIngestPorts: IngestPortsWrapper | undefined =
+    clock === undefined ? options.wrapIngestPorts : (ports) => (options.wrapIngestPorts ?? ((same) => same))({ ...ports, now: clock });
+  const wrapDeliveryPorts: DeliveryPortsWrapper | undefined =
+    clock === undefined ? options.wrapDeliveryPorts : (ports) => (options.wrapDeliveryPorts ?? ((same) => same))({ ...ports, now: clock });
   const logger = (service: string) => createTerminalLogger(service, config.logLevel, options.logSink);
   const stoppers: Stopper[] = [];
   const stopAll = async (): Promise<void> => {
@@ -99,7 +109,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         sqs: clients.sqs,
         queueUrl: queues.delivery.url,
         source: { queueArn: queues.delivery.arn, region: LOCAL_REGION },
-        invoke: wireConsumerHandler(wiring('consumer'), options.wrapDeliveryPorts),
+        invoke: wireConsumerHandler(wiring('consumer'), wrapDeliveryPorts),
         functionTimeoutSeconds: consumerTimeoutSeconds(config),
         concurrency: config.consumerConcurrency,
         logger: logger('event-source'),
@@ -111,9 +121,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       host: LOCAL_HOST,
       port: options.port ?? config.port,
       handlers: {
-        ingest: wireIngestHandler(wiring('ingest'), options.wrapIngestPorts),
+        ingest: wireIngestHandler(wiring('ingest'), wrapIngestPorts),
         subscriptions: wireSubscriptionsHandler(wiring('subscriptions')),
-        operations: wireOperationsHandler(wiring('operations'), options.pauseGraceSeconds === undefined ? {} : { pauseGraceSeconds: options.pauseGraceSeconds }),
+        operations: wireOperationsHandler(wiring('operations'), {
+          ...(options.pauseGraceSeconds === undefined ? {} : { pauseGraceSeconds: options.pauseGraceSeconds }),
+          ...(clock === undefined ? {} : { now: clock }),
+        }),
       },
       logger: logger('http'),
     });

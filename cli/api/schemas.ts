@@ -26,6 +26,11 @@ export const lagRowSchema = z.looseObject({
   dead_lettered: z.number().optional(),
   /** The group's ordering key; null when not one key (partition mode) or not known, absent from an older API. */
   ordering_key: z.string().nullable().optional(),
+  /** The group's events accepted and delivered in the last full minute; absent from an older API. */
+  accepted_per_minute: z.number().optional(),
+  delivered_per_minute: z.number().optional(),
+  /** Whether the group's key is falling behind (fed at least as fast as it delivers); absent from an older API. */
+  is_falling_behind: z.boolean().optional(),
 });
 export type LagRow = z.infer<typeof lagRowSchema>;
 

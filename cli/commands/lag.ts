@@ -28,6 +28,10 @@ const COLUMNS: readonly Column<LagRow>[] = [
   { header: 'HEAD ATTEMPTS', cell: (row) => String(row.head_attempts), align: 'right' },
   { header: 'LAST ERROR', cell: (row) => row.last_error ?? EMPTY_CELL, maxWidth: 48 },
   { header: 'DEAD LETTERS', cell: (row) => (row.dead_lettered === undefined ? EMPTY_CELL : String(row.dead_lettered)), align: 'right' },
+  // Absent from an API older than the rates: "-".
+  { header: 'ACCEPTED/MIN', cell: (row) => (row.accepted_per_minute === undefined ? EMPTY_CELL : String(row.accepted_per_minute)), align: 'right' },
+  { header: 'DELIVERED/MIN', cell: (row) => (row.delivered_per_minute === undefined ? EMPTY_CELL : String(row.delivered_per_minute)), align: 'right' },
+  { header: 'BEHIND', cell: (row) => (row.is_falling_behind === true ? 'yes' : EMPTY_CELL) },
 ];
 
 export const lagCommand: Command = {
@@ -37,7 +41,9 @@ export const lagCommand: Command = {
 
 Shows every message group with pending or dead-lettered events, worst first: its ordering key
 (- for a partition, which carries several keys), depth, how long the oldest pending event has
-waited, keys affected, the head's failed attempts and last error, and the group's dead letters
+waited, keys affected, the head's failed attempts and last error, the group's dead letters, its
+events accepted and delivered in the last full minute, and "yes" under BEHIND for a key falling
+behind: fed at least as fast as it delivers, one event or batch per round trip of its endpoint
 (GET /v1/lag, every page). --json prints the API's answer as it is, with the rows of all pages
 (only the subscription's with --subscription).
 

@@ -7,6 +7,7 @@
 import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { DeadLetterPlace } from '../core/dead-letter.js';
+import { allBucketNamesOf, minuteOf, planBucketUpdate, RateCounter, type BucketUpdate, type RateBuckets } from '../core/group-rates.js';
 import { ALL_LAG_SHARDS, HeadState, lagShardOf, ownOrderingKeyOf, type GroupIntake, type GroupLag, type GroupProgress } from '../core/lag.js';
 import { blake2bDigest } from '../core/routing.js';
 import { TABLES } from '../resources.js';
@@ -80,10 +81,38 @@ const groupItemSchema = z.object({
   lag_shard: z.string().optional(),
 });
 
-/** Every attribute a group's lag is made of, and its shard: what the list reads of each active group. */
-const GROUP_ATTRIBUTES: readonly string[] = Object.keys(groupItemSchema.shape);
+/** Every slot of both rings of per-minute buckets (group-rates.ts): at most three of each are on an item. */
+const RATE_BUCKET_NAMES: readonly string[] = [...allBucketNamesOf(RateCounter.accepted), ...allBucketNamesOf(RateCounter.delivered)];
 
-function toGroupLag(item: z.infer<typeof groupItemSchema>): GroupLag {
+const rateBucketsSchema = z.object(Object.fromEntries(RATE_BUCKET_NAMES.map((name) => [name, z.number().int().nonnegative().optional()])));
+
+/** Every attribute a group's lag is made of, and its shard: what the list reads of each active group. */
+const GROUP_ATTRIBUTES: readonly string[] = [...Object.keys(groupItemSchema.shape), ...RATE_BUCKET_NAMES];
+
+/**
+ * A counter's bucket update (group-rates.ts) as parts of an UpdateExpression, its values named
+ * after `prefix`. Bucket names are plain attribute names, no reserved words: written as they are.
+ */
+function bucketUpdateParts(update: BucketUpdate, prefix: string): { readonly set: string; readonly remove: readonly string[]; readonly values: Record<string, number> } {
+  const { name, base, events } = update.add;
+  return {
+    set: `${name} = if_not_exists(${name}, :${prefix}Base) + :${prefix}Events`,
+    remove: update.remove,
+    values: { [`:${prefix}Base`]: base, [`:${prefix}Events`]: events },
+  };
+}
+
+/** The group of an item read or written back: its lag attributes and its per-minute buckets. */
+function groupOf(attributes: unknown, messageGroupId: string, tableName: string): { readonly group: GroupLag; readonly item: z.infer<typeof groupItemSchema> } {
+  const item = parseItem(groupItemSchema, attributes, tableName, messageGroupId);
+  const buckets: Record<string, number> = {};
+  for (const [name, value] of Object.entries(parseItem(rateBucketsSchema, attributes, tableName, messageGroupId))) {
+    if (value !== undefined) buckets[name] = value;
+  }
+  return { group: toGroupLag(item, buckets), item };
+}
+
+function toGroupLag(item: z.infer<typeof groupItemSchema>, rateBuckets: RateBuckets): GroupLag {
   return {
     messageGroupId: item.message_group_id,
     depth: item.depth,
@@ -96,6 +125,7 @@ function toGroupLag(item: z.infer<typeof groupItemSchema>): GroupLag {
     orderingKey: item.ordering_key,
     deadLettered: item.dead_lettered,
     keysAffected: item.ordering_keys?.size ?? 0,
+    rateBuckets,
   };
 }
 
@@ -229,20 +259,23 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
         ReturnValues: 'ALL_NEW',
       }),
     );
-    return output === undefined ? undefined : toGroupLag(parseItem(groupItemSchema, output.Attributes, tableName, messageGroupId));
+    return output === undefined ? undefined : groupOf(output.Attributes, messageGroupId, tableName).group;
   };
 
   const recordIntake = async (intake: GroupIntake): Promise<void> => {
     const ownKey = ownOrderingKeyOf(intake.messageGroupId, intake.orderingKeys);
+    // The events per minute ride on this write: their minute's bucket, the ring's old ones removed.
+    const rate = bucketUpdateParts(planBucketUpdate(RateCounter.accepted, minuteOf(new Date(intake.acceptedAt)), intake.events), 'accepted');
     const values = {
       ':events': intake.events,
       ':shard': lagShardOf(intake.messageGroupId),
       ':accepted': intake.acceptedAt,
+      ...rate.values,
       ...(ownKey === undefined ? {} : { ':ownKey': ownKey }),
     };
     // An idle group has no oldest acceptance (forgetIfDrained): these events become it; a group
     // with pending events keeps its own. A per-key group's key never changes, and is never forgotten.
-    const counting = `ADD #depth :events SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted)${ownKey === undefined ? '' : ', ordering_key = if_not_exists(ordering_key, :ownKey)'}`;
+    const counting = `ADD #depth :events SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted)${ownKey === undefined ? '' : ', ordering_key = if_not_exists(ordering_key, :ownKey)'}, ${rate.set} REMOVE ${rate.remove.join(', ')}`;
     // The keys seen are kept up to MAX_KEYS_TRACKED (a busy partition never drains, and an item
     // holds at most 400 KB): beyond, the count goes on without them.
     const withKeys = await updateIfCondition(
@@ -271,7 +304,7 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
       ));
     // The consumer settled these events before this count arrived (a race of milliseconds): the
     // group is drained already, and must not keep this acceptance as its oldest.
-    const group = toGroupLag(parseItem(groupItemSchema, output.Attributes, tableName, intake.messageGroupId));
+    const { group } = groupOf(output.Attributes, intake.messageGroupId, tableName);
     if (group.depth <= 0) await forgetIfDrained(intake.messageGroupId, group.deadLettered);
   };
 
@@ -279,6 +312,9 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
     recordIntake,
 
     async recordProgress(progress, now) {
+      // The events per minute ride on the write below, whichever it is: the settled events into
+      // their minute's bucket, the ring's old ones removed. A batch that settled none counts none.
+      const rate = progress.settled > 0 ? bucketUpdateParts(planBucketUpdate(RateCounter.delivered, minuteOf(now), progress.settled), 'delivered') : undefined;
       // Likely the last of the group: the count and the forgetting in one conditional write, which
       // is refused when ingest counted more (or dead letters keep the group in the index); then the
       // two writes below, as for any batch.
@@ -288,17 +324,17 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
           new UpdateCommand({
             TableName: tableName,
             Key: key(progress.messageGroupId),
-            UpdateExpression: `ADD #depth :settled REMOVE ${FORGOTTEN_ATTRIBUTES}`,
+            UpdateExpression: `ADD #depth :settled ${rate === undefined ? '' : `SET ${rate.set} `}REMOVE ${[FORGOTTEN_ATTRIBUTES, ...(rate?.remove ?? [])].join(', ')}`,
             ConditionExpression: '(attribute_not_exists(#depth) OR #depth <= :count) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
             ExpressionAttributeNames: DEPTH,
-            ExpressionAttributeValues: { ':settled': -progress.settled, ':count': progress.settled, ':zero': 0 },
+            ExpressionAttributeValues: { ':settled': -progress.settled, ':count': progress.settled, ':zero': 0, ...rate?.values },
           }),
         );
         if (drained !== undefined) return;
       }
-      const set = ['lag_shard = :shard'];
-      const remove: string[] = [];
-      const values: Record<string, unknown> = { ':settled': -progress.settled, ':shard': lagShardOf(progress.messageGroupId) };
+      const set = ['lag_shard = :shard', ...(rate === undefined ? [] : [rate.set])];
+      const remove: string[] = [...(rate?.remove ?? [])];
+      const values: Record<string, unknown> = { ':settled': -progress.settled, ':shard': lagShardOf(progress.messageGroupId), ...rate?.values };
       if (progress.head.state === HeadState.waiting) {
         set.push('head_attempts = :attempts', 'last_error = :error', 'oldest_accepted_at = :oldest', 'head_event_id = :head', 'head_ordering_key = :headKey');
         // A head's first failure starts its stall clock; later failures of the same head keep it.
@@ -329,13 +365,13 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
           ReturnValues: 'ALL_NEW',
         }),
       );
-      const group = toGroupLag(parseItem(groupItemSchema, output.Attributes, tableName, progress.messageGroupId));
+      const { group } = groupOf(output.Attributes, progress.messageGroupId, tableName);
       if (group.depth <= 0) await forgetIfDrained(progress.messageGroupId, group.deadLettered);
     },
 
     async getGroup(messageGroupId) {
       const output = await client.send(new GetCommand({ TableName: tableName, Key: key(messageGroupId), ConsistentRead: true }));
-      return output.Item === undefined ? undefined : toGroupLag(parseItem(groupItemSchema, output.Item, tableName, messageGroupId));
+      return output.Item === undefined ? undefined : groupOf(output.Item, messageGroupId, tableName).group;
     },
 
     async recordRedrive({ toGroup, orderingKey, events, at }) {
@@ -427,9 +463,9 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
       const items = await batchGetItems(client, { tableName, keyName: TABLES.groups.partitionKey, keys: shards.flat(), attributes: GROUP_ATTRIBUTES, consistency: ReadConsistency.eventual });
       // A group that drained (or vanished) between the Query and the read is no longer active.
       return items
-        .map((item) => parseItem(groupItemSchema, item, tableName, String(item[TABLES.groups.partitionKey])))
-        .filter((group) => group.lag_shard !== undefined)
-        .map(toGroupLag);
+        .map((item) => groupOf(item, String(item[TABLES.groups.partitionKey]), tableName))
+        .filter(({ item }) => item.lag_shard !== undefined)
+        .map(({ group }) => group);
     },
   };
 }

@@ -4,6 +4,7 @@
  * its customer does. Pure: the clock comes in as a parameter.
  */
 import * as z from 'zod';
+import { ratesOfLastFullMinute, type RateBuckets } from './group-rates.js';
 import { takePage, type Page, type PageRequest } from './paging.js';
 import { blake2bDigest, messageGroupIdFor } from './routing.js';
 import { schemaOf } from './schema-match.js';
@@ -33,7 +34,15 @@ export const LAG_METRICS = {
   maxOldestWaitSeconds: 'MaxOldestWaitSeconds',
   stalledGroups: 'StalledGroups',
   backlog: 'Backlog',
+  /** Keys falling behind (see {@link isFallingBehind}): a whale alarms on it. */
+  fallingBehindKeys: 'FallingBehindKeys',
 } as const;
+
+/**
+ * The message of the lag job's log line for each of the worst keys falling behind, one line per
+ * key per run: the dashboard's table of them filters on it, so the two cannot disagree.
+ */
+export const FALLING_BEHIND_MESSAGE = 'key falling behind';
 
 /** A group's lag as stored. */
 export interface GroupLag {
@@ -54,6 +63,8 @@ export interface GroupLag {
   readonly deadLettered: number;
   /** Ordering keys with events in the group since it was last drained (an upper bound in partition mode). */
   readonly keysAffected: number;
+  /** The group's per-minute buckets of accepted and delivered events (see group-rates.ts); empty when it never had any. */
+  readonly rateBuckets: RateBuckets;
 }
 
 /** One row of `GET /v1/lag` (CONTRACT §2), with the group's dead letters added. */
@@ -71,6 +82,12 @@ export interface LagRow {
    * head is failing, as no single key then stands for the group.
    */
   readonly ordering_key: string | null;
+  /** Events accepted into the group in the last full minute (the minute before the one read in). */
+  readonly accepted_per_minute: number;
+  /** Events of the group delivered or dead-lettered in the same minute. */
+  readonly delivered_per_minute: number;
+  /** The group's key is falling behind: fed at least as fast as it delivers at its ceiling (see {@link isFallingBehind}). */
+  readonly is_falling_behind: boolean;
 }
 
 /** {@link LagRow} as the API document shows it: a field added to one and not the other fails type-check. */
@@ -84,6 +101,9 @@ export const lagRowSchema = schemaOf<LagRow>()(
     last_error: z.string().nullable(),
     dead_lettered: z.number().int().nonnegative(),
     ordering_key: z.string().nullable(),
+    accepted_per_minute: z.number().int().nonnegative(),
+    delivered_per_minute: z.number().int().nonnegative(),
+    is_falling_behind: z.boolean(),
   }),
 );
 
@@ -96,6 +116,22 @@ function secondsSince(at: string | undefined, now: Date): number {
 export function isActive(group: GroupLag): boolean {
   // A failing head shows even if the depth count drifted: a stuck key must never be hidden.
   return group.depth > 0 || group.deadLettered > 0 || group.headFailingSince !== undefined;
+}
+
+/**
+ * Whether a group's key is falling behind: a whale. Its head is not failing (a failing head is a
+ * stall, alarmed on its own), it has events waiting, the oldest of them has waited longer than
+ * `waitThresholdSeconds`, and in the last full minute it accepted events and at least as many as
+ * it delivered: its backlog did not shrink while the consumer kept delivering it one event (or
+ * one batch) per round trip of its endpoint, which is a key's ceiling, so its oldest wait keeps
+ * growing. No retry or fix of the receiver's errors helps it; a finer key, batches or a faster
+ * receiver do (README, Operations).
+ */
+export function isFallingBehind(group: GroupLag, now: Date, waitThresholdSeconds: number): boolean {
+  if (group.headFailingSince !== undefined || group.depth <= 0) return false;
+  if (secondsSince(group.oldestAcceptedAt, now) <= waitThresholdSeconds) return false;
+  const rates = ratesOfLastFullMinute(group.rateBuckets, now);
+  return rates.acceptedPerMinute > 0 && rates.acceptedPerMinute >= rates.deliveredPerMinute;
 }
 
 /**
@@ -137,12 +173,13 @@ interface PositionedRow {
 }
 
 /** Every active group's row with its position, worst first. */
-function toPositionedRows(groups: readonly GroupLag[], now: Date): PositionedRow[] {
+function toPositionedRows(groups: readonly GroupLag[], now: Date, fallingBehindWaitSeconds: number): PositionedRow[] {
   return groups
     .filter(isActive)
     .map((group) => {
       const hasPending = group.depth > 0 || group.headFailingSince !== undefined;
       const oldestAcceptedMs = hasPending && group.oldestAcceptedAt !== undefined ? Date.parse(group.oldestAcceptedAt) : Number.NaN;
+      const rates = ratesOfLastFullMinute(group.rateBuckets, now);
       const row: LagRow = {
         message_group_id: group.messageGroupId,
         depth: Math.max(hasPending ? 1 : 0, group.depth),
@@ -152,6 +189,9 @@ function toPositionedRows(groups: readonly GroupLag[], now: Date): PositionedRow
         last_error: hasPending ? (group.lastError ?? null) : null,
         dead_lettered: Math.max(0, group.deadLettered),
         ordering_key: group.orderingKey ?? (hasPending ? (group.headOrderingKey ?? null) : null),
+        accepted_per_minute: rates.acceptedPerMinute,
+        delivered_per_minute: rates.deliveredPerMinute,
+        is_falling_behind: isFallingBehind(group, now, fallingBehindWaitSeconds),
       };
       const position: LagPosition = {
         list: 'lag',
@@ -167,18 +207,19 @@ function toPositionedRows(groups: readonly GroupLag[], now: Date): PositionedRow
 
 /**
  * The lag view: active groups only, worst first (see {@link compareLagPositions}); the order
- * depends on the groups alone, never on `now`, which only ages the waits shown.
+ * depends on the groups alone, never on `now`, which only ages the waits shown and picks the
+ * minute the rates are of. A key is flagged falling behind past `fallingBehindWaitSeconds`.
  */
-export function toLagRows(groups: readonly GroupLag[], now: Date): LagRow[] {
-  return toPositionedRows(groups, now).map(({ row }) => row);
+export function toLagRows(groups: readonly GroupLag[], now: Date, fallingBehindWaitSeconds: number): LagRow[] {
+  return toPositionedRows(groups, now, fallingBehindWaitSeconds).map(({ row }) => row);
 }
 
 /**
  * One page of the lag view: the rows after the request's position, worst first. Pages read one
  * after another while nothing changes concatenate to {@link toLagRows}, even as the clock moves.
  */
-export function toLagPage(groups: readonly GroupLag[], now: Date, request: PageRequest<LagPosition>): Page<LagRow> {
-  const page = takePage(toPositionedRows(groups, now), request, ({ position }) => position, compareLagPositions);
+export function toLagPage(groups: readonly GroupLag[], now: Date, request: PageRequest<LagPosition>, fallingBehindWaitSeconds: number): Page<LagRow> {
+  const page = takePage(toPositionedRows(groups, now, fallingBehindWaitSeconds), request, ({ position }) => position, compareLagPositions);
   return { items: page.items.map(({ row }) => row), nextCursor: page.nextCursor };
 }
 
@@ -189,12 +230,33 @@ export interface LagSummary {
   readonly stalledGroups: number;
   /** Pending events over all groups. */
   readonly backlog: number;
+  /** Groups whose key is falling behind (see {@link isFallingBehind}). */
+  readonly fallingBehindKeys: number;
+  /** The worst of them, worst first (the lag view's order), at most MAX_WORST_KEYS_REPORTED, for the job's log and the dashboard. */
+  readonly worstFallingBehind: readonly LagRow[];
 }
 
-export function summarizeLag(groups: readonly GroupLag[], now: Date, stallThresholdSeconds: number): LagSummary {
+/** Keys falling behind the lag job names in its log each run: the dashboard's table of the worst. */
+export const MAX_WORST_KEYS_REPORTED = 10;
+
+/** The thresholds a lag summary is taken with. */
+export interface LagThresholds {
+  /** A group whose head has been failing for longer than this is stalled. */
+  readonly stallThresholdSeconds: number;
+  /** A key waiting longer than this while fed at least as fast as it delivers is falling behind. */
+  readonly fallingBehindWaitSeconds: number;
+}
+
+/**
+ * What the lag job publishes of the active groups. The keys falling behind are exactly those the
+ * lag view flags, in its order, so that the alarm and the view never disagree about a key.
+ */
+export function summarizeLag(groups: readonly GroupLag[], now: Date, thresholds: LagThresholds): LagSummary {
+  const { stallThresholdSeconds, fallingBehindWaitSeconds } = thresholds;
   let maxOldestWaitSeconds = 0;
   let stalledGroups = 0;
   let backlog = 0;
+  const fallingBehind = toLagRows(groups, now, fallingBehindWaitSeconds).filter((row) => row.is_falling_behind);
   for (const group of groups) {
     // A failing head counts whatever the depth says (see isActive).
     if (group.headFailingSince !== undefined && secondsSince(group.headFailingSince, now) > stallThresholdSeconds) stalledGroups += 1;
@@ -202,7 +264,7 @@ export function summarizeLag(groups: readonly GroupLag[], now: Date, stallThresh
     backlog += Math.max(1, group.depth);
     maxOldestWaitSeconds = Math.max(maxOldestWaitSeconds, secondsSince(group.oldestAcceptedAt, now));
   }
-  return { maxOldestWaitSeconds, stalledGroups, backlog };
+  return { maxOldestWaitSeconds, stalledGroups, backlog, fallingBehindKeys: fallingBehind.length, worstFallingBehind: fallingBehind.slice(0, MAX_WORST_KEYS_REPORTED) };
 }
 
 /**

@@ -1,11 +1,12 @@
 /**
  * Lag job: scheduled every minute, reads the sparse index of active groups (never the whole
  * table) and publishes, through Powertools Metrics (EMF), what the lag alarms watch: the longest
- * wait of any group, the stalled groups and the backlog.
+ * wait of any group, the stalled groups, the backlog and the keys falling behind. It also logs
+ * the worst keys falling behind with their rates, one line each, which the dashboard tabulates.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { LAG_METRICS, summarizeLag, type GroupLag, type LagSummary } from '../core/lag.js';
+import { FALLING_BEHIND_MESSAGE, LAG_METRICS, summarizeLag, type GroupLag, type LagSummary, type LagThresholds } from '../core/lag.js';
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
 import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js';
 import type { LambdaHandler } from './logger.js';
@@ -24,10 +25,11 @@ export const LAG_METRICS_RESOURCES = resourcesOf(LAG_METRICS_ACCESS);
 
 export type LagMetricsHandler = () => Promise<LagSummary>;
 
+
 export interface LagMetricsHandlerDeps {
   readonly listActiveGroups: () => Promise<GroupLag[]>;
   readonly publish: (summary: LagSummary) => void;
-  readonly stallThresholdSeconds: number;
+  readonly thresholds: LagThresholds;
   readonly now: () => Date;
   readonly logger: Logger;
 }
@@ -35,9 +37,22 @@ export interface LagMetricsHandlerDeps {
 export function createLagMetricsHandler(deps: LagMetricsHandlerDeps): LagMetricsHandler {
   return async () => {
     const groups = await deps.listActiveGroups();
-    const summary = summarizeLag(groups, deps.now(), deps.stallThresholdSeconds);
+    const summary = summarizeLag(groups, deps.now(), deps.thresholds);
     deps.publish(summary);
-    deps.logger.info('lag published', { activeGroups: groups.length, ...summary });
+    const { worstFallingBehind, ...counts } = summary;
+    deps.logger.info('lag published', { activeGroups: groups.length, ...counts });
+    // One line per key, under a fixed message: the dashboard's query of the worst keys reads these.
+    // The group id (a digest) and numbers only: an ordering key may hold a producer's resource id.
+    for (const [rank, row] of worstFallingBehind.entries()) {
+      deps.logger.warn(FALLING_BEHIND_MESSAGE, {
+        rank: rank + 1,
+        message_group_id: row.message_group_id,
+        accepted_per_minute: row.accepted_per_minute,
+        delivered_per_minute: row.delivered_per_minute,
+        depth: row.depth,
+        oldest_wait_seconds: row.oldest_wait_seconds,
+      });
+    }
     return summary;
   };
 }
@@ -48,6 +63,7 @@ export function publishWithPowertools(metrics: Metrics): (summary: LagSummary) =
     metrics.addMetric(LAG_METRICS.maxOldestWaitSeconds, MetricUnit.Seconds, summary.maxOldestWaitSeconds);
     metrics.addMetric(LAG_METRICS.stalledGroups, MetricUnit.Count, summary.stalledGroups);
     metrics.addMetric(LAG_METRICS.backlog, MetricUnit.Count, summary.backlog);
+    metrics.addMetric(LAG_METRICS.fallingBehindKeys, MetricUnit.Count, summary.fallingBehindKeys);
     metrics.publishStoredMetrics();
   };
 }
@@ -57,7 +73,7 @@ export function wireLagMetricsHandler(input: Omit<HandlerWiring<(typeof LAG_METR
   return createLagMetricsHandler({
     listActiveGroups: pick(createGroupStore(input.dynamo, input.resources.groupsTable), USES.groups).listActiveGroups,
     publish: publishWithPowertools(metrics),
-    stallThresholdSeconds: input.config.stallThresholdSeconds,
+    thresholds: { stallThresholdSeconds: input.config.stallThresholdSeconds, fallingBehindWaitSeconds: input.config.fallingBehindWaitSeconds },
     now: () => new Date(),
     logger: input.logger,
   });

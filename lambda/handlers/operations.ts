@@ -84,6 +84,11 @@ export interface OperationsOptions {
    * @default PAUSE_GRACE_SECONDS, API Gateway's limit on a request still enqueueing under the old routing
    */
   readonly pauseGraceSeconds?: number;
+  /**
+   * The clock of the operator's routes: the minute the lag view's rates are of, the time of a pause.
+   * @default the system clock
+   */
+  readonly now?: () => Date;
 }
 
 export function wireOperationsHandler(input: OperationsWiring, options: OperationsOptions = {}): HttpHandler {
@@ -151,7 +156,8 @@ export function wireOperationsHandler(input: OperationsWiring, options: Operatio
       },
     },
     pauseGraceSeconds: options.pauseGraceSeconds ?? PAUSE_GRACE_SECONDS,
-    now: () => new Date(),
+    now: options.now ?? (() => new Date()),
+    fallingBehindWaitSeconds: config.fallingBehindWaitSeconds,
     logger,
   });
 }

@@ -38,11 +38,23 @@ describe('lag command', () => {
     expect(run.stderr).toBe('');
     const lines = run.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatch(/^GROUP\s+ORDERING KEY\s+DEPTH\s+OLDEST WAIT\s+KEYS\s+HEAD ATTEMPTS\s+LAST ERROR\s+DEAD LETTERS$/);
-    // An API without `ordering_key` (today's): the column shows "-".
-    expect(lines[1]?.split(/\s{2,}/)).toEqual([STUCK.message_group_id, '-', '12', '3m12s', '1', '4', 'HTTP 503', '2']);
-    expect(lines[2]?.split(/\s{2,}/)).toEqual(['partition-7', '-', '1', '3s', '3', '0', '-', '0']);
+    expect(lines[0]).toMatch(/^GROUP\s+ORDERING KEY\s+DEPTH\s+OLDEST WAIT\s+KEYS\s+HEAD ATTEMPTS\s+LAST ERROR\s+DEAD LETTERS\s+ACCEPTED\/MIN\s+DELIVERED\/MIN\s+BEHIND$/);
+    // An API without `ordering_key` and the rates (an older one): those columns show "-".
+    expect(lines[1]?.split(/\s{2,}/)).toEqual([STUCK.message_group_id, '-', '12', '3m12s', '1', '4', 'HTTP 503', '2', '-', '-', '-']);
+    expect(lines[2]?.split(/\s{2,}/)).toEqual(['partition-7', '-', '1', '3s', '3', '0', '-', '0', '-', '-', '-']);
     expect(api.calls()).toEqual(['GET /v1/lag']);
+  });
+
+  it('shows each group’s accepted and delivered events per minute, and marks a key falling behind', async () => {
+    const whale = { ...FLOWING, message_group_id: 'whale', oldest_wait_seconds: 400, depth: 900, accepted_per_minute: 3000, delivered_per_minute: 2950, is_falling_behind: true };
+    api.on('GET /v1/lag', lagPage([whale, { ...FLOWING, accepted_per_minute: 12, delivered_per_minute: 40, is_falling_behind: false }]));
+
+    const run = await runCommand(['lag', '--url', api.url]);
+
+    expect(run.exitCode).toBe(ExitCode.ok);
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines[1]?.split(/\s{2,}/).slice(-3)).toEqual(['3000', '2950', 'yes']);
+    expect(lines[2]?.split(/\s{2,}/).slice(-3)).toEqual(['12', '40', '-']);
   });
 
   it('shows the ordering key beside the group hash, and - for a partition whose key is null', async () => {

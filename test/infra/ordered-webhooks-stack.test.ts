@@ -16,7 +16,7 @@ import {
   SERVICE_NAMES,
 } from '../../lambda/config.js';
 import { CONSUMER_METRICS } from '../../lambda/core/consumer-metrics.js';
-import { LAG_METRICS } from '../../lambda/core/lag.js';
+import { FALLING_BEHIND_MESSAGE, LAG_METRICS } from '../../lambda/core/lag.js';
 import { PAUSE_GRACE_SECONDS } from '../../lambda/core/routing-settings.js';
 import type { Access, ResourceName } from '../../lambda/adapters/access.js';
 import { CONSUMER_ACCESS, CONSUMER_RESOURCES } from '../../lambda/handlers/consumer.js';
@@ -54,6 +54,7 @@ const CONFIGURED = {
   STALL_THRESHOLD_SECONDS: '120',
   MAX_GROUP_WAIT_ALARM_SECONDS: '1200',
   STALLED_GROUPS_ALARM_THRESHOLD: '3',
+  FALLING_BEHIND_WAIT_SECONDS: '240',
   LOG_LEVEL: 'debug',
 };
 
@@ -382,9 +383,10 @@ describe('LagMetricsJob', () => {
       synthesized.stack.lagMetrics.metricMaxOldestWaitSeconds(),
       synthesized.stack.lagMetrics.metricStalledGroups(),
       synthesized.stack.lagMetrics.metricBacklog(),
+      synthesized.stack.lagMetrics.metricFallingBehindKeys(),
     ];
     expect(metrics.map((metric) => [metric.namespace, metric.metricName, metric.dimensions])).toEqual(
-      [LAG_METRICS.maxOldestWaitSeconds, LAG_METRICS.stalledGroups, LAG_METRICS.backlog].map((metricName) => [
+      [LAG_METRICS.maxOldestWaitSeconds, LAG_METRICS.stalledGroups, LAG_METRICS.backlog, LAG_METRICS.fallingBehindKeys].map((metricName) => [
         LAG_METRICS.namespace,
         metricName,
         { service: LAG_METRICS.service },
@@ -686,6 +688,7 @@ const ALARMS = [
   'backstopAlarm',
   'maxGroupWaitAlarm',
   'stalledGroupsAlarm',
+  'fallingBehindKeysAlarm',
   'lagJobErrorsAlarm',
 ] as const;
 type AlarmKey = (typeof ALARMS)[number];
@@ -786,6 +789,27 @@ describe('DeliveryAlarms', () => {
     });
   });
 
+  it('alarms on its own when a key keeps falling behind for three minutes of five, and reads the configured wait', () => {
+    expect(synthesized.config.fallingBehindWaitSeconds).toBe(240);
+    expect(environmentOf(synthesized, 'lagMetrics').FALLING_BEHIND_WAIT_SECONDS).toBe('240');
+    expect(environmentOf(synthesized, 'operations').FALLING_BEHIND_WAIT_SECONDS).toBe('240');
+    const properties = alarmProperties('fallingBehindKeysAlarm');
+    expect(properties).toMatchObject({
+      Namespace: LAG_METRICS.namespace,
+      MetricName: LAG_METRICS.fallingBehindKeys,
+      Dimensions: LAG_DIMENSIONS,
+      Statistic: 'Maximum',
+      Period: 60,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 5,
+      DatapointsToAlarm: 3,
+      TreatMissingData: 'notBreaching',
+    });
+    // The description names the levers the README's runbook pulls.
+    expect(String(properties.AlarmDescription)).toMatch(/batch_size.*ordering "resource".*answer faster/);
+  });
+
   it('alarms when the lag job fails, so the lag alarms never go quiet unnoticed', () => {
     const { stack } = synthesized;
     expect(alarmProperties('lagJobErrorsAlarm')).toMatchObject({
@@ -799,7 +823,7 @@ describe('DeliveryAlarms', () => {
     });
   });
 
-  it('declares these seven alarms and no other', () => {
+  it('declares these eight alarms and no other', () => {
     expect(synthesized.stack.alarms.alarms).toHaveLength(ALARMS.length);
     expect(resourcesOfType(synthesized.template, 'AWS::CloudWatch::Alarm').size).toBe(ALARMS.length);
   });
@@ -913,6 +937,7 @@ describe('OperationsDashboard', () => {
       { metric: [LAG_METRICS.namespace, LAG_METRICS.maxOldestWaitSeconds, ...lag], stat: 'Maximum' },
       { metric: [LAG_METRICS.namespace, LAG_METRICS.stalledGroups, ...lag], stat: 'Maximum' },
       { metric: [LAG_METRICS.namespace, LAG_METRICS.backlog, ...lag], stat: 'Maximum' },
+      { metric: [LAG_METRICS.namespace, LAG_METRICS.fallingBehindKeys, ...lag], stat: 'Maximum' },
       ...(['delivered', 'failedAttempts', 'deadLettered', 'faults'] as const).map((name) => ({
         metric: [CONSUMER_METRICS.namespace, CONSUMER_METRICS[name], 'service', CONSUMER_METRICS.service],
         stat: 'Sum',
@@ -926,6 +951,21 @@ describe('OperationsDashboard', () => {
       widgetGraphing(LAG_METRICS.namespace, metricName)?.properties.annotations?.horizontal.map(({ value }) => value);
     expect(thresholds(LAG_METRICS.maxOldestWaitSeconds)).toEqual([1200]);
     expect(thresholds(LAG_METRICS.stalledGroups)).toEqual([3]);
+    expect(thresholds(LAG_METRICS.fallingBehindKeys)).toEqual([1]);
+  });
+
+  it('tabulates the worst keys falling behind with their rates, from the lag job’s log group', () => {
+    const { stack } = synthesized;
+    const body = z.object({ widgets: z.array(z.object({ type: z.string(), properties: z.object({ title: z.string().optional(), query: z.string().optional() }) })) }).parse(dashboardBodyOf(synthesized.template));
+    const logWidgets = body.widgets.filter((widget) => widget.type === 'log');
+    expect(logWidgets).toHaveLength(1);
+    const query = logWidgets[0]?.properties.query ?? '';
+    expect(query).toContain(`filter message = '${FALLING_BEHIND_MESSAGE}'`);
+    expect(query).toMatch(/accepted_per_minute.*delivered_per_minute/);
+    expect(query).toContain('by message_group_id');
+    // The query's SOURCE is the lag job's log group, a reference in the dashboard's body.
+    expect(query).toMatch(/^SOURCE '/);
+    expect(JSON.stringify(synthesized.template.findResources('AWS::CloudWatch::Dashboard'))).toContain(JSON.stringify(stack.resolve(stack.lagMetrics.handler.logGroup.logGroupName)));
   });
 });
 

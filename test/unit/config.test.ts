@@ -29,6 +29,7 @@ describe('loadConfig', () => {
       stallThresholdSeconds: 300,
       maxGroupWaitAlarmSeconds: 900,
       stalledGroupsAlarmThreshold: 1,
+      fallingBehindWaitSeconds: 120,
       alarmEmail: undefined,
       deliveryStateTtlDays: 30,
       logLevel: 'INFO',
@@ -57,6 +58,7 @@ describe('loadConfig', () => {
         STALL_THRESHOLD_SECONDS: '60',
         MAX_GROUP_WAIT_ALARM_SECONDS: '120',
         STALLED_GROUPS_ALARM_THRESHOLD: '3',
+        FALLING_BEHIND_WAIT_SECONDS: '45',
         ALARM_EMAIL: 'ops@example.com',
         DELIVERY_STATE_TTL_DAYS: '7',
         LOG_LEVEL: 'debug',
@@ -78,6 +80,7 @@ describe('loadConfig', () => {
       stallThresholdSeconds: 60,
       maxGroupWaitAlarmSeconds: 120,
       stalledGroupsAlarmThreshold: 3,
+      fallingBehindWaitSeconds: 45,
       alarmEmail: 'ops@example.com',
       deliveryStateTtlDays: 7,
       logLevel: 'DEBUG',
@@ -105,6 +108,7 @@ describe('loadConfig', () => {
     { env: { STALL_THRESHOLD_SECONDS: '0' }, variable: 'STALL_THRESHOLD_SECONDS' },
     { env: { MAX_GROUP_WAIT_ALARM_SECONDS: '10' }, variable: 'MAX_GROUP_WAIT_ALARM_SECONDS' },
     { env: { STALLED_GROUPS_ALARM_THRESHOLD: '0' }, variable: 'STALLED_GROUPS_ALARM_THRESHOLD' },
+    { env: { FALLING_BEHIND_WAIT_SECONDS: '0' }, variable: 'FALLING_BEHIND_WAIT_SECONDS' },
   ])('refuses $env, naming $variable', ({ env, variable }) => {
     expect(() => loadConfig(env, Deployment.local)).toThrow(ConfigError);
     expect(() => loadConfig(env, Deployment.local)).toThrow(new RegExp(`^Invalid configuration:\\n  - ${variable}: `));

@@ -10,6 +10,8 @@ import { errorResponse, type Answer } from '../responses.js';
 export interface LagRoutesDeps {
   readonly listActiveGroups: () => Promise<GroupLag[]>;
   readonly now: () => Date;
+  /** A key waiting longer than this while fed at least as fast as it delivers is flagged `is_falling_behind`. */
+  readonly fallingBehindWaitSeconds: number;
 }
 
 /** The lag route, by its route key. */
@@ -18,7 +20,7 @@ export function createLagRoutes(deps: LagRoutesDeps): Readonly<Record<'GET /v1/l
     'GET /v1/lag': async (event): Answer<LagAnswer> => {
       const page = parsePageQuery(event.queryStringParameters, lagPositionSchema);
       if (!page.ok) return errorResponse(page.refusal);
-      const lag = toLagPage(await deps.listActiveGroups(), deps.now(), page.value);
+      const lag = toLagPage(await deps.listActiveGroups(), deps.now(), page.value, deps.fallingBehindWaitSeconds);
       return { statusCode: 200, body: { groups: lag.items, next_cursor: lag.nextCursor } };
     },
   };

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createGroupStore, MAX_DEAD_LETTERS_TRACKED, MAX_KEYS_TRACKED, placeMark as placeMarkOf, type GroupStore } from '../../../lambda/adapters/group-store.js';
 import { HeadState, lagShardOf, type GroupProgress } from '../../../lambda/core/lag.js';
+import { allBucketNamesOf, RateCounter, ratesOfLastFullMinute } from '../../../lambda/core/group-rates.js';
 import { messageGroupIdFor } from '../../../lambda/core/routing.js';
 import { TABLES } from '../../../lambda/resources.js';
 import { startDynaliteTables, type DynaliteTables } from '../support/dynalite.js';
@@ -265,5 +266,52 @@ describe('createGroupStore on dynalite', () => {
     await store.recordIntake({ messageGroupId: group, events: MAX_KEYS_TRACKED, orderingKeys: keys, acceptedAt: T0 });
     await store.recordIntake({ messageGroupId: group, events: 1, orderingKeys: ['one-too-many'], acceptedAt: T1 });
     expect(await store.getGroup(group)).toMatchObject({ depth: MAX_KEYS_TRACKED + 1, keysAffected: MAX_KEYS_TRACKED, oldestAcceptedAt: T0 });
+  });
+
+  describe('events per minute', () => {
+    /** `minutes` whole minutes after 12:00 on T0's day, plus `seconds`. */
+    const at = (minutes: number, seconds = 0) => new Date(Date.parse(T0) + minutes * 60_000 + seconds * 1000);
+    const rawItem = async (group: string) =>
+      (await tables.dynamo.send(new GetCommand({ TableName: TABLES.groups.localName, Key: { [TABLES.groups.partitionKey]: group }, ConsistentRead: true }))).Item ?? {};
+    const bucketsOn = (item: Record<string, unknown>, counter: RateCounter) => allBucketNamesOf(counter).filter((name) => item[name] !== undefined);
+
+    it('counts accepted events from intake and settled ones from progress into their minutes, by the writes already made', async () => {
+      const group = newGroup();
+      await store.recordIntake({ messageGroupId: group, events: 5, orderingKeys: ['k1'], acceptedAt: at(1, 10).toISOString() });
+      await store.recordIntake({ messageGroupId: group, events: 4, orderingKeys: ['k1'], acceptedAt: at(1, 50).toISOString() });
+      await store.recordProgress(clear(group, 2), at(1, 55));
+      // A head waiting settles nothing, and counts nothing.
+      await store.recordProgress({ messageGroupId: group, settled: 0, lastSettledAcceptedAt: undefined, head: { state: HeadState.waiting, eventId: 'e3', orderingKey: 'k1', attempts: 1, lastError: 'HTTP 500', acceptedAt: T0 } }, at(1, 56));
+      await store.recordIntake({ messageGroupId: group, events: 1, orderingKeys: ['k1'], acceptedAt: at(2, 1).toISOString() });
+      await store.recordProgress(clear(group, 3), at(2, 2));
+
+      const listed = (await store.listActiveGroups()).find((candidate) => candidate.messageGroupId === group);
+      expect(listed).toBeDefined();
+      expect(ratesOfLastFullMinute(listed?.rateBuckets ?? {}, at(2, 30))).toEqual({ acceptedPerMinute: 9, deliveredPerMinute: 2 });
+      expect(ratesOfLastFullMinute(listed?.rateBuckets ?? {}, at(3, 0))).toEqual({ acceptedPerMinute: 1, deliveredPerMinute: 3 });
+      // Idle since: nothing is counted for a minute without writes.
+      expect(ratesOfLastFullMinute(listed?.rateBuckets ?? {}, at(4, 0))).toEqual({ acceptedPerMinute: 0, deliveredPerMinute: 0 });
+    });
+
+    it('counts the settled events of a drain in one write, and keeps the counts through the draining', async () => {
+      const group = newGroup();
+      await store.recordIntake({ messageGroupId: group, events: 3, orderingKeys: ['k1'], acceptedAt: at(7).toISOString() });
+      await store.recordProgress({ ...clear(group, 3), isLikelyDrained: true }, at(7, 30));
+      expect(await isActive(group)).toBe(false);
+      const drained = await store.getGroup(group);
+      expect(ratesOfLastFullMinute(drained?.rateBuckets ?? {}, at(8))).toEqual({ acceptedPerMinute: 3, deliveredPerMinute: 3 });
+    });
+
+    it('keeps at most three buckets of each counter on the item, whatever the minutes written, and starts afresh after a pause', async () => {
+      const group = newGroup();
+      for (const minute of [0, 1, 2, 3, 10, 11, 75, 200, 201]) {
+        await store.recordIntake({ messageGroupId: group, events: 2, orderingKeys: ['k1'], acceptedAt: at(minute).toISOString() });
+        await store.recordProgress(clear(group, 1), at(minute, 5));
+        const item = await rawItem(group);
+        expect(bucketsOn(item, RateCounter.accepted).length).toBeLessThanOrEqual(3);
+        expect(bucketsOn(item, RateCounter.delivered).length).toBeLessThanOrEqual(3);
+      }
+      expect(ratesOfLastFullMinute((await store.getGroup(group))?.rateBuckets ?? {}, at(202))).toEqual({ acceptedPerMinute: 2, deliveredPerMinute: 1 });
+    });
   });
 });

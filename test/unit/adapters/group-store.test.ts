@@ -5,12 +5,21 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '../../../lambda/adapters/aws-clients.js';
 import { createGroupStore } from '../../../lambda/adapters/group-store.js';
 import { ALL_LAG_SHARDS, HeadState, lagShardOf } from '../../../lambda/core/lag.js';
+import { minuteOf, planBucketUpdate, RateCounter } from '../../../lambda/core/group-rates.js';
 
 const dynamo = mockClient(DynamoDBDocumentClient);
 const store = createGroupStore(createDocumentClient({ region: 'us-east-1' }), 'Groups');
 const now = new Date('2026-12-02T12:00:00.000Z');
 
 beforeEach(() => dynamo.reset());
+
+/** The SET and REMOVE parts a counter's ring adds to a write at `now` (group-rates.ts plans them). */
+function ringOf(counter: RateCounter) {
+  const { add, remove } = planBucketUpdate(counter, minuteOf(now), 1);
+  return { set: `${add.name} = if_not_exists(${add.name}, :${counter}Base) + :${counter}Events`, remove: remove.join(', '), base: add.base };
+}
+const accepted = ringOf(RateCounter.accepted);
+const delivered = ringOf(RateCounter.delivered);
 
 describe('recordIntake', () => {
   it('counts a request’s events into their group in one write, keeping a busy group’s oldest acceptance', async () => {
@@ -21,10 +30,19 @@ describe('recordIntake', () => {
     expect(calls[0]?.args[0].input).toEqual({
       TableName: 'Groups',
       Key: { message_group_id: 'g1' },
-      UpdateExpression: 'ADD #depth :events, ordering_keys :keys SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted)',
+      // The events per minute ride on the same write: no request of their own.
+      UpdateExpression: `ADD #depth :events, ordering_keys :keys SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted), ${accepted.set} REMOVE ${accepted.remove}`,
       ConditionExpression: 'attribute_not_exists(ordering_keys) OR size(ordering_keys) < :cap',
       ExpressionAttributeNames: { '#depth': 'depth' },
-      ExpressionAttributeValues: { ':events': 3, ':keys': new Set(['k1']), ':shard': lagShardOf('g1'), ':accepted': now.toISOString(), ':cap': 1000 },
+      ExpressionAttributeValues: {
+        ':events': 3,
+        ':keys': new Set(['k1']),
+        ':shard': lagShardOf('g1'),
+        ':accepted': now.toISOString(),
+        ':acceptedBase': accepted.base,
+        ':acceptedEvents': 3,
+        ':cap': 1000,
+      },
       ReturnValues: 'ALL_NEW',
     });
   });
@@ -37,7 +55,7 @@ describe('recordIntake', () => {
     await store.recordIntake({ messageGroupId: 'p1', events: 2, orderingKeys: ['k1', 'k2'], acceptedAt: now.toISOString() });
     const calls = dynamo.commandCalls(UpdateCommand);
     expect(calls).toHaveLength(2);
-    expect(calls[1]?.args[0].input.UpdateExpression).toBe('ADD #depth :events SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted)');
+    expect(calls[1]?.args[0].input.UpdateExpression).toBe(`ADD #depth :events SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted), ${accepted.set} REMOVE ${accepted.remove}`);
   });
 
   it('forgets the group again when the consumer settled its events before this count arrived', async () => {
@@ -62,9 +80,8 @@ describe('recordProgress', () => {
     const calls = dynamo.commandCalls(UpdateCommand);
     expect(calls).toHaveLength(1);
     expect(calls[0]?.args[0].input).toMatchObject({
-      UpdateExpression:
-        'ADD #depth :settled SET lag_shard = :shard, head_attempts = :attempts, last_error = :error, oldest_accepted_at = :oldest, head_event_id = :head, head_ordering_key = :headKey, head_failing_since = :now',
-      ExpressionAttributeValues: { ':settled': -1, ':attempts': 1, ':error': 'HTTP 500', ':oldest': 'a1', ':head': 'e1', ':headKey': 'k1', ':now': now.toISOString() },
+      UpdateExpression: `ADD #depth :settled SET lag_shard = :shard, ${delivered.set}, head_attempts = :attempts, last_error = :error, oldest_accepted_at = :oldest, head_event_id = :head, head_ordering_key = :headKey, head_failing_since = :now REMOVE ${delivered.remove}`,
+      ExpressionAttributeValues: { ':settled': -1, ':deliveredBase': delivered.base, ':deliveredEvents': 1, ':attempts': 1, ':error': 'HTTP 500', ':oldest': 'a1', ':head': 'e1', ':headKey': 'k1', ':now': now.toISOString() },
       ReturnValues: 'ALL_NEW',
     });
   });
@@ -72,7 +89,10 @@ describe('recordProgress', () => {
   it('keeps the stall clock of a head that fails again', async () => {
     dynamo.on(UpdateCommand).resolves({ Attributes: { message_group_id: 'g1', depth: 4 } });
     await store.recordProgress({ messageGroupId: 'g1', settled: 0, lastSettledAcceptedAt: undefined, head: { state: HeadState.waiting, eventId: 'e1', orderingKey: 'k1', attempts: 3, lastError: 'HTTP 500', acceptedAt: 'a1' } }, now);
-    expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input.UpdateExpression).toContain('head_failing_since = if_not_exists(head_failing_since, :now)');
+    const expression = dynamo.commandCalls(UpdateCommand)[0]?.args[0].input.UpdateExpression;
+    expect(expression).toContain('head_failing_since = if_not_exists(head_failing_since, :now)');
+    // A batch that settled nothing counts nothing.
+    expect(expression).not.toContain('delivered_m');
   });
 
   it('clears the head and takes a drained group out of the index, only if nothing new was counted', async () => {
@@ -80,7 +100,7 @@ describe('recordProgress', () => {
     await store.recordProgress({ messageGroupId: 'g1', settled: 2, lastSettledAcceptedAt: 'a2', head: { state: HeadState.clear } }, now);
     const calls = dynamo.commandCalls(UpdateCommand);
     expect(calls[0]?.args[0].input.UpdateExpression).toBe(
-      'ADD #depth :settled SET lag_shard = :shard, oldest_accepted_at = :oldest REMOVE head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key',
+      `ADD #depth :settled SET lag_shard = :shard, ${delivered.set}, oldest_accepted_at = :oldest REMOVE ${delivered.remove}, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key`,
     );
     expect(calls[1]?.args[0].input).toMatchObject({
       UpdateExpression: 'REMOVE lag_shard, oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key',
@@ -106,9 +126,9 @@ describe('recordProgress', () => {
     const calls = dynamo.commandCalls(UpdateCommand);
     expect(calls).toHaveLength(1);
     expect(calls[0]?.args[0].input).toMatchObject({
-      UpdateExpression: 'ADD #depth :settled REMOVE lag_shard, oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key',
+      UpdateExpression: `ADD #depth :settled SET ${delivered.set} REMOVE lag_shard, oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key, ${delivered.remove}`,
       ConditionExpression: '(attribute_not_exists(#depth) OR #depth <= :count) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
-      ExpressionAttributeValues: { ':settled': -2, ':count': 2, ':zero': 0 },
+      ExpressionAttributeValues: { ':settled': -2, ':count': 2, ':zero': 0, ':deliveredBase': delivered.base, ':deliveredEvents': 2 },
     });
     dynamo.reset();
     dynamo
@@ -116,9 +136,10 @@ describe('recordProgress', () => {
       .rejectsOnce(new ConditionalCheckFailedException({ message: 'more pending', $metadata: {} }))
       .resolvesOnce({ Attributes: { message_group_id: 'g1', depth: 3 } });
     await store.recordProgress(drained, now);
+    // The refused write counted nothing; the one that follows counts the settled events once.
     expect(dynamo.commandCalls(UpdateCommand).map((call) => call.args[0].input.UpdateExpression)).toEqual([
-      'ADD #depth :settled REMOVE lag_shard, oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key',
-      'ADD #depth :settled SET lag_shard = :shard, oldest_accepted_at = :oldest REMOVE head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key',
+      `ADD #depth :settled SET ${delivered.set} REMOVE lag_shard, oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key, ${delivered.remove}`,
+      `ADD #depth :settled SET lag_shard = :shard, ${delivered.set}, oldest_accepted_at = :oldest REMOVE ${delivered.remove}, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key`,
     ]);
   });
 

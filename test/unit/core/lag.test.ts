@@ -6,6 +6,7 @@ import {
   LAG_SHARDS,
   hasProgress,
   HeadState,
+  isFallingBehind,
   lagPositionSchema,
   lagShardOf,
   ownOrderingKeyOf,
@@ -17,6 +18,7 @@ import {
   type LagRow,
 } from '../../../lambda/core/lag.js';
 import { messageGroupIdFor } from '../../../lambda/core/routing.js';
+import { minuteOf, planBucketUpdate, RateCounter, type RateBuckets } from '../../../lambda/core/group-rates.js';
 import { encodeCursor, parsePageQuery, type PageRequest } from '../../../lambda/core/paging.js';
 
 const now = new Date('2026-12-02T12:10:00.000Z');
@@ -33,8 +35,13 @@ const group = (overrides: Partial<GroupLag>): GroupLag => ({
   orderingKey: undefined,
   deadLettered: 0,
   keysAffected: 1,
+  rateBuckets: {},
   ...overrides,
 });
+
+/** The falling-behind wait these tests read the lag with. */
+const WAIT = 120;
+const thresholds = { stallThresholdSeconds: 300, fallingBehindWaitSeconds: WAIT };
 
 describe('lag row ordering_key', () => {
   it.each([
@@ -45,7 +52,7 @@ describe('lag row ordering_key', () => {
     ['a partition flowing', { messageGroupId: 'partition-3', keysAffected: 5 }, null],
     ['a partition with only dead letters', { messageGroupId: 'partition-3', depth: 0, deadLettered: 1, headOrderingKey: 'sub_stale' }, null],
   ] as const)('is %s’s key: %s', (_label, overrides, key) => {
-    expect(toLagRows([group(overrides)], now).map((row) => row.ordering_key)).toEqual([key]);
+    expect(toLagRows([group(overrides)], now, WAIT).map((row) => row.ordering_key)).toEqual([key]);
   });
 });
 
@@ -59,6 +66,8 @@ describe('ownOrderingKeyOf', () => {
 });
 
 describe('toLagRows', () => {
+  const noRates = { accepted_per_minute: 0, delivered_per_minute: 0, is_falling_behind: false };
+
   it('lists active groups worst first, in the contract’s shape', () => {
     const rows = toLagRows(
       [
@@ -68,16 +77,17 @@ describe('toLagRows', () => {
         group({ messageGroupId: 'dead', depth: 0, oldestAcceptedAt: undefined, deadLettered: 2, orderingKey: 'sub_dead' }),
       ],
       now,
+      WAIT,
     );
     expect(rows).toEqual([
-      { message_group_id: 'stuck', depth: 7, oldest_wait_seconds: 600, keys_affected: 3, head_attempts: 4, last_error: 'HTTP 500', dead_lettered: 0, ordering_key: null },
-      { message_group_id: 'fresh', depth: 1, oldest_wait_seconds: 10, keys_affected: 1, head_attempts: 0, last_error: null, dead_lettered: 0, ordering_key: 'sub_fresh' },
-      { message_group_id: 'dead', depth: 0, oldest_wait_seconds: 0, keys_affected: 0, head_attempts: 0, last_error: null, dead_lettered: 2, ordering_key: 'sub_dead' },
+      { message_group_id: 'stuck', depth: 7, oldest_wait_seconds: 600, keys_affected: 3, head_attempts: 4, last_error: 'HTTP 500', dead_lettered: 0, ordering_key: null, ...noRates },
+      { message_group_id: 'fresh', depth: 1, oldest_wait_seconds: 10, keys_affected: 1, head_attempts: 0, last_error: null, dead_lettered: 0, ordering_key: 'sub_fresh', ...noRates },
+      { message_group_id: 'dead', depth: 0, oldest_wait_seconds: 0, keys_affected: 0, head_attempts: 0, last_error: null, dead_lettered: 2, ordering_key: 'sub_dead', ...noRates },
     ]);
   });
 
   it('never shows a negative depth or a wait from the future', () => {
-    const rows = toLagRows([group({ depth: -1, deadLettered: 1 }), group({ messageGroupId: 'h', oldestAcceptedAt: '2026-12-02T12:11:00.000Z' })], now);
+    const rows = toLagRows([group({ depth: -1, deadLettered: 1 }), group({ messageGroupId: 'h', oldestAcceptedAt: '2026-12-02T12:11:00.000Z' })], now, WAIT);
     // 'h' has a pending event (accepted by a clock running ahead); 'g' only dead letters.
     expect(rows.map((r) => [r.message_group_id, r.depth, r.oldest_wait_seconds])).toEqual([['h', 1, 0], ['g', 0, 0]]);
   });
@@ -89,7 +99,7 @@ describe('toLagRows', () => {
       group({ messageGroupId: 'early', oldestAcceptedAt: '2026-12-02T12:00:00.100Z' }),
     ];
     for (const at of ['2026-12-02T12:10:00.500Z', '2026-12-02T12:10:00.950Z']) {
-      expect(toLagRows(groups, new Date(at)).map((r) => r.message_group_id)).toEqual(['early', 'late']);
+      expect(toLagRows(groups, new Date(at), WAIT).map((r) => r.message_group_id)).toEqual(['early', 'late']);
     }
   });
 });
@@ -121,7 +131,7 @@ describe('toLagPage', () => {
     const pages: LagRow[][] = [];
     let request: PageRequest<LagPosition> = { limit, after: undefined };
     for (;;) {
-      const page = toLagPage(groupsAt(pages.length), clock(pages.length), request);
+      const page = toLagPage(groupsAt(pages.length), clock(pages.length), request, WAIT);
       pages.push(page.items);
       if (page.nextCursor === null) return pages;
       request = nextRequest(limit, page.nextCursor);
@@ -131,7 +141,7 @@ describe('toLagPage', () => {
   const ids = (rows: readonly LagRow[]) => rows.map((row) => row.message_group_id);
 
   it('sorts worst first on the acceptance, then attempts, dead letters and group id', () => {
-    expect(ids(toLagRows(groups, now))).toEqual([
+    expect(ids(toLagRows(groups, now, WAIT))).toEqual([
       'oldest',
       'same-second-later',
       'more-attempts',
@@ -146,7 +156,7 @@ describe('toLagPage', () => {
 
   it.each([1, 2, 3, 4, 8, 9, 100])('reads %i rows at a time into pages that concatenate to the whole view', (limit) => {
     const pages = readAllPages(limit, () => now);
-    expect(pages.flat()).toEqual(toLagRows(groups, now));
+    expect(pages.flat()).toEqual(toLagRows(groups, now, WAIT));
     expect(pages.every((page) => page.length <= limit)).toBe(true);
     expect(pages).toHaveLength(Math.ceil(9 / limit));
   });
@@ -158,23 +168,23 @@ describe('toLagPage', () => {
   ])('repeats and skips no row when the clock moves between pages: $case', ({ stepMs }) => {
     const clock = (page: number) => new Date(now.getTime() + page * stepMs);
     const pages = readAllPages(2, clock);
-    expect(ids(pages.flat())).toEqual(ids(toLagRows(groups, now)));
+    expect(ids(pages.flat())).toEqual(ids(toLagRows(groups, now, WAIT)));
     // Each page shows the waits of its own time.
     expect(pages[0]?.[0]?.oldest_wait_seconds).toBe(4200);
   });
 
   it('keeps its place when a group already shown drains before the next page', () => {
     const pages = readAllPages(3, () => now, (page) => (page === 0 ? groups : groups.filter((g) => g.messageGroupId !== 'more-attempts')));
-    expect(ids(pages.flat())).toEqual(ids(toLagRows(groups, now)));
+    expect(ids(pages.flat())).toEqual(ids(toLagRows(groups, now, WAIT)));
   });
 
   it('ends with a null cursor, also when the last page is full', () => {
-    const first = toLagPage(groups, now, { limit: 8, after: undefined });
+    const first = toLagPage(groups, now, { limit: 8, after: undefined }, WAIT);
     expect(first.nextCursor).not.toBeNull();
-    const last = toLagPage(groups, now, nextRequest(8, first.nextCursor ?? ''));
+    const last = toLagPage(groups, now, nextRequest(8, first.nextCursor ?? ''), WAIT);
     expect(last).toEqual({ items: [expect.objectContaining({ message_group_id: 'unknown-acceptance' })], nextCursor: null });
-    expect(toLagPage(groups, now, { limit: 9, after: undefined }).nextCursor).toBeNull();
-    expect(toLagPage([], now, { limit: 9, after: undefined })).toEqual({ items: [], nextCursor: null });
+    expect(toLagPage(groups, now, { limit: 9, after: undefined }, WAIT).nextCursor).toBeNull();
+    expect(toLagPage([], now, { limit: 9, after: undefined }, WAIT)).toEqual({ items: [], nextCursor: null });
   });
 
   const position: LagPosition = { list: 'lag', oldest_accepted_ms: Date.parse('2026-12-02T12:05:00.000Z'), head_attempts: 2, dead_lettered: 0, message_group_id: 'a-tied' };
@@ -191,7 +201,7 @@ describe('toLagPage', () => {
   it('accepts the cursor of a row and continues after it', () => {
     const parsed = parsePageQuery({ cursor: encodeCursor(position), limit: '2' }, lagPositionSchema);
     expect(parsed.ok).toBe(true);
-    if (parsed.ok) expect(ids(toLagPage(groups, now, parsed.value).items)).toEqual(['b-tied', 'future']);
+    if (parsed.ok) expect(ids(toLagPage(groups, now, parsed.value, WAIT).items)).toEqual(['b-tied', 'future']);
   });
 });
 
@@ -205,19 +215,68 @@ describe('summarizeLag', () => {
         group({ depth: 0, deadLettered: 4, oldestAcceptedAt: undefined }),
       ],
       now,
-      300,
+      thresholds,
     );
-    expect(summary).toEqual({ maxOldestWaitSeconds: 600, stalledGroups: 1, backlog: 10 });
+    expect(summary).toEqual({ maxOldestWaitSeconds: 600, stalledGroups: 1, backlog: 10, fallingBehindKeys: 0, worstFallingBehind: [] });
   });
 
   it('never hides a failing head behind a depth count that drifted to zero', () => {
     const drifted = group({ messageGroupId: 'drifted', depth: -1, headFailingSince: '2026-12-02T12:00:00.000Z', headAttempts: 7, lastError: 'HTTP 500' });
-    expect(summarizeLag([drifted], now, 300)).toEqual({ maxOldestWaitSeconds: 60, stalledGroups: 1, backlog: 1 });
-    expect(toLagRows([drifted], now)).toMatchObject([{ message_group_id: 'drifted', depth: 1, head_attempts: 7, last_error: 'HTTP 500' }]);
+    expect(summarizeLag([drifted], now, thresholds)).toEqual({ maxOldestWaitSeconds: 60, stalledGroups: 1, backlog: 1, fallingBehindKeys: 0, worstFallingBehind: [] });
+    expect(toLagRows([drifted], now, WAIT)).toMatchObject([{ message_group_id: 'drifted', depth: 1, head_attempts: 7, last_error: 'HTTP 500' }]);
   });
 
   it('is all zeros with nothing pending', () => {
-    expect(summarizeLag([], now, 300)).toEqual({ maxOldestWaitSeconds: 0, stalledGroups: 0, backlog: 0 });
+    expect(summarizeLag([], now, thresholds)).toEqual({ maxOldestWaitSeconds: 0, stalledGroups: 0, backlog: 0, fallingBehindKeys: 0, worstFallingBehind: [] });
+  });
+});
+
+/** A group's buckets after `accepted` and `delivered` events in `minute`, as the writes leave them. */
+function bucketsOf(minute: number, accepted: number, delivered: number): RateBuckets {
+  const buckets: Record<string, number> = {};
+  for (const [counter, events] of [[RateCounter.accepted, accepted], [RateCounter.delivered, delivered]] as const) {
+    if (events === 0) continue;
+    const update = planBucketUpdate(counter, minute, events);
+    buckets[update.add.name] = update.add.base + events;
+  }
+  return buckets;
+}
+
+describe('isFallingBehind', () => {
+  const lastMinute = minuteOf(now) - 1;
+  /** A whale at 12:10: waiting 4 minutes, 600 accepted and 300 delivered in 12:09, its head not failing. */
+  const whale = group({ messageGroupId: 'whale', depth: 900, oldestAcceptedAt: '2026-12-02T12:06:00.000Z', rateBuckets: bucketsOf(lastMinute, 600, 300) });
+
+  it.each([
+    { case: 'a key fed faster than it delivers, waiting past the threshold', overrides: {}, expected: true },
+    { case: 'a key fed exactly as fast as it delivers', overrides: { rateBuckets: bucketsOf(lastMinute, 300, 300) }, expected: true },
+    { case: 'a key catching up: it delivers faster than it is fed', overrides: { rateBuckets: bucketsOf(lastMinute, 200, 300) }, expected: false },
+    { case: 'a key fed nothing last minute (its backlog is not growing)', overrides: { rateBuckets: bucketsOf(lastMinute, 0, 0) }, expected: false },
+    { case: 'a key whose rates are of an older minute', overrides: { rateBuckets: bucketsOf(lastMinute - 1, 600, 300) }, expected: false },
+    { case: 'a key whose head is failing (a stall, not a whale)', overrides: { headFailingSince: '2026-12-02T12:07:00.000Z', headAttempts: 3 }, expected: false },
+    { case: 'a key with nothing pending', overrides: { depth: 0 }, expected: false },
+    { case: 'a key waiting exactly the threshold', overrides: { oldestAcceptedAt: '2026-12-02T12:08:00.000Z' }, expected: false },
+    { case: 'a key waiting a second past the threshold', overrides: { oldestAcceptedAt: '2026-12-02T12:07:59.000Z' }, expected: true },
+  ])('is $expected for $case', ({ overrides, expected }) => {
+    const candidate = { ...whale, ...overrides };
+    expect(isFallingBehind(candidate, now, WAIT)).toBe(expected);
+    expect(toLagRows([candidate], now, WAIT)[0]?.is_falling_behind ?? false).toBe(expected);
+  });
+
+  it('shows the last full minute’s rates on every row, and keeps the view worst first', () => {
+    const healthy = group({ messageGroupId: 'healthy', depth: 3, oldestAcceptedAt: '2026-12-02T12:04:00.000Z', rateBuckets: bucketsOf(lastMinute, 10, 40) });
+    const rows = toLagRows([whale, healthy], now, WAIT);
+    expect(rows.map((row) => [row.message_group_id, row.accepted_per_minute, row.delivered_per_minute, row.is_falling_behind])).toEqual([
+      ['healthy', 10, 40, false],
+      ['whale', 600, 300, true],
+    ]);
+  });
+
+  it('is counted and named by the lag summary, worst first', () => {
+    const smaller = { ...whale, messageGroupId: 'smaller', oldestAcceptedAt: '2026-12-02T12:07:00.000Z' };
+    const summary = summarizeLag([smaller, whale, group({ messageGroupId: 'calm' })], now, thresholds);
+    expect(summary.fallingBehindKeys).toBe(2);
+    expect(summary.worstFallingBehind.map((row) => row.message_group_id)).toEqual(['whale', 'smaller']);
   });
 });
 

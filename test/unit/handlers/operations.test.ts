@@ -1,7 +1,8 @@
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { DeadLetterRow } from '../../../lambda/core/dead-letter.js';
-import { LAG_METRICS, type GroupLag } from '../../../lambda/core/lag.js';
+import { FALLING_BEHIND_MESSAGE, LAG_METRICS, type GroupLag } from '../../../lambda/core/lag.js';
+import { planBucketUpdate, RateCounter } from '../../../lambda/core/group-rates.js';
 import { createLagMetricsHandler, publishWithPowertools } from '../../../lambda/handlers/lag-metrics.js';
 import { createLogger } from '../../../lambda/handlers/logger.js';
 import { PAUSE_GRACE_SECONDS, type PendingWork, type RoutingSettings } from '../../../lambda/core/routing-settings.js';
@@ -22,6 +23,7 @@ const stuck: GroupLag = {
   orderingKey: 'sub_1',
   deadLettered: 0,
   keysAffected: 1,
+  rateBuckets: {},
 };
 
 const idle: GroupLag = { ...stuck, messageGroupId: 'g-idle', depth: 0, headAttempts: undefined, lastError: undefined, headFailingSince: undefined, headEventId: undefined, headOrderingKey: undefined };
@@ -69,6 +71,7 @@ function setup(
     },
     pauseGraceSeconds: PAUSE_GRACE_SECONDS,
     now: () => now,
+    fallingBehindWaitSeconds: 120,
     logger,
   });
   const pause = (at: string) => (routing = { ...routing, isPaused: true, pausedAt: at });
@@ -87,7 +90,7 @@ describe('operations handler', () => {
     const result = await handler(lagEvent());
     expect(result.statusCode).toBe(200);
     expect(jsonOf(result)).toEqual({
-      groups: [{ message_group_id: 'g1', depth: 2, oldest_wait_seconds: 600, keys_affected: 1, head_attempts: 3, last_error: 'HTTP 500', dead_lettered: 0, ordering_key: 'sub_1' }],
+      groups: [{ message_group_id: 'g1', depth: 2, oldest_wait_seconds: 600, keys_affected: 1, head_attempts: 3, last_error: 'HTTP 500', dead_lettered: 0, ordering_key: 'sub_1', accepted_per_minute: 0, delivered_per_minute: 0, is_falling_behind: false }],
       next_cursor: null,
     });
   });
@@ -265,12 +268,45 @@ describe('lag job', () => {
     const handler = createLagMetricsHandler({
       listActiveGroups: async () => [stuck, { ...stuck, messageGroupId: 'g2', depth: 5, oldestAcceptedAt: '2026-12-02T12:09:00.000Z', headFailingSince: undefined }],
       publish: (summary) => published.push(summary),
-      stallThresholdSeconds: 300,
+      thresholds: { stallThresholdSeconds: 300, fallingBehindWaitSeconds: 120 },
       now: () => now,
       logger: createLogger('test', 'SILENT'),
     });
-    expect(await handler()).toEqual({ maxOldestWaitSeconds: 600, stalledGroups: 1, backlog: 7 });
-    expect(published).toEqual([{ maxOldestWaitSeconds: 600, stalledGroups: 1, backlog: 7 }]);
+    expect(await handler()).toEqual({ maxOldestWaitSeconds: 600, stalledGroups: 1, backlog: 7, fallingBehindKeys: 0, worstFallingBehind: [] });
+    expect(published).toEqual([{ maxOldestWaitSeconds: 600, stalledGroups: 1, backlog: 7, fallingBehindKeys: 0, worstFallingBehind: [] }]);
+  });
+
+  it('logs each key falling behind with its rates, worst first, without its ordering key', async () => {
+    const lastMinute = Math.floor(now.getTime() / 60_000) - 1;
+    const fedAt = (accepted: number, delivered: number) => {
+      const buckets: Record<string, number> = {};
+      for (const [counter, events] of [[RateCounter.accepted, accepted], [RateCounter.delivered, delivered]] as const) {
+        const { add } = planBucketUpdate(counter, lastMinute, events);
+        buckets[add.name] = add.base + events;
+      }
+      return buckets;
+    };
+    const flowing = { ...stuck, headAttempts: undefined, lastError: undefined, headFailingSince: undefined, headEventId: undefined, headOrderingKey: undefined };
+    const handler = createLagMetricsHandler({
+      listActiveGroups: async () => [
+        { ...flowing, messageGroupId: 'whale-2', depth: 40, oldestAcceptedAt: '2026-12-02T12:06:00.000Z', rateBuckets: fedAt(300, 200) },
+        { ...flowing, messageGroupId: 'whale-1', depth: 90, oldestAcceptedAt: '2026-12-02T12:01:00.000Z', rateBuckets: fedAt(600, 300) },
+        { ...flowing, messageGroupId: 'catching-up', depth: 9, oldestAcceptedAt: '2026-12-02T12:00:00.000Z', rateBuckets: fedAt(10, 300) },
+        stuck,
+      ],
+      publish: () => undefined,
+      thresholds: { stallThresholdSeconds: 300, fallingBehindWaitSeconds: 120 },
+      now: () => now,
+      logger: createLogger('lag', 'INFO'),
+    });
+    const { result, lines } = await captureLogs(handler);
+    expect(result.fallingBehindKeys).toBe(2);
+    const whales = linesSaying(lines, FALLING_BEHIND_MESSAGE);
+    expect(whales).toEqual([
+      expect.objectContaining({ level: 'WARN', rank: 1, message_group_id: 'whale-1', accepted_per_minute: 600, delivered_per_minute: 300, depth: 90, oldest_wait_seconds: 540 }),
+      expect.objectContaining({ level: 'WARN', rank: 2, message_group_id: 'whale-2', accepted_per_minute: 300, delivered_per_minute: 200, depth: 40, oldest_wait_seconds: 240 }),
+    ]);
+    expect(whales.every((line) => !JSON.stringify(line).includes('sub_1'))).toBe(true);
   });
 
   it('writes one EMF record in the namespace and dimension the alarms watch', () => {
@@ -279,7 +315,7 @@ describe('lag job', () => {
       lines.push(String(chunk));
       return true;
     });
-    publishWithPowertools(new Metrics({ namespace: LAG_METRICS.namespace, serviceName: LAG_METRICS.service }))({ maxOldestWaitSeconds: 42, stalledGroups: 2, backlog: 9 });
+    publishWithPowertools(new Metrics({ namespace: LAG_METRICS.namespace, serviceName: LAG_METRICS.service }))({ maxOldestWaitSeconds: 42, stalledGroups: 2, backlog: 9, fallingBehindKeys: 3, worstFallingBehind: [] });
     vi.restoreAllMocks();
     const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(records).toHaveLength(1);
@@ -291,7 +327,8 @@ describe('lag job', () => {
       { Name: 'MaxOldestWaitSeconds', Unit: 'Seconds' },
       { Name: 'StalledGroups', Unit: 'Count' },
       { Name: 'Backlog', Unit: 'Count' },
+      { Name: 'FallingBehindKeys', Unit: 'Count' },
     ]);
-    expect(record).toMatchObject({ service: 'lag', MaxOldestWaitSeconds: 42, StalledGroups: 2, Backlog: 9 });
+    expect(record).toMatchObject({ service: 'lag', MaxOldestWaitSeconds: 42, StalledGroups: 2, Backlog: 9, FallingBehindKeys: 3 });
   });
 });
