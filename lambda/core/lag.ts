@@ -54,6 +54,8 @@ export interface GroupLag {
   readonly deadLettered: number;
   /** Ordering keys with events in the group since it was last drained (an upper bound in partition mode). */
   readonly keysAffected: number;
+  /** Those keys themselves; undefined when there were more than the group tracks, or they were not read. */
+  readonly orderingKeys?: readonly string[] | undefined;
 }
 
 /** One row of `GET /v1/lag` (CONTRACT §2), with the group's dead letters added. */
