@@ -6,7 +6,7 @@
  */
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { Ordering, partitionKey } from '../../lambda/core/routing.js';
+import { Ordering, partitionFor, partitionKey } from '../../lambda/core/routing.js';
 import { encodeHeaderText } from '../../lambda/core/webhook.js';
 import { TABLES } from '../../lambda/resources.js';
 import { call, makeEvent, postEvents, subscribe, uniquePrefix, type TestEvent } from './support/api.js';
@@ -210,5 +210,42 @@ describe('resource ordering on the local stack', { timeout: 60_000 }, () => {
     await waitFor('the event of the new key delivered', () => receiver().deliveredTo(subscription).length === 3);
     // A new key: its own sequence, from 1.
     expect(receiver().deliveredTo(subscription)[2]).toMatchObject({ webhookId: `${prefix}-c-3`, sequence: 1, headers: expect.objectContaining({ [ORDERING_KEY_HEADER]: 'r1' }) });
+  });
+});
+
+describe('ordering changes in partition mode on the local stack', { timeout: 60_000 }, () => {
+  const prefix = uniquePrefix('partitioned');
+  const { stack, receiver } = useStackAndReceiver(
+    { PARTITION_COUNT: '4', MAX_DELIVERY_ATTEMPTS: '10' },
+    { respond: (webhook) => (webhook.webhookId !== undefined && refusals.get(webhook.webhookId)?.() === true ? { statusCode: 500 } : undefined) },
+  );
+  const put = (id: string, body: Record<string, unknown>) => call(stack().url, 'PUT', `/v1/subscriptions/${encodeURIComponent(id)}`, { tenant_id: TENANT, ...body });
+
+  it('refuses a change for the subscription whose key the partition names, and allows it for another subscription of the same partition', async () => {
+    const pending = `${prefix}-pending`;
+    // A subscription routed to the same partition, with nothing pending: only the keys the partition names count.
+    const neighbour = Array.from({ length: 64 }, (_, i) => `${prefix}-neighbour-${i}`).find((id) => partitionFor(id, 4) === partitionFor(pending, 4)) ?? '';
+    for (const id of [pending, neighbour]) receiver().setSecret(id, await subscribe(stack().url, id, receiver().endpointFor(id)));
+    const event = makeEvent(pending, `${prefix}-p-1`);
+    let isReceiverDown = true;
+    refusals.set(event.event_id, () => isReceiverDown);
+    const [result] = await postEvents(stack().url, [event]);
+    expect(result?.message_group_id).toBe(`partition-${partitionFor(pending, 4)}`);
+
+    const refused = await put(pending, { url: receiver().endpointFor(pending), ordering: 'resource' });
+    expect(refused.status).toBe(409);
+    expect(errorOf(refused.body)).toMatchObject({
+      code: 'ordering_change_pending',
+      details: [
+        { path: 'ordering', message: 'up to 1 pending event in 1 message group' },
+        { path: 'ordering', message: `message group ${result?.message_group_id ?? ''}: 1 pending (a partition: other keys included)` },
+      ],
+    });
+    expect((await put(neighbour, { url: receiver().endpointFor(neighbour), ordering: 'resource' })).status).toBe(200);
+
+    isReceiverDown = false;
+    await waitFor('the pending event delivered', () => receiver().deliveredTo(pending).length === 1);
+    await waitFor('the partition drained', async () => !(await lagRows(stack())).some((row) => row.message_group_id === result?.message_group_id && row.depth > 0));
+    expect((await put(pending, { url: receiver().endpointFor(pending), ordering: 'resource' })).status).toBe(200);
   });
 });
