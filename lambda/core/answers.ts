@@ -9,7 +9,7 @@ import type { BackstopImportStep } from './backstop-import.js';
 import { deadLetterRowSchema } from './dead-letter.js';
 import { eventResultSchema } from './ingest.js';
 import { lagRowSchema } from './lag.js';
-import { MAX_BATCH_SIZE, orderingSchema } from './subscription.js';
+import { batchSizeSchema, orderingSchema } from './subscription.js';
 import type { RedriveStep } from './redrive.js';
 import { secretSchema } from './secret.js';
 import { schemaOf, type Output } from './schema-match.js';
@@ -23,7 +23,7 @@ export type HealthAnswer = Output<typeof healthAnswerSchema>;
 
 /** A subscription's delivery settings as stored: given, kept from before, or the defaults. */
 const subscriptionSettingsShape = {
-  batch_size: z.number().int().min(1).max(MAX_BATCH_SIZE).meta({ description: 'The most events of one ordering key in one POST.' }),
+  batch_size: batchSizeSchema.meta({ description: 'The most events of one ordering key in one POST.' }),
   ordering: orderingSchema.meta({ description: 'What is ordered: the subscription (its id is the key), or each of its resources (the key is the subscription and the event\'s `resource_id`).' }),
 };
 

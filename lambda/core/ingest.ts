@@ -8,7 +8,7 @@ import { encodeQueuedEvent, type EventsRequest, type QueuedEvent, type WebhookEv
 import { MAX_ORDERING_KEY_BYTES, MAX_QUEUED_EVENT_BYTES } from './limits.js';
 import { SendFailureKind, SendStatus, sendInKeyOrder, type OutgoingMessage, type SendBatch, type SendFailure } from './enqueue-plan.js';
 import type { GroupIntake } from './lag.js';
-import { messageGroupIdFor, Ordering, partitionKey } from './routing.js';
+import { DEFAULT_ORDERING, messageGroupIdFor, Ordering, partitionKey } from './routing.js';
 import { schemaOf } from './schema-match.js';
 
 /** What ingest records for an accepted event: its idempotency record. */
@@ -211,8 +211,9 @@ function oversized(request: EventsRequest, messages: readonly OutgoingMessage[])
 
 /**
  * Accepts a validated request. Order of work: refuse the whole request when a subscription is
- * unknown, or an event cannot be routed by its subscription's ordering (nothing enqueued); answer known event ids as duplicates; enqueue the new ones in each
- * key's order; then record each enqueued event, so that a crash between the two leaves an
+ * unknown, or an event cannot be routed by its subscription's ordering (nothing enqueued); route
+ * each event by its subscription's ordering; answer known event ids as duplicates; enqueue the new
+ * ones in each key's order; then record each enqueued event, so that a crash between the two leaves an
  * enqueued event without a record (a resend is then enqueued again, dropped by SQS within its
  * deduplication window and skipped by the consumer after it) rather than a record without an event.
  */
@@ -235,7 +236,7 @@ export async function ingestEvents(
 
   // Routed after the read: the key depends on the subscription's ordering.
   const routed: RoutedEvent[] = request.events.map((event, index) => {
-    const orderingKey = partitionKey(event, subscriptions.get(event.subscription_id)?.ordering ?? Ordering.subscription);
+    const orderingKey = partitionKey(event, subscriptions.get(event.subscription_id)?.ordering ?? DEFAULT_ORDERING);
     return { index, event, orderingKey, messageGroupId: messageGroupIdFor(orderingKey, settings.partitionCount) };
   });
 

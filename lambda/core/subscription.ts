@@ -36,8 +36,12 @@ export const subscriptionBodySchema = z.strictObject({
     .max(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`)
     .refine(isHttpUrl, 'must be an absolute http:// or https:// URL'),
   secret: secretSchema.optional(),
-  batch_size: batchSizeSchema.optional(),
-  ordering: orderingSchema.optional(),
+  batch_size: batchSizeSchema.optional().meta({ description: 'The most events of one ordering key in one POST, 1 to 10. A creation without it gets 1; a replacement without it keeps its own.' }),
+  ordering: orderingSchema.optional().meta({
+    description:
+      '`"subscription"`: the subscription is one ordering key. `"resource"`: each `resource_id` of its events is a key of its own, and events without one are refused. ' +
+      'A creation without it gets `"subscription"`; a replacement without it keeps its own. Changed while events are pending: 409 `ordering_change_pending`.',
+  }),
 });
 export type SubscriptionBody = z.infer<typeof subscriptionBodySchema>;
 
