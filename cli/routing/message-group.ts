@@ -3,7 +3,7 @@
  * CLI imports the ordering contract's own functions (`lambda/core/routing.ts`, pure BLAKE2b), so
  * that the CLI and the API cannot disagree about a group id.
  */
-import { messageGroupIdFor, partitionKey } from '../../lambda/core/routing.js';
+import { messageGroupIdFor, Ordering, partitionKey, subscriptionOfKey } from '../../lambda/core/routing.js';
 import type { LagRow } from '../api/schemas.js';
 
 /** The groups a subscription's events may be in, and whether other keys share them. */
@@ -20,11 +20,12 @@ export interface SubscriptionGroups {
 }
 
 /**
- * The groups of `subscriptionId` under a routing of `partitionCount` partitions (null: one
- * message group per key). The ordering key is `partitionKey`'s (CONTRACT §1: the subscription id).
+ * The groups of `subscriptionId`'s own key under a routing of `partitionCount` partitions (null:
+ * one message group per key). The ordering key is `partitionKey`'s by subscription (CONTRACT §1:
+ * the subscription id); a subscription ordered by resource has a key per resource besides.
  */
 export function groupsOfSubscription(subscriptionId: string, partitionCount: number | null): SubscriptionGroups {
-  const key = partitionKey({ subscription_id: subscriptionId });
+  const key = partitionKey({ subscription_id: subscriptionId }, Ordering.subscription);
   const perKey = messageGroupIdFor(key, undefined);
   const current = partitionCount === null ? perKey : messageGroupIdFor(key, partitionCount);
   return { current, candidates: new Set([perKey, current]), isShared: partitionCount !== null };
@@ -32,10 +33,10 @@ export function groupsOfSubscription(subscriptionId: string, partitionCount: num
 
 /**
  * Whether a lag row is one of the subscription's groups: by its `ordering_key` when the API
- * gives one, otherwise (an API without the field, or a partition whose key is not one) by the
+ * gives one (the subscription's own key, or one of its resource keys), otherwise (an API without the field, or a partition whose key is not one) by the
  * group id computed from the subscription.
  */
 export function isRowOfSubscription(row: LagRow, subscriptionId: string, groups: SubscriptionGroups): boolean {
-  if (typeof row.ordering_key === 'string') return row.ordering_key === partitionKey({ subscription_id: subscriptionId });
+  if (typeof row.ordering_key === 'string') return subscriptionOfKey(row.ordering_key) === subscriptionId;
   return groups.candidates.has(row.message_group_id);
 }

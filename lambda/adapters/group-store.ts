@@ -126,6 +126,8 @@ function toGroupLag(item: z.infer<typeof groupItemSchema>, rateBuckets: RateBuck
     deadLettered: item.dead_lettered,
     keysAffected: item.ordering_keys?.size ?? 0,
     rateBuckets,
+    // At the cap the set stopped growing: it may miss keys, so it names none.
+    orderingKeys: (item.ordering_keys?.size ?? 0) < MAX_KEYS_TRACKED ? [...(item.ordering_keys ?? [])] : undefined,
   };
 }
 

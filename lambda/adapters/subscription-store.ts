@@ -3,6 +3,10 @@
  */
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
+import type { DeliveryTarget } from '../core/delivery.js';
+import type { SubscriptionRouting } from '../core/ingest.js';
+import { DEFAULT_ORDERING } from '../core/routing.js';
+import { batchSizeSchema, DEFAULT_BATCH_SIZE, orderingSchema } from '../core/subscription.js';
 import { TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
 import { batchGetItems, ReadConsistency } from './batch-get.js';
@@ -18,10 +22,24 @@ const subscriptionItemSchema = z.object({
   previous_secret: z.string().optional(),
   previous_secret_expires_at: z.iso.datetime().optional(),
   created_at: z.string(),
+  // An item written before these fields existed has neither: it is read as the defaults, which
+  // are what it was delivered with.
+  batch_size: batchSizeSchema.default(DEFAULT_BATCH_SIZE),
+  ordering: orderingSchema.default(DEFAULT_ORDERING),
 });
 export type Subscription = z.infer<typeof subscriptionItemSchema>;
 
-const tenantItemSchema = subscriptionItemSchema.pick({ subscription_id: true, tenant_id: true });
+const routingItemSchema = subscriptionItemSchema.pick({ subscription_id: true, tenant_id: true, ordering: true });
+
+/**
+ * The target the consumer delivers to, from the subscription as read: its URL, signing keys and
+ * batch size. Undefined for no subscription.
+ */
+export function toDeliveryTarget(subscription: Subscription | undefined): DeliveryTarget | undefined {
+  if (subscription === undefined) return undefined;
+  const { url, secret, previous_secret, previous_secret_expires_at, batch_size } = subscription;
+  return { url, secret, previous_secret, previous_secret_expires_at, batchSize: batch_size };
+}
 
 /** What a {@link SubscriptionStore.put} did. */
 export const SubscriptionPutKind = {
@@ -32,8 +50,13 @@ export const SubscriptionPutKind = {
 } as const;
 export type SubscriptionPutKind = (typeof SubscriptionPutKind)[keyof typeof SubscriptionPutKind];
 
-/** The input of {@link SubscriptionStore.put}. */
-export type SubscriptionPutInput = Omit<Subscription, 'created_at' | 'previous_secret' | 'previous_secret_expires_at'> & {
+/**
+ * The input of {@link SubscriptionStore.put}. `batch_size` and `ordering` absent: a replacement
+ * keeps its stored values, a creation gets the defaults.
+ */
+export type SubscriptionPutInput = Omit<Subscription, 'created_at' | 'previous_secret' | 'previous_secret_expires_at' | 'batch_size' | 'ordering'> & {
+  readonly batch_size?: Subscription['batch_size'] | undefined;
+  readonly ordering?: Subscription['ordering'] | undefined;
   readonly now: string;
   /**
    * When true, `secret` is stored only if the subscription has none yet (a generated one for a
@@ -82,12 +105,14 @@ export interface SubscriptionStore {
    */
   readonly rotateSecret: (input: SecretRotationInput) => Promise<boolean>;
   /**
-   * The tenant of each existing subscription among `ids`. Read eventually consistent, and the ids
-   * not found strongly consistent: a subscription's tenant never changes (put refuses another
-   * tenant) and subscriptions are never deleted, so only a subscription created within about the
-   * last second could be missed, and the second read finds it.
+   * The tenant and ordering of each existing subscription among `ids`, for ingest's routing. Read
+   * eventually consistent, and the ids not found strongly consistent: a subscription's tenant never
+   * changes (put refuses another tenant) and subscriptions are never deleted, so only a
+   * subscription created within about the last second could be missed, and the second read finds
+   * it. An `ordering` changed within about the last second may be read as the previous one (see
+   * the README on changing it).
    */
-  readonly findTenants: (ids: readonly string[]) => Promise<ReadonlyMap<string, string>>;
+  readonly findRouting: (ids: readonly string[]) => Promise<ReadonlyMap<string, SubscriptionRouting>>;
 }
 
 /** The IAM actions of each method of {@link SubscriptionStore}, all on the Subscriptions table. */
@@ -98,7 +123,7 @@ export const SUBSCRIPTION_STORE_ACCESS = {
   put: [{ resource: 'subscriptionsTable', actions: ['dynamodb:UpdateItem'] }],
   // One conditional UpdateItem moves the secret to previous_secret; an unknown id is an outcome.
   rotateSecret: [{ resource: 'subscriptionsTable', actions: ['dynamodb:UpdateItem'] }],
-  findTenants: [{ resource: 'subscriptionsTable', actions: ['dynamodb:BatchGetItem'] }],
+  findRouting: [{ resource: 'subscriptionsTable', actions: ['dynamodb:BatchGetItem'] }],
 } as const satisfies AccessMap<SubscriptionStore>;
 
 export function createSubscriptionStore(client: DynamoDBDocumentClient, tableName: string): SubscriptionStore {
@@ -107,12 +132,12 @@ export function createSubscriptionStore(client: DynamoDBDocumentClient, tableNam
     const output = await client.send(new GetCommand({ TableName: tableName, Key: { [keyName]: subscriptionId }, ConsistentRead: consistency === ReadConsistency.strong }));
     return output.Item === undefined ? undefined : parseItem(subscriptionItemSchema, output.Item, tableName, subscriptionId);
   };
-  const readTenants = async (ids: readonly string[], consistency: ReadConsistency): Promise<Map<string, string>> => {
-    const items = await batchGetItems(client, { tableName, keyName, keys: ids, attributes: [keyName, 'tenant_id'], consistency });
+  const readRouting = async (ids: readonly string[], consistency: ReadConsistency): Promise<Map<string, SubscriptionRouting>> => {
+    const items = await batchGetItems(client, { tableName, keyName, keys: ids, attributes: [keyName, 'tenant_id', 'ordering'], consistency });
     return new Map(
       items.map((item) => {
-        const parsed = parseItem(tenantItemSchema, item, tableName, String(item[keyName]));
-        return [parsed.subscription_id, parsed.tenant_id] as const;
+        const parsed = parseItem(routingItemSchema, item, tableName, String(item[keyName]));
+        return [parsed.subscription_id, { tenantId: parsed.tenant_id, ordering: parsed.ordering }] as const;
       }),
     );
   };
@@ -124,21 +149,31 @@ export function createSubscriptionStore(client: DynamoDBDocumentClient, tableNam
     // subscription: only a strong read may say that.
     getAllowingStale: async (subscriptionId) => (await read(subscriptionId, ReadConsistency.eventual)) ?? read(subscriptionId, ReadConsistency.strong),
     async put(input) {
-      const { now, shouldKeepExistingSecret = false, ...fields } = input;
+      const { now, shouldKeepExistingSecret = false, batch_size: batchSize, ordering, ...fields } = input;
       const secretAction = shouldKeepExistingSecret
         ? 'SET tenant_id = :tenant, #url = :url, secret = if_not_exists(secret, :secret)'
         : 'SET tenant_id = :tenant, #url = :url, secret = :secret';
+      // A field not given keeps the stored one, as a secret not given does; a new item gets the default.
+      const keepOr = (name: string, placeholder: string, given: unknown): string => (given === undefined ? `${name} = if_not_exists(${name}, ${placeholder})` : `${name} = ${placeholder}`);
+      const settings = `${keepOr('batch_size', ':batch', batchSize)}, ${keepOr('ordering', ':ordering', ordering)}`;
       const output = await updateIfCondition(
         client,
         new UpdateCommand({
           TableName: tableName,
           Key: { [keyName]: fields.subscription_id },
           // A given secret replaces both: the rotated-out one must not sign beside a secret set on purpose.
-          UpdateExpression: `${secretAction}, updated_at = :now, created_at = if_not_exists(created_at, :now)${shouldKeepExistingSecret ? '' : ' REMOVE previous_secret, previous_secret_expires_at'}`,
+          UpdateExpression: `${secretAction}, ${settings}, updated_at = :now, created_at = if_not_exists(created_at, :now)${shouldKeepExistingSecret ? '' : ' REMOVE previous_secret, previous_secret_expires_at'}`,
           // An id is its tenant's: another tenant's PUT must not take over its events and secret.
           ConditionExpression: 'attribute_not_exists(#id) OR tenant_id = :tenant',
           ExpressionAttributeNames: { '#url': 'url', '#id': keyName },
-          ExpressionAttributeValues: { ':tenant': fields.tenant_id, ':url': fields.url, ':secret': fields.secret, ':now': now },
+          ExpressionAttributeValues: {
+            ':tenant': fields.tenant_id,
+            ':url': fields.url,
+            ':secret': fields.secret,
+            ':batch': batchSize ?? DEFAULT_BATCH_SIZE,
+            ':ordering': ordering ?? DEFAULT_ORDERING,
+            ':now': now,
+          },
           ReturnValues: 'ALL_OLD',
         }),
       );
@@ -149,7 +184,14 @@ export function createSubscriptionStore(client: DynamoDBDocumentClient, tableNam
       const kept = isKept ? { secret: previous.secret, previous_secret: previous.previous_secret, previous_secret_expires_at: previous.previous_secret_expires_at } : {};
       return {
         kind: previous === undefined ? SubscriptionPutKind.created : SubscriptionPutKind.replaced,
-        subscription: { ...fields, ...kept, created_at: previous?.created_at ?? now },
+        subscription: {
+          ...fields,
+          ...kept,
+          // An old item without the fields was read with the defaults, which the write stored.
+          batch_size: batchSize ?? previous?.batch_size ?? DEFAULT_BATCH_SIZE,
+          ordering: ordering ?? previous?.ordering ?? DEFAULT_ORDERING,
+          created_at: previous?.created_at ?? now,
+        },
       };
     },
     async rotateSecret(input) {
@@ -167,13 +209,13 @@ export function createSubscriptionStore(client: DynamoDBDocumentClient, tableNam
       );
       return output !== undefined;
     },
-    async findTenants(ids) {
-      const tenants = await readTenants(ids, ReadConsistency.eventual);
+    async findRouting(ids) {
+      const found = await readRouting(ids, ReadConsistency.eventual);
       // Ingest refuses a request naming an unknown subscription: only a strong read may say so.
-      const missing = ids.filter((id) => !tenants.has(id));
-      if (missing.length === 0) return tenants;
-      for (const [id, tenant] of await readTenants(missing, ReadConsistency.strong)) tenants.set(id, tenant);
-      return tenants;
+      const missing = ids.filter((id) => !found.has(id));
+      if (missing.length === 0) return found;
+      for (const [id, routing] of await readRouting(missing, ReadConsistency.strong)) found.set(id, routing);
+      return found;
     },
   };
 }

@@ -126,14 +126,18 @@ export const ROUTE_DESCRIPTIONS: RouteDescriptions = {
     summary: 'Create or replace a subscription.',
     description:
       'Without `secret`, a creation gets a generated one and a replacement keeps its own. Deployed, URLs that resolve to private, ' +
-      'loopback, link-local or metadata addresses are refused (422 `endpoint_not_allowed`); a subscription id another tenant holds is 409 `tenant_mismatch`.',
+      'loopback, link-local or metadata addresses are refused (422 `endpoint_not_allowed`); a subscription id another tenant holds is 409 `tenant_mismatch`. ' +
+      'Without `batch_size` or `ordering`, a creation gets the defaults (1, `"subscription"`) and a replacement keeps its own. ' +
+      'A change of `ordering` while any of the subscription\'s events is pending is 409 `ordering_change_pending`, naming the pending events and message groups. ' +
+      'Every webhook carries `webhook-ordering-key`: the subscription id, or the event\'s `resource_id` under `ordering: "resource"`, ' +
+      'every character but visible ASCII (and `%` itself) percent-encoded as UTF-8; `webhook-sequence` counts per that key.',
     path: { subscription_id: subscriptionIdSchema },
     body: { schema: subscriptionBodySchema, isRequired: true },
     answers: {
       200: { description: 'Replaced.', schema: subscriptionPutAnswerSchema },
       201: { description: 'Created.', schema: subscriptionPutAnswerSchema },
     },
-    errors: [...BODY_ERRORS, ErrorCode.tenantMismatch, ErrorCode.endpointNotAllowed],
+    errors: [...BODY_ERRORS, ErrorCode.tenantMismatch, ErrorCode.orderingChangePending, ErrorCode.endpointNotAllowed],
   },
   'GET /v1/subscriptions/{subscription_id}': {
     operationId: 'getSubscription',

@@ -9,6 +9,7 @@ import type { BackstopImportStep } from './backstop-import.js';
 import { deadLetterRowSchema } from './dead-letter.js';
 import { eventResultSchema } from './ingest.js';
 import { lagRowSchema } from './lag.js';
+import { batchSizeSchema, orderingSchema } from './subscription.js';
 import type { RedriveStep } from './redrive.js';
 import { secretSchema } from './secret.js';
 import { schemaOf, type Output } from './schema-match.js';
@@ -20,12 +21,19 @@ const nextCursorSchema = z.string().nullable();
 export const healthAnswerSchema = z.strictObject({ status: z.literal('ok') });
 export type HealthAnswer = Output<typeof healthAnswerSchema>;
 
+/** A subscription's delivery settings as stored: given, kept from before, or the defaults. */
+const subscriptionSettingsShape = {
+  batch_size: batchSizeSchema.meta({ description: 'The most events of one ordering key in one POST.' }),
+  ordering: orderingSchema.meta({ description: 'What is ordered: the subscription (its id is the key), or each of its resources (the key is the subscription and the event\'s `resource_id`).' }),
+};
+
 /** `PUT /v1/subscriptions/{subscription_id}`: the subscription as created or replaced, with the secret its receiver verifies. */
 export const subscriptionPutAnswerSchema = z.strictObject({
   subscription_id: z.string(),
   tenant_id: z.string(),
   url: z.string(),
   secret: secretSchema,
+  ...subscriptionSettingsShape,
 });
 export type SubscriptionPutAnswer = Output<typeof subscriptionPutAnswerSchema>;
 
@@ -34,6 +42,7 @@ export const subscriptionAnswerSchema = z.strictObject({
   subscription_id: z.string(),
   tenant_id: z.string(),
   url: z.string(),
+  ...subscriptionSettingsShape,
   created_at: z.iso.datetime(),
 });
 export type SubscriptionAnswer = Output<typeof subscriptionAnswerSchema>;

@@ -16,6 +16,8 @@ export const ErrorCode = {
   endpointNotAllowed: 'endpoint_not_allowed',
   /** A subscription id another tenant already holds: nothing was changed. */
   tenantMismatch: 'tenant_mismatch',
+  /** A subscription's `ordering` changed while its events are pending: nothing was changed. */
+  orderingChangePending: 'ordering_change_pending',
   enqueueFailed: 'enqueue_failed',
   ingestPaused: 'ingest_paused',
   notFound: 'not_found',

@@ -9,9 +9,10 @@ import { attemptLimit, decideAfterFailure, FailureDecisionKind, parseRetryAfter,
 import { signingSecrets, type SigningKeys } from './secret.js';
 import { signWebhook, type WebhookRequest } from './webhook.js';
 
-/** The subscription fields delivery needs: its URL and its signing keys. */
+/** The subscription fields delivery needs: its URL, its signing keys and its `batch_size`. */
 export interface DeliveryTarget extends SigningKeys {
   readonly url: string;
+  readonly batchSize: number;
 }
 
 /** The result of one HTTP attempt, as the sender saw it. */

@@ -5,10 +5,10 @@
 import * as z from 'zod';
 import { ErrorCode, type ErrorDetail } from './api-error.js';
 import { encodeQueuedEvent, type EventsRequest, type QueuedEvent, type WebhookEvent } from './event.js';
-import { MAX_QUEUED_EVENT_BYTES } from './limits.js';
+import { MAX_ORDERING_KEY_BYTES, MAX_QUEUED_EVENT_BYTES } from './limits.js';
 import { SendFailureKind, SendStatus, sendInKeyOrder, type OutgoingMessage, type SendBatch, type SendFailure } from './enqueue-plan.js';
 import type { GroupIntake } from './lag.js';
-import { messageGroupIdFor, partitionKey } from './routing.js';
+import { DEFAULT_ORDERING, messageGroupIdFor, Ordering, partitionKey } from './routing.js';
 import { schemaOf } from './schema-match.js';
 
 /** What ingest records for an accepted event: its idempotency record. */
@@ -31,10 +31,16 @@ export const RecordOutcome = {
 } as const;
 export type RecordOutcome = (typeof RecordOutcome)[keyof typeof RecordOutcome];
 
+/** What ingest reads of a subscription: whose it is, and what its events are ordered by. */
+export interface SubscriptionRouting {
+  readonly tenantId: string;
+  readonly ordering: Ordering;
+}
+
 /** The ports ingest needs; adapters implement them. */
 export interface IngestPorts {
-  /** The tenant of each subscription that exists, by id. */
-  readonly findSubscriptionTenants: (subscriptionIds: readonly string[]) => Promise<ReadonlyMap<string, string>>;
+  /** The tenant and ordering of each subscription that exists, by id: one read serves the refusal of unknown ones and the routing. */
+  readonly findSubscriptionRouting: (subscriptionIds: readonly string[]) => Promise<ReadonlyMap<string, SubscriptionRouting>>;
   /** The event ids, among these, that were accepted before. */
   readonly findKnownEventIds: (eventIds: readonly string[]) => Promise<ReadonlySet<string>>;
   /** Records a first acceptance; `already_recorded` when a concurrent request recorded it first. */
@@ -60,6 +66,8 @@ export const PARTLY_ENQUEUED_RETRY_AFTER_SECONDS = 1;
 
 /** Why a whole request is refused, in the contract's vocabulary: nothing of it was enqueued. */
 export const IngestRefusal = {
+  /** An event its subscription cannot route: no `resource_id` under `ordering: "resource"`, or a key too long. */
+  invalidRequest: ErrorCode.invalidRequest,
   unknownSubscription: ErrorCode.unknownSubscription,
   payloadTooLarge: ErrorCode.payloadTooLarge,
 } as const;
@@ -126,10 +134,10 @@ interface RoutedEvent {
 
 function unknownSubscriptions(
   request: EventsRequest,
-  tenants: ReadonlyMap<string, string>,
+  subscriptions: ReadonlyMap<string, SubscriptionRouting>,
 ): ErrorDetail[] {
   return request.events.flatMap((event, index) => {
-    const tenant = tenants.get(event.subscription_id);
+    const tenant = subscriptions.get(event.subscription_id)?.tenantId;
     // A subscription of another tenant is answered as unknown: ids of other tenants are not disclosed.
     if (tenant === event.tenant_id) return [];
     return [
@@ -138,6 +146,23 @@ function unknownSubscriptions(
         message: `no subscription "${event.subscription_id}" exists for tenant "${event.tenant_id}"`,
       },
     ];
+  });
+}
+
+/**
+ * The events their subscription's ordering cannot route: by resource, an event needs a
+ * `resource_id`, and its key must fit DynamoDB's key limit (MAX_ORDERING_KEY_BYTES). Every
+ * subscription is known here (unknown ones were refused first).
+ */
+function unroutable(request: EventsRequest, subscriptions: ReadonlyMap<string, SubscriptionRouting>): ErrorDetail[] {
+  return request.events.flatMap((event, index) => {
+    if (subscriptions.get(event.subscription_id)?.ordering !== Ordering.resource) return [];
+    const path = `${request.pathOf(index)}.resource_id`.replace(/^\./, '');
+    if (event.resource_id === undefined) {
+      return [{ path, message: `is required: subscription "${event.subscription_id}" orders its events by resource` }];
+    }
+    if (Buffer.byteLength(partitionKey(event, Ordering.resource), 'utf8') <= MAX_ORDERING_KEY_BYTES) return [];
+    return [{ path, message: `with the subscription id, makes an ordering key of more than ${MAX_ORDERING_KEY_BYTES} bytes (JSON-escaped UTF-8); use a shorter one` }];
   });
 }
 
@@ -186,8 +211,9 @@ function oversized(request: EventsRequest, messages: readonly OutgoingMessage[])
 
 /**
  * Accepts a validated request. Order of work: refuse the whole request when a subscription is
- * unknown (nothing enqueued); answer known event ids as duplicates; enqueue the new ones in each
- * key's order; then record each enqueued event, so that a crash between the two leaves an
+ * unknown, or an event cannot be routed by its subscription's ordering (nothing enqueued); route
+ * each event by its subscription's ordering; answer known event ids as duplicates; enqueue the new
+ * ones in each key's order; then record each enqueued event, so that a crash between the two leaves an
  * enqueued event without a record (a resend is then enqueued again, dropped by SQS within its
  * deduplication window and skipped by the consumer after it) rather than a record without an event.
  */
@@ -197,16 +223,22 @@ export async function ingestEvents(
   settings: IngestSettings,
 ): Promise<IngestOutcome> {
   if (settings.isPaused === true) return { kind: IngestOutcomeKind.paused, retryAfterSeconds: PAUSED_RETRY_AFTER_SECONDS };
-  const routed: RoutedEvent[] = request.events.map((event, index) => {
-    const orderingKey = partitionKey(event);
-    return { index, event, orderingKey, messageGroupId: messageGroupIdFor(orderingKey, settings.partitionCount) };
-  });
 
-  const tenants = await ports.findSubscriptionTenants([...new Set(request.events.map((e) => e.subscription_id))]);
-  const unknown = unknownSubscriptions(request, tenants);
+  const subscriptions = await ports.findSubscriptionRouting([...new Set(request.events.map((e) => e.subscription_id))]);
+  const unknown = unknownSubscriptions(request, subscriptions);
   if (unknown.length > 0) {
     return { kind: IngestOutcomeKind.refused, reason: IngestRefusal.unknownSubscription, details: unknown };
   }
+  const invalid = unroutable(request, subscriptions);
+  if (invalid.length > 0) {
+    return { kind: IngestOutcomeKind.refused, reason: IngestRefusal.invalidRequest, details: invalid };
+  }
+
+  // Routed after the read: the key depends on the subscription's ordering.
+  const routed: RoutedEvent[] = request.events.map((event, index) => {
+    const orderingKey = partitionKey(event, subscriptions.get(event.subscription_id)?.ordering ?? DEFAULT_ORDERING);
+    return { index, event, orderingKey, messageGroupId: messageGroupIdFor(orderingKey, settings.partitionCount) };
+  });
 
   const acceptedAt = ports.now().toISOString();
   const known = await ports.findKnownEventIds(request.events.map((event) => event.event_id));

@@ -65,6 +65,8 @@ export interface GroupLag {
   readonly keysAffected: number;
   /** The group's per-minute buckets of accepted and delivered events (see group-rates.ts); empty when it never had any. */
   readonly rateBuckets: RateBuckets;
+  /** Those keys themselves; undefined when there were more than the group tracks, or they were not read. */
+  readonly orderingKeys?: readonly string[] | undefined;
 }
 
 /** One row of `GET /v1/lag` (CONTRACT §2), with the group's dead letters added. */

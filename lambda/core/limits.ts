@@ -27,3 +27,11 @@ export const MAX_QUEUED_EVENT_BYTES = MAX_SQS_MESSAGE_BYTES - 4096;
  * would overflow the stack and answer a bad request as our fault.
  */
 export const MAX_PAYLOAD_DEPTH = 64;
+
+/**
+ * An ordering key is at most this many bytes of UTF-8: DynamoDB's limit on a partition key value
+ * (2048 bytes), as the key is the OrderingKeys table's. A subscription id (128 characters, at most
+ * 384 bytes) never comes near it; a resource key (see `partitionKey`) can, when JSON escapes
+ * control characters of a 256-character resource id six bytes each, and is refused beyond it.
+ */
+export const MAX_ORDERING_KEY_BYTES = 2048;

@@ -4,11 +4,31 @@
 import * as z from 'zod';
 import { boundedText, parseWith, subscriptionIdSchema, type Parsed } from './event.js';
 import { isHttpUrl } from './endpoint-policy.js';
+import { Ordering } from './routing.js';
 import { MAX_ROTATION_GRACE_SECONDS, secretSchema } from './secret.js';
 
 /** URLs longer than this are refused; browsers and proxies draw the line near here too. */
 const MAX_URL_LENGTH = 2048;
 
+/** A subscription stored before `batch_size` existed gets one event per POST, as it always did. */
+export const DEFAULT_BATCH_SIZE = 1;
+
+/** At most 10 events per POST: a Lambda batch of a FIFO queue, and one SQS receive of a group, hold at most 10. */
+export const MAX_BATCH_SIZE = 10;
+
+/** `batch_size`: the most events of one ordering key in one POST (CONTRACT §5). */
+export const batchSizeSchema = z
+  .int('must be a whole number')
+  .min(1, 'must be at least 1')
+  .max(MAX_BATCH_SIZE, `must be at most ${MAX_BATCH_SIZE}`);
+
+/** `ordering`: what is ordered, the subscription or each of its resources (CONTRACT §5). */
+export const orderingSchema = z.enum(Ordering);
+
+/**
+ * The body of `PUT /v1/subscriptions/{subscription_id}`. `secret`, `batch_size` and `ordering` are
+ * optional: a replacement without them keeps its stored ones, a creation gets the defaults.
+ */
 export const subscriptionBodySchema = z.strictObject({
   tenant_id: boundedText(1, 128),
   url: z
@@ -16,6 +36,12 @@ export const subscriptionBodySchema = z.strictObject({
     .max(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`)
     .refine(isHttpUrl, 'must be an absolute http:// or https:// URL'),
   secret: secretSchema.optional(),
+  batch_size: batchSizeSchema.optional().meta({ description: 'The most events of one ordering key in one POST, 1 to 10. A creation without it gets 1; a replacement without it keeps its own.' }),
+  ordering: orderingSchema.optional().meta({
+    description:
+      '`"subscription"`: the subscription is one ordering key. `"resource"`: each `resource_id` of its events is a key of its own, and events without one are refused. ' +
+      'A creation without it gets `"subscription"`; a replacement without it keeps its own. Changed while events are pending: 409 `ordering_change_pending`.',
+  }),
 });
 export type SubscriptionBody = z.infer<typeof subscriptionBodySchema>;
 

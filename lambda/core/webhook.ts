@@ -10,9 +10,45 @@ export const WebhookHeader = {
   timestamp: 'webhook-timestamp',
   signature: 'webhook-signature',
   sequence: 'webhook-sequence',
+  /**
+   * The ordering key `webhook-sequence` counts for, as the receiver knows it: the subscription id,
+   * or the event's `resource_id` under `ordering: "resource"`; escaped by {@link encodeHeaderText}.
+   */
+  orderingKey: 'webhook-ordering-key',
   /** Present, `true`, on a redelivery of a dead letter: it arrives after later events of its key. */
   redelivery: 'webhook-redelivery',
 } as const;
+
+const utf8 = new TextEncoder();
+
+/**
+ * Writes any text as a valid HTTP header value, reversibly: every character but visible ASCII
+ * (U+0021 to U+007E) and `%` itself is percent-encoded as its UTF-8 bytes (`%XX`, upper-case), so
+ * `decodeURIComponent` gives the text back. Space is encoded too: HTTP trims a value's leading and
+ * trailing whitespace, which would change an id that has it. Ids may hold any characters, and
+ * Node refuses a header value outside Latin-1 (others mangle it). A lone surrogate, which has no
+ * UTF-8, is written as U+FFFD's bytes.
+ */
+export function encodeHeaderText(text: string): string {
+  let encoded = '';
+  for (const character of text) {
+    const code = character.codePointAt(0) ?? 0;
+    if (code >= 0x21 && code <= 0x7e && character !== '%') encoded += character;
+    else for (const byte of utf8.encode(character)) encoded += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return encoded;
+}
+
+/**
+ * The ordering key a webhook names, derived from the queued event rather than carried in it (its
+ * schema is strict, and a consumer of the version before would set a new field aside): the
+ * subscription id when the event's key is its subscription's, otherwise its `resource_id` (see
+ * `partitionKey`).
+ */
+export function orderingKeyNameOf(queued: QueuedEvent): string {
+  if (queued.ordering_key === queued.event.subscription_id) return queued.event.subscription_id;
+  return queued.event.resource_id ?? queued.ordering_key;
+}
 
 /** One signed attempt, ready to be POSTed. */
 export interface WebhookRequest {
@@ -32,6 +68,7 @@ export function webhookBody(queued: QueuedEvent): string {
  * Signs one attempt. `webhook-id` is the event_id (a receiver's idempotency key) and
  * `webhook-sequence` the number the event was given on its first attempt; the timestamp and
  * signature are of this attempt, as Standard Webhooks verifiers expect a recent timestamp.
+ * `webhook-ordering-key` names the key the sequence counts for.
  * `webhook-signature` holds one `v1,` signature per secret (see `signingSecrets`), space-separated
  * as the specification allows, so that a receiver holding any of them verifies.
  */
@@ -51,6 +88,7 @@ export function signWebhook(input: {
       [WebhookHeader.timestamp]: String(Math.floor(input.attemptedAt.getTime() / 1000)),
       [WebhookHeader.signature]: input.secrets.map((secret) => new Webhook(secret).sign(id, input.attemptedAt, body)).join(' '),
       [WebhookHeader.sequence]: String(input.sequence),
+      [WebhookHeader.orderingKey]: encodeHeaderText(orderingKeyNameOf(input.queued)),
       ...(input.queued.redrive === undefined ? {} : { [WebhookHeader.redelivery]: 'true' }),
     },
   };

@@ -20,7 +20,7 @@ import { createEventStore, EVENT_STORE_ACCESS } from '../adapters/event-store.js
 import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js';
 import { createOrderingKeyStore, ORDERING_KEY_STORE_ACCESS } from '../adapters/ordering-key-store.js';
 import { createPayloadBucket } from '../adapters/payload-bucket.js';
-import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS } from '../adapters/subscription-store.js';
+import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS, toDeliveryTarget } from '../adapters/subscription-store.js';
 import { createWebhookSender } from '../adapters/webhook-sender.js';
 import { createRecordLog, logBatchPlan } from './consumer-log.js';
 import type { LambdaHandler } from './logger.js';
@@ -173,7 +173,7 @@ export function createDeliveryPorts(input: ConsumerWiring): DeliveryPorts {
       ...pick(createEventStore(dynamo, { tableName: resources.eventsTable, ttlDays: config.deliveryStateTtlDays }), USES.events),
       ...pick(createOrderingKeyStore(dynamo, resources.orderingKeysTable), USES.orderingKeys),
     },
-    findTarget: subscriptions.getAllowingStale,
+    findTarget: async (subscriptionId) => toDeliveryTarget(await subscriptions.getAllowingStale(subscriptionId)),
     send: createWebhookSender({ timeoutMs: config.deliveryTimeoutMs, allowPrivateEndpoints: config.allowPrivateEndpoints }),
     deadLetters: pick(
       createDeadLetterStore(dynamo, {

@@ -52,7 +52,7 @@ export function createIngestHandler(deps: IngestHandlerDeps): HttpHandler {
 
 /** The adapter methods ingest calls: the wiring takes these alone, and its function is granted their accesses. */
 const USES = {
-  subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['findTenants']),
+  subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['findRouting']),
   events: uses(EVENT_STORE_ACCESS, ['findKnownEventIds', 'recordAccepted']),
   groups: uses(GROUP_STORE_ACCESS, ['recordIntake']),
   settings: uses(SETTINGS_STORE_ACCESS, ['getRouting']),
@@ -72,7 +72,7 @@ export function createIngestPorts(input: IngestWiring): IngestPorts {
   const subscriptions = pick(createSubscriptionStore(dynamo, resources.subscriptionsTable), USES.subscriptions);
   const events = pick(createEventStore(dynamo, { tableName: resources.eventsTable, ttlDays: input.config.deliveryStateTtlDays }), USES.events);
   return {
-    findSubscriptionTenants: subscriptions.findTenants,
+    findSubscriptionRouting: subscriptions.findRouting,
     findKnownEventIds: events.findKnownEventIds,
     recordAccepted: events.recordAccepted,
     recordGroupIntake: pick(createGroupStore(dynamo, resources.groupsTable), USES.groups).recordIntake,

@@ -83,6 +83,7 @@ export const ERROR_STATUS_CODES: Readonly<Record<ErrorCode, number>> = {
   [ErrorCode.queueNotEmpty]: 409,
   [ErrorCode.versionConflict]: 409,
   [ErrorCode.tenantMismatch]: 409,
+  [ErrorCode.orderingChangePending]: 409,
   [ErrorCode.payloadTooLarge]: 413,
   [ErrorCode.unknownSubscription]: 422,
   [ErrorCode.endpointNotAllowed]: 422,
@@ -127,6 +128,7 @@ export function toRedriveStepResponse(subscriptionId: string, step: RedriveStep)
 
 /** The message of each way a whole `POST /v1/events` is refused. */
 const INGEST_REFUSAL_MESSAGES: Readonly<Record<IngestRefusal, string>> = {
+  [IngestRefusal.invalidRequest]: 'Some events cannot be routed by their subscription’s ordering; nothing was enqueued.',
   [IngestRefusal.unknownSubscription]: 'Some events name a subscription that does not exist.',
   [IngestRefusal.payloadTooLarge]: 'Some events are too large to enqueue.',
 };

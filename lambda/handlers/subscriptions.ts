@@ -7,9 +7,12 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { ErrorCode } from '../core/api-error.js';
 import type { SubscriptionAnswer, SubscriptionPutAnswer } from '../core/answers.js';
 import { readJsonBody } from '../core/event.js';
+import type { GroupLag } from '../core/lag.js';
+import { pendingOfSubscription, refuseOrderingChange } from '../core/ordering-change.js';
 import { DEFAULT_ROTATION_GRACE_SECONDS, generateSecret, previousSecretExpiry } from '../core/secret.js';
 import { parseSubscriptionBody, parseSubscriptionId, rotateSecretBodySchema, type RotateSecretResponse } from '../core/subscription.js';
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
+import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js';
 import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS, SubscriptionPutKind, type SubscriptionStore } from '../adapters/subscription-store.js';
 import { checkEndpoint, type EndpointCheck } from '../adapters/endpoint-check.js';
 import { createHttpHandler, HTTP_LOG_CONTEXT, parseBody, type HttpEntry, type HttpHandler } from './http.js';
@@ -20,6 +23,8 @@ export interface SubscriptionsHandlerDeps {
   readonly store: Pick<SubscriptionStore, 'get' | 'put' | 'rotateSecret'>;
   /** Refuses endpoints that resolve to private addresses (deployed), or allows all (local). */
   readonly checkEndpoint: (url: string) => Promise<EndpointCheck>;
+  /** The lag view's active groups: what is pending when a PUT changes `ordering`. */
+  readonly listActiveGroups: () => Promise<readonly GroupLag[]>;
   readonly randomBytes: (size: number) => Uint8Array;
   readonly now: () => Date;
   readonly logger: Logger;
@@ -43,10 +48,24 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
             details: [{ path: 'url', message: check.reason }],
           });
         }
+        const { ordering } = body.value;
+        if (ordering !== undefined) {
+          const current = await deps.store.get(id.value);
+          // Another tenant's subscription is refused by the write below, without telling what it has pending.
+          if (current !== undefined && current.tenant_id === body.value.tenant_id && current.ordering !== ordering) {
+            const refusal = refuseOrderingChange({ from: current.ordering, to: ordering, pending: pendingOfSubscription(await deps.listActiveGroups(), id.value) });
+            if (refusal !== undefined) {
+              deps.logger.info('subscription ordering change refused', { subscription_id: id.value, from: current.ordering, to: ordering });
+              return errorResponse(refusal);
+            }
+          }
+        }
         const outcome = await deps.store.put({
           subscription_id: id.value,
           tenant_id: body.value.tenant_id,
           url: body.value.url,
+          batch_size: body.value.batch_size,
+          ordering,
           // Without a secret, a replacement keeps the one its receiver verifies; a creation gets this one.
           secret: body.value.secret ?? generateSecret(deps.randomBytes),
           shouldKeepExistingSecret: body.value.secret === undefined,
@@ -61,8 +80,8 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
         }
         const isCreated = outcome.kind === SubscriptionPutKind.created;
         deps.logger.info(isCreated ? 'subscription created' : 'subscription replaced', { subscription_id: id.value });
-        const { subscription_id, tenant_id, url, secret } = outcome.subscription;
-        return { statusCode: isCreated ? 201 : 200, body: { subscription_id, tenant_id, url, secret } };
+        const { subscription_id, tenant_id, url, secret, batch_size, ordering: stored } = outcome.subscription;
+        return { statusCode: isCreated ? 201 : 200, body: { subscription_id, tenant_id, url, secret, batch_size, ordering: stored } };
       },
       'GET /v1/subscriptions/{subscription_id}': async (event): Answer<SubscriptionAnswer> => {
         const id = parseSubscriptionId(event.pathParameters?.subscription_id);
@@ -71,8 +90,8 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
         if (!id.ok || subscription === undefined) {
           return errorResponse({ code: ErrorCode.notFound, message: 'No such subscription.' });
         }
-        const { subscription_id, tenant_id, url, created_at } = subscription;
-        return { statusCode: 200, body: { subscription_id, tenant_id, url, created_at } };
+        const { subscription_id, tenant_id, url, batch_size, ordering, created_at } = subscription;
+        return { statusCode: 200, body: { subscription_id, tenant_id, url, batch_size, ordering, created_at } };
       },
       'POST /v1/subscriptions/{subscription_id}/secret/rotate': async (event): Answer<RotateSecretResponse> => {
         const id = parseSubscriptionId(event.pathParameters?.subscription_id);
@@ -96,6 +115,7 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
 /** The adapter methods the subscriptions function calls: the wiring takes these alone, and its function is granted their accesses. */
 const USES = {
   subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get', 'put', 'rotateSecret']),
+  groups: uses(GROUP_STORE_ACCESS, ['listActiveGroups']),
 };
 
 /** What the subscriptions function's calls need from IAM: exactly what the stack grants it. */
@@ -109,6 +129,7 @@ export function wireSubscriptionsHandler(input: Omit<HandlerWiring<(typeof SUBSC
   return createSubscriptionsHandler({
     store: pick(createSubscriptionStore(input.dynamo, input.resources.subscriptionsTable), USES.subscriptions),
     checkEndpoint: (url) => checkEndpoint(url, input.config.allowPrivateEndpoints),
+    listActiveGroups: pick(createGroupStore(input.dynamo, input.resources.groupsTable), USES.groups).listActiveGroups,
     randomBytes,
     now: () => new Date(),
     logger: input.logger,

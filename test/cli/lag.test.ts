@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../cli/exit-codes.js';
-import { messageGroupIdFor } from '../../lambda/core/routing.js';
+import { messageGroupIdFor, Ordering, partitionKey } from '../../lambda/core/routing.js';
 import { inTwoPages, lagPage, subscriptionAnswer } from './support/answers.js';
 import { apiError, useFakeApi } from './support/fake-api.js';
 import { runCommand } from './support/run-cli.js';
@@ -77,6 +77,19 @@ describe('lag command', () => {
     expect(run.exitCode).toBe(ExitCode.ok);
     expect(JSON.parse(run.stdout)).toEqual({ groups: [alice] });
     expect(api.calls()).toEqual(['GET /v1/lag']);
+  });
+
+  it('keeps the rows of the subscription\'s resource keys with --subscription when it orders by resource', async () => {
+    const resourceKey = (subscriptionId: string, resourceId: string) => partitionKey({ subscription_id: subscriptionId, resource_id: resourceId }, Ordering.resource);
+    const order7 = { ...STUCK, message_group_id: messageGroupIdFor(resourceKey('sub_alice', 'order-7'), undefined), ordering_key: resourceKey('sub_alice', 'order-7') };
+    // Bob's resource named like Alice: his row, not hers.
+    const bobs = { ...FLOWING, message_group_id: 'bb'.repeat(16), ordering_key: resourceKey('sub_bob', 'sub_alice') };
+    api.on('GET /v1/lag', lagPage([order7, bobs]));
+
+    const run = await runCommand(['lag', '--url', api.url, '--subscription', 'sub_alice', '--json']);
+
+    expect(run.exitCode).toBe(ExitCode.ok);
+    expect(JSON.parse(run.stdout)).toEqual({ groups: [order7] });
   });
 
   it('finds the subscription by its computed group with --subscription when the API names no ordering key', async () => {

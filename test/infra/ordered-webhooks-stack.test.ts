@@ -536,8 +536,15 @@ describe('permissions', () => {
     expect(writers).toEqual(['operations']);
   });
 
-  it('lets the subscriptions function reach its table alone', () => {
-    expect(grantedResources(permissions('subscriptions'))).toEqual(asJson([logGroup('subscriptions'), table('subscriptions')]));
+  it('lets the subscriptions function write its table alone, and only read the lag\'s active groups (for an ordering change)', () => {
+    expect(actionsByResource(permissions('subscriptions'))).toEqual(
+      expected([
+        [logGroup('subscriptions'), LOG_WRITES],
+        [table('subscriptions'), ['dynamodb:GetItem', 'dynamodb:UpdateItem']],
+        [activeGroupsIndex(), ['dynamodb:Query']],
+        [table('groups'), ['dynamodb:BatchGetItem']],
+      ]),
+    );
   });
 
   it('lets only the consumer and the operations function reach the payload objects', () => {

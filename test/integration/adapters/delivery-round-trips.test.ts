@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEventStore } from '../../../lambda/adapters/event-store.js';
 import { createOrderingKeyStore } from '../../../lambda/adapters/ordering-key-store.js';
-import { createSubscriptionStore } from '../../../lambda/adapters/subscription-store.js';
+import { createSubscriptionStore, toDeliveryTarget } from '../../../lambda/adapters/subscription-store.js';
 import type { SQSRecord } from 'aws-lambda';
 import { createGroupStore } from '../../../lambda/adapters/group-store.js';
 import { AttemptResultKind, type DeliveryPorts } from '../../../lambda/core/delivery.js';
@@ -70,7 +70,7 @@ function portsOnDynalite(): DeliveryPorts {
       beginAttempt: keys.beginAttempt,
       recordFailure: keys.recordFailure,
     },
-    findTarget: subscriptions.getAllowingStale,
+    findTarget: async (subscriptionId) => toDeliveryTarget(await subscriptions.getAllowingStale(subscriptionId)),
     send: async (_url, request) => {
       const step: Step = { what: `POST ${request.headers['webhook-id'] ?? ''}`, start: (clock += 1), end: Number.POSITIVE_INFINITY };
       steps.push(step);

@@ -335,7 +335,7 @@ describe('DynamoModel against dynalite: the adapters', () => {
       const takenOver = await store.put({ subscription_id: 'sub_1', tenant_id: 't2', url: 'https://evil.example', secret: 's4', now: '2026-01-02T00:00:02Z' });
       await store.put({ subscription_id: 'sub_2', tenant_id: 't2', url: 'https://c.example', secret: 's3', shouldKeepExistingSecret: true, now: '2026-01-03T00:00:00Z' });
       const found = await store.get('sub_1');
-      const tenants = await store.findTenants(['sub_2', 'sub_1', 'sub_9', 'sub_1']);
+      const tenants = new Map([...(await store.findRouting(['sub_2', 'sub_1', 'sub_9', 'sub_1']))].map(([id, routing]) => [id, routing.tenantId]));
       return { missing, created, replaced, kept, takenOver, found, sub2: await store.get('sub_2'), tenants: [...tenants].sort() };
     });
     expect(result.created.kind).toBe('created');

@@ -271,11 +271,11 @@ const ADAPTERS = {
           run: (store) => store.rotateSecret({ subscriptionId: 'sub_1', secret: 'whsec_x', previousSecretExpiresAt: at, now: at }),
         },
       ],
-      findTenants: [
+      findRouting: [
         {
           path: 'some subscriptions exist',
           answer: () => dynamoMock.on(BatchGetCommand).resolves({ Responses: { [NAMES.subscriptionsTable]: [{ subscription_id: 'sub_1', tenant_id: 't' }] } }),
-          run: (store) => store.findTenants(['sub_1', 'sub_2']),
+          run: (store) => store.findRouting(['sub_1', 'sub_2']),
         },
       ],
     },

@@ -10,6 +10,9 @@ const store = createSubscriptionStore(createDocumentClient({ region: 'us-east-1'
 const at = '2026-12-02T12:00:00.000Z';
 const input = { subscription_id: 'sub_1', tenant_id: 't1', url: 'https://example.com/hook', secret: 'whsec_new', now: at };
 const old = { subscription_id: 'sub_1', tenant_id: 't1', url: 'https://example.com/old', secret: 'whsec_old', created_at: '2026-01-01T00:00:00.000Z' };
+/** What an item written before `batch_size` and `ordering` existed is read as. */
+const DEFAULTS = { batch_size: 1, ordering: 'subscription' } as const;
+const KEEP_SETTINGS = 'batch_size = if_not_exists(batch_size, :batch), ordering = if_not_exists(ordering, :ordering)';
 
 beforeEach(() => dynamo.reset());
 
@@ -17,14 +20,14 @@ describe('subscription store put', () => {
   it('creates or replaces in one UpdateItem conditioned on the tenant, returning the old item', async () => {
     dynamo.on(UpdateCommand).resolves({});
     const { now, ...fields } = input;
-    expect(await store.put(input)).toEqual({ kind: 'created', subscription: { ...fields, created_at: now } });
+    expect(await store.put(input)).toEqual({ kind: 'created', subscription: { ...fields, ...DEFAULTS, created_at: now } });
     expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({
       TableName: 'Subscriptions',
       Key: { subscription_id: 'sub_1' },
-      UpdateExpression: 'SET tenant_id = :tenant, #url = :url, secret = :secret, updated_at = :now, created_at = if_not_exists(created_at, :now) REMOVE previous_secret, previous_secret_expires_at',
+      UpdateExpression: `SET tenant_id = :tenant, #url = :url, secret = :secret, ${KEEP_SETTINGS}, updated_at = :now, created_at = if_not_exists(created_at, :now) REMOVE previous_secret, previous_secret_expires_at`,
       ConditionExpression: 'attribute_not_exists(#id) OR tenant_id = :tenant',
       ExpressionAttributeNames: { '#url': 'url', '#id': 'subscription_id' },
-      ExpressionAttributeValues: { ':tenant': 't1', ':url': 'https://example.com/hook', ':secret': 'whsec_new', ':now': at },
+      ExpressionAttributeValues: { ':tenant': 't1', ':url': 'https://example.com/hook', ':secret': 'whsec_new', ':batch': 1, ':ordering': 'subscription', ':now': at },
       ReturnValues: 'ALL_OLD',
     });
   });
@@ -33,7 +36,7 @@ describe('subscription store put', () => {
     const rotated = { ...old, previous_secret: 'whsec_older', previous_secret_expires_at: '2026-12-03T12:00:00.000Z' };
     dynamo.on(UpdateCommand).resolves({ Attributes: rotated });
     const { now: _now, ...fields } = input;
-    expect(await store.put(input)).toEqual({ kind: 'replaced', subscription: { ...fields, created_at: old.created_at } });
+    expect(await store.put(input)).toEqual({ kind: 'replaced', subscription: { ...fields, ...DEFAULTS, created_at: old.created_at } });
     expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input.UpdateExpression).toMatch(/ REMOVE previous_secret, previous_secret_expires_at$/);
     const kept = await store.put({ ...input, shouldKeepExistingSecret: true });
     expect(kept).toMatchObject({ subscription: { secret: 'whsec_old', previous_secret: 'whsec_older', previous_secret_expires_at: rotated.previous_secret_expires_at } });
@@ -52,9 +55,24 @@ describe('subscription store put', () => {
     // A new subscription stores the generated one.
     expect(await store.put({ ...input, shouldKeepExistingSecret: true })).toMatchObject({ kind: 'created', subscription: { secret: 'whsec_new' } });
     for (const call of dynamo.commandCalls(UpdateCommand)) {
-      expect(call.args[0].input.UpdateExpression).toBe('SET tenant_id = :tenant, #url = :url, secret = if_not_exists(secret, :secret), updated_at = :now, created_at = if_not_exists(created_at, :now)');
+      expect(call.args[0].input.UpdateExpression).toBe(`SET tenant_id = :tenant, #url = :url, secret = if_not_exists(secret, :secret), ${KEEP_SETTINGS}, updated_at = :now, created_at = if_not_exists(created_at, :now)`);
       expect(call.args[0].input.ConditionExpression).toBe('attribute_not_exists(#id) OR tenant_id = :tenant');
     }
+  });
+
+  it('sets batch_size and ordering when given, and answers them', async () => {
+    dynamo.on(UpdateCommand).resolves({ Attributes: { ...old, batch_size: 3, ordering: 'subscription' } });
+    expect(await store.put({ ...input, batch_size: 10, ordering: 'resource' })).toMatchObject({ kind: 'replaced', subscription: { batch_size: 10, ordering: 'resource' } });
+    const call = dynamo.commandCalls(UpdateCommand)[0]?.args[0].input;
+    expect(call?.UpdateExpression).toContain('batch_size = :batch, ordering = :ordering,');
+    expect(call?.ExpressionAttributeValues).toMatchObject({ ':batch': 10, ':ordering': 'resource' });
+  });
+
+  it('keeps the stored batch_size and ordering when a replacement omits them, and answers those', async () => {
+    dynamo.on(UpdateCommand).resolvesOnce({ Attributes: { ...old, batch_size: 4, ordering: 'resource' } }).resolvesOnce({ Attributes: old });
+    expect(await store.put(input)).toMatchObject({ kind: 'replaced', subscription: { batch_size: 4, ordering: 'resource' } });
+    // An item written before the fields existed answers the defaults, which the write stored.
+    expect(await store.put(input)).toMatchObject({ kind: 'replaced', subscription: DEFAULTS });
   });
 
   it('answers tenant_mismatch, not a fault, when another tenant holds the id', async () => {
@@ -93,20 +111,20 @@ describe('subscription store rotateSecret', () => {
 describe('subscription store reads', () => {
   it('reads a subscription strongly consistent for the API', async () => {
     dynamo.on(GetCommand).resolves({ Item: old });
-    expect(await store.get('sub_1')).toEqual(old);
+    expect(await store.get('sub_1')).toEqual({ ...old, ...DEFAULTS });
     expect(dynamo.commandCalls(GetCommand).map((call) => call.args[0].input)).toEqual([{ TableName: 'Subscriptions', Key: { subscription_id: 'sub_1' }, ConsistentRead: true }]);
   });
 
   it('reads a subscription for delivery once, eventually consistent, when it is found', async () => {
     dynamo.on(GetCommand).resolves({ Item: old });
-    expect(await store.getAllowingStale('sub_1')).toEqual(old);
+    expect(await store.getAllowingStale('sub_1')).toEqual({ ...old, ...DEFAULTS });
     expect(dynamo.commandCalls(GetCommand).map((call) => call.args[0].input)).toEqual([{ TableName: 'Subscriptions', Key: { subscription_id: 'sub_1' }, ConsistentRead: false }]);
   });
 
   it('reads a subscription for delivery again, strongly consistent, when the first read misses it', async () => {
     // As a replica that has not yet seen a subscription created a moment ago.
     dynamo.on(GetCommand, { ConsistentRead: false }).resolves({}).on(GetCommand, { ConsistentRead: true }).resolves({ Item: old });
-    expect(await store.getAllowingStale('sub_1')).toEqual(old);
+    expect(await store.getAllowingStale('sub_1')).toEqual({ ...old, ...DEFAULTS });
     expect(dynamo.commandCalls(GetCommand).map((call) => call.args[0].input.ConsistentRead)).toEqual([false, true]);
   });
 
@@ -116,9 +134,14 @@ describe('subscription store reads', () => {
     expect(dynamo.commandCalls(GetCommand).map((call) => call.args[0].input.ConsistentRead)).toEqual([false, true]);
   });
 
-  it('finds tenants with one eventually consistent read when every subscription is found', async () => {
-    dynamo.on(BatchGetCommand).resolves({ Responses: { Subscriptions: [{ subscription_id: 'sub_1', tenant_id: 't1' }, { subscription_id: 'sub_2', tenant_id: 't2' }] } });
-    expect(await store.findTenants(['sub_1', 'sub_2'])).toEqual(new Map([['sub_1', 't1'], ['sub_2', 't2']]));
+  it('finds tenants and orderings with one eventually consistent read when every subscription is found', async () => {
+    dynamo.on(BatchGetCommand).resolves({ Responses: { Subscriptions: [{ subscription_id: 'sub_1', tenant_id: 't1' }, { subscription_id: 'sub_2', tenant_id: 't2', ordering: 'resource' }] } });
+    expect(await store.findRouting(['sub_1', 'sub_2'])).toEqual(
+      new Map([
+        ['sub_1', { tenantId: 't1', ordering: 'subscription' }],
+        ['sub_2', { tenantId: 't2', ordering: 'resource' }],
+      ]),
+    );
     const calls = dynamo.commandCalls(BatchGetCommand);
     expect(calls).toHaveLength(1);
     expect(calls[0]?.args[0].input.RequestItems?.Subscriptions).toMatchObject({ Keys: [{ subscription_id: 'sub_1' }, { subscription_id: 'sub_2' }], ConsistentRead: false });
@@ -129,7 +152,7 @@ describe('subscription store reads', () => {
       .on(BatchGetCommand)
       .resolvesOnce({ Responses: { Subscriptions: [{ subscription_id: 'sub_1', tenant_id: 't1' }] } })
       .resolvesOnce({ Responses: { Subscriptions: [{ subscription_id: 'sub_2', tenant_id: 't2' }] } });
-    expect(await store.findTenants(['sub_1', 'sub_2', 'sub_3'])).toEqual(new Map([['sub_1', 't1'], ['sub_2', 't2']]));
+    expect([...(await store.findRouting(['sub_1', 'sub_2', 'sub_3'])).keys()]).toEqual(['sub_1', 'sub_2']);
     const calls = dynamo.commandCalls(BatchGetCommand).map((call) => call.args[0].input.RequestItems?.Subscriptions);
     expect(calls).toHaveLength(2);
     expect(calls[0]).toMatchObject({ Keys: [{ subscription_id: 'sub_1' }, { subscription_id: 'sub_2' }, { subscription_id: 'sub_3' }], ConsistentRead: false });

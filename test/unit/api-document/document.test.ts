@@ -281,7 +281,7 @@ describe('createIngestHandler', () => {
       throw new Error('not called');
     };
     const handler = createIngestHandler({
-      ports: { findSubscriptionTenants: unused, findKnownEventIds: unused, recordAccepted: unused, recordGroupIntake: unused, sendBatch: unused, now: () => new Date() },
+      ports: { findSubscriptionRouting: unused, findKnownEventIds: unused, recordAccepted: unused, recordGroupIntake: unused, sendBatch: unused, now: () => new Date() },
       readSettings: unused,
       logger: createLogger('test', 'SILENT'),
     });

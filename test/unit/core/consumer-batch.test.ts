@@ -55,7 +55,7 @@ function harness(respond: (eventId: string, attempt: number) => AttemptResult = 
   const counted: DeadLetterPlace[] = [];
   const ports: DeliveryPorts = {
     store,
-    findTarget: async (subscriptionId) => (subscriptionId === 'gone' ? undefined : { url: `https://example.com/${subscriptionId}`, secret }),
+    findTarget: async (subscriptionId) => (subscriptionId === 'gone' ? undefined : { url: `https://example.com/${subscriptionId}`, secret, batchSize: 1 }),
     send: async (_url, request) => {
       const eventId = request.headers['webhook-id'] ?? '';
       const attempt = sent.filter((s) => s.eventId === eventId).length + 1;

@@ -3,10 +3,13 @@ import { parseEventsRequest, queuedEventSchema, type EventsRequest } from '../..
 import { SendFailureKind, type OutgoingMessage } from '../../../lambda/core/enqueue-plan.js';
 import { ingestEvents, type IngestPorts } from '../../../lambda/core/ingest.js';
 import type { GroupIntake } from '../../../lambda/core/lag.js';
-import { messageGroupIdFor } from '../../../lambda/core/routing.js';
+import { messageGroupIdFor, Ordering, partitionKey } from '../../../lambda/core/routing.js';
 import { InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
 
 const now = new Date('2026-12-02T12:00:00.000Z');
+
+/** The longest subscription id of control characters: JSON writes each as six bytes (`\u0001`). */
+const ESCAPED_SUBSCRIPTION = '\u0001'.repeat(128);
 
 function request(events: Record<string, unknown>[]): EventsRequest {
   const parsed = parseEventsRequest({ events });
@@ -30,8 +33,13 @@ function setup(options: { refuse?: (message: OutgoingMessage) => boolean } = {})
   /** The lag count of each group after all intakes, and when each group was counted relative to sending. */
   const depthOf = (group: string) => intakes.filter((i) => i.messageGroupId === group).reduce((sum, i) => sum + i.events, 0);
   const ports: IngestPorts = {
-    findSubscriptionTenants: async (ids) =>
-      new Map(ids.filter((id) => ['sub_a', 'sub_b', 'sub_c'].includes(id)).map((id) => [id, 'tenant_1'] as const)),
+    // sub_r and ESCAPED_SUBSCRIPTION order their events by resource.
+    findSubscriptionRouting: async (ids) =>
+      new Map(
+        ids
+          .filter((id) => ['sub_a', 'sub_b', 'sub_c', 'sub_r', ESCAPED_SUBSCRIPTION].includes(id))
+          .map((id) => [id, { tenantId: 'tenant_1', ordering: id === 'sub_a' || id === 'sub_b' || id === 'sub_c' ? Ordering.subscription : Ordering.resource }] as const),
+      ),
     findKnownEventIds: store.findKnownEventIds,
     recordAccepted: store.recordAccepted,
     recordGroupIntake: async (intake) => {
@@ -184,6 +192,60 @@ describe('ingestEvents', () => {
     expect(calls).toHaveLength(0);
     expect(queue).toHaveLength(0);
     expect(store.writes).toHaveLength(0);
+  });
+
+  it('keys each event of a subscription ordered by resource by its resource, in request order per resource', async () => {
+    const { queue, ports, intakes } = setup();
+    const onResource = (id: string, resource: string) => ({ ...event(id, 'sub_r'), resource_id: resource });
+    const response = await ingestEvents(request([onResource('1', 'r1'), onResource('2', 'r2'), onResource('3', 'r1'), { ...event('4', 'sub_a'), resource_id: 'r1' }]), ports, { partitionCount: undefined });
+    const r1 = partitionKey({ subscription_id: 'sub_r', resource_id: 'r1' }, Ordering.resource);
+    const r2 = partitionKey({ subscription_id: 'sub_r', resource_id: 'r2' }, Ordering.resource);
+    expect(response).toMatchObject({
+      kind: 'accepted',
+      results: [
+        { event_id: '1', message_group_id: messageGroupIdFor(r1, undefined) },
+        { event_id: '2', message_group_id: messageGroupIdFor(r2, undefined) },
+        { event_id: '3', message_group_id: messageGroupIdFor(r1, undefined) },
+        // A subscription ordered by subscription ignores the resource.
+        { event_id: '4', message_group_id: messageGroupIdFor('sub_a', undefined) },
+      ],
+    });
+    expect(queue.filter((m) => m.orderingKey === r1).map((m) => m.deduplicationId)).toEqual(['1', '3']);
+    expect(queuedEventSchema.parse(JSON.parse(queue.find((m) => m.deduplicationId === '2')?.body ?? '')).ordering_key).toBe(r2);
+    expect(intakes.flatMap((intake) => intake.orderingKeys).sort()).toEqual([r1, r2, 'sub_a'].sort());
+  });
+
+  it('refuses the whole request as invalid_request when an event of a subscription ordered by resource has no resource_id, enqueuing and recording nothing', async () => {
+    const { queue, calls, ports, store } = setup();
+    const response = await ingestEvents(request([{ ...event('1', 'sub_r'), resource_id: 'r1' }, event('2', 'sub_a'), event('3', 'sub_r')]), ports, { partitionCount: undefined });
+    expect(response).toEqual({
+      kind: 'refused',
+      reason: 'invalid_request',
+      details: [{ path: 'events[2].resource_id', message: 'is required: subscription "sub_r" orders its events by resource' }],
+    });
+    expect(calls).toHaveLength(0);
+    expect(queue).toHaveLength(0);
+    expect(store.writes).toHaveLength(0);
+  });
+
+  it('names resource_id without a prefix for a single event', async () => {
+    const { ports } = setup();
+    const single = parseEventsRequest(event('1', 'sub_r'));
+    if (!single.ok) throw new Error('test request is invalid');
+    expect(await ingestEvents(single.value, ports, { partitionCount: undefined })).toMatchObject({ kind: 'refused', reason: 'invalid_request', details: [{ path: 'resource_id' }] });
+  });
+
+  it('refuses a resource_id whose key would pass DynamoDB\'s 2048-byte key limit, enqueuing nothing', async () => {
+    const { queue, ports } = setup();
+    // 128 + 256 control characters: 2304 bytes of JSON; 256 two-byte characters beside them fit.
+    const response = await ingestEvents(
+      request([{ ...event('1', ESCAPED_SUBSCRIPTION), resource_id: '\u0001'.repeat(256) }, { ...event('2', ESCAPED_SUBSCRIPTION), resource_id: 'é'.repeat(256) }]),
+      ports,
+      { partitionCount: undefined },
+    );
+    expect(response).toMatchObject({ kind: 'refused', reason: 'invalid_request', details: [{ path: 'events[0].resource_id' }] });
+    expect(response).toHaveProperty('details.length', 1);
+    expect(queue).toHaveLength(0);
   });
 
   it('treats a subscription of another tenant as unknown', async () => {

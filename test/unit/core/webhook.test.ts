@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { readQueuedEvent, type QueuedEvent } from '../../../lambda/core/event.js';
 import { MAX_PAYLOAD_DEPTH } from '../../../lambda/core/limits.js';
 import { DEFAULT_ROTATION_GRACE_SECONDS, generateSecret, isValidSecret, previousSecretExpiry, signingSecrets } from '../../../lambda/core/secret.js';
-import { signWebhook, webhookBody } from '../../../lambda/core/webhook.js';
+import { Ordering, partitionKey } from '../../../lambda/core/routing.js';
+import { encodeHeaderText, signWebhook, webhookBody } from '../../../lambda/core/webhook.js';
 
 const queued: QueuedEvent = {
   version: 1,
@@ -20,6 +21,48 @@ const queued: QueuedEvent = {
   accepted_at: '2026-12-02T12:00:00.000Z',
 };
 const secret = 'whsec_' + Buffer.alloc(32, 7).toString('base64');
+
+describe('encodeHeaderText', () => {
+  it.each([
+    ['visible ASCII as it is', 'sub_1:order/7?x=[1]', 'sub_1:order/7?x=[1]'],
+    ['% itself', '100%', '100%25'],
+    ['a space, inside or at either end', ' a b ', '%20a%20b%20'],
+    ['controls and DEL', 'a\tb\r\nc\u007f', 'a%09b%0D%0Ac%7F'],
+    ['Latin-1 and beyond as UTF-8', 'café ключ', 'caf%C3%A9%20%D0%BA%D0%BB%D1%8E%D1%87'],
+    ['a character outside the BMP as its four bytes', '🦄', '%F0%9F%A6%84'],
+    ['a lone surrogate as U+FFFD', 'a\ud800', 'a%EF%BF%BD'],
+  ])('writes %s', (_what, text, encoded) => {
+    expect(encodeHeaderText(text)).toBe(encoded);
+  });
+
+  it.each(['sub_1', '100% ', ' x ', 'café ключ 🦄', '%41', 'a\u0000b'])('is read back by decodeURIComponent for %j', (text) => {
+    const encoded = encodeHeaderText(text);
+    expect(encoded).toMatch(/^[\x21-\x7e]+$/);
+    expect(decodeURIComponent(encoded)).toBe(text);
+  });
+});
+
+describe('signWebhook ordering key', () => {
+  const byResource = (resourceId: string): QueuedEvent => {
+    const event = { ...queued.event, resource_id: resourceId };
+    return { ...queued, event, ordering_key: partitionKey(event, Ordering.resource) };
+  };
+
+  it('names the subscription when the key is the subscription, even if the event has a resource_id', () => {
+    const request = signWebhook({ queued: { ...queued, event: { ...queued.event, resource_id: 'order-7' } }, sequence: 1, secrets: [secret], attemptedAt: new Date() });
+    expect(request.headers['webhook-ordering-key']).toBe('sub_1');
+  });
+
+  it('names the resource, escaped, when the key is the resource', () => {
+    const request = signWebhook({ queued: byResource('заказ 7'), sequence: 1, secrets: [secret], attemptedAt: new Date() });
+    expect(request.headers['webhook-ordering-key']).toBe('%D0%B7%D0%B0%D0%BA%D0%B0%D0%B7%207');
+  });
+
+  it('names the resource even when it equals the subscription id', () => {
+    const request = signWebhook({ queued: byResource('sub_1'), sequence: 1, secrets: [secret], attemptedAt: new Date() });
+    expect(request.headers['webhook-ordering-key']).toBe('sub_1');
+  });
+});
 
 describe('signWebhook', () => {
   it('is verified by the standardwebhooks library', () => {
@@ -37,6 +80,7 @@ describe('signWebhook', () => {
       'webhook-id': 'evt_1',
       'webhook-timestamp': String(Math.floor(attemptedAt.getTime() / 1000)),
       'webhook-sequence': '3',
+      'webhook-ordering-key': 'sub_1',
     });
     expect(request.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
   });

@@ -40,7 +40,7 @@ function setup(failing: ReadonlySet<string>, changeVisibility?: (changes: readon
     store,
     findTarget: async (subscriptionId) => {
       lookups.push(subscriptionId);
-      return { url: 'https://example.com', secret: 'whsec_' + Buffer.alloc(24).toString('base64') };
+      return { url: 'https://example.com', secret: 'whsec_' + Buffer.alloc(24).toString('base64'), batchSize: 1 };
     },
     send: async (_url, request) => {
       const eventId = request.headers['webhook-id'] ?? '';

@@ -13,7 +13,7 @@ function setup() {
   const queue: OutgoingMessage[] = [];
   const handler = createIngestHandler({
     ports: {
-      findSubscriptionTenants: async (ids) => new Map(ids.filter((id) => id === 'sub_1').map((id) => [id, 'tenant_1'] as const)),
+      findSubscriptionRouting: async (ids) => new Map(ids.filter((id) => id === 'sub_1').map((id) => [id, { tenantId: 'tenant_1', ordering: 'subscription' }] as const)),
       findKnownEventIds: store.findKnownEventIds,
       recordAccepted: store.recordAccepted,
       recordGroupIntake: async () => undefined,
@@ -84,7 +84,7 @@ describe('ingest handler', () => {
   it('answers a fault with 500 internal_error and no detail of it', async () => {
     const handler = createIngestHandler({
       ports: {
-        findSubscriptionTenants: async () => {
+        findSubscriptionRouting: async () => {
           throw new Error('secret internal detail');
         },
         findKnownEventIds: async () => new Set(),
@@ -114,7 +114,7 @@ describe('ingest handler with SQS refusing', () => {
     const queue = createDeliveryQueue(new SQSClient({ region: 'us-east-1' }), 'https://sqs.us-east-1.amazonaws.com/123456789012/delivery.fifo', logger);
     const handler = createIngestHandler({
       ports: {
-        findSubscriptionTenants: async (ids) => new Map(ids.filter((id) => id === 'sub_1' || id === 'sub_2').map((id) => [id, 'tenant_1'] as const)),
+        findSubscriptionRouting: async (ids) => new Map(ids.filter((id) => id === 'sub_1' || id === 'sub_2').map((id) => [id, { tenantId: 'tenant_1', ordering: 'subscription' }] as const)),
         findKnownEventIds: store.findKnownEventIds,
         recordAccepted: store.recordAccepted,
         recordGroupIntake: async () => undefined,

@@ -49,7 +49,7 @@ function consumer(options: { readonly failing?: ReadonlySet<string>; readonly fa
     store: new InMemoryDeliveryStore(),
     findTarget: async (subscriptionId) => {
       if (options.faulty?.has(subscriptionId) === true) throw new Error('DynamoDB unavailable');
-      return { url: 'https://receiver.example/hooks', secret: SECRET };
+      return { url: 'https://receiver.example/hooks', secret: SECRET, batchSize: 1 };
     },
     send: async (_url, request) => {
       sent.push(request);
@@ -225,7 +225,7 @@ describe('ingest logs', () => {
       logger,
       createIngestHandler({
         ports: {
-          findSubscriptionTenants: async (ids) => new Map(ids.filter((id) => id === SUBSCRIPTION).map((id) => [id, 'tenant_1'] as const)),
+          findSubscriptionRouting: async (ids) => new Map(ids.filter((id) => id === SUBSCRIPTION).map((id) => [id, { tenantId: 'tenant_1', ordering: 'subscription' }] as const)),
           findKnownEventIds: store.findKnownEventIds,
           recordAccepted: store.recordAccepted,
           recordGroupIntake: async () => undefined,

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { SubscriptionPutKind, type Subscription, type SubscriptionStore } from '../../../lambda/adapters/subscription-store.js';
+import type { GroupLag } from '../../../lambda/core/lag.js';
 import { checkEndpoint } from '../../../lambda/adapters/endpoint-check.js';
 import { createLogger } from '../../../lambda/handlers/logger.js';
 import { createSubscriptionsHandler } from '../../../lambda/handlers/subscriptions.js';
@@ -8,15 +9,23 @@ import { apiEvent, jsonOf } from '../../support/api-event.js';
 
 function setup(allowPrivateEndpoints: boolean) {
   const items = new Map<string, Subscription>();
+  const activeGroups: GroupLag[] = [];
   const store: SubscriptionStore = {
     get: async (id) => items.get(id),
     getAllowingStale: async (id) => items.get(id),
-    // As the table's one conditional write: another tenant's id is refused, a kept secret stays.
-    put: async ({ now, shouldKeepExistingSecret = false, ...fields }) => {
+    // As the table's one conditional write: another tenant's id is refused, a kept secret stays, and
+    // so do settings not given.
+    put: async ({ now, shouldKeepExistingSecret = false, batch_size, ordering, ...fields }) => {
       const previous = items.get(fields.subscription_id);
       if (previous !== undefined && previous.tenant_id !== fields.tenant_id) return { kind: SubscriptionPutKind.tenantMismatch };
       const secret = shouldKeepExistingSecret && previous !== undefined ? previous.secret : fields.secret;
-      const subscription = { ...fields, secret, created_at: previous?.created_at ?? now };
+      const subscription: Subscription = {
+        ...fields,
+        secret,
+        batch_size: batch_size ?? previous?.batch_size ?? 1,
+        ordering: ordering ?? previous?.ordering ?? 'subscription',
+        created_at: previous?.created_at ?? now,
+      };
       items.set(fields.subscription_id, subscription);
       return { kind: previous === undefined ? SubscriptionPutKind.created : SubscriptionPutKind.replaced, subscription };
     },
@@ -27,12 +36,13 @@ function setup(allowPrivateEndpoints: boolean) {
       items.set(subscriptionId, { ...current, secret: newSecret, previous_secret: current.secret, previous_secret_expires_at: previousSecretExpiresAt });
       return true;
     },
-    findTenants: async () => new Map(),
+    findRouting: async () => new Map(),
   };
   let clock = Date.parse('2026-12-02T12:00:00Z');
   const handler = createSubscriptionsHandler({
     store,
     checkEndpoint: (url) => checkEndpoint(url, allowPrivateEndpoints),
+    listActiveGroups: async () => activeGroups,
     randomBytes,
     now: () => new Date((clock += 1000)),
     logger: createLogger('test', 'SILENT'),
@@ -48,7 +58,7 @@ function setup(allowPrivateEndpoints: boolean) {
         ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
       }),
     );
-  return { items, put, get, rotate };
+  return { items, activeGroups, put, get, rotate };
 }
 
 const secret = 'whsec_' + Buffer.alloc(24, 3).toString('base64');
@@ -68,7 +78,7 @@ describe('subscriptions handler', () => {
 
     const read = await get('sub_1');
     expect(read.statusCode).toBe(200);
-    expect(jsonOf(read)).toEqual({ subscription_id: 'sub_1', tenant_id: 't1', url: 'https://example.com/hooks', created_at: '2026-12-02T12:00:01.000Z' });
+    expect(jsonOf(read)).toEqual({ subscription_id: 'sub_1', tenant_id: 't1', url: 'https://example.com/hooks', batch_size: 1, ordering: 'subscription', created_at: '2026-12-02T12:00:01.000Z' });
     expect(read.body).not.toContain('whsec_');
   });
 
@@ -144,6 +154,66 @@ describe('subscriptions handler', () => {
   it('allows a public address literal when private endpoints are not allowed', async () => {
     const { put } = setup(false);
     expect((await put('sub_1', { tenant_id: 't', url: 'https://93.184.216.34/hooks' })).statusCode).toBe(201);
+  });
+});
+
+describe('subscriptions handler delivery settings', () => {
+  const pendingGroup = (orderingKey: string): GroupLag => ({
+    messageGroupId: 'g1',
+    depth: 2,
+    oldestAcceptedAt: '2026-12-02T12:00:00.000Z',
+    rateBuckets: {},
+    headAttempts: undefined,
+    lastError: undefined,
+    headFailingSince: undefined,
+    headEventId: undefined,
+    headOrderingKey: undefined,
+    orderingKey,
+    deadLettered: 0,
+    keysAffected: 1,
+    orderingKeys: [orderingKey],
+  });
+
+  it('gives a new subscription the defaults, keeps stored settings on a PUT without them, and answers them on GET', async () => {
+    const { put, get } = setup(true);
+    expect(jsonOf(await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks' }))).toMatchObject({ batch_size: 1, ordering: 'subscription' });
+    expect(jsonOf(await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks', batch_size: 10, ordering: 'resource' }))).toMatchObject({ batch_size: 10, ordering: 'resource' });
+    expect(jsonOf(await put('sub_1', { tenant_id: 't1', url: 'https://example.com/other' }))).toMatchObject({ batch_size: 10, ordering: 'resource' });
+    expect(jsonOf(await get('sub_1'))).toMatchObject({ url: 'https://example.com/other', batch_size: 10, ordering: 'resource' });
+  });
+
+  it.each([
+    [{ batch_size: 0 }, 'batch_size'],
+    [{ batch_size: 11 }, 'batch_size'],
+    [{ batch_size: 2.5 }, 'batch_size'],
+    [{ batch_size: '2' }, 'batch_size'],
+    [{ ordering: 'tenant' }, 'ordering'],
+    [{ ordering: null }, 'ordering'],
+  ])('refuses %j with 400 naming the field, and changes nothing', async (field, path) => {
+    const { put, items } = setup(true);
+    const answer = await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks', ...field });
+    expect(answer.statusCode).toBe(400);
+    expect(jsonOf(answer)).toMatchObject({ error: { code: 'invalid_request', details: [{ path }] } });
+    expect(items.size).toBe(0);
+  });
+
+  it('refuses a change of ordering with 409 ordering_change_pending while the subscription has events pending, and changes nothing', async () => {
+    const { put, items, activeGroups } = setup(true);
+    await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks' });
+    activeGroups.push(pendingGroup('sub_1'));
+    const answer = await put('sub_1', { tenant_id: 't1', url: 'https://example.com/new', ordering: 'resource' });
+    expect(answer.statusCode).toBe(409);
+    expect(jsonOf(answer)).toMatchObject({ error: { code: 'ordering_change_pending', details: [{ path: 'ordering', message: '2 pending events in 1 message group' }, { path: 'ordering' }] } });
+    expect(items.get('sub_1')).toMatchObject({ url: 'https://example.com/hooks', ordering: 'subscription' });
+  });
+
+  it('allows the same ordering, a batch_size change, or another subscription’s pending events', async () => {
+    const { put, activeGroups } = setup(true);
+    await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks' });
+    activeGroups.push(pendingGroup('sub_1'));
+    expect((await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks', ordering: 'subscription', batch_size: 5 })).statusCode).toBe(200);
+    await put('sub_2', { tenant_id: 't1', url: 'https://example.com/hooks' });
+    expect(jsonOf(await put('sub_2', { tenant_id: 't1', url: 'https://example.com/hooks', ordering: 'resource' }))).toMatchObject({ ordering: 'resource' });
   });
 });
 

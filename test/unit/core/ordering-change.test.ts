@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import type { GroupLag } from '../../../lambda/core/lag.js';
+import { pendingOfSubscription, refuseOrderingChange } from '../../../lambda/core/ordering-change.js';
+import { Ordering, partitionKey } from '../../../lambda/core/routing.js';
+
+const group = (overrides: Partial<GroupLag>): GroupLag => ({
+  messageGroupId: 'g',
+  depth: 1,
+  oldestAcceptedAt: '2026-12-02T12:09:00.000Z',
+  headAttempts: undefined,
+  lastError: undefined,
+  headFailingSince: undefined,
+  headEventId: undefined,
+  headOrderingKey: undefined,
+  orderingKey: undefined,
+  rateBuckets: {},
+  deadLettered: 0,
+  keysAffected: 1,
+  orderingKeys: [],
+  ...overrides,
+});
+
+const resourceKey = (subscriptionId: string, resourceId: string) => partitionKey({ subscription_id: subscriptionId, resource_id: resourceId }, Ordering.resource);
+
+describe('pendingOfSubscription', () => {
+  it.each([
+    ['its own per-key group with events', group({ orderingKey: 'sub_1', depth: 3 }), 3],
+    ['a per-key group of one of its resources', group({ orderingKey: resourceKey('sub_1', 'r1'), depth: 2 }), 2],
+    ['a per-key group whose count drifted to 0 with a failing head', group({ orderingKey: 'sub_1', depth: 0, headFailingSince: '2026-12-02T12:09:30.000Z' }), 0],
+    ['a partition naming its key among others', group({ messageGroupId: 'partition-1', depth: 5, orderingKeys: ['sub_2', 'sub_1'], keysAffected: 2 }), 5],
+    ['a partition naming one of its resource keys', group({ messageGroupId: 'partition-1', depth: 4, orderingKeys: [resourceKey('sub_1', 'r9')] }), 4],
+    ['a partition with more keys than it tracks (it names none)', group({ messageGroupId: 'partition-1', depth: 7, orderingKeys: undefined, keysAffected: 1000 }), 7],
+  ])('counts %s', (_what, active, events) => {
+    expect(pendingOfSubscription([active], 'sub_1')).toMatchObject({ events, groups: [active] });
+  });
+
+  it.each([
+    ['another subscription’s group', group({ orderingKey: 'sub_2', depth: 3 })],
+    ['another subscription’s resource, whose id is this subscription’s', group({ orderingKey: resourceKey('sub_2', 'sub_1'), depth: 3 })],
+    ['a subscription whose id reads like one of its resource keys', group({ orderingKey: '["sub_1","r1"]', depth: 3 })],
+    ['its group with only dead letters', group({ orderingKey: 'sub_1', depth: 0, deadLettered: 2 })],
+    ['a partition of other keys', group({ messageGroupId: 'partition-1', depth: 5, orderingKeys: ['sub_2', 'sub_3'] })],
+  ])('leaves out %s', (_what, active) => {
+    expect(pendingOfSubscription([active], 'sub_1')).toEqual({ events: 0, groups: [], isShared: false });
+  });
+
+  it('lists the deepest group first and says when a partition shares its count', () => {
+    const shallow = group({ messageGroupId: 'a', orderingKey: resourceKey('sub_1', 'r1'), depth: 1 });
+    const deep = group({ messageGroupId: 'partition-2', depth: 9, orderingKeys: ['sub_1'] });
+    expect(pendingOfSubscription([shallow, deep], 'sub_1')).toEqual({ events: 10, groups: [deep, shallow], isShared: true });
+  });
+});
+
+describe('refuseOrderingChange', () => {
+  const pending = pendingOfSubscription(
+    Array.from({ length: 12 }, (_, i) => group({ messageGroupId: `g${String(i).padStart(2, '0')}`, orderingKey: resourceKey('sub_1', `r${i}`), depth: 12 - i })),
+    'sub_1',
+  );
+
+  it('allows a change when nothing is pending', () => {
+    expect(refuseOrderingChange({ from: Ordering.subscription, to: Ordering.resource, pending: pendingOfSubscription([], 'sub_1') })).toBeUndefined();
+  });
+
+  it('allows keeping the same ordering whatever is pending', () => {
+    expect(refuseOrderingChange({ from: Ordering.resource, to: Ordering.resource, pending })).toBeUndefined();
+  });
+
+  it('refuses a change with ordering_change_pending, naming the count and the first ten groups', () => {
+    const refusal = refuseOrderingChange({ from: Ordering.resource, to: Ordering.subscription, pending });
+    expect(refusal?.code).toBe('ordering_change_pending');
+    expect(refusal?.message).toContain('78 pending events in 12 message groups');
+    expect(refusal?.details?.[0]).toEqual({ path: 'ordering', message: '78 pending events in 12 message groups' });
+    expect(refusal?.details?.slice(1, 11).map((detail) => detail.message)).toEqual(Array.from({ length: 10 }, (_, i) => `message group g${String(i).padStart(2, '0')}: ${12 - i} pending`));
+    expect(refusal?.details?.at(-1)).toEqual({ path: 'ordering', message: 'and 2 more message groups' });
+  });
+
+  it('says "up to" when a partition’s count includes other keys', () => {
+    const shared = pendingOfSubscription([group({ messageGroupId: 'partition-0', depth: 1, orderingKeys: ['sub_1', 'sub_2'] })], 'sub_1');
+    const refusal = refuseOrderingChange({ from: Ordering.subscription, to: Ordering.resource, pending: shared });
+    expect(refusal?.details).toEqual([
+      { path: 'ordering', message: 'up to 1 pending event in 1 message group' },
+      { path: 'ordering', message: 'message group partition-0: 1 pending (a partition: other keys included)' },
+    ]);
+  });
+});
