@@ -14,7 +14,7 @@
 import type { APIGatewayProxyEventV2, Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
 import { backstopMaxReceiveCount, consumerTimeoutSeconds, Deployment, loadConfig, queueVisibilityTimeoutSeconds, type Config } from '../../lambda/config.js';
-import type { AttemptResult } from '../../lambda/core/delivery.js';
+import type { AttemptResult, DeliveryPorts } from '../../lambda/core/delivery.js';
 import type { WebhookRequest } from '../../lambda/core/webhook.js';
 import { wireConsumerHandler } from '../../lambda/handlers/consumer.js';
 import type { HttpHandler } from '../../lambda/handlers/http.js';
@@ -30,7 +30,7 @@ import { startEventSourceMappingModel } from './models/event-source-mapping-mode
 import { createModelS3Client, S3Model } from './models/s3-model.js';
 import { createModelSqsClient, SqsFifoModel, type CallGate } from './models/sqs-fifo-model.js';
 import { Life, Scheduler, StepLimitError } from './scheduler.js';
-import type { SeededRandom } from './random.js';
+import { SeededRandom } from './random.js';
 
 /** What a seed runs: drawn from the seed, or given whole by a scenario. */
 export interface SimulationPlan {
@@ -65,6 +65,8 @@ export interface SimulationPlan {
   readonly maxRowsPerAnswer: number;
   /** The most events of a key a producer puts in one request. */
   readonly maxEventsPerRequest: number;
+  /** Per key: its subscription's `batch_size` (1: one event per POST, the webhook of CONTRACT §3). */
+  readonly batchSizes: readonly number[];
 }
 
 export interface SimulationResult {
@@ -132,7 +134,17 @@ export function planOf(seed: number, random: SeededRandom): SimulationPlan {
     maxEventsPerRequest: 2,
     crashLoopEvents: hasCrashLoop ? [`e-${seed}-0-${random.between(1, eventsPerKey[0] ?? 1)}`] : [],
     groupLock: random.pick(['inFlightPrefix', 'anyInFlight'] as const),
+    batchSizes: batchSizesOf(seed, keys),
   };
+}
+
+/**
+ * Each key's batch size, from a source of its own: drawn from the plan's, it would shift every
+ * later draw, and the regression seeds would no longer replay what they once found.
+ */
+function batchSizesOf(seed: number, keys: number): number[] {
+  const random = new SeededRandom(seed ^ 0x5bd1e995);
+  return Array.from({ length: keys }, () => (random.chance(0.5) ? random.between(2, 10) : 1));
 }
 
 /**
@@ -178,6 +190,7 @@ function quiet(seed: number, eventsPerKey: readonly number[]): SimulationPlan {
     throttleChance: 0,
     maxRowsPerAnswer: 1000,
     maxEventsPerRequest: 2,
+    batchSizes: eventsPerKey.map(() => 1),
     crashLoopEvents: [],
     groupLock: 'inFlightPrefix',
   };
@@ -406,23 +419,20 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     const third = plan.receiverFaultRate / 3;
     if (roll < third) return { kind: 'unreachable', message: 'ECONNRESET' };
     if (roll < 2 * third) return { kind: 'response', statusCode: 500 };
-    const body = JSON.parse(request.body) as { data: unknown };
+    // One event (CONTRACT §3), or a batch of them (§5): a receiver processes a batch's items in order.
+    const body = JSON.parse(request.body) as { data?: unknown; events?: { id: string; sequence: number; data: unknown; redelivery?: boolean }[] };
+    const events =
+      body.events?.map((item) => ({ eventId: item.id, sequence: item.sequence, isRedelivery: item.redelivery === true, data: item.data })) ??
+      [{ eventId: request.headers['webhook-id'] ?? '', sequence: Number(request.headers['webhook-sequence']), isRedelivery: request.headers['webhook-redelivery'] === 'true', data: body.data }];
     const record = (): void => {
       const list = processed.get(key) ?? [];
-      list.push({
-        order: (processedOrder += 1),
-        at: scheduler.now(),
-        eventId: request.headers['webhook-id'] ?? '',
-        sequence: Number(request.headers['webhook-sequence']),
-        isRedelivery: request.headers['webhook-redelivery'] === 'true',
-        data: body.data,
-      });
+      for (const event of events) list.push({ order: (processedOrder += 1), at: scheduler.now(), ...event });
       processed.set(key, list);
     };
     if (roll < 3 * third) {
       // The receiver processed it, but its answer never came back: the sender sees a timeout.
       if (faultRandom.chance(0.5)) record();
-      exposed.add(request.headers['webhook-id'] ?? '');
+      for (const event of events) exposed.add(event.eventId);
       await scheduler.sleep(config.deliveryTimeoutMs);
       return { kind: 'timeout', afterMs: config.deliveryTimeoutMs };
     }
@@ -431,7 +441,13 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   };
 
   // The handlers, wired as Lambda and the local stack wire them.
-  const consumer = wireConsumerHandler(wiring('consumer'), (ports) => ({ ...ports, send, now: () => scheduler.nowDate(), random: () => random.next() }));
+  // Each key's subscription takes batches of its plan's size.
+  const findTargetWithBatches = (findTarget: DeliveryPorts['findTarget']): DeliveryPorts['findTarget'] => async (subscriptionId) => {
+    const target = await findTarget(subscriptionId);
+    const batchSize = plan.batchSizes[Number(subscriptionId.replace('key-', ''))] ?? 1;
+    return target === undefined ? undefined : { ...target, batchSize };
+  };
+  const consumer = wireConsumerHandler(wiring('consumer'), (ports) => ({ ...ports, findTarget: findTargetWithBatches(ports.findTarget), send, now: () => scheduler.nowDate(), random: () => random.next() }));
   const invokeConsumer: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> = consumer;
   const ingest = wireIngestHandler(wiring('ingest'));
   const subscriptions = wireSubscriptionsHandler(wiring('subscriptions'));
