@@ -137,8 +137,8 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
   };
 
   /**
-   * Begins an event its batch numbered as the key's new head, with that number and attempt 1;
-   * undefined when refused (the item changed since it was read).
+   * Begins an event its batch numbered as the key's new head, with that number and attempt 1, and
+   * takes it out of `ahead`; undefined when refused (the item changed since it was read).
    */
   const beginAhead = async (
     key: string,
@@ -157,7 +157,8 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
           ', head_event_id = :event, head_attempts = :one',
           message === undefined ? '' : ', head_group = :group, head_position = :position',
           redrivenAt === undefined ? '' : ', head_redrive = :redrive',
-          ' REMOVE head_last_error, skip_event_id, skip_requested_at',
+          // Taken out of the batch's numbers: from here the key keeps it as its head, then previous heads.
+          ' REMOVE ahead.#event, head_last_error, skip_event_id, skip_requested_at',
           redrivenAt === undefined ? ', head_redrive' : '',
           message === undefined ? ', head_group, head_position' : '',
         ].join(''),
@@ -276,7 +277,8 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
         if (head.ahead?.[eventId] !== undefined) {
           const begun = await beginAhead(key, eventId, redrive?.redrivenAt, message);
           if (begun !== undefined) return ticketOf(AttemptTicketKind.attempt, begun);
-          return store.beginAttempt({ orderingKey: key, eventId, maxAttempts, ...(redrive === undefined ? {} : { redrive }), ...(message === undefined ? {} : { message }) });
+          // Changed between the read and the write: only a second writer on the key does that.
+          throw new HeadChangedError(key, eventId, head.head_event_id);
         }
         throw new HeadChangedError(key, eventId, head.head_event_id);
       }
@@ -353,8 +355,10 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
           TableName: tableName,
           Key: { [orderingKey]: key },
           UpdateExpression: 'SET skip_event_id = :event, skip_requested_at = :at',
-          ConditionExpression: 'head_event_id = :event',
-          ExpressionAttributeValues: { ':event': eventId, ':at': at },
+          // Only a head that has failed on its own: after a failed batch its first event is the
+          // head with no attempt counted, and the batch may have failed for a batch-mate.
+          ConditionExpression: 'head_event_id = :event AND head_attempts > :zero',
+          ExpressionAttributeValues: { ':event': eventId, ':at': at, ':zero': 0 },
         }),
       );
       return output !== undefined;

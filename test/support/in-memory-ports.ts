@@ -81,8 +81,12 @@ export class InMemoryDeliveryStore implements DeliveryStore {
     const aheadSequence = state?.ahead?.get(input.eventId);
     if (state !== undefined && aheadSequence !== undefined && input.redrive?.sequence === undefined && state.headEventId !== input.eventId && !isStale) {
       // As the adapter: an event its batch numbered begins alone with that number.
+      const { earlier: _replaced, ...kept } = state;
+      const ahead = new Map(state.ahead);
+      ahead.delete(input.eventId);
       this.keys.set(input.orderingKey, {
-        ...state,
+        ...kept,
+        ahead,
         previous: { eventId: state.headEventId, sequence: state.headSequence },
         ...(state.previous === undefined ? {} : { earlier: state.previous }),
         headEventId: input.eventId,
@@ -172,7 +176,7 @@ export class InMemoryDeliveryStore implements DeliveryStore {
 
   readonly requestSkip = async (input: { orderingKey: string; eventId: string }): Promise<boolean> => {
     const state = this.keys.get(input.orderingKey);
-    if (state?.headEventId !== input.eventId) return false;
+    if (state?.headEventId !== input.eventId || state.headAttempts === 0) return false;
     state.skipEventId = input.eventId;
     return true;
   };

@@ -38,4 +38,15 @@ describe('OrderingKeys adapter: a batch’s numbers for the backstop import', ()
     expect(await sorted()).toEqual([]);
     expect((await keys.findHead(key))?.sequence).toBe(5);
   });
+
+  it('takes an event out of the batch’s numbers when it begins alone, keeping it as the head', async () => {
+    const keys = createOrderingKeyStore(tables.dynamo, TABLES.orderingKeys.localName);
+    const key = `batch-alone-${process.pid}-${Date.now()}`;
+    await keys.beginBatch({ orderingKey: key, events: [{ eventId: 'e1' }, { eventId: 'e2' }, { eventId: 'e3' }] });
+    await keys.beginAttempt({ orderingKey: key, eventId: 'e1', maxAttempts: 3 });
+    const second = await keys.beginAttempt({ orderingKey: key, eventId: 'e2', maxAttempts: 3 });
+    expect(second).toMatchObject({ kind: 'attempt', sequence: 2, attempts: 1, previous: { eventId: 'e1', sequence: 1 } });
+    const head = await keys.findHead(key);
+    expect(head).toMatchObject({ eventId: 'e2', sequence: 2, numberedAhead: [{ eventId: 'e3', sequence: 3 }] });
+  });
 });

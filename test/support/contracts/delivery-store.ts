@@ -363,6 +363,15 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
         expect((await begin(store, key, [3, 4]))?.sequences).toEqual([3, 4]);
       });
 
+      it('refuses to skip a head whose batch failed until it has been tried alone', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await begin(store, key, [1, 2]);
+        expect(await store.requestSkip({ orderingKey: key.orderingKey, eventId: key.eventId(1), at: T1 })).toBe(false);
+        await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX });
+        expect(await store.requestSkip({ orderingKey: key.orderingKey, eventId: key.eventId(1), at: T1 })).toBe(true);
+      });
+
       it('refuses a batch whose first message is older than the head’s', async () => {
         const store = makeStore();
         const key = newKey();

@@ -155,7 +155,7 @@ describe('beginAttempt', () => {
   it('asks for a skip only of the current head', async () => {
     dynamo.on(UpdateCommand).resolves({});
     expect(await store.requestSkip({ orderingKey: 'sub_1', eventId: 'evt_1', at: '2026-12-02T12:00:00.000Z' })).toBe(true);
-    expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({ ConditionExpression: 'head_event_id = :event' });
+    expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({ ConditionExpression: 'head_event_id = :event AND head_attempts > :zero' });
     dynamo.on(UpdateCommand).rejects(conditionFailed());
     expect(await store.requestSkip({ orderingKey: 'sub_1', eventId: 'evt_1', at: '2026-12-02T12:00:00.000Z' })).toBe(false);
   });
