@@ -14,7 +14,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { bundleSizes } from './bundles.js';
-import { gridCells, isolationSpecs, usageSpecs } from './plan.js';
+import { gridCells, hotKeySpecs, isolationSpecs, usageSpecs } from './plan.js';
 import type { RunResult, RunSpec } from './protocol.js';
 import { deriveFigures, mergeRuns, modelOf, renderReport, type BenchReport, type GridRow, type Variant } from './report.js';
 import { BENCH_ROOT, startWorker, type Worker } from './workers.js';
@@ -168,6 +168,17 @@ export async function runBench(options: BenchOptions, say: (line: string) => voi
     const busy = await runOnEach(workers, usage.busy, alternate());
     const sparse = await runOnEach(workers, usage.sparse, alternate());
 
+    say('a hot key, batch_size 1 and 10 (working tree only)');
+    const current = workers.find(({ variant }) => variant.id === 'current');
+    const hotKeyPair = hotKeySpecs(options.isQuick);
+    const hotKey =
+      current === undefined
+        ? undefined
+        : {
+            single: await current.worker.run(hotKeyPair.single).catch((error: unknown) => failedRun(hotKeyPair.single, error)),
+            batched: await current.worker.run(hotKeyPair.batched).catch((error: unknown) => failedRun(hotKeyPair.batched, error)),
+          };
+
     say('bundles');
     const bundles: Record<string, Awaited<ReturnType<typeof bundleSizes>>> = {};
     for (const checkout of checkouts) bundles[checkout.variant.id] = await bundleSizes(checkout.root);
@@ -194,6 +205,7 @@ export async function runBench(options: BenchOptions, say: (line: string) => voi
       bundles,
       indexPartitions,
       repeats,
+      ...(hotKey === undefined ? {} : { hotKey }),
     };
     return options.isModel ? { ...report, model: modelOf(report) } : report;
   } finally {

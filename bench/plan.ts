@@ -103,3 +103,13 @@ export function usageSpecs(isQuick: boolean): { readonly busy: RunSpec; readonly
     sparse: { ...common, keys: 20, latencyMs: 0, eventsPerKey: isQuick ? 2 : 4, shape: TrafficShape.sparse },
   };
 }
+
+/**
+ * A hot key (issue 27): one key fed faster than one event per round trip of its endpoint, 10 events
+ * per request, receiver 20 ms, with `batch_size` 1 and 10 side by side. Run on the working tree
+ * only: a checkout from before batches has no `batch_size`.
+ */
+export function hotKeySpecs(isQuick: boolean): { readonly single: RunSpec; readonly batched: RunSpec } {
+  const single: RunSpec = { ...base, keys: 1, concurrency: 4, latencyMs: 20, eventsPerKey: isQuick ? 100 : 300, eventsPerRequest: 10, shape: TrafficShape.perKey, measureUnits: true };
+  return { single, batched: { ...single, batchSize: 10 } };
+}

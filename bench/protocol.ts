@@ -38,8 +38,10 @@ export const RunSpecSchema = z.object({
   payloadBytes: z.number().int().min(0),
   /** Give up waiting for the deliveries after this long. */
   deadlineSeconds: z.number().positive(),
+  /** Each subscription's `batch_size` (CONTRACT §5); 1, the default, is the webhook of §3. */
+  batchSize: z.number().int().min(1).max(10).default(1),
 });
-export type RunSpec = z.infer<typeof RunSpecSchema>;
+export type RunSpec = z.input<typeof RunSpecSchema>;
 
 /** What one run measured. */
 export const RunResultSchema = z.object({

@@ -10,7 +10,11 @@ import * as z from 'zod';
 
 /** The payload every bench event carries: its key's index and its number within the key. */
 export const BenchPayloadSchema = z.object({ key: z.number().int(), n: z.number().int() });
-const BodySchema = z.object({ data: BenchPayloadSchema });
+/** One event (CONTRACT §3; its number in `webhook-sequence`), or a batch of them (§5; each item numbered). */
+const BodySchema = z.union([
+  z.object({ data: BenchPayloadSchema }),
+  z.object({ events: z.array(z.object({ sequence: z.number().int(), data: BenchPayloadSchema })).min(1) }),
+]);
 
 /** The receiver's counts. */
 export interface OrderTally {
@@ -114,14 +118,15 @@ export async function startBenchReceiver(options: { readonly latencyMs: number; 
           response.writeHead(400).end();
           return;
         }
-        if (options.poisonKeys?.has(parsed.data.key) === true) {
+        const headerSequence = Number(request.headers['webhook-sequence']);
+        const items = 'events' in parsed ? parsed.events : [{ data: parsed.data, sequence: Number.isInteger(headerSequence) ? headerSequence : undefined }];
+        if (items.some((item) => options.poisonKeys?.has(item.data.key) === true)) {
           checker.refuse();
           response.writeHead(500).end();
           return;
         }
         response.writeHead(204).end();
-        const sequence = Number(request.headers['webhook-sequence']);
-        checker.accept(parsed.data.key, parsed.data.n, Number.isInteger(sequence) ? sequence : undefined);
+        for (const item of items) checker.accept(item.data.key, item.data.n, item.sequence);
         lastAcceptedAt = performance.now();
         receiver.onAccepted();
       };

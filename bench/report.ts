@@ -51,6 +51,8 @@ export interface BenchReport {
   readonly indexPartitions: PerVariant<number>;
   /** Runs of each throughput and isolation spec per checkout, merged. */
   readonly repeats: number;
+  /** A hot key with `batch_size` 1 and 10 (issue 27), on the working tree only; absent in reports from before. */
+  readonly hotKey?: { readonly single: RunResult; readonly batched: RunResult };
 }
 
 /** Figures derived from a report, included in the JSON beside the raw runs. */
@@ -60,6 +62,13 @@ export interface DerivedFigures {
   readonly unitsPerEvent: PerVariant<{ readonly busy: { write: number; read: number }; readonly sparse: { write: number; read: number } }>;
   readonly cost: PerVariant<{ readonly busy: CostPerMillion; readonly sparse: CostPerMillion; readonly fixedMonthly: readonly FixedCostLine[] }>;
   readonly orderViolations: number;
+  /** The hot key's figures (see {@link BenchReport.hotKey}). */
+  readonly hotKey?: {
+    readonly eventsPerSecond: { readonly single: number; readonly batched: number };
+    readonly speedup: number;
+    readonly unitsPerEvent: { readonly single: { write: number; read: number }; readonly batched: { write: number; read: number } };
+    readonly usdPerMillion: { readonly single: number; readonly batched: number };
+  };
 }
 
 /**
@@ -111,6 +120,7 @@ function allRuns(report: BenchReport): RunResult[] {
     ...Object.values(report.isolation).flatMap((figures) => [figures.alone, figures.withPoison]),
     ...Object.values(report.usage.busy),
     ...Object.values(report.usage.sparse),
+    ...(report.hotKey === undefined ? [] : [report.hotKey.single, report.hotKey.batched]),
   ];
 }
 
@@ -149,6 +159,17 @@ export function deriveFigures(report: BenchReport): DerivedFigures {
       }),
     ),
     orderViolations: totalOrderViolations(report),
+    ...(report.hotKey === undefined ? {} : { hotKey: hotKeyFigures(report.hotKey) }),
+  };
+}
+
+/** A hot key's rate, units and cost per event with and without batches. */
+function hotKeyFigures({ single, batched }: NonNullable<BenchReport['hotKey']>): NonNullable<DerivedFigures['hotKey']> {
+  return {
+    eventsPerSecond: { single: single.eventsPerSecond, batched: batched.eventsPerSecond },
+    speedup: single.eventsPerSecond > 0 ? batched.eventsPerSecond / single.eventsPerSecond : 0,
+    unitsPerEvent: { single: unitsOf(single.usage), batched: unitsOf(batched.usage) },
+    usdPerMillion: { single: costPerMillion(single.usage).totalUsdPerMillion, batched: costPerMillion(batched.usage).totalUsdPerMillion },
   };
 }
 
@@ -309,6 +330,23 @@ export function renderReport(report: BenchReport): string {
       ]),
     ),
   );
+
+  if (derived.hotKey !== undefined) {
+    const hot = derived.hotKey;
+    section(
+      'A hot key (issue 27): one key, 10 events per request, receiver 20 ms, C = 4; working tree only',
+      formatTable(
+        ['figure', 'batch_size 1', 'batch_size 10', '10 / 1'],
+        [
+          ['events/s', fixed(hot.eventsPerSecond.single, 1), fixed(hot.eventsPerSecond.batched, 1), fixed(hot.speedup, 2)],
+          ['write units/event', fixed(hot.unitsPerEvent.single.write, 2), fixed(hot.unitsPerEvent.batched.write, 2), ratio(hot.unitsPerEvent.batched.write, hot.unitsPerEvent.single.write)],
+          ['read units/event', fixed(hot.unitsPerEvent.single.read, 2), fixed(hot.unitsPerEvent.batched.read, 2), ratio(hot.unitsPerEvent.batched.read, hot.unitsPerEvent.single.read)],
+          ['$ per million events', fixed(hot.usdPerMillion.single, 3), fixed(hot.usdPerMillion.batched, 3), ratio(hot.usdPerMillion.batched, hot.usdPerMillion.single)],
+        ],
+      ),
+      '\nOne key moves one POST per round trip of its endpoint: with batch_size 10 a POST carries up to the 10 events of its key that one receive holds.',
+    );
+  }
 
   const functions = [...new Set(variants.flatMap((variant) => Object.keys(report.bundles[variant.id] ?? {})))];
   section(

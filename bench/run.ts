@@ -167,7 +167,8 @@ export async function runSpec(checkout: Checkout, meter: Meter, spec: RunSpec): 
     });
     await benchContext.run('bench', async () => {
       for (let key = 0; key < allKeys; key += 1) {
-        await post(`${stack.url}/v1/subscriptions/${subscription(key)}`, 'PUT', { tenant_id: 'bench', url: `${receiver.url}/k${key}` });
+        const batching = (spec.batchSize ?? 1) > 1 ? { batch_size: spec.batchSize } : {};
+        await post(`${stack.url}/v1/subscriptions/${subscription(key)}`, 'PUT', { tenant_id: 'bench', url: `${receiver.url}/k${key}`, ...batching });
       }
     });
 

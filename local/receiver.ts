@@ -21,6 +21,16 @@ const SIGNATURE_TEXT: Record<SignatureCheck, string> = {
 
 /** One printed line per webhook. */
 function formatWebhookLine(webhook: ReceivedWebhook, reply: ReceiverReply): string {
+  if (webhook.items !== undefined) {
+    // A batch (CONTRACT §5): each item's number and id, in order.
+    return [
+      formatClock(webhook.receivedAt),
+      `batch of ${webhook.items.length}: ${webhook.items.map((item) => `${item.sequence}=${item.id}${item.isRedelivery ? ' (redelivery)' : ''}`).join(', ')}`,
+      `webhook-id=${webhook.webhookId ?? '-'}`,
+      SIGNATURE_TEXT[webhook.signature],
+      `-> ${reply.statusCode}`,
+    ].join('  ');
+  }
   return [
     formatClock(webhook.receivedAt),
     `webhook-sequence=${webhook.sequence ?? '-'}`,

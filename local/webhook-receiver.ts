@@ -7,6 +7,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import * as z from 'zod';
 import { WebhookHeader } from '../lambda/core/webhook.js';
 
 /** Webhook bodies are SQS messages: at most 1 MiB. A larger request is refused unread. */
@@ -27,6 +28,8 @@ export interface ReceivedWebhook {
   readonly sequence: number | undefined;
   /** The `type` of the body, when it is the contract's JSON. */
   readonly type: string | undefined;
+  /** The items of a batch body (CONTRACT §5) with their numbers, in order; undefined for one event. */
+  readonly items: readonly BatchItemSeen[] | undefined;
   readonly signature: SignatureCheck;
 }
 
@@ -79,6 +82,30 @@ export function checkSignature(secret: string | undefined, body: string, headers
   }
 }
 
+/** An item of a batch as the receiver read it. */
+export interface BatchItemSeen {
+  readonly id: string;
+  readonly sequence: number;
+  readonly type: string;
+  readonly isRedelivery: boolean;
+}
+
+const batchBodySchema = z.object({
+  events: z.array(z.object({ id: z.string(), sequence: z.number().int(), type: z.string(), redelivery: z.literal(true).optional() })),
+});
+
+/** The items of a batch body, or undefined when the body is not one. */
+function readItems(body: string): BatchItemSeen[] | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  const batch = batchBodySchema.safeParse(parsed);
+  return batch.success ? batch.data.events.map((item) => ({ id: item.id, sequence: item.sequence, type: item.type, isRedelivery: item.redelivery === true })) : undefined;
+}
+
 function readType(body: string): string | undefined {
   try {
     const parsed: unknown = JSON.parse(body);
@@ -119,6 +146,7 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions): Pro
         webhookId: headers[WebhookHeader.id],
         sequence: Number.isInteger(sequence) ? sequence : undefined,
         type: readType(body),
+        items: readItems(body),
         signature: checkSignature(secretFor(path), body, headers),
       };
       const reply = options.respond === undefined ? ACCEPTED : await options.respond(webhook);

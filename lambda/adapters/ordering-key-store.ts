@@ -6,7 +6,7 @@
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { KeyHead } from '../core/backstop-import.js';
-import { AttemptTicketKind, type AttemptTicket, type DeliveryStore } from '../core/delivery.js';
+import { AttemptTicketKind, type AttemptTicket, type BatchTicket, type DeliveryStore, type NumberedEvent } from '../core/delivery.js';
 import { TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
 import { updateIfCondition } from './aws-clients.js';
@@ -26,6 +26,16 @@ const headSchema = z.object({
   /** The message group and queue position (see `positionOf`) of the head's message, when known. */
   head_group: z.string().optional(),
   head_position: z.string().optional(),
+  /**
+   * Events of the key's last batch after its first, numbered with it before it was sent (see
+   * `beginBatch`): each one's offset from `ahead_base`, the first one's number. Kept until a head
+   * from outside them begins, then kept one more such head as `prev_ahead`, so that a number once
+   * given is found here until the consumer has written it on the event's record.
+   */
+  ahead: z.record(z.string(), z.number().int().positive()).optional(),
+  ahead_base: z.number().int().nonnegative().optional(),
+  prev_ahead: z.record(z.string(), z.number().int().positive()).optional(),
+  prev_ahead_base: z.number().int().nonnegative().optional(),
 });
 
 /**
@@ -42,12 +52,41 @@ function headOf(eventId: string | undefined, sequence: number | undefined): { ev
   return { eventId, sequence };
 }
 
-/** The head before the current one, and the one before that, as the item keeps them. */
-function previousOf(head: z.infer<typeof headSchema>): { previous?: { eventId: string; sequence: number }; earlier?: { eventId: string; sequence: number } } {
+/** The numbers of a batch's later events as the item keeps them: base plus offset. */
+function numbersOf(offsets: Readonly<Record<string, number>> | undefined, base: number | undefined): NumberedEvent[] {
+  if (offsets === undefined || base === undefined) return [];
+  return Object.entries(offsets).map(([eventId, offset]) => ({ eventId, sequence: base + offset }));
+}
+
+/**
+ * The head before the current one, the one before that, and the events numbered ahead, as the
+ * item keeps them.
+ */
+function previousOf(head: z.infer<typeof headSchema>): Pick<AttemptTicket, 'previous' | 'earlier' | 'ahead' | 'movedAhead'> {
   const previous = headOf(head.prev_event_id, head.prev_sequence);
   const earlier = headOf(head.prev2_event_id, head.prev2_sequence);
-  return { ...(previous === undefined ? {} : { previous }), ...(earlier === undefined ? {} : { earlier }) };
+  const ahead = numbersOf(head.ahead, head.ahead_base);
+  const movedAhead = numbersOf(head.prev_ahead, head.prev_ahead_base);
+  return {
+    ...(previous === undefined ? {} : { previous }),
+    ...(earlier === undefined ? {} : { earlier }),
+    ...(ahead.length === 0 ? {} : { ahead }),
+    ...(movedAhead.length === 0 ? {} : { movedAhead }),
+  };
 }
+
+/** The condition that the message is newer in its group than the key's head's (see `beginAttempt`). */
+const NEWER_THAN_HEAD = '(attribute_not_exists(head_position) OR head_group <> :group OR head_position < :position)';
+
+/**
+ * The SET operands that keep what a head from outside the key's last batch replaces: the two
+ * previous heads shift, and the batch's numbers move to `prev_ahead` (see `headSchema`). Every
+ * operand reads the item as it was before the write.
+ */
+const SHIFT_PREVIOUS =
+  ', prev2_event_id = if_not_exists(prev_event_id, :none), prev2_sequence = if_not_exists(prev_sequence, :nothing)' +
+  ', prev_event_id = if_not_exists(head_event_id, :none), prev_sequence = if_not_exists(head_sequence, :nothing)';
+const MOVE_AHEAD = ', prev_ahead = if_not_exists(ahead, :noNumbers), prev_ahead_base = if_not_exists(ahead_base, :nothing)';
 
 /**
  * The key's head is another event than the one being attempted, after both conditional writes of
@@ -65,7 +104,7 @@ export class HeadChangedError extends Error {
   }
 }
 
-export type OrderingKeyStore = Pick<DeliveryStore, 'beginAttempt' | 'recordFailure'> & {
+export type OrderingKeyStore = Pick<DeliveryStore, 'beginAttempt' | 'beginBatch' | 'recordFailure'> & {
   /** The key's head as the consumer last began it, or undefined for a key never attempted. */
   readonly findHead: (orderingKey: string) => Promise<KeyHead | undefined>;
   /**
@@ -79,6 +118,7 @@ export type OrderingKeyStore = Pick<DeliveryStore, 'beginAttempt' | 'recordFailu
 export const ORDERING_KEY_STORE_ACCESS = {
   // Conditional writes, and a read of the head when both are refused.
   beginAttempt: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem', 'dynamodb:GetItem'] }],
+  beginBatch: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
   recordFailure: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
   findHead: [{ resource: 'orderingKeysTable', actions: ['dynamodb:GetItem'] }],
   requestSkip: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
@@ -96,7 +136,49 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
     return parseItem(headSchema, output.Item, tableName, key);
   };
 
-  return {
+  /**
+   * Begins an event its batch numbered as the key's new head, with that number and attempt 1, and
+   * takes it out of `ahead`; undefined when refused (the item changed since it was read).
+   */
+  const beginAhead = async (
+    key: string,
+    eventId: string,
+    redrivenAt: string | undefined,
+    message: { readonly messageGroupId: string; readonly sequenceNumber: string } | undefined,
+  ): Promise<z.infer<typeof headSchema> | undefined> => {
+    const output = await updateIfCondition(
+      client,
+      new UpdateCommand({
+        TableName: tableName,
+        Key: { [orderingKey]: key },
+        UpdateExpression: [
+          'SET head_sequence = ahead_base + ahead.#event',
+          SHIFT_PREVIOUS,
+          ', head_event_id = :event, head_attempts = :one',
+          message === undefined ? '' : ', head_group = :group, head_position = :position',
+          redrivenAt === undefined ? '' : ', head_redrive = :redrive',
+          // Taken out of the batch's numbers: from here the key keeps it as its head, then previous heads.
+          ' REMOVE ahead.#event, head_last_error, skip_event_id, skip_requested_at',
+          redrivenAt === undefined ? ', head_redrive' : '',
+          message === undefined ? ', head_group, head_position' : '',
+        ].join(''),
+        ConditionExpression: `attribute_exists(ahead.#event) AND head_event_id <> :event${message === undefined ? '' : ` AND ${NEWER_THAN_HEAD}`}`,
+        ExpressionAttributeNames: { '#event': eventId },
+        ExpressionAttributeValues: {
+          ':one': 1,
+          ':event': eventId,
+          ':none': '',
+          ':nothing': 0,
+          ...(redrivenAt === undefined ? {} : { ':redrive': redrivenAt }),
+          ...(message === undefined ? {} : { ':group': message.messageGroupId, ':position': positionOf(message.sequenceNumber) }),
+        },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return output === undefined ? undefined : parseItem(headSchema, output.Attributes, tableName, key);
+  };
+
+  const store: OrderingKeyStore = {
     async beginAttempt({ orderingKey: key, eventId, maxAttempts, redrive, message }): Promise<AttemptTicket> {
       // A redrive is a new attempt series of the same event: it is told apart by its redrive time.
       const redriveValues = redrive === undefined ? {} : { ':redrive': redrive.redrivenAt };
@@ -119,12 +201,12 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
             isKeptSequence
               ? 'SET head_sequence = :kept'
               : 'SET last_sequence = if_not_exists(last_sequence, :zero) + :one, head_sequence = if_not_exists(last_sequence, :zero) + :one',
-            ', prev2_event_id = if_not_exists(prev_event_id, :none), prev2_sequence = if_not_exists(prev_sequence, :nothing)',
-            ', prev_event_id = if_not_exists(head_event_id, :none), prev_sequence = if_not_exists(head_sequence, :nothing)',
+            SHIFT_PREVIOUS,
+            MOVE_AHEAD,
             ', head_event_id = :event, head_attempts = :one',
             message === undefined ? '' : ', head_group = :group, head_position = :position',
             redrive === undefined ? '' : ', head_redrive = :redrive',
-            ' REMOVE head_last_error, skip_event_id, skip_requested_at',
+            ' REMOVE head_last_error, skip_event_id, skip_requested_at, ahead, ahead_base',
             redrive === undefined ? ', head_redrive' : '',
             message === undefined ? ', head_group, head_position' : '',
           ].join(''),
@@ -132,13 +214,17 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
             redrive === undefined || !isKeptSequence
               ? '(attribute_not_exists(head_event_id) OR head_event_id <> :event)'
               : '(attribute_not_exists(head_event_id) OR head_event_id <> :event OR attribute_not_exists(head_redrive) OR head_redrive <> :redrive)',
-            message === undefined ? '' : ' AND (attribute_not_exists(head_position) OR head_group <> :group OR head_position < :position)',
+            // An event numbered with its batch keeps that number (see `beginAhead` below).
+            isKeptSequence ? '' : ' AND attribute_not_exists(ahead.#event)',
+            message === undefined ? '' : ` AND ${NEWER_THAN_HEAD}`,
           ].join(''),
+          ...(isKeptSequence ? {} : { ExpressionAttributeNames: { '#event': eventId } }),
           ExpressionAttributeValues: {
             ':one': 1,
             ':event': eventId,
             ':none': '',
             ':nothing': 0,
+            ':noNumbers': {},
             ...(isKeptSequence ? { ':kept': redrive?.sequence } : { ':zero': 0 }),
             ...redriveValues,
             ...positionValues,
@@ -186,16 +272,80 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
       if (head.head_event_id !== eventId) {
         const isStale = message !== undefined && head.head_group === message.messageGroupId && head.head_position !== undefined && head.head_position > positionOf(message.sequenceNumber);
         if (isStale) return ticketOf(AttemptTicketKind.superseded, head);
+        // An event numbered with its batch, after the batch failed: a new head with the number the
+        // batch gave it. Only here, after a read: a batch that was delivered never comes back.
+        if (head.ahead?.[eventId] !== undefined) {
+          const begun = await beginAhead(key, eventId, redrive?.redrivenAt, message);
+          if (begun !== undefined) return ticketOf(AttemptTicketKind.attempt, begun);
+          // Changed between the read and the write: only a second writer on the key does that.
+          throw new HeadChangedError(key, eventId, head.head_event_id);
+        }
         throw new HeadChangedError(key, eventId, head.head_event_id);
       }
       return ticketOf(head.skip_event_id === eventId ? AttemptTicketKind.skipped : AttemptTicketKind.exhausted, head);
+    },
+
+    async beginBatch({ orderingKey: key, events }) {
+      const [first] = events;
+      if (first === undefined || events.length < 2) throw new Error('a batch holds at least two events');
+      // Every event of the batch is numbered now, before it is sent: the first as the key's new
+      // head, its attempt not counted (a failed batch costs no event an attempt: its events are
+      // then attempted one at a time, each counted); the others kept as offsets from it. Refused
+      // when the first is the key's head already (a batch that failed or crashed: one at a time
+      // from here), when any of them was numbered before (a batch's fall-back), or when its message
+      // is not newer than the head's: then the caller begins the first alone.
+      const names = Object.fromEntries(events.map((event, index) => [`#m${index}`, event.eventId]));
+      const output = await updateIfCondition(
+        client,
+        new UpdateCommand({
+          TableName: tableName,
+          Key: { [orderingKey]: key },
+          UpdateExpression: [
+            'SET last_sequence = if_not_exists(last_sequence, :zero) + :count',
+            ', head_sequence = if_not_exists(last_sequence, :zero) + :one, ahead_base = if_not_exists(last_sequence, :zero) + :one',
+            SHIFT_PREVIOUS,
+            MOVE_AHEAD,
+            ', ahead = :ahead, head_event_id = :event, head_attempts = :zero',
+            first.message === undefined ? '' : ', head_group = :group, head_position = :position',
+            ' REMOVE head_last_error, skip_event_id, skip_requested_at, head_redrive',
+            first.message === undefined ? ', head_group, head_position' : '',
+          ].join(''),
+          ConditionExpression: [
+            '(attribute_not_exists(head_event_id) OR head_event_id <> :event)',
+            ...events.map((_, index) => ` AND attribute_not_exists(ahead.#m${index})`),
+            first.message === undefined ? '' : ` AND ${NEWER_THAN_HEAD}`,
+          ].join(''),
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: {
+            ':zero': 0,
+            ':one': 1,
+            ':count': events.length,
+            ':event': first.eventId,
+            ':none': '',
+            ':nothing': 0,
+            ':noNumbers': {},
+            ':ahead': Object.fromEntries(events.slice(1).map((event, index) => [event.eventId, index + 1])),
+            ...(first.message === undefined ? {} : { ':group': first.message.messageGroupId, ':position': positionOf(first.message.sequenceNumber) }),
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      if (output === undefined) return undefined;
+      const head = parseItem(headSchema, output.Attributes, tableName, key);
+      const numbers = new Map(numbersOf(head.ahead, head.ahead_base).map((numbered) => [numbered.eventId, numbered.sequence]));
+      const sequences = events.map((event, index) => (index === 0 ? head.head_sequence : numbers.get(event.eventId)));
+      if (sequences.some((sequence) => sequence === undefined)) throw new Error(`batch of ordering key ${key} was not numbered whole`);
+      const ticket: BatchTicket = { sequences: sequences.filter((sequence) => sequence !== undefined), ...previousOf(head) };
+      return ticket;
     },
 
     async findHead(key) {
       const output = await client.send(new GetCommand({ TableName: tableName, Key: { [orderingKey]: key }, ConsistentRead: true }));
       if (output.Item === undefined) return undefined;
       const head = parseItem(headSchema, output.Item, tableName, key);
-      return { eventId: head.head_event_id, sequence: head.head_sequence, attempts: head.head_attempts, ...previousOf(head) };
+      const { ahead, movedAhead, ...previous } = previousOf(head);
+      const numberedAhead = [...(ahead ?? []), ...(movedAhead ?? [])];
+      return { eventId: head.head_event_id, sequence: head.head_sequence, attempts: head.head_attempts, ...previous, ...(numberedAhead.length === 0 ? {} : { numberedAhead }) };
     },
 
     async requestSkip({ orderingKey: key, eventId, at }) {
@@ -205,8 +355,10 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
           TableName: tableName,
           Key: { [orderingKey]: key },
           UpdateExpression: 'SET skip_event_id = :event, skip_requested_at = :at',
-          ConditionExpression: 'head_event_id = :event',
-          ExpressionAttributeValues: { ':event': eventId, ':at': at },
+          // Only a head that has failed on its own: after a failed batch its first event is the
+          // head with no attempt counted, and the batch may have failed for a batch-mate.
+          ConditionExpression: 'head_event_id = :event AND head_attempts > :zero',
+          ExpressionAttributeValues: { ':event': eventId, ':at': at, ':zero': 0 },
         }),
       );
       return output !== undefined;
@@ -226,4 +378,5 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
       );
     },
   };
+  return store;
 }

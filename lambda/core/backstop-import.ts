@@ -27,6 +27,8 @@ export interface KeyHead {
   readonly previous?: { readonly eventId: string; readonly sequence: number };
   /** The head before that one (see `AttemptTicket.earlier`). */
   readonly earlier?: { readonly eventId: string; readonly sequence: number };
+  /** Events numbered with a batch of the key, not yet begun alone (see `AttemptTicket.ahead`). */
+  readonly numberedAhead?: readonly { readonly eventId: string; readonly sequence: number }[];
 }
 
 export interface BackstopImportPorts {
@@ -115,7 +117,7 @@ async function importOne(
   // Its key may have moved on since (the backstop let its successors through): the number it was
   // given is kept on the key as the previous head until the consumer has written it on the
   // event's own record, before the key moves on again.
-  const previous = [head?.previous, head?.earlier].find((kept) => kept?.eventId === eventId)?.sequence;
+  const previous = [head?.previous, head?.earlier, ...(head?.numberedAhead ?? [])].find((kept) => kept?.eventId === eventId)?.sequence;
   const sequence = isHead ? head.sequence : (previous ?? queued.redrive?.sequence ?? (await ports.events.findSequence(eventId)));
   const attempts = isHead ? head.attempts : 0;
   const at = ports.now().toISOString();

@@ -3,8 +3,10 @@
  * several records of one group. Groups run concurrently; the records of a group strictly one after
  * another. What must happen to SQS afterwards is returned as a value.
  */
-import { OutcomeKind, readRecord, startRecord, type ConsumerRecord, type DeliveryOutcome, type DeliveryPorts, type SettledLookup } from './delivery.js';
+import { gatherBatch, startBatch, type BatchMember } from './batch-delivery.js';
+import { OutcomeKind, readRecord, startRecord, type ConsumerRecord, type DeliveryOutcome, type DeliveryPorts, type DeliveryTarget, type SettledLookup } from './delivery.js';
 import { HeadState, type GroupHead, type GroupProgress } from './lag.js';
+import type { QueuedEvent } from './event.js';
 import { faultBackoffSeconds, type RetryPolicy } from './retry-policy.js';
 
 /** A visibility change to make before the invocation returns. */
@@ -175,7 +177,57 @@ async function processGroup(
     }
   };
 
+  /**
+   * The batch that starts at `index`, for a subscription that takes batches (CONTRACT §5): its
+   * members and where they go; none (fewer than two members) otherwise.
+   */
+  const batchAt = async (index: number): Promise<{ readonly members: BatchMember[]; readonly target: DeliveryTarget } | undefined> => {
+    const record = group[index];
+    const read = record === undefined ? undefined : readRecord(record);
+    if (read === undefined || 'reason' in read) return undefined;
+    const target = await ports.findTarget(read.queued.event.subscription_id);
+    if (target === undefined || target.batchSize < 2) return undefined;
+    const settling = pending === undefined ? undefined : eventIdOf(pending.record);
+    const isSettled = (queued: QueuedEvent): boolean =>
+      settled.has(queued.event.event_id) || queued.event.event_id === settling || wasSettled({ eventId: queued.event.event_id, redrivenAt: queued.redrive?.redriven_at });
+    const members = gatherBatch(group, index, target.batchSize, isSettled);
+    return members.length < 2 ? undefined : { members, target };
+  };
+  /** Where the group goes on after a batch: the next record, or the plan that ends the group's run here. */
+  const runBatch = async (index: number, batch: { readonly members: BatchMember[]; readonly target: DeliveryTarget }): Promise<{ readonly next: number } | { readonly plan: GroupPlan } | undefined> => {
+    // A batch begins the key's next head: the delivery still being recorded is awaited first.
+    const failed = await finishPending();
+    if (failed !== undefined) return { plan: failed };
+    let result: Awaited<ReturnType<typeof startBatch>>;
+    try {
+      result = await startBatch(batch.members, batch.target, ports, policy, { settledEarlier: settled, numberedEarlier: numbered, wasSettled });
+    } catch (error) {
+      return { plan: faultAt(index, error) };
+    }
+    if (result === undefined) return undefined;
+    if (result.kind === 'failed') {
+      const { outcome } = result;
+      const first = batch.members[0];
+      if (first !== undefined) keep(first.record, outcome);
+      const head: GroupHead = { state: HeadState.waiting, eventId: outcome.eventId, orderingKey: outcome.orderingKey, attempts: outcome.attempts, lastError: outcome.reason, acceptedAt: outcome.acceptedAt };
+      return { plan: { ...planGroupRetry(group, index, outcome.delaySeconds), unstartedMessageIds: [], progress: summarizeGroup(messageGroupId, seen, head) } };
+    }
+    // Every recorded delivery counts, even past one whose recording failed: that one and all after
+    // it go back (its successors must not be deleted before it), and come back as duplicates.
+    let firstFault: { readonly offset: number; readonly error: unknown } | undefined;
+    for (const [offset, member] of batch.members.entries()) {
+      const recorded = result.settled[offset];
+      if (recorded === undefined) continue;
+      if ('error' in recorded) firstFault ??= { offset, error: recorded.error };
+      else keep(member.record, recorded.outcome);
+    }
+    if (firstFault !== undefined) return { plan: faultAt(index + firstFault.offset, firstFault.error) };
+    return { next: index + batch.members.length };
+  };
+
+  let resumeAt = 0;
   for (const [index, record] of group.entries()) {
+    if (index < resumeAt) continue;
     if (!budget.hasTimeFor(budget.recordMs)) {
       // Too little time to finish this record: it and its successors (which must not overtake it)
       // go back untouched and visible at once, for the next invocation.
@@ -186,6 +238,22 @@ async function processGroup(
         unstartedMessageIds: group.slice(index).map((waiting) => waiting.messageId),
         progress: summarizeGroup(messageGroupId, seen, { state: HeadState.unknown }),
       };
+    }
+    let batch: Awaited<ReturnType<typeof batchAt>>;
+    try {
+      batch = await batchAt(index);
+    } catch (error) {
+      const failed = await finishPending();
+      return failed ?? faultAt(index, error);
+    }
+    if (batch !== undefined) {
+      const after = await runBatch(index, batch);
+      if (after !== undefined && 'plan' in after) return after.plan;
+      if (after !== undefined) {
+        resumeAt = after.next;
+        continue;
+      }
+      // The batch could not begin (its first event was begun before): this record goes alone.
     }
     // The last delivery is recorded while the next record begins and is sent, and before the one
     // after: the next begin moves the key on, keeping the delivered event as the key's previous
@@ -286,12 +354,26 @@ export async function processBatch(
 ): Promise<BatchPlan> {
   const outcomes = new Map<string, DeliveryOutcome>();
   const groups = groupByMessageGroup(records);
+  // Each subscription is read once, while the batch's settled states are: whether it takes
+  // batches decides how its group starts, and must not cost a round trip of its own.
+  const targets = new Map<string, ReturnType<DeliveryPorts['findTarget']>>();
+  const findTarget: DeliveryPorts['findTarget'] = (subscriptionId) => {
+    const target = targets.get(subscriptionId) ?? ports.findTarget(subscriptionId);
+    targets.set(subscriptionId, target);
+    return target;
+  };
+  for (const record of records) {
+    const read = readRecord(record);
+    // Awaited where it is used; a failed read is a fault there.
+    if (!('reason' in read)) findTarget(read.queued.event.subscription_id).catch(() => undefined);
+  }
+  const portsReading = { ...ports, findTarget };
   let wasSettled: SettledLookup;
   try {
-    wasSettled = await readSettled(records, ports);
+    wasSettled = await readSettled(records, portsReading);
   } catch (error) {
     // Nothing was begun: every group waits, as after a fault on its first record.
-    const plans = groups.map((group) => faultPlanOf(group, error, ports, policy, onFault));
+    const plans = groups.map((group) => faultPlanOf(group, error, portsReading, policy, onFault));
     return {
       failedMessageIds: plans.flatMap((plan) => plan.failedMessageIds),
       visibilityChanges: plans.flatMap((plan) => plan.visibilityChanges),
@@ -300,7 +382,7 @@ export async function processBatch(
       groups: plans.map((plan) => plan.progress),
     };
   }
-  const plans = await Promise.all(groups.map((group) => processGroup(group, ports, policy, onFault, budget, outcomes, wasSettled)));
+  const plans = await Promise.all(groups.map((group) => processGroup(group, portsReading, policy, onFault, budget, outcomes, wasSettled)));
   return {
     failedMessageIds: plans.flatMap((plan) => plan.failedMessageIds),
     visibilityChanges: plans.flatMap((plan) => plan.visibilityChanges),

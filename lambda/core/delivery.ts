@@ -7,11 +7,12 @@ import { placeOf, type DeadLetterPlace, type DeadLetterStore } from './dead-lett
 import { readQueuedEvent, type QueuedEvent } from './event.js';
 import { attemptLimit, decideAfterFailure, FailureDecisionKind, parseRetryAfter, type RetryPolicy } from './retry-policy.js';
 import { signingSecrets, type SigningKeys } from './secret.js';
-import { signWebhook, type WebhookRequest } from './webhook.js';
+import { signBatch, signWebhook, type WebhookRequest } from './webhook.js';
 
 /** The subscription fields delivery needs: its URL, its signing keys and its `batch_size`. */
 export interface DeliveryTarget extends SigningKeys {
   readonly url: string;
+  /** The most events of one ordering key in one POST (CONTRACT §5); above 1, every webhook has the batch shape. */
   readonly batchSize: number;
 }
 
@@ -86,6 +87,24 @@ export interface AttemptTicket {
    * may be on the key alone until the head after next writes it on the event's record.
    */
   readonly earlier?: { readonly eventId: string; readonly sequence: number };
+  /** The later events of the key's last batch, numbered with it (see `DeliveryStore.beginBatch`). */
+  readonly ahead?: readonly NumberedEvent[];
+  /**
+   * The batch's numbers before that, moved aside when a head from outside that batch began: the
+   * consumer writes each on its event's record unless it saw it settled, as for `previous`.
+   */
+  readonly movedAhead?: readonly NumberedEvent[];
+}
+
+/** An event and the sequence number its key gave it. */
+export interface NumberedEvent {
+  readonly eventId: string;
+  readonly sequence: number;
+}
+
+/** The store's answer to `beginBatch`: each event's number, in the batch's order. */
+export interface BatchTicket extends Pick<AttemptTicket, 'previous' | 'earlier' | 'movedAhead'> {
+  readonly sequences: readonly number[];
 }
 
 /** What the consumer writes and reads about events and ordering keys. */
@@ -115,6 +134,20 @@ export interface DeliveryStore {
      */
     readonly message?: { readonly messageGroupId: string; readonly sequenceNumber: string };
   }) => Promise<AttemptTicket>;
+  /**
+   * Numbers the consecutive events of one key for one batch before it is sent (CONTRACT §5): the
+   * first becomes the key's head, no attempt counted; the others keep their numbers on the key
+   * until they are settled or begun one at a time (see {@link AttemptTicket.ahead}). Undefined
+   * when a batch cannot begin here (the first is the head already, after a failed or crashed
+   * batch; an event was numbered before; the message is stale): begin the first alone.
+   */
+  readonly beginBatch: (input: {
+    readonly orderingKey: string;
+    readonly events: readonly {
+      readonly eventId: string;
+      readonly message?: { readonly messageGroupId: string; readonly sequenceNumber: string };
+    }[];
+  }) => Promise<BatchTicket | undefined>;
   /**
    * Records an event's sequence on its own record: the previous head's, once a new head replaced
    * it on the key (see {@link AttemptTicket.previous}). If that event left the queue unsettled
@@ -283,14 +316,22 @@ async function giveUp(
 }
 
 /**
- * Writes the numbers of the key's two previous heads on their records, unless one is this event or
- * was seen settled (its settling wrote its number). Started as soon as the attempt is begun and
+ * Writes the numbers of the key's two previous heads (and of a batch's events moved aside, see
+ * `AttemptTicket.movedAhead`) on their records, unless one is this event or was seen settled (its
+ * settling wrote its number). Started as soon as the attempt is begun and
  * awaited before this event is settled or handed back, never before its attempt: each number stays
  * on the key item (`previous`, then `earlier`) for two more new heads, and the next new head only
  * comes once this event's message is gone.
  */
-async function recordPreviousNumber(ports: DeliveryPorts, ticket: AttemptTicket, eventId: string, isSeenSettled: (eventId: string) => boolean): Promise<void> {
-  const heads = [ticket.previous, ticket.earlier].filter((head): head is NonNullable<AttemptTicket['previous']> => head !== undefined && head.eventId !== eventId && !isSeenSettled(head.eventId));
+export async function recordPreviousNumber(
+  ports: DeliveryPorts,
+  ticket: Pick<AttemptTicket, 'previous' | 'earlier' | 'movedAhead'>,
+  isThisEvent: (eventId: string) => boolean,
+  isSeenSettled: (eventId: string) => boolean,
+): Promise<void> {
+  const heads = [ticket.previous, ticket.earlier, ...(ticket.movedAhead ?? [])].filter(
+    (head): head is NumberedEvent => head !== undefined && !isThisEvent(head.eventId) && !isSeenSettled(head.eventId),
+  );
   await Promise.all(heads.map((head) => ports.store.recordSequence(head)));
 }
 
@@ -343,11 +384,11 @@ export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, 
     // The key moved past this message after it got a 2xx (the begin of a successor follows the
     // delivery's record): a copy held by an invocation that ran late while another delivered it.
     // Record that delivery, unless the event was settled meanwhile (its record says so already).
-    const sequence = [ticket.previous, ticket.earlier].find((head) => head?.eventId === eventId)?.sequence;
+    const sequence = [ticket.previous, ticket.earlier, ...(ticket.ahead ?? []), ...(ticket.movedAhead ?? [])].find((head) => head?.eventId === eventId)?.sequence;
     const result = await ports.store.markDeliveredUnlessSettled({ queued, sequence, attempts: 1, at: ports.now().toISOString() });
     return { outcome: result === undefined ? { kind: OutcomeKind.duplicate } : { kind: OutcomeKind.duplicate, acceptedAt: waitingSince(queued), isCounted: result.wasAccepted } };
   }
-  const numbering = recordPreviousNumber(ports, ticket, eventId, (id) => context.settledEarlier.has(id) || context.numberedEarlier.has(id));
+  const numbering = recordPreviousNumber(ports, ticket, (id) => id === eventId, (id) => context.settledEarlier.has(id) || context.numberedEarlier.has(id));
   if (target === undefined) {
     // Nowhere to send it: give up at once. The event keeps a sequence number so that the receiver
     // sees the gap; the ticket's own attempt is not made, so it is not counted.
@@ -365,7 +406,9 @@ export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, 
   }
 
   const attemptedAt = ports.now();
-  const request = signWebhook({ queued, sequence: ticket.sequence, secrets: signingSecrets(target, attemptedAt), attemptedAt });
+  const secrets = signingSecrets(target, attemptedAt);
+  // A subscription that takes batches gets the batch shape every time, one event or more (CONTRACT §5).
+  const request = target.batchSize > 1 ? signBatch({ items: [{ queued, sequence: ticket.sequence }], secrets, attemptedAt }) : signWebhook({ queued, sequence: ticket.sequence, secrets, attemptedAt });
   // The previous head's number is written while the receiver works on this one.
   const [result] = await Promise.all([ports.send(target.url, request), numbering]);
   if (isSuccess(result)) {

@@ -26,7 +26,7 @@ export interface RetryPolicy {
 }
 
 /** The longest a failed attempt waits: RETRY_MAX_SECONDS, and never past the visibility ceiling. */
-function maxRetryDelaySeconds(policy: RetryPolicy): number {
+export function maxRetryDelaySeconds(policy: RetryPolicy): number {
   return Math.min(policy.retryMaxSeconds, policy.visibilityCeilingSeconds);
 }
 
@@ -132,4 +132,13 @@ export function decideAfterFailure(failed: FailedAttempt, policy: RetryPolicy, r
       ? backoffSeconds(failed.attempts, policy, random)
       : Math.min(maxRetryDelaySeconds(policy), Math.max(policy.retryBaseSeconds, failed.retryAfterSeconds));
   return { kind: FailureDecisionKind.retryLater, delaySeconds };
+}
+
+/**
+ * How long a key waits after a failed batch (CONTRACT §5) before its first event is attempted
+ * alone: what the receiver's `Retry-After` asks, within the usual bounds, else not at all. The
+ * batch counted no attempt; the single attempts that follow back off as always.
+ */
+export function delayAfterFailedBatch(retryAfterSeconds: number | undefined, policy: RetryPolicy): number {
+  return retryAfterSeconds === undefined ? 0 : Math.min(maxRetryDelaySeconds(policy), Math.max(policy.retryBaseSeconds, retryAfterSeconds));
 }

@@ -11,11 +11,16 @@ export type SkipTarget = { readonly eventId: string; readonly orderingKey: strin
 export interface FailingHead {
   readonly headEventId: string | undefined;
   readonly headOrderingKey: string | undefined;
+  /**
+   * Its failed attempts: 0 when only its batch failed (CONTRACT §5), before it was tried alone.
+   * Such a head is not skipped: the batch may have failed for a batch-mate.
+   */
+  readonly headAttempts?: number | undefined;
 }
 
 /** The head to skip in a group, given the event the operator named (if any). */
 export function findSkipTarget(group: FailingHead | undefined, requestedEventId: string | undefined): SkipTarget {
-  if (group?.headEventId === undefined || group.headOrderingKey === undefined) return { refusal: SkipRefusal.noFailingHead };
+  if (group?.headEventId === undefined || group.headOrderingKey === undefined || group.headAttempts === 0) return { refusal: SkipRefusal.noFailingHead };
   if (requestedEventId !== undefined && requestedEventId !== group.headEventId) return { refusal: SkipRefusal.headChanged };
   return { eventId: group.headEventId, orderingKey: group.headOrderingKey };
 }

@@ -3,6 +3,7 @@
  */
 import { Webhook } from 'standardwebhooks';
 import type { QueuedEvent } from './event.js';
+import { blake2bDigest } from './routing.js';
 
 /** Header names, lower-case as HTTP/2 and the Standard Webhooks libraries read them. */
 export const WebhookHeader = {
@@ -90,6 +91,78 @@ export function signWebhook(input: {
       [WebhookHeader.sequence]: String(input.sequence),
       [WebhookHeader.orderingKey]: encodeHeaderText(orderingKeyNameOf(input.queued)),
       ...(input.queued.redrive === undefined ? {} : { [WebhookHeader.redelivery]: 'true' }),
+    },
+  };
+}
+
+/**
+ * The most bytes one batch body may hold (CONTRACT §5): a batch stops growing before it would pass
+ * this, and one event always goes alone, whatever its size (an event is at most an SQS message,
+ * about 1 MiB). 1 MiB: what one accepted request may hold, and what common receivers' body limits
+ * are set to.
+ */
+export const MAX_BATCH_BODY_BYTES = 1_048_576;
+
+/** One event of a batch, as the consumer numbered it. */
+export interface BatchItem {
+  readonly queued: QueuedEvent;
+  readonly sequence: number;
+}
+
+/** An item of a batch body (CONTRACT §5): `redelivery` only on a redriven dead letter. */
+function batchItemOf({ queued, sequence }: BatchItem): Record<string, unknown> {
+  return {
+    id: queued.event.event_id,
+    sequence,
+    type: queued.event.type,
+    timestamp: queued.accepted_at,
+    data: queued.event.payload,
+    ...(queued.redrive === undefined ? {} : { redelivery: true }),
+  };
+}
+
+/** The body of a batch: its items in sequence order. Every attempt of the same events sends the same bytes. */
+export function batchBody(items: readonly BatchItem[]): string {
+  return JSON.stringify({ events: items.map(batchItemOf) });
+}
+
+/**
+ * The `webhook-id` of a batch: `batch_` and 32 hex characters of BLAKE2b over its events' ids and
+ * numbers, so that the same events have the same id (a receiver's idempotency key holds across a
+ * retry) and different events a different one. Length-prefixed, so no two lists give one input.
+ */
+export function batchWebhookId(items: readonly BatchItem[]): string {
+  const input = items.map(({ queued, sequence }) => `${queued.event.event_id.length}:${queued.event.event_id}:${sequence}`).join('|');
+  return `batch_${Buffer.from(blake2bDigest(input, 16)).toString('hex')}`;
+}
+
+/** The byte length of a batch's body, to keep it under {@link MAX_BATCH_BODY_BYTES} before signing. */
+export function batchBodyBytes(items: readonly BatchItem[]): number {
+  return Buffer.byteLength(batchBody(items), 'utf8');
+}
+
+/**
+ * Signs one attempt of a batch (CONTRACT §5): one Standard Webhooks signature over the whole body,
+ * `webhook-id` derived from the events ({@link batchWebhookId}). No `webhook-sequence` header: each
+ * item carries its own number; `webhook-ordering-key` names the key they count for (every item is
+ * of one key), and a redriven dead letter, which always comes alone, is marked as in §3.
+ */
+export function signBatch(input: {
+  readonly items: readonly [BatchItem, ...BatchItem[]];
+  readonly secrets: readonly [string, ...string[]];
+  readonly attemptedAt: Date;
+}): WebhookRequest {
+  const body = batchBody(input.items);
+  const id = batchWebhookId(input.items);
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json',
+      [WebhookHeader.id]: id,
+      [WebhookHeader.timestamp]: String(Math.floor(input.attemptedAt.getTime() / 1000)),
+      [WebhookHeader.signature]: input.secrets.map((secret) => new Webhook(secret).sign(id, input.attemptedAt, body)).join(' '),
+      [WebhookHeader.orderingKey]: encodeHeaderText(orderingKeyNameOf(input.items[0].queued)),
+      ...(input.items.some((item) => item.queued.redrive !== undefined) ? { [WebhookHeader.redelivery]: 'true' } : {}),
     },
   };
 }

@@ -69,6 +69,15 @@ export function createRecordLog(records: readonly ConsumerRecord[]): RecordLog {
           numberings.set(input.eventId, { sequence: ticket.sequence, attempt: ticket.attempts });
           return ticket;
         },
+        beginBatch: async (input) => {
+          const ticket = await ports.store.beginBatch(input);
+          // A batch's POST is each of its events' first attempt, counted or not (see `startBatch`).
+          input.events.forEach((event, index) => {
+            const sequence = ticket?.sequences[index];
+            if (sequence !== undefined) numberings.set(event.eventId, { sequence, attempt: 1 });
+          });
+          return ticket;
+        },
       },
       deadLetters: {
         put: async (letter) => {

@@ -70,4 +70,32 @@ describe('bench worker', { timeout: 60_000 }, () => {
       await worker.stop();
     }
   });
+
+  it('delivers a batching subscription’s events in order, and reports the hot key side by side', async () => {
+    const worker = await startWorker(BENCH_ROOT);
+    try {
+      const single = await worker.run(TINY);
+      const batched = await worker.run({ ...TINY, batchSize: 10 });
+      expect(batched).toMatchObject({ delivered: 20, expected: 20, orderViolations: 0, timedOut: false });
+      const report: BenchReport = {
+        startedAt: new Date(0).toISOString(),
+        seconds: 1,
+        machine: { cpus: 2, node: process.version, loadAverage: [0, 0, 0] },
+        variants: [{ id: 'current', label: 'working tree' }],
+        grid: [],
+        isolation: {},
+        usage: { busy: { current: single }, sparse: { current: single } },
+        bundles: {},
+        indexPartitions: { current: 16 },
+        repeats: 1,
+        hotKey: { single, batched },
+      };
+      const derived = deriveFigures(report);
+      expect(derived.hotKey?.eventsPerSecond).toEqual({ single: single.eventsPerSecond, batched: batched.eventsPerSecond });
+      expect(derived.hotKey?.unitsPerEvent.batched.write).toBeGreaterThan(0);
+      expect(renderReport(report)).toContain('## A hot key (issue 27)');
+    } finally {
+      await worker.stop();
+    }
+  });
 });

@@ -30,7 +30,7 @@ import { startEventSourceMappingModel } from './models/event-source-mapping-mode
 import { createModelS3Client, S3Model } from './models/s3-model.js';
 import { createModelSqsClient, SqsFifoModel, type CallGate } from './models/sqs-fifo-model.js';
 import { Life, Scheduler, StepLimitError } from './scheduler.js';
-import type { SeededRandom } from './random.js';
+import { SeededRandom } from './random.js';
 
 /** What a seed runs: drawn from the seed, or given whole by a scenario. */
 export interface SimulationPlan {
@@ -65,6 +65,8 @@ export interface SimulationPlan {
   readonly maxRowsPerAnswer: number;
   /** The most events of a key a producer puts in one request. */
   readonly maxEventsPerRequest: number;
+  /** Per key: its subscription's `batch_size` (1: one event per POST, the webhook of CONTRACT §3). */
+  readonly batchSizes: readonly number[];
 }
 
 export interface SimulationResult {
@@ -132,7 +134,17 @@ export function planOf(seed: number, random: SeededRandom): SimulationPlan {
     maxEventsPerRequest: 2,
     crashLoopEvents: hasCrashLoop ? [`e-${seed}-0-${random.between(1, eventsPerKey[0] ?? 1)}`] : [],
     groupLock: random.pick(['inFlightPrefix', 'anyInFlight'] as const),
+    batchSizes: batchSizesOf(seed, keys),
   };
+}
+
+/**
+ * Each key's batch size, from a source of its own: drawn from the plan's, it would shift every
+ * later draw, and the regression seeds would no longer replay what they once found.
+ */
+function batchSizesOf(seed: number, keys: number): number[] {
+  const random = new SeededRandom(seed ^ 0x5bd1e995);
+  return Array.from({ length: keys }, () => (random.chance(0.5) ? random.between(2, 10) : 1));
 }
 
 /**
@@ -178,6 +190,7 @@ function quiet(seed: number, eventsPerKey: readonly number[]): SimulationPlan {
     throttleChance: 0,
     maxRowsPerAnswer: 1000,
     maxEventsPerRequest: 2,
+    batchSizes: eventsPerKey.map(() => 1),
     crashLoopEvents: [],
     groupLock: 'inFlightPrefix',
   };
@@ -406,23 +419,20 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     const third = plan.receiverFaultRate / 3;
     if (roll < third) return { kind: 'unreachable', message: 'ECONNRESET' };
     if (roll < 2 * third) return { kind: 'response', statusCode: 500 };
-    const body = JSON.parse(request.body) as { data: unknown };
+    // One event (CONTRACT §3), or a batch of them (§5): a receiver processes a batch's items in order.
+    const body = JSON.parse(request.body) as { data?: unknown; events?: { id: string; sequence: number; data: unknown; redelivery?: boolean }[] };
+    const events =
+      body.events?.map((item) => ({ eventId: item.id, sequence: item.sequence, isRedelivery: item.redelivery === true, data: item.data })) ??
+      [{ eventId: request.headers['webhook-id'] ?? '', sequence: Number(request.headers['webhook-sequence']), isRedelivery: request.headers['webhook-redelivery'] === 'true', data: body.data }];
     const record = (): void => {
       const list = processed.get(key) ?? [];
-      list.push({
-        order: (processedOrder += 1),
-        at: scheduler.now(),
-        eventId: request.headers['webhook-id'] ?? '',
-        sequence: Number(request.headers['webhook-sequence']),
-        isRedelivery: request.headers['webhook-redelivery'] === 'true',
-        data: body.data,
-      });
+      for (const event of events) list.push({ order: (processedOrder += 1), at: scheduler.now(), ...event });
       processed.set(key, list);
     };
     if (roll < 3 * third) {
       // The receiver processed it, but its answer never came back: the sender sees a timeout.
       if (faultRandom.chance(0.5)) record();
-      exposed.add(request.headers['webhook-id'] ?? '');
+      for (const event of events) exposed.add(event.eventId);
       await scheduler.sleep(config.deliveryTimeoutMs);
       return { kind: 'timeout', afterMs: config.deliveryTimeoutMs };
     }
@@ -456,10 +466,9 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
 
   const subscriptionIds = plan.eventsPerKey.map((_, index) => `key-${index}`);
   const secret = `whsec_${Buffer.alloc(24, 7).toString('base64')}`;
-  for (const subscriptionId of subscriptionIds) {
-    const answer = await subscriptions(
-      apiEvent({ routeKey: 'PUT /v1/subscriptions/{subscription_id}', body: JSON.stringify({ tenant_id: 't', url: `http://receiver.sim/${subscriptionId}`, secret }), pathParameters: { subscription_id: subscriptionId } }),
-    );
+  for (const [index, subscriptionId] of subscriptionIds.entries()) {
+    const body = { tenant_id: 't', url: `http://receiver.sim/${subscriptionId}`, secret, batch_size: plan.batchSizes[index] ?? 1 };
+    const answer = await subscriptions(apiEvent({ routeKey: 'PUT /v1/subscriptions/{subscription_id}', body: JSON.stringify(body), pathParameters: { subscription_id: subscriptionId } }));
     if (answer.statusCode !== 201) throw new Error(`subscription ${subscriptionId} not created: ${answer.body}`);
   }
 

@@ -6,7 +6,7 @@
  * state is not promised to match: add it to the suite before a test relies on it.
  */
 import { positionOf, RemoveOutcome, type DeadLetter, type DeadLetterPage, type DeadLetterStore, type StoredDeadLetter } from '../../lambda/core/dead-letter.js';
-import { AttemptTicketKind, isSettledBy, type AttemptTicket, type DeliveryStore, type SettledEvent, type SettledLookup, type SettledQuery, type SettleResult } from '../../lambda/core/delivery.js';
+import { AttemptTicketKind, isSettledBy, type AttemptTicket, type BatchTicket, type DeliveryStore, type NumberedEvent, type SettledEvent, type SettledLookup, type SettledQuery, type SettleResult } from '../../lambda/core/delivery.js';
 import { RecordOutcome, type AcceptedEventRecord } from '../../lambda/core/ingest.js';
 
 interface KeyState {
@@ -21,6 +21,10 @@ interface KeyState {
   headAttempts: number;
   headLastError: string | undefined;
   skipEventId?: string;
+  /** A batch's later events and their numbers (as the adapter's `ahead`). */
+  ahead?: Map<string, number>;
+  /** The batch's numbers before that, moved aside by a head from outside it (`prev_ahead`). */
+  movedAhead?: NumberedEvent[];
 }
 
 export interface StoredEvent {
@@ -74,11 +78,33 @@ export class InMemoryDeliveryStore implements DeliveryStore {
     const isStale =
       position !== undefined && state?.headPosition !== undefined && state.headPosition.group === position.group && state.headPosition.position >= position.position;
     if (state !== undefined && state.headEventId !== input.eventId && isStale) return this.ticketOf(AttemptTicketKind.superseded, input.orderingKey);
+    const aheadSequence = state?.ahead?.get(input.eventId);
+    if (state !== undefined && aheadSequence !== undefined && input.redrive?.sequence === undefined && state.headEventId !== input.eventId && !isStale) {
+      // As the adapter: an event its batch numbered begins alone with that number.
+      const { earlier: _replaced, ...kept } = state;
+      const ahead = new Map(state.ahead);
+      ahead.delete(input.eventId);
+      this.keys.set(input.orderingKey, {
+        ...kept,
+        ahead,
+        previous: { eventId: state.headEventId, sequence: state.headSequence },
+        ...(state.previous === undefined ? {} : { earlier: state.previous }),
+        headEventId: input.eventId,
+        headSequence: aheadSequence,
+        headAttempts: 1,
+        headLastError: undefined,
+        skipEventId: undefined,
+        headRedrive: input.redrive?.redrivenAt,
+        headPosition: position,
+      });
+      return this.ticketOf(AttemptTicketKind.attempt, input.orderingKey);
+    }
     if (state === undefined || ((state.headEventId !== input.eventId || isNewRedrive) && !isStale)) {
       const kept = input.redrive?.sequence;
       const lastSequence = kept === undefined ? (state?.lastSequence ?? 0) + 1 : (state?.lastSequence ?? 0);
       const sequence = kept ?? lastSequence;
       this.keys.set(input.orderingKey, {
+        movedAhead: [...(state?.ahead ?? [])].map(([eventId, numbered]) => ({ eventId, sequence: numbered })),
         ...(state === undefined ? {} : { previous: { eventId: state.headEventId, sequence: state.headSequence } }),
         ...(state?.previous === undefined ? {} : { earlier: state.previous }),
         lastSequence,
@@ -100,6 +126,39 @@ export class InMemoryDeliveryStore implements DeliveryStore {
     return this.ticketOf(AttemptTicketKind.attempt, input.orderingKey);
   };
 
+  readonly beginBatch = async (input: {
+    orderingKey: string;
+    events: readonly { eventId: string; message?: { messageGroupId: string; sequenceNumber: string } }[];
+  }): Promise<BatchTicket | undefined> => {
+    this.writes.push(`beginBatch ${input.events.map((event) => event.eventId).join(' ')}`);
+    const [first] = input.events;
+    if (first === undefined || input.events.length < 2) throw new Error('a batch holds at least two events');
+    const state = this.keys.get(input.orderingKey);
+    const position = first.message === undefined ? undefined : { group: first.message.messageGroupId, position: first.message.sequenceNumber.padStart(40, '0') };
+    const isStale = position !== undefined && state?.headPosition !== undefined && state.headPosition.group === position.group && state.headPosition.position >= position.position;
+    if (state?.headEventId === first.eventId || isStale || input.events.some((event) => state?.ahead?.has(event.eventId) === true)) return undefined;
+    const base = (state?.lastSequence ?? 0) + 1;
+    this.keys.set(input.orderingKey, {
+      ...(state === undefined ? {} : { previous: { eventId: state.headEventId, sequence: state.headSequence } }),
+      ...(state?.previous === undefined ? {} : { earlier: state.previous }),
+      lastSequence: base + input.events.length - 1,
+      headEventId: first.eventId,
+      headSequence: base,
+      headAttempts: 0,
+      headLastError: undefined,
+      ahead: new Map(input.events.slice(1).map((event, index) => [event.eventId, base + index + 1])),
+      movedAhead: [...(state?.ahead ?? [])].map(([eventId, sequence]) => ({ eventId, sequence })),
+      ...(position === undefined ? {} : { headPosition: position }),
+    });
+    const { previous, earlier, movedAhead } = this.ticketOf(AttemptTicketKind.attempt, input.orderingKey);
+    return {
+      sequences: input.events.map((_, index) => base + index),
+      ...(previous === undefined ? {} : { previous }),
+      ...(earlier === undefined ? {} : { earlier }),
+      ...(movedAhead === undefined ? {} : { movedAhead }),
+    };
+  };
+
   /** The ticket of the key's head as it stands, with the head it replaced. */
   private readonly ticketOf = (kind: AttemptTicketKind, orderingKey: string): AttemptTicket => {
     const state = this.keys.get(orderingKey);
@@ -110,12 +169,14 @@ export class InMemoryDeliveryStore implements DeliveryStore {
       attempts: state.headAttempts,
       ...(state.previous === undefined ? {} : { previous: state.previous }),
       ...(state.earlier === undefined ? {} : { earlier: state.earlier }),
+      ...(state.ahead === undefined || state.ahead.size === 0 ? {} : { ahead: [...state.ahead].map(([eventId, sequence]) => ({ eventId, sequence })) }),
+      ...(state.movedAhead === undefined || state.movedAhead.length === 0 ? {} : { movedAhead: state.movedAhead }),
     };
   };
 
   readonly requestSkip = async (input: { orderingKey: string; eventId: string }): Promise<boolean> => {
     const state = this.keys.get(input.orderingKey);
-    if (state?.headEventId !== input.eventId) return false;
+    if (state?.headEventId !== input.eventId || state.headAttempts === 0) return false;
     state.skipEventId = input.eventId;
     return true;
   };

@@ -23,6 +23,7 @@ export interface SkipRoutesDeps {
 export const skipBodySchema = z.strictObject({ event_id: eventIdSchema.optional() });
 
 const HEAD_CHANGED_MESSAGE = 'The group’s head is another event now.';
+const NO_FAILING_HEAD_MESSAGE = 'The group has no failing head to skip (a head whose batch failed is tried alone before it can be skipped).';
 
 /** The skip route, by its route key. */
 export function createSkipRoutes(deps: SkipRoutesDeps): Readonly<Record<'POST /v1/groups/{message_group_id}/skip', Route>> {
@@ -34,7 +35,7 @@ export function createSkipRoutes(deps: SkipRoutesDeps): Readonly<Record<'POST /v
       const group = await deps.getGroup(messageGroupId);
       if (group === undefined) return errorResponse({ code: ErrorCode.notFound, message: `No message group ${messageGroupId}.` });
       const target = findSkipTarget(group, body.value.event_id);
-      if ('refusal' in target) return errorResponse({ code: target.refusal, message: target.refusal === 'no_failing_head' ? 'The group has no failing head to skip.' : HEAD_CHANGED_MESSAGE });
+      if ('refusal' in target) return errorResponse({ code: target.refusal, message: target.refusal === 'no_failing_head' ? NO_FAILING_HEAD_MESSAGE : HEAD_CHANGED_MESSAGE });
       const isRequested = await deps.requestSkip({ ...target, at: deps.now().toISOString() });
       if (!isRequested) return errorResponse({ code: ErrorCode.headChanged, message: HEAD_CHANGED_MESSAGE });
       deps.logger.warn('skip requested', { message_group_id: messageGroupId, event_id: target.eventId });

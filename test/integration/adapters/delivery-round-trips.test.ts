@@ -68,6 +68,7 @@ function portsOnDynalite(): DeliveryPorts {
       markDeliveredUnlessSettled: events.markDeliveredUnlessSettled,
       markDeadLettered: events.markDeadLettered,
       beginAttempt: keys.beginAttempt,
+      beginBatch: keys.beginBatch,
       recordFailure: keys.recordFailure,
     },
     findTarget: async (subscriptionId) => toDeliveryTarget(await subscriptions.getAllowingStale(subscriptionId)),

@@ -323,6 +323,74 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
       });
     });
 
+    describe('beginBatch', () => {
+      const begin = (store: ContractDeliveryStore, key: ReturnType<typeof newKey>, numbers: readonly number[], sequenceNumber?: number) =>
+        store.beginBatch({
+          orderingKey: key.orderingKey,
+          events: numbers.map((n, index) => ({
+            eventId: key.eventId(n),
+            ...(sequenceNumber === undefined ? {} : { message: { messageGroupId: 'g1', sequenceNumber: String(sequenceNumber + index) } }),
+          })),
+        });
+
+      it('numbers every event of a batch after the key’s last number, counting no attempt', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX });
+        const ticket = await begin(store, key, [2, 3, 4]);
+        expect(ticket?.sequences).toEqual([2, 3, 4]);
+        expect(ticket?.previous).toEqual({ eventId: key.eventId(1), sequence: 1 });
+        // The next head from outside the batch takes the number after it.
+        const next = await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(5), maxAttempts: MAX });
+        expect(ticketOnly(next)).toEqual({ kind: 'attempt', sequence: 5, attempts: 1 });
+        expect(next.movedAhead).toEqual(expect.arrayContaining([{ eventId: key.eventId(3), sequence: 3 }, { eventId: key.eventId(4), sequence: 4 }]));
+        expect(next.movedAhead).toHaveLength(2);
+      });
+
+      it('refuses a batch whose first event is the key’s head already: a failed batch goes on one event at a time', async () => {
+        const store = makeStore();
+        const key = newKey();
+        expect((await begin(store, key, [1, 2]))?.sequences).toEqual([1, 2]);
+        expect(await begin(store, key, [1, 2])).toBeUndefined();
+        // Alone, the first counts its first attempt with its number; the second keeps its own.
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX }))).toEqual({ kind: 'attempt', sequence: 1, attempts: 1 });
+        expect(await begin(store, key, [2, 3])).toBeUndefined();
+        const second = await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX });
+        expect(ticketOnly(second)).toEqual({ kind: 'attempt', sequence: 2, attempts: 1 });
+        expect(second.previous).toEqual({ eventId: key.eventId(1), sequence: 1 });
+        expect(ticketOnly(await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX }))).toEqual({ kind: 'attempt', sequence: 2, attempts: 2 });
+        // Batching resumes after the batch's events, with the next number.
+        expect((await begin(store, key, [3, 4]))?.sequences).toEqual([3, 4]);
+      });
+
+      it('refuses to skip a head whose batch failed until it has been tried alone', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await begin(store, key, [1, 2]);
+        expect(await store.requestSkip({ orderingKey: key.orderingKey, eventId: key.eventId(1), at: T1 })).toBe(false);
+        await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX });
+        expect(await store.requestSkip({ orderingKey: key.orderingKey, eventId: key.eventId(1), at: T1 })).toBe(true);
+      });
+
+      it('refuses a batch whose first message is older than the head’s', async () => {
+        const store = makeStore();
+        const key = newKey();
+        expect((await begin(store, key, [1, 2], 100))?.sequences).toEqual([1, 2]);
+        await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(3), maxAttempts: MAX, message: { messageGroupId: 'g1', sequenceNumber: '300' } });
+        expect(await begin(store, key, [5, 6], 200)).toBeUndefined();
+      });
+
+      it('supersedes a stale copy of a batch’s later event, naming its number', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await begin(store, key, [1, 2, 3], 100);
+        await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(4), maxAttempts: MAX, message: { messageGroupId: 'g1', sequenceNumber: '400' } });
+        const stale = await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX, message: { messageGroupId: 'g1', sequenceNumber: '101' } });
+        expect(stale.kind).toBe('superseded');
+        expect(stale.movedAhead).toEqual(expect.arrayContaining([{ eventId: key.eventId(2), sequence: 2 }]));
+      });
+    });
+
     describe('isSettled', () => {
       it('is false for an unknown, accepted or numbered event, and true once it is delivered or dead-lettered', async () => {
         const store = makeStore();

@@ -483,6 +483,18 @@ const ADAPTERS = {
           run: (store) => store.beginAttempt({ orderingKey: 'k1', eventId: 'evt_1', maxAttempts: 2 }),
         },
       ],
+      beginBatch: [
+        {
+          path: 'a batch is numbered',
+          answer: () => dynamoMock.on(UpdateCommand).resolves({ Attributes: { ...head, ahead: { evt_2: 1 }, ahead_base: head.head_sequence } }),
+          run: (store) => store.beginBatch({ orderingKey: 'k1', events: [{ eventId: 'evt_1' }, { eventId: 'evt_2' }] }),
+        },
+        {
+          path: 'it cannot begin (refused condition)',
+          answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()),
+          run: (store) => store.beginBatch({ orderingKey: 'k1', events: [{ eventId: 'evt_1' }, { eventId: 'evt_2' }] }),
+        },
+      ],
       recordFailure: [
         { path: 'the event is the head', run: (store) => store.recordFailure({ orderingKey: 'k1', eventId: 'evt_1', reason: 'HTTP 500' }) },
         { path: 'another event is (refused condition)', answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()), run: (store) => store.recordFailure({ orderingKey: 'k1', eventId: 'evt_1', reason: 'HTTP 500' }) },

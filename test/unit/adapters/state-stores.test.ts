@@ -97,12 +97,12 @@ describe('beginAttempt', () => {
     expect(calls[0]?.args[0].input).toMatchObject({
       TableName: 'OrderingKeys',
       Key: { ordering_key: 'sub_1' },
-      ConditionExpression: '(attribute_not_exists(head_event_id) OR head_event_id <> :event)',
+      ConditionExpression: '(attribute_not_exists(head_event_id) OR head_event_id <> :event) AND attribute_not_exists(ahead.#event)',
       ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':event': 'evt_1', ':none': '', ':nothing': 0 },
     });
     // The head it replaces stays on the item as prev_*, and the one before as prev2_*, read before the write.
     expect(calls[0]?.args[0].input.UpdateExpression).toBe(
-      'SET last_sequence = if_not_exists(last_sequence, :zero) + :one, head_sequence = if_not_exists(last_sequence, :zero) + :one, prev2_event_id = if_not_exists(prev_event_id, :none), prev2_sequence = if_not_exists(prev_sequence, :nothing), prev_event_id = if_not_exists(head_event_id, :none), prev_sequence = if_not_exists(head_sequence, :nothing), head_event_id = :event, head_attempts = :one REMOVE head_last_error, skip_event_id, skip_requested_at, head_redrive, head_group, head_position',
+      'SET last_sequence = if_not_exists(last_sequence, :zero) + :one, head_sequence = if_not_exists(last_sequence, :zero) + :one, prev2_event_id = if_not_exists(prev_event_id, :none), prev2_sequence = if_not_exists(prev_sequence, :nothing), prev_event_id = if_not_exists(head_event_id, :none), prev_sequence = if_not_exists(head_sequence, :nothing), prev_ahead = if_not_exists(ahead, :noNumbers), prev_ahead_base = if_not_exists(ahead_base, :nothing), head_event_id = :event, head_attempts = :one REMOVE head_last_error, skip_event_id, skip_requested_at, ahead, ahead_base, head_redrive, head_group, head_position',
     );
   });
 
@@ -111,7 +111,7 @@ describe('beginAttempt', () => {
     await store.beginAttempt({ orderingKey: 'sub_1', eventId: 'evt_1', maxAttempts: 5, message: { messageGroupId: 'g1', sequenceNumber: '18869786213367824640' } });
     const input = dynamo.commandCalls(UpdateCommand)[0]?.args[0].input;
     expect(input?.UpdateExpression).toContain(', head_group = :group, head_position = :position REMOVE');
-    expect(input?.ConditionExpression).toBe('(attribute_not_exists(head_event_id) OR head_event_id <> :event) AND (attribute_not_exists(head_position) OR head_group <> :group OR head_position < :position)');
+    expect(input?.ConditionExpression).toBe('(attribute_not_exists(head_event_id) OR head_event_id <> :event) AND attribute_not_exists(ahead.#event) AND (attribute_not_exists(head_position) OR head_group <> :group OR head_position < :position)');
     expect(input?.ExpressionAttributeValues).toMatchObject({ ':group': 'g1', ':position': '0000000000000000000018869786213367824640' });
   });
 
@@ -140,10 +140,10 @@ describe('beginAttempt', () => {
     const redrive = { redrivenAt: '2026-12-02T13:00:00.000Z', sequence: 2 };
     expect(await store.beginAttempt({ orderingKey: 'sub_1', eventId: 'evt_1', maxAttempts: 5, redrive })).toEqual({ kind: 'attempt', sequence: 2, attempts: 1 });
     const input = dynamo.commandCalls(UpdateCommand)[0]?.args[0].input;
-    expect(input?.UpdateExpression).toBe('SET head_sequence = :kept, prev2_event_id = if_not_exists(prev_event_id, :none), prev2_sequence = if_not_exists(prev_sequence, :nothing), prev_event_id = if_not_exists(head_event_id, :none), prev_sequence = if_not_exists(head_sequence, :nothing), head_event_id = :event, head_attempts = :one, head_redrive = :redrive REMOVE head_last_error, skip_event_id, skip_requested_at, head_group, head_position');
+    expect(input?.UpdateExpression).toBe('SET head_sequence = :kept, prev2_event_id = if_not_exists(prev_event_id, :none), prev2_sequence = if_not_exists(prev_sequence, :nothing), prev_event_id = if_not_exists(head_event_id, :none), prev_sequence = if_not_exists(head_sequence, :nothing), prev_ahead = if_not_exists(ahead, :noNumbers), prev_ahead_base = if_not_exists(ahead_base, :nothing), head_event_id = :event, head_attempts = :one, head_redrive = :redrive REMOVE head_last_error, skip_event_id, skip_requested_at, ahead, ahead_base, head_group, head_position');
     // Even as the key's last head (dead-lettered with its attempts spent), a redrive starts afresh.
     expect(input?.ConditionExpression).toBe('(attribute_not_exists(head_event_id) OR head_event_id <> :event OR attribute_not_exists(head_redrive) OR head_redrive <> :redrive)');
-    expect(input?.ExpressionAttributeValues).toEqual({ ':one': 1, ':event': 'evt_1', ':none': '', ':nothing': 0, ':kept': 2, ':redrive': '2026-12-02T13:00:00.000Z' });
+    expect(input?.ExpressionAttributeValues).toEqual({ ':one': 1, ':event': 'evt_1', ':none': '', ':nothing': 0, ':noNumbers': {}, ':kept': 2, ':redrive': '2026-12-02T13:00:00.000Z' });
   });
 
   it('reports a head an operator asked to skip', async () => {
@@ -155,7 +155,7 @@ describe('beginAttempt', () => {
   it('asks for a skip only of the current head', async () => {
     dynamo.on(UpdateCommand).resolves({});
     expect(await store.requestSkip({ orderingKey: 'sub_1', eventId: 'evt_1', at: '2026-12-02T12:00:00.000Z' })).toBe(true);
-    expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({ ConditionExpression: 'head_event_id = :event' });
+    expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({ ConditionExpression: 'head_event_id = :event AND head_attempts > :zero' });
     dynamo.on(UpdateCommand).rejects(conditionFailed());
     expect(await store.requestSkip({ orderingKey: 'sub_1', eventId: 'evt_1', at: '2026-12-02T12:00:00.000Z' })).toBe(false);
   });

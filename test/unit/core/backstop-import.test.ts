@@ -99,6 +99,14 @@ describe('importBackstopStep', () => {
     expect(deadLetters.all('a').map((l) => l.sequence)).toEqual([8]);
   });
 
+  it('gives a moved event the number its batch gave it, kept on the key until the consumer wrote it on its record', async () => {
+    const head = { eventId: 'a3', sequence: 9, attempts: 1, numberedAhead: [{ eventId: 'a4', sequence: 10 }, { eventId: 'a5', sequence: 11 }] };
+    const { ports, deadLetters } = harness([message('m1', JSON.stringify(queued('a5', 'a')))], new Map([['a', head]]));
+    const step = await importBackstopStep(ports);
+    expect(step.imported).toEqual([{ event_id: 'a5', subscription_id: 'a', sequence: 11 }]);
+    expect(deadLetters.all('a').map((l) => l.sequence)).toEqual([11]);
+  });
+
   it('only removes an event that was settled after all', async () => {
     const { ports, queue, deadLetters, events } = harness([message('m1', JSON.stringify(queued('a1', 'a')))]);
     await events.markDelivered({ queued: queued('a1', 'a'), sequence: 1, attempts: 1, at: at.toISOString() });

@@ -1,0 +1,140 @@
+/**
+ * Ordered batches (CONTRACT §5): consecutive events of one ordering key, from what one receive
+ * holds, numbered together and sent in one POST. A batch is delivered whole or not at all; after
+ * one fails (or its invocation crashes), its events go one at a time through `startRecord`, each
+ * with its own attempts, so a poison event never takes its batch-mates to the dead letters.
+ */
+import {
+  describeAttempt,
+  isSuccess,
+  OutcomeKind,
+  readRecord,
+  recordPreviousNumber,
+  waitingSince,
+  AttemptResultKind,
+  type ConsumerRecord,
+  type DeliveryOutcome,
+  type DeliveryPorts,
+  type DeliveryTarget,
+  type RecordContext,
+} from './delivery.js';
+import type { QueuedEvent } from './event.js';
+import { delayAfterFailedBatch, parseRetryAfter, type RetryPolicy } from './retry-policy.js';
+import { signingSecrets } from './secret.js';
+import { batchBodyBytes, MAX_BATCH_BODY_BYTES, signBatch, type BatchItem } from './webhook.js';
+
+/** A record that may go in a batch, read. */
+export interface BatchMember {
+  readonly record: ConsumerRecord;
+  readonly queued: QueuedEvent;
+}
+
+/** A number no sequence reaches, to size a body before its numbers are known. */
+const WIDEST_SEQUENCE = Number.MAX_SAFE_INTEGER;
+
+/**
+ * The records from `start` on that go in one batch with it: consecutive records of the group, of
+ * the same ordering key, never settled, never redriven (a redriven dead letter keeps its own
+ * number and attempt series: it goes alone), no event twice, at most `batchSize`, and a body under
+ * {@link MAX_BATCH_BODY_BYTES}. Fewer than two means no batch.
+ */
+export function gatherBatch(group: readonly ConsumerRecord[], start: number, batchSize: number, isSettled: (queued: QueuedEvent) => boolean): BatchMember[] {
+  const members: BatchMember[] = [];
+  for (const record of group.slice(start, start + batchSize)) {
+    const read = readRecord(record);
+    if ('reason' in read) break;
+    const { queued } = read;
+    const first = members[0]?.queued;
+    if (first !== undefined && (queued.ordering_key !== first.ordering_key || queued.event.subscription_id !== first.event.subscription_id)) break;
+    if (queued.redrive !== undefined || isSettled(queued)) break;
+    if (members.some((member) => member.queued.event.event_id === queued.event.event_id)) break;
+    const items = [...members, { record, queued }].map((member): BatchItem => ({ queued: member.queued, sequence: WIDEST_SEQUENCE }));
+    if (members.length > 0 && batchBodyBytes(items) > MAX_BATCH_BODY_BYTES) break;
+    members.push({ record, queued });
+  }
+  return members;
+}
+
+/** What one batch came to: each member's outcome, or the fault that stopped its recording. */
+export type BatchResult =
+  | {
+      readonly kind: 'delivered';
+      /** In the batch's order; a fault leaves that member (and, for the group, every later one) to come back. */
+      readonly settled: readonly ({ readonly outcome: DeliveryOutcome } | { readonly error: unknown })[];
+    }
+  | {
+      /** The batch failed: its first event is the key's head, waiting `delaySeconds`, then attempted alone. */
+      readonly kind: 'failed';
+      readonly outcome: Extract<DeliveryOutcome, { kind: typeof OutcomeKind.retryLater }>;
+    };
+
+/**
+ * Delivers a batch: one conditional write numbers it (`beginBatch`), one POST sends it. Undefined
+ * when the batch cannot begin (its first event was begun before: a failed or crashed batch, or a
+ * fall-back under way): the caller then processes the first record alone.
+ *
+ * After a 2xx each event's delivery is recorded, all at once, and awaited before the group goes
+ * on, so a later head never begins while a batch's delivery is only on the key. After any other
+ * answer nothing is counted: the first event waits for the backoff the receiver asked for
+ * (`Retry-After`), or none, and is then attempted alone; the receiver's refusal of one event is
+ * found by those single attempts, each counted and backed off as always.
+ */
+export async function startBatch(
+  members: readonly BatchMember[],
+  target: DeliveryTarget,
+  ports: DeliveryPorts,
+  policy: RetryPolicy,
+  context: RecordContext,
+): Promise<BatchResult | undefined> {
+  const [first] = members;
+  if (first === undefined || members.length < 2) throw new Error('a batch holds at least two events');
+  const ticket = await ports.store.beginBatch({
+    orderingKey: first.queued.ordering_key,
+    events: members.map(({ record, queued }) => ({
+      eventId: queued.event.event_id,
+      ...(record.sequenceNumber === undefined ? {} : { message: { messageGroupId: record.messageGroupId, sequenceNumber: record.sequenceNumber } }),
+    })),
+  });
+  if (ticket === undefined) return undefined;
+  const items = members.map((member, index): BatchItem => ({ queued: member.queued, sequence: ticket.sequences[index] ?? 0 }));
+  const inBatch = new Set(members.map((member) => member.queued.event.event_id));
+  const numbering = recordPreviousNumber(ports, ticket, (eventId) => inBatch.has(eventId), (eventId) => context.settledEarlier.has(eventId) || context.numberedEarlier.has(eventId));
+  const attemptedAt = ports.now();
+  const [head, ...rest] = items;
+  if (head === undefined) throw new Error('a batch holds at least two events');
+  const request = signBatch({ items: [head, ...rest], secrets: signingSecrets(target, attemptedAt), attemptedAt });
+  const [result] = await Promise.all([ports.send(target.url, request), numbering]);
+
+  if (isSuccess(result)) {
+    const at = ports.now().toISOString();
+    const settled = await Promise.all(
+      items.map(async (item) => {
+        try {
+          const { wasAccepted } = await ports.store.markDelivered({ queued: item.queued, sequence: item.sequence, attempts: 1, at });
+          const outcome: DeliveryOutcome = { kind: OutcomeKind.delivered, sequence: item.sequence, attempts: 1, acceptedAt: waitingSince(item.queued), isCounted: wasAccepted };
+          return { outcome };
+        } catch (error) {
+          return { error };
+        }
+      }),
+    );
+    return { kind: 'delivered', settled };
+  }
+
+  const reason = `batch of ${members.length} events: ${describeAttempt(result)}; delivering them one at a time`;
+  await ports.store.recordFailure({ orderingKey: first.queued.ordering_key, eventId: first.queued.event.event_id, reason });
+  const retryAfter = parseRetryAfter(result.kind === AttemptResultKind.response ? result.retryAfter : undefined, ports.now());
+  return {
+    kind: 'failed',
+    outcome: {
+      kind: OutcomeKind.retryLater,
+      delaySeconds: delayAfterFailedBatch(retryAfter, policy),
+      reason,
+      attempts: 0,
+      acceptedAt: waitingSince(first.queued),
+      eventId: first.queued.event.event_id,
+      orderingKey: first.queued.ordering_key,
+      isHeld: false,
+    },
+  };
+}
