@@ -98,15 +98,30 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
       assignments.push(`#${name} = :${name}`);
       values[`:${name}`] = value;
     }
+    // Settled as isSettledBy says: delivered, or dead-lettered (for a redriven copy, after its redrive:
+    // its own earlier dead-lettering does not settle it, and its late delivery is recorded over it).
+    const redrivenAt = input.queued.redrive?.redriven_at;
     if (unlessSettled) values[':accepted'] = EventItemStatus.accepted;
+    if (unlessSettled && redrivenAt !== undefined) {
+      values[':deadLettered'] = EventItemStatus.deadLettered;
+      values[':redrivenAt'] = redrivenAt;
+    }
+    const unlessSettledCondition =
+      redrivenAt === undefined
+        ? 'attribute_not_exists(#status) OR #status = :accepted'
+        : 'attribute_not_exists(#status) OR #status = :accepted OR (#status = :deadLettered AND #deadLetteredAt < :redrivenAt)';
     const output = await updateIfCondition(
       client,
       new UpdateCommand({
         TableName: options.tableName,
         Key: { [eventKey]: input.queued.event.event_id },
         UpdateExpression: `SET ${assignments.join(', ')}`,
-        ...(unlessSettled ? { ConditionExpression: 'attribute_not_exists(#status) OR #status = :accepted' } : {}),
-        ExpressionAttributeNames: { ...(input.sequence === undefined ? {} : { '#sequence': 'sequence' }), ...Object.fromEntries(Object.keys(fields).map((name) => [`#${name}`, name])) },
+        ...(unlessSettled ? { ConditionExpression: unlessSettledCondition } : {}),
+        ExpressionAttributeNames: {
+          ...(input.sequence === undefined ? {} : { '#sequence': 'sequence' }),
+          ...(unlessSettled && redrivenAt !== undefined ? { '#deadLetteredAt': 'dead_lettered_at' } : {}),
+          ...Object.fromEntries(Object.keys(fields).map((name) => [`#${name}`, name])),
+        },
         ExpressionAttributeValues: values,
         ReturnValues: 'ALL_OLD',
       }),

@@ -202,8 +202,9 @@ export class InMemoryDeliveryStore implements DeliveryStore {
 
   readonly markDeliveredUnlessSettled = async (input: SettledEvent): Promise<SettleResult | undefined> => {
     this.writes.push(`markDeliveredUnlessSettled ${input.queued.event.event_id}`);
-    const status = this.events.get(input.queued.event.event_id)?.status;
-    if (status === 'delivered' || status === 'dead_lettered') return undefined;
+    const event = this.events.get(input.queued.event.event_id);
+    const outcome = event === undefined ? undefined : { status: event.status, deadLetteredAt: event.deadLetteredAt };
+    if (isSettledBy(outcome, input.queued.redrive?.redriven_at)) return undefined;
     return this.settle(input, { status: 'delivered' });
   };
 

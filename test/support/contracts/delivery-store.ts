@@ -304,6 +304,20 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
         expect(await store.isSettled(key.eventId(2), T3)).toBe(false);
         expect(await store.markDeliveredUnlessSettled(settled(key.queued(key.eventId(3)), T2, 3))).toEqual({ wasAccepted: false });
       });
+
+      it('records a redriven copy’s late delivery over its own earlier dead-lettering, and not over a later one', async () => {
+        const store = makeStore();
+        const key = newKey();
+        const redriven = (n: number, redrivenAt: string): QueuedEvent => ({ ...key.queued(key.eventId(n)), redrive: { redriven_at: redrivenAt } });
+        await store.recordAccepted(key.record(key.eventId(1)));
+        await store.markDeadLettered({ ...unnumbered(key.queued(key.eventId(1)), T0), reason: 'moved by the backstop' });
+        expect(await store.markDeliveredUnlessSettled(settled(redriven(1, T1), T2, 3))).toEqual({ wasAccepted: true });
+        expect(await store.findSequence(key.eventId(1))).toBe(3);
+        expect(await store.isSettled(key.eventId(1), T1)).toBe(true);
+        // Dead-lettered again after its redrive: settled for that copy, nothing recorded over it.
+        await store.markDeadLettered({ ...settled(key.queued(key.eventId(2)), T2, 2), reason: 'HTTP 500' });
+        expect(await store.markDeliveredUnlessSettled(settled(redriven(2, T1), T3, 2))).toBeUndefined();
+      });
     });
 
     describe('beginAttempt with the message’s place in its group', () => {
