@@ -109,11 +109,16 @@ export interface BatchItem {
   readonly sequence: number;
 }
 
-/** An item of a batch body (CONTRACT §5): `redelivery` only on a redriven dead letter. */
+/**
+ * An item of a batch body (CONTRACT §5): `redelivery` only on a redriven dead letter. It also names
+ * the ordering key its `sequence` counts for, as the header does but unescaped and under the
+ * signature (issue 27: the webhook says which key it counts, in the header and in the items).
+ */
 function batchItemOf({ queued, sequence }: BatchItem): Record<string, unknown> {
   return {
     id: queued.event.event_id,
     sequence,
+    ordering_key: orderingKeyNameOf(queued),
     type: queued.event.type,
     timestamp: queued.accepted_at,
     data: queued.event.payload,

@@ -60,6 +60,10 @@ describe('local stack ordered batches', { timeout: 60_000 }, () => {
     const [first] = posts;
     expect(() => new Webhook(secret).verify(first?.body ?? '', first?.headers ?? {})).not.toThrow();
     expect(first?.webhookId).toMatch(/^batch_[0-9a-f]{32}$/);
+    // The key each item's number counts for, in the header and, under the signature, in every item.
+    expect(first?.headers['webhook-ordering-key']).toBe(subscription);
+    const body = JSON.parse(first?.body ?? '{}') as { events: { ordering_key: string }[] };
+    expect(body.events.every((item) => item.ordering_key === subscription)).toBe(true);
   });
 
   it('dead-letters only the event the receiver keeps refusing, delivers its batch-mates in order, and redrives it alone', async () => {

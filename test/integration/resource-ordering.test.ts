@@ -12,6 +12,7 @@ import { TABLES } from '../../lambda/resources.js';
 import { call, makeEvent, postEvents, subscribe, uniquePrefix, type TestEvent } from './support/api.js';
 import { lagRows } from './support/operator-api.js';
 import { waitFor } from './support/poll.js';
+import type { ReceivedWebhook } from '../../local/webhook-receiver.js';
 import { SignatureCheck, type Attempt } from './support/receiver.js';
 import { useStackAndReceiver } from './support/stack-and-receiver.js';
 
@@ -20,6 +21,9 @@ const ORDERING_KEY_HEADER = 'webhook-ordering-key';
 
 /** Event ids whose attempts the receiver refuses while the predicate holds. */
 const refusals = new Map<string, () => boolean>();
+/** Refused while the test says so: a webhook of one of the events named in `refusals`, alone or in a batch. */
+const isRefused = (webhook: ReceivedWebhook): boolean =>
+  [webhook.webhookId, ...(webhook.items ?? []).map((item) => item.id)].some((id) => id !== undefined && refusals.get(id)?.() === true);
 
 interface ErrorBody {
   readonly error: { readonly code: string; readonly message: string; readonly details?: readonly { readonly path: string; readonly message: string }[] };
@@ -33,7 +37,7 @@ describe('resource ordering on the local stack', { timeout: 60_000 }, () => {
   const prefix = uniquePrefix('resource');
   const { stack, receiver } = useStackAndReceiver(
     { MAX_DELIVERY_ATTEMPTS: '10' },
-    { respond: (webhook) => (webhook.webhookId !== undefined && refusals.get(webhook.webhookId)?.() === true ? { statusCode: 500 } : undefined) },
+    { respond: (webhook) => (isRefused(webhook) ? { statusCode: 500 } : undefined) },
   );
 
   const put = (id: string, body: Record<string, unknown>) => call(stack().url, 'PUT', `/v1/subscriptions/${encodeURIComponent(id)}`, { tenant_id: TENANT, ...body });
@@ -200,16 +204,18 @@ describe('resource ordering on the local stack', { timeout: 60_000 }, () => {
     expect((await put(subscription, { url, batch_size: 2 })).status).toBe(200);
 
     isReceiverDown = false;
-    await waitFor('the pending events delivered', () => receiver().deliveredTo(subscription).length === 2);
+    // From here the subscription takes batches of 2: each POST carries its events as items.
+    const deliveredItems = () => receiver().deliveredTo(subscription).flatMap((attempt) => (attempt.items ?? [{ id: attempt.webhookId ?? '', sequence: attempt.sequence ?? 0 }]).map((item) => ({ ...item, orderingKey: attempt.headers[ORDERING_KEY_HEADER] })));
+    await waitFor('the pending events delivered', () => deliveredItems().length === 2);
     await waitFor('the lag view drained of the subscription', async () => !(await lagRows(stack())).some((row) => row.message_group_id === result?.message_group_id && row.depth > 0));
 
     const changed = await put(subscription, { url, ordering: 'resource' });
     expect(changed.status).toBe(200);
     expect(changed.body).toMatchObject({ ordering: 'resource', batch_size: 2 });
     await postEvents(stack().url, [onResource(subscription, `${prefix}-c-3`, 'r1')]);
-    await waitFor('the event of the new key delivered', () => receiver().deliveredTo(subscription).length === 3);
+    await waitFor('the event of the new key delivered', () => deliveredItems().length === 3);
     // A new key: its own sequence, from 1.
-    expect(receiver().deliveredTo(subscription)[2]).toMatchObject({ webhookId: `${prefix}-c-3`, sequence: 1, headers: expect.objectContaining({ [ORDERING_KEY_HEADER]: 'r1' }) });
+    expect(deliveredItems()[2]).toMatchObject({ id: `${prefix}-c-3`, sequence: 1, orderingKey: 'r1' });
   });
 });
 
@@ -217,7 +223,7 @@ describe('ordering changes in partition mode on the local stack', { timeout: 60_
   const prefix = uniquePrefix('partitioned');
   const { stack, receiver } = useStackAndReceiver(
     { PARTITION_COUNT: '4', MAX_DELIVERY_ATTEMPTS: '10' },
-    { respond: (webhook) => (webhook.webhookId !== undefined && refusals.get(webhook.webhookId)?.() === true ? { statusCode: 500 } : undefined) },
+    { respond: (webhook) => (isRefused(webhook) ? { statusCode: 500 } : undefined) },
   );
   const put = (id: string, body: Record<string, unknown>) => call(stack().url, 'PUT', `/v1/subscriptions/${encodeURIComponent(id)}`, { tenant_id: TENANT, ...body });
 

@@ -33,7 +33,7 @@ function records(key: string, count: number, from = 1): ConsumerRecord[] {
 
 interface Post {
   readonly webhookId: string;
-  readonly items: readonly { readonly id: string; readonly sequence: number; readonly redelivery?: boolean }[];
+  readonly items: readonly { readonly id: string; readonly sequence: number; readonly ordering_key: string; readonly redelivery?: boolean }[];
   readonly request: WebhookRequest;
 }
 
@@ -84,7 +84,7 @@ describe('ordered batches', () => {
     expect(plan.failedMessageIds).toEqual([]);
     expect(posts).toHaveLength(1);
     const [post] = posts;
-    expect(post?.items.map((item) => [item.id, item.sequence])).toEqual([['a1', 1], ['a2', 2], ['a3', 3]]);
+    expect(post?.items.map((item) => [item.id, item.sequence, item.ordering_key])).toEqual([['a1', 1, 'a'], ['a2', 2, 'a'], ['a3', 3, 'a']]);
     expect(post?.request.headers['webhook-sequence']).toBeUndefined();
     expect(() => new Webhook(secret).verify(post?.request.body ?? '', post?.request.headers ?? {})).not.toThrow();
     expect([...plan.outcomes.values()].map((outcome) => outcome.kind)).toEqual([OutcomeKind.delivered, OutcomeKind.delivered, OutcomeKind.delivered]);
