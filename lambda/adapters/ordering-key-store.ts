@@ -89,6 +89,25 @@ const SHIFT_PREVIOUS =
 const MOVE_AHEAD = ', prev_ahead = if_not_exists(ahead, :noNumbers), prev_ahead_base = if_not_exists(ahead_base, :nothing)';
 
 /**
+ * What a new head sets and removes of its message's place and its redrive mark: each set when
+ * known, removed otherwise, so that nothing of the head before it stays. `setTail` goes after the
+ * SET list, `removeTail` after the REMOVE list; `values` holds their operands.
+ */
+function headPlaceClauses(
+  message: { readonly messageGroupId: string; readonly sequenceNumber: string } | undefined,
+  redrivenAt: string | undefined,
+): { readonly setTail: string; readonly removeTail: string; readonly values: Record<string, string> } {
+  return {
+    setTail: `${message === undefined ? '' : ', head_group = :group, head_position = :position'}${redrivenAt === undefined ? '' : ', head_redrive = :redrive'}`,
+    removeTail: `${redrivenAt === undefined ? ', head_redrive' : ''}${message === undefined ? ', head_group, head_position' : ''}`,
+    values: {
+      ...(redrivenAt === undefined ? {} : { ':redrive': redrivenAt }),
+      ...(message === undefined ? {} : { ':group': message.messageGroupId, ':position': positionOf(message.sequenceNumber) }),
+    },
+  };
+}
+
+/**
  * The key's head is another event than the one being attempted, after both conditional writes of
  * `beginAttempt` were refused: only one consumer holds a message group at a time, so this is a
  * fault (a second consumer, or a write outside the consumer), never an outcome to act on.
@@ -146,6 +165,7 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
     redrivenAt: string | undefined,
     message: { readonly messageGroupId: string; readonly sequenceNumber: string } | undefined,
   ): Promise<z.infer<typeof headSchema> | undefined> => {
+    const place = headPlaceClauses(message, redrivenAt);
     const output = await updateIfCondition(
       client,
       new UpdateCommand({
@@ -155,23 +175,14 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
           'SET head_sequence = ahead_base + ahead.#event',
           SHIFT_PREVIOUS,
           ', head_event_id = :event, head_attempts = :one',
-          message === undefined ? '' : ', head_group = :group, head_position = :position',
-          redrivenAt === undefined ? '' : ', head_redrive = :redrive',
+          place.setTail,
           // Taken out of the batch's numbers: from here the key keeps it as its head, then previous heads.
           ' REMOVE ahead.#event, head_last_error, skip_event_id, skip_requested_at',
-          redrivenAt === undefined ? ', head_redrive' : '',
-          message === undefined ? ', head_group, head_position' : '',
+          place.removeTail,
         ].join(''),
         ConditionExpression: `attribute_exists(ahead.#event) AND head_event_id <> :event${message === undefined ? '' : ` AND ${NEWER_THAN_HEAD}`}`,
         ExpressionAttributeNames: { '#event': eventId },
-        ExpressionAttributeValues: {
-          ':one': 1,
-          ':event': eventId,
-          ':none': '',
-          ':nothing': 0,
-          ...(redrivenAt === undefined ? {} : { ':redrive': redrivenAt }),
-          ...(message === undefined ? {} : { ':group': message.messageGroupId, ':position': positionOf(message.sequenceNumber) }),
-        },
+        ExpressionAttributeValues: { ':one': 1, ':event': eventId, ':none': '', ':nothing': 0, ...place.values },
         ReturnValues: 'ALL_NEW',
       }),
     );
@@ -183,7 +194,7 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
       // A redrive is a new attempt series of the same event: it is told apart by its redrive time.
       const redriveValues = redrive === undefined ? {} : { ':redrive': redrive.redrivenAt };
       const isKeptSequence = redrive?.sequence !== undefined;
-      const positionValues = message === undefined ? {} : { ':group': message.messageGroupId, ':position': positionOf(message.sequenceNumber) };
+      const place = headPlaceClauses(message, redrive?.redrivenAt);
       // A new head: the key's next sequence number, attempt 1. Every SET operand reads the item as
       // it was before this write, so head_sequence equals the new last_sequence, and prev_* keep
       // the head this one replaces: its number stays findable here (the backstop's import reads
@@ -204,11 +215,9 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
             SHIFT_PREVIOUS,
             MOVE_AHEAD,
             ', head_event_id = :event, head_attempts = :one',
-            message === undefined ? '' : ', head_group = :group, head_position = :position',
-            redrive === undefined ? '' : ', head_redrive = :redrive',
+            place.setTail,
             ' REMOVE head_last_error, skip_event_id, skip_requested_at, ahead, ahead_base',
-            redrive === undefined ? ', head_redrive' : '',
-            message === undefined ? ', head_group, head_position' : '',
+            place.removeTail,
           ].join(''),
           ConditionExpression: [
             redrive === undefined || !isKeptSequence
@@ -226,8 +235,7 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
             ':nothing': 0,
             ':noNumbers': {},
             ...(isKeptSequence ? { ':kept': redrive?.sequence } : { ':zero': 0 }),
-            ...redriveValues,
-            ...positionValues,
+            ...place.values,
           },
           ReturnValues: 'ALL_NEW',
         }),
@@ -295,6 +303,7 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
       // from here), when any of them was numbered before (a batch's fall-back), or when its message
       // is not newer than the head's: then the caller begins the first alone.
       const names = Object.fromEntries(events.map((event, index) => [`#m${index}`, event.eventId]));
+      const batchPlace = headPlaceClauses(first.message, undefined);
       const output = await updateIfCondition(
         client,
         new UpdateCommand({
@@ -306,9 +315,9 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
             SHIFT_PREVIOUS,
             MOVE_AHEAD,
             ', ahead = :ahead, head_event_id = :event, head_attempts = :zero',
-            first.message === undefined ? '' : ', head_group = :group, head_position = :position',
-            ' REMOVE head_last_error, skip_event_id, skip_requested_at, head_redrive',
-            first.message === undefined ? ', head_group, head_position' : '',
+            batchPlace.setTail,
+            ' REMOVE head_last_error, skip_event_id, skip_requested_at',
+            batchPlace.removeTail,
           ].join(''),
           ConditionExpression: [
             '(attribute_not_exists(head_event_id) OR head_event_id <> :event)',
@@ -325,7 +334,7 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
             ':nothing': 0,
             ':noNumbers': {},
             ':ahead': Object.fromEntries(events.slice(1).map((event, index) => [event.eventId, index + 1])),
-            ...(first.message === undefined ? {} : { ':group': first.message.messageGroupId, ':position': positionOf(first.message.sequenceNumber) }),
+            ...batchPlace.values,
           },
           ReturnValues: 'ALL_NEW',
         }),

@@ -80,18 +80,31 @@ export function signWebhook(input: {
   readonly attemptedAt: Date;
 }): WebhookRequest {
   const body = webhookBody(input.queued);
-  const id = input.queued.event.event_id;
+  return { body, headers: signedHeaders({ id: input.queued.event.event_id, body, events: [input.queued], secrets: input.secrets, attemptedAt: input.attemptedAt, sequence: input.sequence }) };
+}
+
+/**
+ * The headers of one attempt, one event or a batch: its id, this attempt's time and one `v1,`
+ * signature per secret over id, time and body, the ordering key its events share, the number of
+ * a single event, and the redelivery mark when one of them is a redriven dead letter.
+ */
+function signedHeaders(input: {
+  readonly id: string;
+  readonly body: string;
+  readonly events: readonly [QueuedEvent, ...QueuedEvent[]];
+  readonly secrets: readonly [string, ...string[]];
+  readonly attemptedAt: Date;
+  /** Only for a single event: a batch's items carry their own numbers. */
+  readonly sequence?: number;
+}): Record<string, string> {
   return {
-    body,
-    headers: {
-      'content-type': 'application/json',
-      [WebhookHeader.id]: id,
-      [WebhookHeader.timestamp]: String(Math.floor(input.attemptedAt.getTime() / 1000)),
-      [WebhookHeader.signature]: input.secrets.map((secret) => new Webhook(secret).sign(id, input.attemptedAt, body)).join(' '),
-      [WebhookHeader.sequence]: String(input.sequence),
-      [WebhookHeader.orderingKey]: encodeHeaderText(orderingKeyNameOf(input.queued)),
-      ...(input.queued.redrive === undefined ? {} : { [WebhookHeader.redelivery]: 'true' }),
-    },
+    'content-type': 'application/json',
+    [WebhookHeader.id]: input.id,
+    [WebhookHeader.timestamp]: String(Math.floor(input.attemptedAt.getTime() / 1000)),
+    [WebhookHeader.signature]: input.secrets.map((secret) => new Webhook(secret).sign(input.id, input.attemptedAt, input.body)).join(' '),
+    ...(input.sequence === undefined ? {} : { [WebhookHeader.sequence]: String(input.sequence) }),
+    [WebhookHeader.orderingKey]: encodeHeaderText(orderingKeyNameOf(input.events[0])),
+    ...(input.events.some((queued) => queued.redrive !== undefined) ? { [WebhookHeader.redelivery]: 'true' } : {}),
   };
 }
 
@@ -158,16 +171,7 @@ export function signBatch(input: {
   readonly attemptedAt: Date;
 }): WebhookRequest {
   const body = batchBody(input.items);
-  const id = batchWebhookId(input.items);
-  return {
-    body,
-    headers: {
-      'content-type': 'application/json',
-      [WebhookHeader.id]: id,
-      [WebhookHeader.timestamp]: String(Math.floor(input.attemptedAt.getTime() / 1000)),
-      [WebhookHeader.signature]: input.secrets.map((secret) => new Webhook(secret).sign(id, input.attemptedAt, body)).join(' '),
-      [WebhookHeader.orderingKey]: encodeHeaderText(orderingKeyNameOf(input.items[0].queued)),
-      ...(input.items.some((item) => item.queued.redrive !== undefined) ? { [WebhookHeader.redelivery]: 'true' } : {}),
-    },
-  };
+  const [first, ...rest] = input.items;
+  const events: [QueuedEvent, ...QueuedEvent[]] = [first.queued, ...rest.map((item) => item.queued)];
+  return { body, headers: signedHeaders({ id: batchWebhookId(input.items), body, events, secrets: input.secrets, attemptedAt: input.attemptedAt }) };
 }
