@@ -57,6 +57,31 @@ export function gatherBatch(group: readonly ConsumerRecord[], start: number, bat
   return members;
 }
 
+/**
+ * Numbers a batch's or a run's events in one conditional write (`beginBatch`) and starts writing
+ * the numbers the key moves aside on their records (see `recordPreviousNumber`), to be awaited
+ * before the group goes on. Undefined when they cannot begin together (the first was begun before).
+ */
+async function numberTogether(
+  members: readonly BatchMember[],
+  ports: DeliveryPorts,
+  context: RecordContext,
+): Promise<{ readonly sequences: readonly number[]; readonly numbering: Promise<void> } | undefined> {
+  const [first] = members;
+  if (first === undefined || members.length < 2) throw new Error('a batch or a run holds at least two events');
+  const ticket = await ports.store.beginBatch({
+    orderingKey: first.queued.ordering_key,
+    events: members.map(({ record, queued }) => ({
+      eventId: queued.event.event_id,
+      ...(record.sequenceNumber === undefined ? {} : { message: { messageGroupId: record.messageGroupId, sequenceNumber: record.sequenceNumber } }),
+    })),
+  });
+  if (ticket === undefined) return undefined;
+  const together = new Set(members.map((member) => member.queued.event.event_id));
+  const isSeenSettled = (eventId: string): boolean => context.settledEarlier.has(eventId) || context.numberedEarlier.has(eventId);
+  return { sequences: ticket.sequences, numbering: recordPreviousNumber(ports, ticket, (eventId) => together.has(eventId), isSeenSettled) };
+}
+
 /** What one batch came to: each member's outcome, or the fault that stopped its recording. */
 export type BatchResult =
   | {
@@ -89,18 +114,10 @@ export async function startBatch(
   context: RecordContext,
 ): Promise<BatchResult | undefined> {
   const [first] = members;
-  if (first === undefined || members.length < 2) throw new Error('a batch holds at least two events');
-  const ticket = await ports.store.beginBatch({
-    orderingKey: first.queued.ordering_key,
-    events: members.map(({ record, queued }) => ({
-      eventId: queued.event.event_id,
-      ...(record.sequenceNumber === undefined ? {} : { message: { messageGroupId: record.messageGroupId, sequenceNumber: record.sequenceNumber } }),
-    })),
-  });
-  if (ticket === undefined) return undefined;
-  const items = members.map((member, index): BatchItem => ({ queued: member.queued, sequence: ticket.sequences[index] ?? 0 }));
-  const inBatch = new Set(members.map((member) => member.queued.event.event_id));
-  const numbering = recordPreviousNumber(ports, ticket, (eventId) => inBatch.has(eventId), (eventId) => context.settledEarlier.has(eventId) || context.numberedEarlier.has(eventId));
+  const numbered = await numberTogether(members, ports, context);
+  if (first === undefined || numbered === undefined) return undefined;
+  const { sequences, numbering } = numbered;
+  const items = members.map((member, index): BatchItem => ({ queued: member.queued, sequence: sequences[index] ?? 0 }));
   const attemptedAt = ports.now();
   const [head, ...rest] = items;
   if (head === undefined) throw new Error('a batch holds at least two events');
@@ -175,18 +192,9 @@ export async function startRun(
   context: RecordContext,
   hasTime: () => boolean,
 ): Promise<RunResult | undefined> {
-  const [first] = members;
-  if (first === undefined || members.length < 2) throw new Error('a run holds at least two events');
-  const ticket = await ports.store.beginBatch({
-    orderingKey: first.queued.ordering_key,
-    events: members.map(({ record, queued }) => ({
-      eventId: queued.event.event_id,
-      ...(record.sequenceNumber === undefined ? {} : { message: { messageGroupId: record.messageGroupId, sequenceNumber: record.sequenceNumber } }),
-    })),
-  });
-  if (ticket === undefined) return undefined;
-  const inRun = new Set(members.map((member) => member.queued.event.event_id));
-  const numbering = recordPreviousNumber(ports, ticket, (eventId) => inRun.has(eventId), (eventId) => context.settledEarlier.has(eventId) || context.numberedEarlier.has(eventId));
+  const numbered = await numberTogether(members, ports, context);
+  if (numbered === undefined) return undefined;
+  const { sequences, numbering } = numbered;
   /** Each member's entry by its place in the run: filled as its record lands or its failure is decided. */
   const entries: (RunResult['settled'][number] | undefined)[] = members.map(() => undefined);
   /** The entries of the members the run reached, in its order. */
@@ -216,7 +224,7 @@ export async function startRun(
       older = newer;
       newer = undefined;
       if (entries.some((entry) => entry !== undefined && 'error' in entry) || (index > 0 && !hasTime())) break;
-      const item: BatchItem = { queued: member.queued, sequence: ticket.sequences[index] ?? 0 };
+      const item: BatchItem = { queued: member.queued, sequence: sequences[index] ?? 0 };
       const attemptedAt = ports.now();
       const request = signWebhook({ queued: item.queued, sequence: item.sequence, secrets: signingSecrets(target, attemptedAt), attemptedAt });
       const [result] = await Promise.all([ports.send(target.url, request), index === 0 ? numbering : undefined]);
