@@ -81,6 +81,25 @@ function harness(respond: (eventId: string, attempt: number) => AttemptResult = 
   return { store, sent, deadLetters, quarantined, faults, counted, ports, run };
 }
 
+/** The ports with `eventId`'s first delivery record failing, after `delayMs` (a crash or a fault between its 2xx and its record). */
+function failingRecordOnce(ports: DeliveryPorts, store: InMemoryDeliveryStore, eventId: string, delayMs: number): DeliveryPorts {
+  let failures = 1;
+  return {
+    ...ports,
+    store: {
+      ...store,
+      markDelivered: async (input) => {
+        if (input.queued.event.event_id === eventId && failures > 0) {
+          failures -= 1;
+          if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+          throw new Error('the record of a delivery failed');
+        }
+        return store.markDelivered(input);
+      },
+    },
+  };
+}
+
 const fail500: AttemptResult = { kind: AttemptResultKind.response, statusCode: 500 };
 const ok: AttemptResult = { kind: AttemptResultKind.response, statusCode: 200 };
 
@@ -303,20 +322,7 @@ describe('processBatch', () => {
 
   it('records each delivery while the next record is begun and sent, and sends a record whose delivery it cannot record back with its successors', async () => {
     const { run, store, ports, sent, faults } = harness();
-    let failures = 1;
-    const failing = {
-      ...ports,
-      store: {
-        ...store,
-        markDelivered: async (input: Parameters<typeof store.markDelivered>[0]) => {
-          if (input.queued.event.event_id === 'a2' && failures > 0) {
-            failures -= 1;
-            throw new Error('crash between the 2xx and its record');
-          }
-          return store.markDelivered(input);
-        },
-      },
-    };
+    const failing = failingRecordOnce(ports, store, 'a2', 0);
     // One at a time (each alone in its invocation's batch), a2's record fails while a3 is begun and sent.
     await run([positioned('a1', 'a', 1)]);
     const first = await processBatch([positioned('a2', 'a', 2)], failing, policy, (_error, r) => faults.push(r.messageId), plentyOfTime);
@@ -334,22 +340,8 @@ describe('processBatch', () => {
 
   it('sends a run’s member whose delivery it cannot record back with its successors, and records it late, unsent, once a later event of its key was recorded', async () => {
     const { store, ports, sent, faults, run } = harness();
-    let failures = 1;
-    const failing = {
-      ...ports,
-      store: {
-        ...store,
-        markDelivered: async (input: Parameters<typeof store.markDelivered>[0]) => {
-          if (input.queued.event.event_id === 'a2' && failures > 0) {
-            failures -= 1;
-            // Slow to fail, as a write that times out: a3 is sent and recorded meanwhile.
-            await new Promise((resolve) => setTimeout(resolve, 5));
-            throw new Error('DynamoDB unavailable');
-          }
-          return store.markDelivered(input);
-        },
-      },
-    };
+    // Slow to fail, as a write that times out: a3 is sent and recorded meanwhile.
+    const failing = failingRecordOnce(ports, store, 'a2', 5);
     const first = await processBatch([positioned('a1', 'a', 1), positioned('a2', 'a', 2), positioned('a3', 'a', 3), positioned('a4', 'a', 4)], failing, policy, (_error, r) => faults.push(r.messageId), plentyOfTime);
     expect(faults).toEqual(['a2']);
     expect(first.failedMessageIds).toEqual(['a2', 'a3', 'a4']);
