@@ -123,7 +123,7 @@ export class HeadChangedError extends Error {
   }
 }
 
-export type OrderingKeyStore = Pick<DeliveryStore, 'beginAttempt' | 'beginBatch' | 'recordFailure'> & {
+export type OrderingKeyStore = Pick<DeliveryStore, 'beginAttempt' | 'beginBatch' | 'findNumber' | 'recordFailure'> & {
   /** The key's head as the consumer last began it, or undefined for a key never attempted. */
   readonly findHead: (orderingKey: string) => Promise<KeyHead | undefined>;
   /**
@@ -138,6 +138,7 @@ export const ORDERING_KEY_STORE_ACCESS = {
   // Conditional writes, and a read of the head when both are refused.
   beginAttempt: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem', 'dynamodb:GetItem'] }],
   beginBatch: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
+  findNumber: [{ resource: 'orderingKeysTable', actions: ['dynamodb:GetItem'] }],
   recordFailure: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
   findHead: [{ resource: 'orderingKeysTable', actions: ['dynamodb:GetItem'] }],
   requestSkip: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
@@ -346,6 +347,15 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
       if (sequences.some((sequence) => sequence === undefined)) throw new Error(`batch of ordering key ${key} was not numbered whole`);
       const ticket: BatchTicket = { sequences: sequences.filter((sequence) => sequence !== undefined), ...previousOf(head) };
       return ticket;
+    },
+
+    async findNumber({ orderingKey: key, eventId }) {
+      const output = await client.send(new GetCommand({ TableName: tableName, Key: { [orderingKey]: key }, ConsistentRead: true }));
+      if (output.Item === undefined) return undefined;
+      const head = parseItem(headSchema, output.Item, tableName, key);
+      if (head.head_event_id === eventId) return head.head_sequence;
+      const { previous, earlier, ahead, movedAhead } = previousOf(head);
+      return [previous, earlier, ...(ahead ?? []), ...(movedAhead ?? [])].find((numbered) => numbered?.eventId === eventId)?.sequence;
     },
 
     async findHead(key) {

@@ -5,7 +5,9 @@
  * with its own attempts, so a poison event never takes its batch-mates to the dead letters.
  */
 import {
+  AttemptTicketKind,
   describeAttempt,
+  giveUp,
   isSuccess,
   OutcomeKind,
   readRecord,
@@ -19,9 +21,9 @@ import {
   type RecordContext,
 } from './delivery.js';
 import type { QueuedEvent } from './event.js';
-import { delayAfterFailedBatch, parseRetryAfter, type RetryPolicy } from './retry-policy.js';
+import { attemptLimit, decideAfterFailure, delayAfterFailedBatch, FailureDecisionKind, parseRetryAfter, type RetryPolicy } from './retry-policy.js';
 import { signingSecrets } from './secret.js';
-import { batchBodyBytes, MAX_BATCH_BODY_BYTES, signBatch, type BatchItem } from './webhook.js';
+import { batchBodyBytes, MAX_BATCH_BODY_BYTES, signBatch, signWebhook, type BatchItem } from './webhook.js';
 
 /** A record that may go in a batch, read. */
 export interface BatchMember {
@@ -53,6 +55,31 @@ export function gatherBatch(group: readonly ConsumerRecord[], start: number, bat
     members.push({ record, queued });
   }
   return members;
+}
+
+/**
+ * Numbers a batch's or a run's events in one conditional write (`beginBatch`) and starts writing
+ * the numbers the key moves aside on their records (see `recordPreviousNumber`), to be awaited
+ * before the group goes on. Undefined when they cannot begin together (the first was begun before).
+ */
+async function numberTogether(
+  members: readonly BatchMember[],
+  ports: DeliveryPorts,
+  context: RecordContext,
+): Promise<{ readonly sequences: readonly number[]; readonly numbering: Promise<void> } | undefined> {
+  const [first] = members;
+  if (first === undefined || members.length < 2) throw new Error('a batch or a run holds at least two events');
+  const ticket = await ports.store.beginBatch({
+    orderingKey: first.queued.ordering_key,
+    events: members.map(({ record, queued }) => ({
+      eventId: queued.event.event_id,
+      ...(record.sequenceNumber === undefined ? {} : { message: { messageGroupId: record.messageGroupId, sequenceNumber: record.sequenceNumber } }),
+    })),
+  });
+  if (ticket === undefined) return undefined;
+  const together = new Set(members.map((member) => member.queued.event.event_id));
+  const isSeenSettled = (eventId: string): boolean => context.settledEarlier.has(eventId) || context.numberedEarlier.has(eventId);
+  return { sequences: ticket.sequences, numbering: recordPreviousNumber(ports, ticket, (eventId) => together.has(eventId), isSeenSettled) };
 }
 
 /** What one batch came to: each member's outcome, or the fault that stopped its recording. */
@@ -87,18 +114,10 @@ export async function startBatch(
   context: RecordContext,
 ): Promise<BatchResult | undefined> {
   const [first] = members;
-  if (first === undefined || members.length < 2) throw new Error('a batch holds at least two events');
-  const ticket = await ports.store.beginBatch({
-    orderingKey: first.queued.ordering_key,
-    events: members.map(({ record, queued }) => ({
-      eventId: queued.event.event_id,
-      ...(record.sequenceNumber === undefined ? {} : { message: { messageGroupId: record.messageGroupId, sequenceNumber: record.sequenceNumber } }),
-    })),
-  });
-  if (ticket === undefined) return undefined;
-  const items = members.map((member, index): BatchItem => ({ queued: member.queued, sequence: ticket.sequences[index] ?? 0 }));
-  const inBatch = new Set(members.map((member) => member.queued.event.event_id));
-  const numbering = recordPreviousNumber(ports, ticket, (eventId) => inBatch.has(eventId), (eventId) => context.settledEarlier.has(eventId) || context.numberedEarlier.has(eventId));
+  const numbered = await numberTogether(members, ports, context);
+  if (first === undefined || numbered === undefined) return undefined;
+  const { sequences, numbering } = numbered;
+  const items = members.map((member, index): BatchItem => ({ queued: member.queued, sequence: sequences[index] ?? 0 }));
   const attemptedAt = ports.now();
   const [head, ...rest] = items;
   if (head === undefined) throw new Error('a batch holds at least two events');
@@ -136,5 +155,133 @@ export async function startBatch(
       orderingKey: first.queued.ordering_key,
       isHeld: false,
     },
+  };
+}
+
+/** What a run came to (see {@link startRun}): each member it reached, in order, and where it stopped. */
+export interface RunResult {
+  /** The members the run reached, in its order: an outcome, or the fault that stopped its recording. */
+  readonly settled: readonly ({ readonly outcome: DeliveryOutcome } | { readonly error: unknown })[];
+  /**
+   * Set when the run stopped at a member that failed and must wait (its index in the run): its
+   * outcome, `retryLater`, is the last of `settled`; the members after it were not sent.
+   */
+  readonly waitingAt?: number;
+}
+
+/**
+ * Delivers a run (a subscription with `batch_size` 1): the consecutive events of one key that one
+ * receive holds, numbered together by one conditional write (`beginBatch`, as a batch), then sent
+ * one POST each, in order, with no state round trip between two POSTs: each delivery is recorded
+ * while the next event is sent, and awaited before the one after it (as `processGroup` does for
+ * single events). Undefined when the run cannot begin (its first event was begun before): the
+ * caller then processes the first record alone.
+ *
+ * A run's attempts are counted after they are made, not before: the first failure of a member
+ * counts its attempt 1 at once (the member becomes the key's head, with the number the run gave
+ * it) and then waits its backoff, or is given up, exactly as a single event's first failure. A
+ * crash between a member's POST and that count leaves the attempt uncounted, at most once per
+ * event: its message comes back and is attempted one at a time from then on, each attempt
+ * counted before it is made (see the README's guarantees).
+ */
+export async function startRun(
+  members: readonly BatchMember[],
+  target: DeliveryTarget,
+  ports: DeliveryPorts,
+  policy: RetryPolicy,
+  context: RecordContext,
+  hasTime: () => boolean,
+): Promise<RunResult | undefined> {
+  const numbered = await numberTogether(members, ports, context);
+  if (numbered === undefined) return undefined;
+  const { sequences, numbering } = numbered;
+  /** Each member's entry by its place in the run: filled as its record lands or its failure is decided. */
+  const entries: (RunResult['settled'][number] | undefined)[] = members.map(() => undefined);
+  /** The entries of the members the run reached, in its order. */
+  const reached = (): RunResult['settled'] => entries.filter((entry): entry is RunResult['settled'][number] => entry !== undefined);
+  /** The records of the last two deliveries, still being written: the newer while the next member is sent. */
+  let older: Promise<void> | undefined;
+  let newer: Promise<void> | undefined;
+  const awaitRecords = async (): Promise<void> => {
+    await Promise.all([older, newer]);
+    older = undefined;
+    newer = undefined;
+  };
+  const record = (index: number, item: BatchItem): Promise<void> =>
+    ports.store.markDelivered({ queued: item.queued, sequence: item.sequence, attempts: 1, at: ports.now().toISOString() }).then(
+      ({ wasAccepted }) => {
+        entries[index] = { outcome: { kind: OutcomeKind.delivered, sequence: item.sequence, attempts: 1, acceptedAt: waitingSince(item.queued), isCounted: wasAccepted } };
+      },
+      (error: unknown) => {
+        entries[index] = { error };
+      },
+    );
+  try {
+    for (const [index, member] of members.entries()) {
+      // The delivery before the last must be recorded before this POST; a failed record ends the
+      // run there. The first member needs no time check: the caller made it for the run.
+      if (older !== undefined) await older;
+      older = newer;
+      newer = undefined;
+      if (entries.some((entry) => entry !== undefined && 'error' in entry) || (index > 0 && !hasTime())) break;
+      const item: BatchItem = { queued: member.queued, sequence: sequences[index] ?? 0 };
+      const attemptedAt = ports.now();
+      const request = signWebhook({ queued: item.queued, sequence: item.sequence, secrets: signingSecrets(target, attemptedAt), attemptedAt });
+      const [result] = await Promise.all([ports.send(target.url, request), index === 0 ? numbering : undefined]);
+      if (isSuccess(result)) {
+        newer = record(index, item);
+        continue;
+      }
+      // The failed attempt is counted (and decided) even when a record before it failed: the
+      // caller then sends everything from that record back, this outcome kept.
+      await awaitRecords();
+      let outcome: DeliveryOutcome;
+      try {
+        outcome = await failMember(member, item, result, ports, policy);
+      } catch (error) {
+        entries[index] = { error };
+        break;
+      }
+      entries[index] = { outcome };
+      if (entries.some((entry) => entry !== undefined && 'error' in entry)) break;
+      if (outcome.kind === OutcomeKind.retryLater) return { settled: reached(), waitingAt: index };
+      // Given up: the key moves on to the run's next member, numbered already.
+    }
+  } finally {
+    await awaitRecords();
+    await numbering;
+  }
+  return { settled: reached() };
+}
+
+/**
+ * A run's member that failed: its attempt is counted now (it becomes the key's head, with its
+ * number), then it waits its backoff or is given up, as a single event's failed attempt.
+ */
+async function failMember(member: BatchMember, item: BatchItem, result: Awaited<ReturnType<DeliveryPorts['send']>>, ports: DeliveryPorts, policy: RetryPolicy): Promise<DeliveryOutcome> {
+  const { queued, record } = member;
+  const counted = await ports.store.beginAttempt({
+    orderingKey: queued.ordering_key,
+    eventId: queued.event.event_id,
+    maxAttempts: attemptLimit(policy),
+    ...(record.sequenceNumber === undefined ? {} : { message: { messageGroupId: record.messageGroupId, sequenceNumber: record.sequenceNumber } }),
+  });
+  if (counted.kind !== AttemptTicketKind.attempt || counted.sequence !== item.sequence) {
+    throw new Error(`run member ${queued.event.event_id} could not be counted: ${counted.kind} as ${counted.sequence}, numbered ${item.sequence}`);
+  }
+  const reason = describeAttempt(result);
+  const retryAfter = result.kind === AttemptResultKind.response ? result.retryAfter : undefined;
+  const decision = decideAfterFailure({ attempts: counted.attempts, reason, retryAfterSeconds: parseRetryAfter(retryAfter, ports.now()) }, policy, ports.random);
+  if (decision.kind === FailureDecisionKind.deadLetter) return giveUp(ports, queued, counted, decision.reason);
+  await ports.store.recordFailure({ orderingKey: queued.ordering_key, eventId: queued.event.event_id, reason });
+  return {
+    kind: OutcomeKind.retryLater,
+    delaySeconds: decision.delaySeconds,
+    reason,
+    attempts: counted.attempts,
+    acceptedAt: waitingSince(queued),
+    eventId: queued.event.event_id,
+    orderingKey: queued.ordering_key,
+    isHeld: counted.attempts >= policy.maxDeliveryAttempts,
   };
 }

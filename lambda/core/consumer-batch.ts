@@ -3,7 +3,7 @@
  * several records of one group. Groups run concurrently; the records of a group strictly one after
  * another. What must happen to SQS afterwards is returned as a value.
  */
-import { gatherBatch, startBatch, type BatchMember } from './batch-delivery.js';
+import { gatherBatch, startBatch, startRun, type BatchMember } from './batch-delivery.js';
 import { OutcomeKind, readRecord, startRecord, type ConsumerRecord, type DeliveryOutcome, type DeliveryPorts, type DeliveryTarget, type SettledLookup } from './delivery.js';
 import { HeadState, type GroupHead, type GroupProgress } from './lag.js';
 import type { QueuedEvent } from './event.js';
@@ -76,6 +76,14 @@ export function planGroupRetry(group: readonly ConsumerRecord[], headIndex: numb
       timeoutSeconds: position === 0 ? delaySeconds : 0,
     })),
   };
+}
+
+/** Records of one key that go out together: one batch, or one run (see `processGroup`). */
+interface Together {
+  readonly members: BatchMember[];
+  readonly target: DeliveryTarget;
+  /** A batch (one POST) for a subscription with `batch_size` above 1; a run (one POST each) otherwise. */
+  readonly isBatch: boolean;
 }
 
 /** Called when processing a record throws: a fault, not an outcome. */
@@ -178,51 +186,91 @@ async function processGroup(
   };
 
   /**
-   * The batch that starts at `index`, for a subscription that takes batches (CONTRACT §5): its
-   * members and where they go; none (fewer than two members) otherwise.
+   * The events that start at `index` and go out together: a batch for a subscription that takes
+   * batches (CONTRACT §5), one POST; a run for one that does not, one POST each with no state
+   * round trip between them (see `startRun`). None when fewer than two records can go together.
    */
-  const batchAt = async (index: number): Promise<{ readonly members: BatchMember[]; readonly target: DeliveryTarget } | undefined> => {
+  const togetherAt = async (index: number): Promise<Together | undefined> => {
     const record = group[index];
     const read = record === undefined ? undefined : readRecord(record);
     if (read === undefined || 'reason' in read) return undefined;
     const target = await ports.findTarget(read.queued.event.subscription_id);
-    if (target === undefined || target.batchSize < 2) return undefined;
+    if (target === undefined) return undefined;
     const settling = pending === undefined ? undefined : eventIdOf(pending.record);
     const isSettled = (queued: QueuedEvent): boolean =>
       settled.has(queued.event.event_id) || queued.event.event_id === settling || wasSettled({ eventId: queued.event.event_id, redrivenAt: queued.redrive?.redriven_at });
-    const members = gatherBatch(group, index, target.batchSize, isSettled);
-    return members.length < 2 ? undefined : { members, target };
+    const isBatch = target.batchSize > 1;
+    const members = gatherBatch(group, index, isBatch ? target.batchSize : group.length - index, isSettled);
+    return members.length < 2 ? undefined : { members, target, isBatch };
   };
-  /** Where the group goes on after a batch: the next record, or the plan that ends the group's run here. */
-  const runBatch = async (index: number, batch: { readonly members: BatchMember[]; readonly target: DeliveryTarget }): Promise<{ readonly next: number } | { readonly plan: GroupPlan } | undefined> => {
-    // A batch begins the key's next head: the delivery still being recorded is awaited first.
+  /** Where the group goes on after a batch or a run: the next record, or the plan that ends the group's run here. */
+  const sendTogether = async (index: number, together: Together): Promise<{ readonly next: number } | { readonly plan: GroupPlan } | undefined> => {
+    // Both begin the key's next head: the delivery still being recorded is awaited first.
     const failed = await finishPending();
     if (failed !== undefined) return { plan: failed };
-    let result: Awaited<ReturnType<typeof startBatch>>;
+    const context = { settledEarlier: settled, numberedEarlier: numbered, wasSettled };
+    let result: Awaited<ReturnType<typeof startBatch>> | Awaited<ReturnType<typeof startRun>>;
     try {
-      result = await startBatch(batch.members, batch.target, ports, policy, { settledEarlier: settled, numberedEarlier: numbered, wasSettled });
+      result = together.isBatch
+        ? await startBatch(together.members, together.target, ports, policy, context)
+        : await startRun(together.members, together.target, ports, policy, context, () => budget.hasTimeFor(budget.recordMs));
     } catch (error) {
       return { plan: faultAt(index, error) };
     }
     if (result === undefined) return undefined;
-    if (result.kind === 'failed') {
+    if ('kind' in result && result.kind === 'failed') {
       const { outcome } = result;
-      const first = batch.members[0];
+      const first = together.members[0];
       if (first !== undefined) keep(first.record, outcome);
-      const head: GroupHead = { state: HeadState.waiting, eventId: outcome.eventId, orderingKey: outcome.orderingKey, attempts: outcome.attempts, lastError: outcome.reason, acceptedAt: outcome.acceptedAt };
-      return { plan: { ...planGroupRetry(group, index, outcome.delaySeconds), unstartedMessageIds: [], progress: summarizeGroup(messageGroupId, seen, head) } };
+      return { plan: waitAt(index, outcome) };
     }
     // Every recorded delivery counts, even past one whose recording failed: that one and all after
     // it go back (its successors must not be deleted before it), and come back as duplicates.
     let firstFault: { readonly offset: number; readonly error: unknown } | undefined;
-    for (const [offset, member] of batch.members.entries()) {
-      const recorded = result.settled[offset];
-      if (recorded === undefined) continue;
-      if ('error' in recorded) firstFault ??= { offset, error: recorded.error };
-      else keep(member.record, recorded.outcome);
+    for (const [offset, entry] of result.settled.entries()) {
+      const member = together.members[offset];
+      if (member === undefined) continue;
+      if ('error' in entry) firstFault ??= { offset, error: entry.error };
+      else keep(member.record, entry.outcome);
     }
     if (firstFault !== undefined) return { plan: faultAt(index + firstFault.offset, firstFault.error) };
-    return { next: index + batch.members.length };
+    const waitingAt = 'waitingAt' in result ? result.waitingAt : undefined;
+    const waiting = waitingAt === undefined ? undefined : result.settled[waitingAt];
+    if (waitingAt !== undefined && waiting !== undefined && 'outcome' in waiting && waiting.outcome.kind === OutcomeKind.retryLater) {
+      return { plan: waitAt(index + waitingAt, waiting.outcome) };
+    }
+    if (result.settled.length === 0) {
+      // Nothing sent (no time left): the run's records go back untouched, visible at once.
+      return { plan: { ...planGroupRetry(group, index, 0), unstartedMessageIds: group.slice(index).map((waiting) => waiting.messageId), progress: summarizeGroup(messageGroupId, seen, { state: HeadState.unknown }) } };
+    }
+    return { next: index + result.settled.length };
+  };
+  /** The plan when the record at `index` must wait: it and its successors go back, it after its delay. */
+  const waitAt = (index: number, outcome: Extract<DeliveryOutcome, { kind: typeof OutcomeKind.retryLater }>): GroupPlan => {
+    const head: GroupHead = { state: HeadState.waiting, eventId: outcome.eventId, orderingKey: outcome.orderingKey, attempts: outcome.attempts, lastError: outcome.reason, acceptedAt: outcome.acceptedAt };
+    return { ...planGroupRetry(group, index, outcome.delaySeconds), unstartedMessageIds: [], progress: summarizeGroup(messageGroupId, seen, head) };
+  };
+
+  /**
+   * Whether a later record of the same key in this group (not a redriven copy) was settled when
+   * the batch started, while this one was not: see `RecordContext.isOvertaken`.
+   */
+  let queuedOfGroup: (QueuedEvent | undefined)[] | undefined;
+  const isOvertaken = (index: number): boolean => {
+    queuedOfGroup ??= group.map((record) => {
+      const read = readRecord(record);
+      return 'reason' in read ? undefined : read.queued;
+    });
+    const queued = queuedOfGroup[index];
+    if (queued === undefined || queued.redrive !== undefined) return false;
+    return queuedOfGroup.slice(index + 1).some(
+      (later) =>
+        later !== undefined &&
+        later.redrive === undefined &&
+        later.ordering_key === queued.ordering_key &&
+        later.event.event_id !== queued.event.event_id &&
+        wasSettled({ eventId: later.event.event_id, redrivenAt: undefined }),
+    );
   };
 
   let resumeAt = 0;
@@ -239,21 +287,21 @@ async function processGroup(
         progress: summarizeGroup(messageGroupId, seen, { state: HeadState.unknown }),
       };
     }
-    let batch: Awaited<ReturnType<typeof batchAt>>;
+    let together: Together | undefined;
     try {
-      batch = await batchAt(index);
+      together = await togetherAt(index);
     } catch (error) {
       const failed = await finishPending();
       return failed ?? faultAt(index, error);
     }
-    if (batch !== undefined) {
-      const after = await runBatch(index, batch);
+    if (together !== undefined) {
+      const after = await sendTogether(index, together);
       if (after !== undefined && 'plan' in after) return after.plan;
       if (after !== undefined) {
         resumeAt = after.next;
         continue;
       }
-      // The batch could not begin (its first event was begun before): this record goes alone.
+      // The batch or run could not begin (its first event was begun before): this record goes alone.
     }
     // The last delivery is recorded while the next record begins and is sent, and before the one
     // after: the next begin moves the key on, keeping the delivered event as the key's previous
@@ -269,7 +317,7 @@ async function processGroup(
     let step: Awaited<ReturnType<typeof startRecord>> | undefined;
     let startError: { readonly error: unknown } | undefined;
     try {
-      step = await startRecord(record, ports, policy, { settledEarlier: settledOrSettling, numberedEarlier: numbered, wasSettled });
+      step = await startRecord(record, ports, policy, { settledEarlier: settledOrSettling, numberedEarlier: numbered, wasSettled, isOvertaken: isOvertaken(index) });
       // Awaited below or by the next record; marked handled now, since it may fail meanwhile.
       if ('recording' in step) step.recording.catch(() => undefined);
     } catch (error) {

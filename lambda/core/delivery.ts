@@ -135,6 +135,11 @@ export interface DeliveryStore {
     readonly message?: { readonly messageGroupId: string; readonly sequenceNumber: string };
   }) => Promise<AttemptTicket>;
   /**
+   * The number the key gave an event, as its item keeps it (the head, the two previous heads, or a
+   * batch's or run's numbers); undefined when it keeps none for it. Counts and changes nothing.
+   */
+  readonly findNumber: (input: { readonly orderingKey: string; readonly eventId: string }) => Promise<number | undefined>;
+  /**
    * Numbers the consecutive events of one key for one batch before it is sent (CONTRACT §5): the
    * first becomes the key's head, no attempt counted; the others keep their numbers on the key
    * until they are settled or begun one at a time (see {@link AttemptTicket.ahead}). Undefined
@@ -296,7 +301,8 @@ export function readRecord(record: ConsumerRecord): { queued: QueuedEvent } | { 
   return 'reason' in read ? { reason: `malformed record: ${read.reason}` } : read;
 }
 
-async function giveUp(
+/** Gives an event up: counted in its group's lag by its place, written whole to the store of dead letters, then recorded. */
+export async function giveUp(
   ports: DeliveryPorts,
   queued: QueuedEvent,
   ticket: { sequence: number; attempts: number },
@@ -343,6 +349,12 @@ export interface RecordContext {
   readonly numberedEarlier: ReadonlySet<string>;
   /** Which events were settled when the batch started (one read for the whole batch). */
   readonly wasSettled: SettledLookup;
+  /**
+   * Whether a later record of the same key in this group was settled when the batch started: then
+   * this one was sent and answered 2xx before it (a key's events are sent in order, the next only
+   * after the one before it succeeded or was given up), and only its record is missing.
+   */
+  readonly isOvertaken?: boolean;
 }
 
 /** A record's outcome, or (for a delivery) the recording of it, still under way. */
@@ -370,6 +382,15 @@ export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, 
   const eventId = queued.event.event_id;
   if (context.settledEarlier.has(eventId) || context.wasSettled({ eventId, redrivenAt: queued.redrive?.redriven_at })) return { outcome: { kind: OutcomeKind.duplicate } };
 
+  if (context.isOvertaken === true && queued.redrive === undefined) {
+    // Its 2xx came back before a later event of its key was sent, and its record failed: record it
+    // now with the number the key keeps for it, and do not send it again.
+    const sequence = await ports.store.findNumber({ orderingKey: queued.ordering_key, eventId });
+    if (sequence !== undefined) {
+      const result = await ports.store.markDeliveredUnlessSettled({ queued, sequence, attempts: 1, at: ports.now().toISOString() });
+      return { outcome: result === undefined ? { kind: OutcomeKind.duplicate } : { kind: OutcomeKind.duplicate, acceptedAt: waitingSince(queued), isCounted: result.wasAccepted } };
+    }
+  }
   const [ticket, target] = await Promise.all([
     ports.store.beginAttempt({
       orderingKey: queued.ordering_key,

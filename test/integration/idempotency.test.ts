@@ -70,8 +70,12 @@ describe('local stack idempotency', { timeout: 60_000 }, () => {
     // The key's last event: nothing after it was sent before its record failed.
     const crashed = events[2]?.event_id ?? '';
     crash.eventIds.add(crashed);
+    // The first attempt waits until all three are queued, so that the second and third come in one
+    // batch and go as a run (numbered together, sent one POST each).
+    holding.add(events[0]?.event_id ?? '');
 
     await postEvents(stack().url, events);
+    (await waitFor('the first attempt, held by the receiver', () => held.get(events[0]?.event_id ?? '')))({ statusCode: 204 });
     await waitFor('the third event delivered twice', () => receiver().attemptsOf(crashed).length >= 2);
 
     const deliveries = receiver().deliveredTo(key);
@@ -87,7 +91,9 @@ describe('local stack idempotency', { timeout: 60_000 }, () => {
     expect(after?.body).toBe(before?.body);
     expect(crash.eventIds.has(crashed)).toBe(false);
     await waitFor('the second delivery recorded', async () => (await stack().eventItem(crashed))?.status === 'delivered');
-    expect(await stack().eventItem(crashed)).toMatchObject({ status: 'delivered', sequence: 3, attempts: 2 });
+    // A run counts an attempt when it fails, not when it succeeds: the 2xx that could not be
+    // recorded counted none, and the second POST, alone, counted its attempt before it was made.
+    expect(await stack().eventItem(crashed)).toMatchObject({ status: 'delivered', sequence: 3, attempts: 1 });
     expect(stack().logs.some((line) => line.includes('InjectedFaultError'))).toBe(true);
   });
 

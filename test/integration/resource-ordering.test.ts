@@ -89,7 +89,7 @@ describe('resource ordering on the local stack', { timeout: 60_000 }, () => {
     const keyItem = async (key: string) =>
       (await stack().clients.dynamo.send(new GetCommand({ TableName: stack().resources.orderingKeysTable, Key: { [TABLES.orderingKeys.partitionKey]: key }, ConsistentRead: true }))).Item;
     for (const resource of [slow, fast]) {
-      expect(await keyItem(partitionKey({ subscription_id: subscription, resource_id: resource }, Ordering.resource)), resource).toMatchObject({ head_sequence: 3 });
+      expect(await keyItem(partitionKey({ subscription_id: subscription, resource_id: resource }, Ordering.resource)), resource).toMatchObject({ last_sequence: 3 });
     }
     expect(await keyItem(subscription)).toBeUndefined();
   });

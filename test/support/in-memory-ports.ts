@@ -159,6 +159,15 @@ export class InMemoryDeliveryStore implements DeliveryStore {
     };
   };
 
+  readonly findNumber = async (input: { orderingKey: string; eventId: string }): Promise<number | undefined> => {
+    this.reads.push(`findNumber ${input.eventId}`);
+    const state = this.keys.get(input.orderingKey);
+    if (state === undefined) return undefined;
+    if (state.headEventId === input.eventId) return state.headSequence;
+    const numbered = [state.previous, state.earlier, ...[...(state.ahead ?? [])].map(([eventId, sequence]) => ({ eventId, sequence })), ...(state.movedAhead ?? [])];
+    return numbered.find((entry) => entry?.eventId === input.eventId)?.sequence;
+  };
+
   /** The ticket of the key's head as it stands, with the head it replaced. */
   private readonly ticketOf = (kind: AttemptTicketKind, orderingKey: string): AttemptTicket => {
     const state = this.keys.get(orderingKey);

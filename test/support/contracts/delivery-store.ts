@@ -377,6 +377,16 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
         expect((await begin(store, key, [3, 4]))?.sequences).toEqual([3, 4]);
       });
 
+      it('finds the number it gave an event as head, previous head or batch member, and none for another', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await begin(store, key, [1, 2, 3]);
+        await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(4), maxAttempts: MAX });
+        const find = (n: number) => store.findNumber({ orderingKey: key.orderingKey, eventId: key.eventId(n) });
+        expect([await find(1), await find(2), await find(3), await find(4), await find(5)]).toEqual([1, 2, 3, 4, undefined]);
+        expect(await store.findNumber({ orderingKey: newKey().orderingKey, eventId: 'never' })).toBeUndefined();
+      });
+
       it('refuses to skip a head whose batch failed until it has been tried alone', async () => {
         const store = makeStore();
         const key = newKey();

@@ -483,6 +483,10 @@ const ADAPTERS = {
           run: (store) => store.beginAttempt({ orderingKey: 'k1', eventId: 'evt_1', maxAttempts: 2 }),
         },
       ],
+      findNumber: [
+        { path: 'the key keeps the number', answer: () => dynamoMock.on(GetCommand).resolves({ Item: head }), run: (store) => store.findNumber({ orderingKey: 'k1', eventId: 'evt_1' }) },
+        { path: 'the key was never attempted', run: (store) => store.findNumber({ orderingKey: 'k1', eventId: 'evt_1' }) },
+      ],
       beginBatch: [
         {
           path: 'a batch is numbered',

@@ -81,6 +81,25 @@ function harness(respond: (eventId: string, attempt: number) => AttemptResult = 
   return { store, sent, deadLetters, quarantined, faults, counted, ports, run };
 }
 
+/** The ports with `eventId`'s first delivery record failing, after `delayMs` (a crash or a fault between its 2xx and its record). */
+function failingRecordOnce(ports: DeliveryPorts, store: InMemoryDeliveryStore, eventId: string, delayMs: number): DeliveryPorts {
+  let failures = 1;
+  return {
+    ...ports,
+    store: {
+      ...store,
+      markDelivered: async (input) => {
+        if (input.queued.event.event_id === eventId && failures > 0) {
+          failures -= 1;
+          if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+          throw new Error('the record of a delivery failed');
+        }
+        return store.markDelivered(input);
+      },
+    },
+  };
+}
+
 const fail500: AttemptResult = { kind: AttemptResultKind.response, statusCode: 500 };
 const ok: AttemptResult = { kind: AttemptResultKind.response, statusCode: 200 };
 
@@ -295,43 +314,55 @@ describe('processBatch', () => {
     expect(store.events.get('a2')).toMatchObject({ status: 'delivered', sequence: 2 });
   });
 
-  it('writes no number for a previous head this batch settled itself', async () => {
+  it('writes no number for a previous head this batch settled itself, and numbers a run of a key in one write', async () => {
     const { run, store } = harness();
     await run([record('a1', 'a'), record('a2', 'a'), record('a3', 'a')]);
-    expect(store.writes).toEqual(['beginAttempt a1', 'markDelivered a1', 'beginAttempt a2', 'markDelivered a2', 'beginAttempt a3', 'markDelivered a3']);
+    expect(store.writes).toEqual(['beginBatch a1 a2 a3', 'markDelivered a1', 'markDelivered a2', 'markDelivered a3']);
   });
 
   it('records each delivery while the next record is begun and sent, and sends a record whose delivery it cannot record back with its successors', async () => {
     const { run, store, ports, sent, faults } = harness();
-    let failures = 1;
-    const failing = {
-      ...ports,
-      store: {
-        ...store,
-        markDelivered: async (input: Parameters<typeof store.markDelivered>[0]) => {
-          if (input.queued.event.event_id === 'a2' && failures > 0) {
-            failures -= 1;
-            throw new Error('crash between the 2xx and its record');
-          }
-          return store.markDelivered(input);
-        },
-      },
-    };
+    const failing = failingRecordOnce(ports, store, 'a2', 0);
+    // One at a time (each alone in its invocation's batch), a2's record fails while a3 is begun and sent.
+    await run([positioned('a1', 'a', 1)]);
+    const first = await processBatch([positioned('a2', 'a', 2)], failing, policy, (_error, r) => faults.push(r.messageId), plentyOfTime);
+    expect(faults).toEqual(['a2']);
+    expect(first.failedMessageIds).toEqual(['a2']);
+    // The new head's begin writes the number of the head before it (a1) on its record.
+    expect(store.writes).toEqual(['beginAttempt a1', 'markDelivered a1', 'beginAttempt a2', 'recordSequence a1']);
+    // a2 came back older than its key's head once a3 was begun: its delivery is recorded then,
+    // with the number the key kept for it, and it is not sent again.
+    await run([positioned('a3', 'a', 3)]);
+    await run([positioned('a2', 'a', 2)]);
+    expect(sent.map((s) => [s.eventId, s.sequence])).toEqual([['a1', 1], ['a2', 2], ['a3', 3]]);
+    expect(store.events.get('a2')).toMatchObject({ status: 'delivered', sequence: 2 });
+  });
+
+  it('sends a run’s member whose delivery it cannot record back with its successors, and records it late, unsent, once a later event of its key was recorded', async () => {
+    const { store, ports, sent, faults, run } = harness();
+    // Slow to fail, as a write that times out: a3 is sent and recorded meanwhile.
+    const failing = failingRecordOnce(ports, store, 'a2', 5);
     const first = await processBatch([positioned('a1', 'a', 1), positioned('a2', 'a', 2), positioned('a3', 'a', 3), positioned('a4', 'a', 4)], failing, policy, (_error, r) => faults.push(r.messageId), plentyOfTime);
     expect(faults).toEqual(['a2']);
     expect(first.failedMessageIds).toEqual(['a2', 'a3', 'a4']);
-    // a3 was begun and sent while a2's record was being written; a4 waited for it, and was not begun.
-    expect(store.writes).toEqual(['beginAttempt a1', 'markDelivered a1', 'beginAttempt a2', 'beginAttempt a3', 'markDelivered a3']);
-    // a2 came back older than its key's head (a3): its delivery is recorded now, with the number the
-    // key kept for it, and it is not sent again; a3 was recorded delivered.
-    await run([positioned('a2', 'a', 2), positioned('a3', 'a', 3), positioned('a4', 'a', 4)]);
+    expect(['a1', 'a2', 'a3'].map((id) => store.events.get(id)?.status)).toEqual(['delivered', undefined, 'delivered']);
+    const second = await run([positioned('a2', 'a', 2), positioned('a3', 'a', 3), positioned('a4', 'a', 4)]);
+    // a3 was recorded, so a2 had its 2xx: recorded now with the number the run gave it, not sent again.
+    expect(second.outcomes.get('a2')).toMatchObject({ kind: OutcomeKind.duplicate, isCounted: false });
     expect(sent.map((s) => [s.eventId, s.sequence])).toEqual([['a1', 1], ['a2', 2], ['a3', 3], ['a4', 4]]);
-    expect(store.events.get('a2')).toMatchObject({ status: 'delivered', sequence: 2 });
+    expect(['a1', 'a2', 'a3', 'a4'].map((id) => [store.events.get(id)?.status, store.events.get(id)?.sequence])).toEqual([
+      ['delivered', 1],
+      ['delivered', 2],
+      ['delivered', 3],
+      ['delivered', 4],
+    ]);
   });
 
   it('begins nothing for a copy older than its key’s head in the same group (an invocation that ran late)', async () => {
     const { run, store, sent } = harness();
-    await run([positioned('a1', 'a', 1), positioned('a2', 'a', 2)]);
+    // One at a time: the key's head moves to a2 (a run would keep its first event as the head).
+    await run([positioned('a1', 'a', 1)]);
+    await run([positioned('a2', 'a', 2)]);
     const writes = store.writes.length;
     // A late copy of a1's message, read as unsettled before a1 was recorded.
     store.events.delete('a1');
