@@ -20,24 +20,11 @@ import {
 import { messageGroupIdFor } from '../../../lambda/core/routing.js';
 import { minuteOf, planBucketUpdate, RateCounter, type RateBuckets } from '../../../lambda/core/group-rates.js';
 import { encodeCursor, parsePageQuery, type PageRequest } from '../../../lambda/core/paging.js';
+import { groupLag } from '../../support/group-lag.js';
 
 const now = new Date('2026-12-02T12:10:00.000Z');
 
-const group = (overrides: Partial<GroupLag>): GroupLag => ({
-  messageGroupId: 'g',
-  depth: 1,
-  oldestAcceptedAt: '2026-12-02T12:09:00.000Z',
-  headAttempts: undefined,
-  lastError: undefined,
-  headFailingSince: undefined,
-  headEventId: undefined,
-  headOrderingKey: undefined,
-  orderingKey: undefined,
-  deadLettered: 0,
-  keysAffected: 1,
-  rateBuckets: {},
-  ...overrides,
-});
+const group = (overrides: Partial<GroupLag>): GroupLag => groupLag(overrides);
 
 /** The falling-behind wait these tests read the lag with. */
 const WAIT = 120;

@@ -2,23 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { GroupLag } from '../../../lambda/core/lag.js';
 import { pendingOfSubscription, refuseOrderingChange } from '../../../lambda/core/ordering-change.js';
 import { Ordering, partitionKey } from '../../../lambda/core/routing.js';
+import { groupLag } from '../../support/group-lag.js';
 
-const group = (overrides: Partial<GroupLag>): GroupLag => ({
-  messageGroupId: 'g',
-  depth: 1,
-  oldestAcceptedAt: '2026-12-02T12:09:00.000Z',
-  headAttempts: undefined,
-  lastError: undefined,
-  headFailingSince: undefined,
-  headEventId: undefined,
-  headOrderingKey: undefined,
-  orderingKey: undefined,
-  rateBuckets: {},
-  deadLettered: 0,
-  keysAffected: 1,
-  orderingKeys: [],
-  ...overrides,
-});
+const group = (overrides: Partial<GroupLag>): GroupLag => groupLag({ orderingKeys: [], ...overrides });
 
 const resourceKey = (subscriptionId: string, resourceId: string) => partitionKey({ subscription_id: subscriptionId, resource_id: resourceId }, Ordering.resource);
 
