@@ -132,7 +132,7 @@ export interface DeliveryStore {
      * Where the event's message stands in its FIFO group, when SQS says: a message older than the
      * key's head's in the same group is answered `superseded` and begins nothing.
      */
-    readonly message?: { readonly messageGroupId: string; readonly sequenceNumber: string };
+    readonly message?: MessagePlace;
   }) => Promise<AttemptTicket>;
   /**
    * The number the key gave an event, as its item keeps it (the head, the two previous heads, or a
@@ -150,7 +150,7 @@ export interface DeliveryStore {
     readonly orderingKey: string;
     readonly events: readonly {
       readonly eventId: string;
-      readonly message?: { readonly messageGroupId: string; readonly sequenceNumber: string };
+      readonly message?: MessagePlace;
     }[];
   }) => Promise<BatchTicket | undefined>;
   /**
@@ -284,6 +284,36 @@ export interface ConsumerRecord {
   readonly sequenceNumber?: string;
   /** Set when the SQS record itself was not readable: it is dead-lettered at once. */
   readonly problem?: string;
+  /** Set for an event of a pack (see `unpackRecords`): the SQS message that holds it, and its place there. */
+  readonly pack?: { readonly messageId: string; readonly index: number };
+}
+
+/**
+ * Where a record's event stands in its FIFO group, when SQS says: its message's sequence number,
+ * and for an event of a pack its place in that message (the pack's events share the number).
+ */
+export interface MessagePlace {
+  readonly messageGroupId: string;
+  readonly sequenceNumber: string;
+  readonly indexInMessage?: number;
+}
+
+/**
+ * A {@link MessagePlace} as a fixed-width string: the SQS FIFO SequenceNumber, so that DynamoDB's string order is the
+ * numbers' order (they grow within a message group; AWS documents up to 128 bits, 39 digits).
+ * The events of a pack share their message's number: each adds its place in the message, three
+ * digits (a pack holds at most 100), after which it sorts before the pack's later events and, by
+ * the first 40 characters, among other messages as its message does.
+ */
+export function messagePositionOf(place: Pick<MessagePlace, 'sequenceNumber' | 'indexInMessage'>): string {
+  const position = place.sequenceNumber.padStart(40, '0');
+  return place.indexInMessage === undefined ? position : `${position}${String(place.indexInMessage).padStart(3, '0')}`;
+}
+
+/** The {@link MessagePlace} of a record, as the store's writes take it (absent when SQS gave no number). */
+export function messagePlaceOf(record: ConsumerRecord): { readonly message?: MessagePlace } {
+  if (record.sequenceNumber === undefined) return {};
+  return { message: { messageGroupId: record.messageGroupId, sequenceNumber: record.sequenceNumber, ...(record.pack === undefined ? {} : { indexInMessage: record.pack.index }) } };
 }
 
 /**
@@ -397,7 +427,7 @@ export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, 
       eventId,
       maxAttempts: attemptLimit(policy),
       ...(queued.redrive === undefined ? {} : { redrive: { redrivenAt: queued.redrive.redriven_at, sequence: queued.redrive.sequence } }),
-      ...(record.sequenceNumber === undefined ? {} : { message: { messageGroupId: record.messageGroupId, sequenceNumber: record.sequenceNumber } }),
+      ...messagePlaceOf(record),
     }),
     ports.findTarget(queued.event.subscription_id),
   ]);
