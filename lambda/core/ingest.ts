@@ -227,6 +227,7 @@ interface Pack {
  * consumer, event by event, as settled.
  */
 function toPacks(events: readonly EncodedEvent[]): Pack[] {
+  // `bytes`: the pack's text as a pack, even of one event (sent alone, that one is shorter).
   const byKey = new Map<string, Array<{ members: EncodedEvent[]; bytes: number }>>();
   for (const encoded of events) {
     const packs = byKey.get(encoded.routed.orderingKey) ?? [];
