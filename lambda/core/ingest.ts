@@ -209,8 +209,8 @@ function oversized(request: EventsRequest, events: readonly EncodedEvent[]): Err
     }));
 }
 
-/** Bytes a pack adds to its events' bodies: `{"version":2,"events":[`, the commas, `]}`. */
-const PACK_ENVELOPE_BYTES = 32;
+/** Bytes a pack adds to its events' bodies besides the commas between them: `{"version":2,"events":[` and `]}`. */
+const PACK_ENVELOPE_BYTES = Buffer.byteLength('{"version":2,"events":[]}', 'utf8');
 
 /** One SQS message of a request: a key's consecutive new events (see `encodeQueuedMessage`). */
 interface Pack {
@@ -227,18 +227,25 @@ interface Pack {
  * consumer, event by event, as settled.
  */
 function toPacks(events: readonly EncodedEvent[]): Pack[] {
-  const byKey = new Map<string, EncodedEvent[][]>();
+  // `bytes`: the pack's text as a pack, even of one event (sent alone, that one is shorter).
+  const byKey = new Map<string, Array<{ members: EncodedEvent[]; bytes: number }>>();
   for (const encoded of events) {
     const packs = byKey.get(encoded.routed.orderingKey) ?? [];
     const last = packs.at(-1);
-    const lastBytes = last === undefined ? 0 : PACK_ENVELOPE_BYTES + last.reduce((sum, member) => sum + member.bytes + 1, 0);
-    if (last !== undefined && last.length < MAX_EVENTS_PER_REQUEST && lastBytes + encoded.bytes + 1 <= MAX_QUEUED_EVENT_BYTES) last.push(encoded);
-    else packs.push([encoded]);
+    // Exact: a pack's text is its envelope, its events' own texts (the same escaping applies to
+    // each), and a comma between two of them (see `encodeQueuedMessage`).
+    const bytesWith = last === undefined ? 0 : last.bytes + 1 + encoded.bytes;
+    if (last !== undefined && last.members.length < MAX_EVENTS_PER_REQUEST && bytesWith <= MAX_QUEUED_EVENT_BYTES) {
+      last.members.push(encoded);
+      last.bytes = bytesWith;
+    } else {
+      packs.push({ members: [encoded], bytes: PACK_ENVELOPE_BYTES + encoded.bytes });
+    }
     byKey.set(encoded.routed.orderingKey, packs);
   }
   return [...byKey.values()]
     .flat()
-    .flatMap((members): Pack[] => {
+    .flatMap(({ members }): Pack[] => {
       const [first, ...rest] = members;
       if (first === undefined) return [];
       const ids = members.map((member) => member.routed.event.event_id);
