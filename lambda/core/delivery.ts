@@ -178,7 +178,14 @@ export interface SettledQuery {
 }
 
 /** The answers of {@link DeliveryStore.findSettled}; an event not asked about is not settled. */
-export type SettledLookup = (query: SettledQuery) => boolean;
+export interface SettledLookup {
+  (query: SettledQuery): boolean;
+  /** The number on an asked event's record (given when it was settled or numbered), when it has one. */
+  readonly sequenceOf: (eventId: string) => number | undefined;
+}
+
+/** The lookup of a batch that asked about no event. */
+export const NOTHING_SETTLED: SettledLookup = Object.assign(() => false, { sequenceOf: () => undefined });
 
 /** An event's outcome as its record holds it. */
 export interface RecordedOutcome {
@@ -380,11 +387,14 @@ export interface RecordContext {
   /** Which events were settled when the batch started (one read for the whole batch). */
   readonly wasSettled: SettledLookup;
   /**
-   * Whether a later record of the same key in this group was settled when the batch started: then
-   * this one was sent and answered 2xx before it (a key's events are sent in order, the next only
-   * after the one before it succeeded or was given up), and only its record is missing.
+   * The numbers of the later records of the same key in this group that were settled when the
+   * batch started. One above this event's number means it was sent and answered 2xx before that
+   * one (a key's events are sent in order, the next only after the one before it succeeded or was
+   * given up), and only its record is missing. A later record is not always a later event: a
+   * resend of an earlier event (a request sent again after ingest failed to answer) can follow it
+   * in the queue, with a lower number; it proves nothing.
    */
-  readonly isOvertaken?: boolean;
+  readonly laterSettledNumbers?: readonly number[];
 }
 
 /** A record's outcome, or (for a delivery) the recording of it, still under way. */
@@ -412,11 +422,11 @@ export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, 
   const eventId = queued.event.event_id;
   if (context.settledEarlier.has(eventId) || context.wasSettled({ eventId, redrivenAt: queued.redrive?.redriven_at })) return { outcome: { kind: OutcomeKind.duplicate } };
 
-  if (context.isOvertaken === true && queued.redrive === undefined) {
+  if (context.laterSettledNumbers !== undefined && context.laterSettledNumbers.length > 0 && queued.redrive === undefined) {
     // Its 2xx came back before a later event of its key was sent, and its record failed: record it
     // now with the number the key keeps for it, and do not send it again.
     const sequence = await ports.store.findNumber({ orderingKey: queued.ordering_key, eventId });
-    if (sequence !== undefined) {
+    if (sequence !== undefined && context.laterSettledNumbers.some((later) => later > sequence)) {
       const result = await ports.store.markDeliveredUnlessSettled({ queued, sequence, attempts: 1, at: ports.now().toISOString() });
       return { outcome: result === undefined ? { kind: OutcomeKind.duplicate } : { kind: OutcomeKind.duplicate, acceptedAt: waitingSince(queued), isCounted: result.wasAccepted } };
     }

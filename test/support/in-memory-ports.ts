@@ -50,10 +50,11 @@ export class InMemoryDeliveryStore implements DeliveryStore {
   readonly findSettled = async (queries: readonly SettledQuery[]): Promise<SettledLookup> => {
     this.reads.push(`findSettled ${queries.map((query) => query.eventId).join(' ')}`);
     const answers = new Map<string, StoredEvent | undefined>(queries.map((query) => [query.eventId, this.events.get(query.eventId)]));
-    return ({ eventId, redrivenAt }) => {
+    const isSettled = ({ eventId, redrivenAt }: SettledQuery): boolean => {
       const event = answers.get(eventId);
       return isSettledBy(event === undefined ? undefined : { status: event.status, deadLetteredAt: event.deadLetteredAt }, redrivenAt);
     };
+    return Object.assign(isSettled, { sequenceOf: (eventId: string) => answers.get(eventId)?.sequence });
   };
 
   readonly beginAttempt = async (input: {
