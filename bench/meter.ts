@@ -115,6 +115,20 @@ interface Totals {
   warnings: string[];
 }
 
+/**
+ * The events a message body holds: a pack's (`{"version": 2, "events": [...]}`), or one. Read
+ * here rather than with the consumer's reader, so that the meter counts a baseline's messages too.
+ */
+function eventsIn(body: unknown): number {
+  if (typeof body !== 'string') return 1;
+  try {
+    const events = fields(JSON.parse(body))?.events;
+    return Array.isArray(events) ? events.length : 1;
+  } catch {
+    return 1;
+  }
+}
+
 const emptyTotals = (): Totals => ({ calls: new Map(), items: new Map(), consumerInvocations: 0, longestGroupRuns: 0, logBytes: {}, logLines: {}, warnings: [] });
 
 /** What a meter counted since its last reset. */
@@ -290,7 +304,7 @@ export function installMeter(root: string): Meter {
       for (const message of messages) {
         const group = fields(fields(message)?.Attributes)?.MessageGroupId;
         const id = typeof group === 'string' ? group : '';
-        runs.set(id, (runs.get(id) ?? 0) + 1);
+        runs.set(id, (runs.get(id) ?? 0) + eventsIn(fields(message)?.Body));
       }
       totals.consumerInvocations += 1;
       totals.longestGroupRuns += Math.max(...runs.values());

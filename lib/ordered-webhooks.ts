@@ -294,6 +294,9 @@ export class OrderedWebhooks extends Construct {
     grants.grant(consumer.function, CONSUMER_ACCESS);
     // Lambda's poller receives and deletes with the consumer's role: the mapping grants its own calls.
     queues.addConsumer(consumer.function, { maxConcurrency: config.consumerConcurrency });
+    // An update changes the consumer before ingest: a consumer always reads every message format
+    // ingest writes (a pack, since packs, would be set aside as unreadable by a consumer before them).
+    ingest.function.node.addDependency(consumer.function);
 
     const operations = new HandlerFunction(this, 'Operations', {
       handler: 'operations',

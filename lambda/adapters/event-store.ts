@@ -5,7 +5,7 @@
  */
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import { isSettledBy, OutcomeKind, type DeliveryStore, type SettledEvent, type SettleResult } from '../core/delivery.js';
+import { isSettledBy, OutcomeKind, type DeliveryStore, type SettledEvent, type SettledQuery, type SettleResult } from '../core/delivery.js';
 import { EventStatus, RecordOutcome, type AcceptedEventRecord } from '../core/ingest.js';
 import { TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
@@ -27,7 +27,7 @@ export type EventItemStatus = (typeof EventItemStatus)[keyof typeof EventItemSta
 
 const sequenceSchema = z.object({ sequence: z.number().int().positive().optional() });
 
-const eventStatusSchema = z.object({ status: z.enum(EventItemStatus).optional(), dead_lettered_at: z.string().optional() });
+const eventStatusSchema = z.object({ status: z.enum(EventItemStatus).optional(), dead_lettered_at: z.string().optional(), sequence: z.number().int().positive().optional() });
 
 export interface EventStore extends Pick<DeliveryStore, 'findSettled' | 'markDelivered' | 'markDeliveredUnlessSettled' | 'markDeadLettered' | 'recordSequence'> {
   /**
@@ -191,17 +191,19 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
         tableName: options.tableName,
         keyName: eventKey,
         keys: events.map((event) => event.eventId),
-        attributes: [eventKey, 'status', 'dead_lettered_at'],
+        attributes: [eventKey, 'status', 'dead_lettered_at', 'sequence'],
         consistency: ReadConsistency.strong,
       });
       const outcomes = new Map(
         items.map((item) => {
           const eventId = String(item[eventKey]);
-          const { status, dead_lettered_at: deadLetteredAt } = parseItem(eventStatusSchema, item, options.tableName, eventId);
-          return [eventId, { status, deadLetteredAt }] as const;
+          const { status, dead_lettered_at: deadLetteredAt, sequence } = parseItem(eventStatusSchema, item, options.tableName, eventId);
+          return [eventId, { status, deadLetteredAt, sequence }] as const;
         }),
       );
-      return ({ eventId, redrivenAt }) => isSettledBy(outcomes.get(eventId), redrivenAt);
+      return Object.assign(({ eventId, redrivenAt }: SettledQuery) => isSettledBy(outcomes.get(eventId), redrivenAt), {
+        sequenceOf: (eventId: string) => outcomes.get(eventId)?.sequence,
+      });
     },
 
     async recordSequence({ eventId, sequence }) {

@@ -6,7 +6,7 @@
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { KeyHead } from '../core/backstop-import.js';
-import { AttemptTicketKind, type AttemptTicket, type BatchTicket, type DeliveryStore, type NumberedEvent } from '../core/delivery.js';
+import { AttemptTicketKind, messagePositionOf, type AttemptTicket, type BatchTicket, type DeliveryStore, type MessagePlace, type NumberedEvent } from '../core/delivery.js';
 import { TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
 import { updateIfCondition } from './aws-clients.js';
@@ -23,7 +23,7 @@ const headSchema = z.object({
   /** The head before that one, likewise (see `AttemptTicket.earlier`). */
   prev2_event_id: z.string().optional(),
   prev2_sequence: z.number().int().nonnegative().optional(),
-  /** The message group and queue position (see `positionOf`) of the head's message, when known. */
+  /** The message group and queue position (see `messagePositionOf`) of the head's message, when known. */
   head_group: z.string().optional(),
   head_position: z.string().optional(),
   /**
@@ -37,14 +37,6 @@ const headSchema = z.object({
   prev_ahead: z.record(z.string(), z.number().int().positive()).optional(),
   prev_ahead_base: z.number().int().nonnegative().optional(),
 });
-
-/**
- * An SQS FIFO SequenceNumber as a fixed-width string, so that DynamoDB's string order is the
- * numbers' order (they grow within a message group; AWS documents up to 128 bits, 39 digits).
- */
-export function positionOf(sequenceNumber: string): string {
-  return sequenceNumber.padStart(40, '0');
-}
 
 /** A head the item keeps from before, by its two attributes; undefined when there was none. */
 function headOf(eventId: string | undefined, sequence: number | undefined): { eventId: string; sequence: number } | undefined {
@@ -94,7 +86,7 @@ const MOVE_AHEAD = ', prev_ahead = if_not_exists(ahead, :noNumbers), prev_ahead_
  * SET list, `removeTail` after the REMOVE list; `values` holds their operands.
  */
 function headPlaceClauses(
-  message: { readonly messageGroupId: string; readonly sequenceNumber: string } | undefined,
+  message: MessagePlace | undefined,
   redrivenAt: string | undefined,
 ): { readonly setTail: string; readonly removeTail: string; readonly values: Record<string, string> } {
   return {
@@ -102,7 +94,7 @@ function headPlaceClauses(
     removeTail: `${redrivenAt === undefined ? ', head_redrive' : ''}${message === undefined ? ', head_group, head_position' : ''}`,
     values: {
       ...(redrivenAt === undefined ? {} : { ':redrive': redrivenAt }),
-      ...(message === undefined ? {} : { ':group': message.messageGroupId, ':position': positionOf(message.sequenceNumber) }),
+      ...(message === undefined ? {} : { ':group': message.messageGroupId, ':position': messagePositionOf(message) }),
     },
   };
 }
@@ -164,7 +156,7 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
     key: string,
     eventId: string,
     redrivenAt: string | undefined,
-    message: { readonly messageGroupId: string; readonly sequenceNumber: string } | undefined,
+    message: MessagePlace | undefined,
   ): Promise<z.infer<typeof headSchema> | undefined> => {
     const place = headPlaceClauses(message, redrivenAt);
     const output = await updateIfCondition(
@@ -279,7 +271,7 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
       }
       const head = await readHead(key);
       if (head.head_event_id !== eventId) {
-        const isStale = message !== undefined && head.head_group === message.messageGroupId && head.head_position !== undefined && head.head_position > positionOf(message.sequenceNumber);
+        const isStale = message !== undefined && head.head_group === message.messageGroupId && head.head_position !== undefined && head.head_position > messagePositionOf(message);
         if (isStale) return ticketOf(AttemptTicketKind.superseded, head);
         // An event numbered with its batch, after the batch failed: a new head with the number the
         // batch gave it. Only here, after a read: a batch that was delivered never comes back.

@@ -5,7 +5,7 @@
  */
 import { placeOf, type DeadLetterPlace, type DeadLetterStore } from './dead-letter.js';
 import type { DeliveryStore } from './delivery.js';
-import { readQueuedEvent, type QueuedEvent } from './event.js';
+import { readQueuedMessage, type QueuedEvent } from './event.js';
 import { HeadState, type GroupProgress } from './lag.js';
 
 /** A message of the backstop queue, received and held invisible while it is imported. */
@@ -53,17 +53,17 @@ export interface BackstopImportPorts {
 
 export interface BackstopImportStep {
   readonly imported: readonly { readonly event_id: string; readonly subscription_id: string; readonly sequence: number | null }[];
-  /** Messages that are no queued event: left in the queue, for a person to look at. */
+  /** Messages that are, or hold, something other than a queued event: left in the queue, for a person to look at. */
   readonly unreadable: number;
   readonly isDone: boolean;
 }
 
 /**
- * One step. Each message that holds an event is written to the store (with the sequence the
- * consumer gave it, when the event was its key's head), recorded as dead-lettered, counted in its
- * group's lag, and only then removed from the queue: a crash in between imports it again, to the
- * same place. An event that was settled after all (delivered, or dead-lettered by the consumer) is
- * only removed. Records that are no event stay in the queue, released at once so that the events
+ * One step. Each event a message holds (one, or a pack's, in order) is written to the store (with
+ * the sequence the consumer gave it, when the event was its key's head), recorded as dead-lettered,
+ * counted in its group's lag; only then is the message removed from the queue: a crash in between
+ * imports it again, to the same place. An event that was settled after all (delivered, or
+ * dead-lettered by the consumer) is not imported. Records that are, or hold, no event stay in the queue, released at once so that the events
  * behind them in their group are reached; the step is done when a receive brings nothing new.
  */
 export async function importBackstopStep(ports: BackstopImportPorts): Promise<BackstopImportStep> {
@@ -77,15 +77,21 @@ export async function importBackstopStep(ports: BackstopImportPorts): Promise<Ba
     let hasNews = false;
     try {
       for (const message of batch) {
-        const read = readQueuedEvent(message.body);
-        if ('reason' in read) {
-          held.push(message);
-          hasNews ||= !unreadable.has(message.messageId);
-          unreadable.add(message.messageId);
+        const read = readQueuedMessage(message.body);
+        const items = 'reason' in read ? [] : read.items;
+        const events = items.flatMap((item) => ('queued' in item ? [item.queued] : []));
+        // Each event of a pack is imported on its own, in order; the message goes once all are in.
+        for (const queued of events) imported.push(...(await importOne(ports, message, queued)));
+        if (events.length > 0 && events.length === items.length) {
+          await ports.remove(message);
+          hasNews = true;
           continue;
         }
-        hasNews = true;
-        await importOne(ports, message, read.queued, imported);
+        // What is no event stays: a pack's events are in the store already, and found settled
+        // when it comes back.
+        held.push(message);
+        hasNews ||= !unreadable.has(message.messageId);
+        unreadable.add(message.messageId);
       }
     } finally {
       // Released at once: a held message locks its whole FIFO group, and the events behind it
@@ -101,17 +107,10 @@ export async function importBackstopStep(ports: BackstopImportPorts): Promise<Ba
   return { imported, unreadable: unreadable.size, isDone };
 }
 
-async function importOne(
-  ports: BackstopImportPorts,
-  message: BackstopMessage,
-  queued: QueuedEvent,
-  imported: { event_id: string; subscription_id: string; sequence: number | null }[],
-): Promise<void> {
+/** Imports one event of a message; what was imported (nothing, for an event settled after all). */
+async function importOne(ports: BackstopImportPorts, message: BackstopMessage, queued: QueuedEvent): Promise<BackstopImportStep['imported']> {
   const eventId = queued.event.event_id;
-  if (await ports.events.isSettled(eventId, queued.redrive?.redriven_at)) {
-    await ports.remove(message);
-    return;
-  }
+  if (await ports.events.isSettled(eventId, queued.redrive?.redriven_at)) return [];
   const head = await ports.findHead(queued.ordering_key);
   const isHead = head?.eventId === eventId;
   // Its key may have moved on since (the backstop let its successors through): the number it was
@@ -137,6 +136,5 @@ async function importOne(
       head: { state: HeadState.unknown },
     });
   }
-  await ports.remove(message);
-  imported.push({ event_id: eventId, subscription_id: queued.event.subscription_id, sequence: sequence ?? null });
+  return [{ event_id: eventId, subscription_id: queued.event.subscription_id, sequence: sequence ?? null }];
 }

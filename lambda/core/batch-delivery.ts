@@ -11,6 +11,7 @@ import {
   isSuccess,
   OutcomeKind,
   readRecord,
+  messagePlaceOf,
   recordPreviousNumber,
   waitingSince,
   AttemptResultKind,
@@ -73,7 +74,7 @@ async function numberTogether(
     orderingKey: first.queued.ordering_key,
     events: members.map(({ record, queued }) => ({
       eventId: queued.event.event_id,
-      ...(record.sequenceNumber === undefined ? {} : { message: { messageGroupId: record.messageGroupId, sequenceNumber: record.sequenceNumber } }),
+      ...messagePlaceOf(record),
     })),
   });
   if (ticket === undefined) return undefined;
@@ -264,7 +265,7 @@ async function failMember(member: BatchMember, item: BatchItem, result: Awaited<
     orderingKey: queued.ordering_key,
     eventId: queued.event.event_id,
     maxAttempts: attemptLimit(policy),
-    ...(record.sequenceNumber === undefined ? {} : { message: { messageGroupId: record.messageGroupId, sequenceNumber: record.sequenceNumber } }),
+    ...messagePlaceOf(record),
   });
   if (counted.kind !== AttemptTicketKind.attempt || counted.sequence !== item.sequence) {
     throw new Error(`run member ${queued.event.event_id} could not be counted: ${counted.kind} as ${counted.sequence}, numbered ${item.sequence}`);

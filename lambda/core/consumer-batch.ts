@@ -4,7 +4,7 @@
  * another. What must happen to SQS afterwards is returned as a value.
  */
 import { gatherBatch, startBatch, startRun, type BatchMember } from './batch-delivery.js';
-import { OutcomeKind, readRecord, startRecord, type ConsumerRecord, type DeliveryOutcome, type DeliveryPorts, type DeliveryTarget, type SettledLookup } from './delivery.js';
+import { NOTHING_SETTLED, OutcomeKind, readRecord, startRecord, type ConsumerRecord, type DeliveryOutcome, type DeliveryPorts, type DeliveryTarget, type SettledLookup } from './delivery.js';
 import { HeadState, type GroupHead, type GroupProgress } from './lag.js';
 import type { QueuedEvent } from './event.js';
 import { faultBackoffSeconds, type RetryPolicy } from './retry-policy.js';
@@ -252,25 +252,23 @@ async function processGroup(
   };
 
   /**
-   * Whether a later record of the same key in this group (not a redriven copy) was settled when
-   * the batch started, while this one was not: see `RecordContext.isOvertaken`.
+   * The numbers of the later records of the same key in this group (not redriven copies) that were
+   * settled when the batch started, while this one was not: see `RecordContext.laterSettledNumbers`.
    */
   let queuedOfGroup: (QueuedEvent | undefined)[] | undefined;
-  const isOvertaken = (index: number): boolean => {
+  const laterSettledNumbers = (index: number): number[] => {
     queuedOfGroup ??= group.map((record) => {
       const read = readRecord(record);
       return 'reason' in read ? undefined : read.queued;
     });
     const queued = queuedOfGroup[index];
-    if (queued === undefined || queued.redrive !== undefined) return false;
-    return queuedOfGroup.slice(index + 1).some(
-      (later) =>
-        later !== undefined &&
-        later.redrive === undefined &&
-        later.ordering_key === queued.ordering_key &&
-        later.event.event_id !== queued.event.event_id &&
-        wasSettled({ eventId: later.event.event_id, redrivenAt: undefined }),
-    );
+    if (queued === undefined || queued.redrive !== undefined) return [];
+    return queuedOfGroup.slice(index + 1).flatMap((later) => {
+      if (later === undefined || later.redrive !== undefined || later.ordering_key !== queued.ordering_key || later.event.event_id === queued.event.event_id) return [];
+      if (!wasSettled({ eventId: later.event.event_id, redrivenAt: undefined })) return [];
+      const sequence = wasSettled.sequenceOf(later.event.event_id);
+      return sequence === undefined ? [] : [sequence];
+    });
   };
 
   let resumeAt = 0;
@@ -317,7 +315,7 @@ async function processGroup(
     let step: Awaited<ReturnType<typeof startRecord>> | undefined;
     let startError: { readonly error: unknown } | undefined;
     try {
-      step = await startRecord(record, ports, policy, { settledEarlier: settledOrSettling, numberedEarlier: numbered, wasSettled, isOvertaken: isOvertaken(index) });
+      step = await startRecord(record, ports, policy, { settledEarlier: settledOrSettling, numberedEarlier: numbered, wasSettled, laterSettledNumbers: laterSettledNumbers(index) });
       // Awaited below or by the next record; marked handled now, since it may fail meanwhile.
       if ('recording' in step) step.recording.catch(() => undefined);
     } catch (error) {
@@ -386,7 +384,7 @@ async function readSettled(records: readonly ConsumerRecord[], ports: DeliveryPo
     const read = readRecord(record);
     return 'reason' in read ? [] : [{ eventId: read.queued.event.event_id, redrivenAt: read.queued.redrive?.redriven_at }];
   });
-  return queries.length === 0 ? () => false : ports.store.findSettled(queries);
+  return queries.length === 0 ? NOTHING_SETTLED : ports.store.findSettled(queries);
 }
 
 /**

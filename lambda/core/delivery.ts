@@ -132,7 +132,7 @@ export interface DeliveryStore {
      * Where the event's message stands in its FIFO group, when SQS says: a message older than the
      * key's head's in the same group is answered `superseded` and begins nothing.
      */
-    readonly message?: { readonly messageGroupId: string; readonly sequenceNumber: string };
+    readonly message?: MessagePlace;
   }) => Promise<AttemptTicket>;
   /**
    * The number the key gave an event, as its item keeps it (the head, the two previous heads, or a
@@ -150,7 +150,7 @@ export interface DeliveryStore {
     readonly orderingKey: string;
     readonly events: readonly {
       readonly eventId: string;
-      readonly message?: { readonly messageGroupId: string; readonly sequenceNumber: string };
+      readonly message?: MessagePlace;
     }[];
   }) => Promise<BatchTicket | undefined>;
   /**
@@ -178,7 +178,14 @@ export interface SettledQuery {
 }
 
 /** The answers of {@link DeliveryStore.findSettled}; an event not asked about is not settled. */
-export type SettledLookup = (query: SettledQuery) => boolean;
+export interface SettledLookup {
+  (query: SettledQuery): boolean;
+  /** The number on an asked event's record (given when it was settled or numbered), when it has one. */
+  readonly sequenceOf: (eventId: string) => number | undefined;
+}
+
+/** The lookup of a batch that asked about no event. */
+export const NOTHING_SETTLED: SettledLookup = Object.assign(() => false, { sequenceOf: () => undefined });
 
 /** An event's outcome as its record holds it. */
 export interface RecordedOutcome {
@@ -284,6 +291,36 @@ export interface ConsumerRecord {
   readonly sequenceNumber?: string;
   /** Set when the SQS record itself was not readable: it is dead-lettered at once. */
   readonly problem?: string;
+  /** Set for an event of a pack (see `unpackRecords`): the SQS message that holds it, and its place there. */
+  readonly pack?: { readonly messageId: string; readonly index: number };
+}
+
+/**
+ * Where a record's event stands in its FIFO group, when SQS says: its message's sequence number,
+ * and for an event of a pack its place in that message (the pack's events share the number).
+ */
+export interface MessagePlace {
+  readonly messageGroupId: string;
+  readonly sequenceNumber: string;
+  readonly indexInMessage?: number;
+}
+
+/**
+ * A {@link MessagePlace} as a fixed-width string: the SQS FIFO SequenceNumber, so that DynamoDB's string order is the
+ * numbers' order (they grow within a message group; AWS documents up to 128 bits, 39 digits).
+ * The events of a pack share their message's number: each adds its place in the message, three
+ * digits (a pack holds at most 100), after which it sorts before the pack's later events and, by
+ * the first 40 characters, among other messages as its message does.
+ */
+export function messagePositionOf(place: Pick<MessagePlace, 'sequenceNumber' | 'indexInMessage'>): string {
+  const position = place.sequenceNumber.padStart(40, '0');
+  return place.indexInMessage === undefined ? position : `${position}${String(place.indexInMessage).padStart(3, '0')}`;
+}
+
+/** The {@link MessagePlace} of a record, as the store's writes take it (absent when SQS gave no number). */
+export function messagePlaceOf(record: ConsumerRecord): { readonly message?: MessagePlace } {
+  if (record.sequenceNumber === undefined) return {};
+  return { message: { messageGroupId: record.messageGroupId, sequenceNumber: record.sequenceNumber, ...(record.pack === undefined ? {} : { indexInMessage: record.pack.index }) } };
 }
 
 /**
@@ -350,11 +387,14 @@ export interface RecordContext {
   /** Which events were settled when the batch started (one read for the whole batch). */
   readonly wasSettled: SettledLookup;
   /**
-   * Whether a later record of the same key in this group was settled when the batch started: then
-   * this one was sent and answered 2xx before it (a key's events are sent in order, the next only
-   * after the one before it succeeded or was given up), and only its record is missing.
+   * The numbers of the later records of the same key in this group that were settled when the
+   * batch started. One above this event's number means it was sent and answered 2xx before that
+   * one (a key's events are sent in order, the next only after the one before it succeeded or was
+   * given up), and only its record is missing. A later record is not always a later event: a
+   * resend of an earlier event (a request sent again after ingest failed to answer) can follow it
+   * in the queue, with a lower number; it proves nothing.
    */
-  readonly isOvertaken?: boolean;
+  readonly laterSettledNumbers?: readonly number[];
 }
 
 /** A record's outcome, or (for a delivery) the recording of it, still under way. */
@@ -382,11 +422,11 @@ export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, 
   const eventId = queued.event.event_id;
   if (context.settledEarlier.has(eventId) || context.wasSettled({ eventId, redrivenAt: queued.redrive?.redriven_at })) return { outcome: { kind: OutcomeKind.duplicate } };
 
-  if (context.isOvertaken === true && queued.redrive === undefined) {
+  if (context.laterSettledNumbers !== undefined && context.laterSettledNumbers.length > 0 && queued.redrive === undefined) {
     // Its 2xx came back before a later event of its key was sent, and its record failed: record it
     // now with the number the key keeps for it, and do not send it again.
     const sequence = await ports.store.findNumber({ orderingKey: queued.ordering_key, eventId });
-    if (sequence !== undefined) {
+    if (sequence !== undefined && context.laterSettledNumbers.some((later) => later > sequence)) {
       const result = await ports.store.markDeliveredUnlessSettled({ queued, sequence, attempts: 1, at: ports.now().toISOString() });
       return { outcome: result === undefined ? { kind: OutcomeKind.duplicate } : { kind: OutcomeKind.duplicate, acceptedAt: waitingSince(queued), isCounted: result.wasAccepted } };
     }
@@ -397,7 +437,7 @@ export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, 
       eventId,
       maxAttempts: attemptLimit(policy),
       ...(queued.redrive === undefined ? {} : { redrive: { redrivenAt: queued.redrive.redriven_at, sequence: queued.redrive.sequence } }),
-      ...(record.sequenceNumber === undefined ? {} : { message: { messageGroupId: record.messageGroupId, sequenceNumber: record.sequenceNumber } }),
+      ...messagePlaceOf(record),
     }),
     ports.findTarget(queued.event.subscription_id),
   ]);

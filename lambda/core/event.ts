@@ -180,13 +180,18 @@ const OUTSIDE_SQS_CHARACTERS = /[^\t\n\r\u0020-\ud7ff\ue000-\ufffd]/g;
  * as a `\uXXXX` escape. The same JSON value (JSON.parse gives back every string exactly, an
  * emoji, U+FFFF and a lone surrogate included), so every event whose JSON is valid is taken by
  * SQS and by the local stack alike. Other characters stay as they are: escaping all non-ASCII
- * would double the bytes of, say, Japanese text against SQS's 1 MiB. The only encoder of SQS
- * bodies: ingest and redrive both call it, and the consumer reads it with `readQueuedEvent`.
+ * would double the bytes of, say, Japanese text against SQS's 1 MiB. With `encodeQueuedMessage`,
+ * the only encoder of SQS bodies: redrive calls it, ingest calls that one, and the consumer reads
+ * both with `readQueuedMessage`.
  */
 export function encodeQueuedEvent(queued: QueuedEvent): string {
   // JSON.stringify writes raw characters only inside strings (it escapes the controls and lone
   // surrogates itself), so an escape put in their place is read back as the same character.
-  return JSON.stringify(queued).replace(OUTSIDE_SQS_CHARACTERS, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return escapedForSqs(JSON.stringify(queued));
+}
+
+function escapedForSqs(json: string): string {
+  return json.replace(OUTSIDE_SQS_CHARACTERS, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** Reads an SQS message body as a queued event; the reason when it is not one. */
@@ -197,10 +202,61 @@ export function readQueuedEvent(body: string): { readonly queued: QueuedEvent } 
   } catch {
     return { reason: 'body is not JSON' };
   }
+  return queuedEventOf(json);
+}
+
+function queuedEventOf(json: unknown): { readonly queued: QueuedEvent } | { readonly reason: string } {
   const parsed = queuedEventSchema.safeParse(json);
   if (parsed.success) return { queued: parsed.data };
   const first = parsed.error.issues[0];
   return { reason: first ? `${first.path.join('.') || 'body'} ${first.message}` : 'invalid' };
+}
+
+/**
+ * A pack: consecutive events of one ordering key, accepted in one request, in one SQS message, in
+ * their order. Ingest sends one message per key per request (one SQS request for up to ten keys),
+ * not one per event; the consumer unpacks it into one record per event. Each item is a whole
+ * queued event, so any one of them can travel, or be dead-lettered, alone. A message of one event
+ * is that event itself (version 1), as ingest wrote it before packs, and as redrive writes it.
+ */
+const queuedPackSchema = z.strictObject({
+  version: z.literal(2),
+  // Items are read one by one (see `readQueuedMessage`): one that is no event spoils no other.
+  events: z.array(z.unknown()).min(2).max(MAX_EVENTS_PER_REQUEST),
+});
+
+/** The SQS body of a key's events in one message: the event itself when alone, a pack otherwise. */
+export function encodeQueuedMessage(events: readonly [QueuedEvent, ...QueuedEvent[]]): string {
+  if (events.length === 1) return encodeQueuedEvent(events[0]);
+  // The same escaping as one event's body (see `encodeQueuedEvent`), applied to the pack's text.
+  return escapedForSqs(JSON.stringify({ version: 2, events }));
+}
+
+/** One item of a message: an event, or what an item that is no event holds (its JSON text), and why. */
+export type QueuedItem = { readonly queued: QueuedEvent } | { readonly reason: string; readonly text: string };
+
+/**
+ * Reads an SQS message body: the events it holds, in order (one, or a pack's), each item read on
+ * its own; the reason when the body is neither an event nor a pack.
+ */
+export function readQueuedMessage(body: string): { readonly items: readonly [QueuedItem, ...QueuedItem[]] } | { readonly reason: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    return { reason: 'body is not JSON' };
+  }
+  const pack = queuedPackSchema.safeParse(json);
+  if (!pack.success) {
+    const read = queuedEventOf(json);
+    return 'reason' in read ? read : { items: [read] };
+  }
+  const [first, ...rest] = pack.data.events.map((item, index): QueuedItem => {
+    const read = queuedEventOf(item);
+    return 'reason' in read ? { reason: `events.${index}: ${read.reason}`, text: JSON.stringify(item) } : read;
+  });
+  // At least two: the schema says so.
+  return first === undefined ? { reason: 'events is empty' } : { items: [first, ...rest] };
 }
 
 /**

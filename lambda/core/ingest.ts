@@ -4,11 +4,11 @@
  */
 import * as z from 'zod';
 import { ErrorCode, type ErrorDetail } from './api-error.js';
-import { encodeQueuedEvent, type EventsRequest, type QueuedEvent, type WebhookEvent } from './event.js';
-import { MAX_ORDERING_KEY_BYTES, MAX_QUEUED_EVENT_BYTES } from './limits.js';
+import { encodeQueuedEvent, encodeQueuedMessage, type EventsRequest, type QueuedEvent, type WebhookEvent } from './event.js';
+import { MAX_EVENTS_PER_REQUEST, MAX_ORDERING_KEY_BYTES, MAX_QUEUED_EVENT_BYTES } from './limits.js';
 import { SendFailureKind, SendStatus, sendInKeyOrder, type OutgoingMessage, type SendBatch, type SendFailure } from './enqueue-plan.js';
 import type { GroupIntake } from './lag.js';
-import { DEFAULT_ORDERING, messageGroupIdFor, Ordering, partitionKey } from './routing.js';
+import { blake2bDigest, DEFAULT_ORDERING, messageGroupIdFor, Ordering, partitionKey } from './routing.js';
 import { schemaOf } from './schema-match.js';
 
 /** What ingest records for an accepted event: its idempotency record. */
@@ -183,30 +183,91 @@ function intakeByGroup(events: readonly RoutedEvent[], acceptedAt: string): Grou
   }));
 }
 
-function toMessage(routed: RoutedEvent, acceptedAt: string): OutgoingMessage {
-  const queued: QueuedEvent = {
+function toQueued(routed: RoutedEvent, acceptedAt: string): QueuedEvent {
+  return {
     version: 1,
     event: routed.event,
     ordering_key: routed.orderingKey,
     message_group_id: routed.messageGroupId,
     accepted_at: acceptedAt,
   };
-  return {
-    index: routed.index,
-    orderingKey: routed.orderingKey,
-    messageGroupId: routed.messageGroupId,
-    deduplicationId: routed.event.event_id,
-    body: encodeQueuedEvent(queued),
-  };
 }
 
-function oversized(request: EventsRequest, messages: readonly OutgoingMessage[]): ErrorDetail[] {
-  return messages
-    .filter((message) => Buffer.byteLength(message.body, 'utf8') > MAX_QUEUED_EVENT_BYTES)
-    .map((message) => ({
-      path: `${request.pathOf(message.index)}.payload`.replace(/^\./, ''),
+/** An event's body alone: it must fit one message, whether it travels in a pack or, redriven, alone. */
+interface EncodedEvent {
+  readonly routed: RoutedEvent;
+  readonly queued: QueuedEvent;
+  readonly bytes: number;
+}
+
+function oversized(request: EventsRequest, events: readonly EncodedEvent[]): ErrorDetail[] {
+  return events
+    .filter((encoded) => encoded.bytes > MAX_QUEUED_EVENT_BYTES)
+    .map((encoded) => ({
+      path: `${request.pathOf(encoded.routed.index)}.payload`.replace(/^\./, ''),
       message: `the event does not fit in one SQS message (${MAX_QUEUED_EVENT_BYTES} bytes with its envelope)`,
     }));
+}
+
+/** Bytes a pack adds to its events' bodies besides the commas between them: `{"version":2,"events":[` and `]}`. */
+const PACK_ENVELOPE_BYTES = Buffer.byteLength('{"version":2,"events":[]}', 'utf8');
+
+/** One SQS message of a request: a key's consecutive new events (see `encodeQueuedMessage`). */
+interface Pack {
+  readonly message: OutgoingMessage;
+  /** The events' positions in the request, in order; the message's `index` is the first. */
+  readonly eventIndexes: readonly number[];
+}
+
+/**
+ * One message per key per request: each key's new events, in order, in as few messages as fit
+ * SQS's size (mostly one, as a request is at most 1 MiB). A message of one event is that event, and
+ * is deduplicated by SQS by its event id as before packs; a pack by a digest of its events' ids,
+ * so that a resent request is dropped within SQS's window, and any other copy is skipped by the
+ * consumer, event by event, as settled.
+ */
+function toPacks(events: readonly EncodedEvent[]): Pack[] {
+  // `bytes`: the pack's text as a pack, even of one event (sent alone, that one is shorter).
+  const byKey = new Map<string, Array<{ members: EncodedEvent[]; bytes: number }>>();
+  for (const encoded of events) {
+    const packs = byKey.get(encoded.routed.orderingKey) ?? [];
+    const last = packs.at(-1);
+    // Exact: a pack's text is its envelope, its events' own texts (the same escaping applies to
+    // each), and a comma between two of them (see `encodeQueuedMessage`).
+    const bytesWith = last === undefined ? 0 : last.bytes + 1 + encoded.bytes;
+    if (last !== undefined && last.members.length < MAX_EVENTS_PER_REQUEST && bytesWith <= MAX_QUEUED_EVENT_BYTES) {
+      last.members.push(encoded);
+      last.bytes = bytesWith;
+    } else {
+      packs.push({ members: [encoded], bytes: PACK_ENVELOPE_BYTES + encoded.bytes });
+    }
+    byKey.set(encoded.routed.orderingKey, packs);
+  }
+  return [...byKey.values()]
+    .flat()
+    .flatMap(({ members }): Pack[] => {
+      const [first, ...rest] = members;
+      if (first === undefined) return [];
+      const ids = members.map((member) => member.routed.event.event_id);
+      return [
+        {
+          eventIndexes: members.map((member) => member.routed.index),
+          message: {
+            index: first.routed.index,
+            orderingKey: first.routed.orderingKey,
+            messageGroupId: first.routed.messageGroupId,
+            deduplicationId: rest.length === 0 ? first.routed.event.event_id : packDeduplicationId(ids),
+            body: encodeQueuedMessage([first.queued, ...rest.map((member) => member.queued)]),
+          },
+        },
+      ];
+    })
+    .sort((a, b) => a.message.index - b.message.index);
+}
+
+/** `pack_` and 32 hex characters of BLAKE2b over the pack's event ids, in order. */
+function packDeduplicationId(eventIds: readonly string[]): string {
+  return `pack_${Buffer.from(blake2bDigest(eventIds.join('\n'), 16)).toString('hex')}`;
 }
 
 /**
@@ -243,13 +304,31 @@ export async function ingestEvents(
   const acceptedAt = ports.now().toISOString();
   const known = await ports.findKnownEventIds(request.events.map((event) => event.event_id));
   const fresh = routed.filter((r) => !known.has(r.event.event_id));
-  const messages = fresh.map((r) => toMessage(r, acceptedAt));
-  const tooLarge = oversized(request, messages);
+  const encoded = fresh.map((r): EncodedEvent => {
+    const queued = toQueued(r, acceptedAt);
+    return { routed: r, queued, bytes: Buffer.byteLength(encodeQueuedEvent(queued), 'utf8') };
+  });
+  const tooLarge = oversized(request, encoded);
   if (tooLarge.length > 0) {
     return { kind: IngestOutcomeKind.refused, reason: IngestRefusal.payloadTooLarge, details: tooLarge };
   }
 
-  const { statuses: sendStatuses, failures } = await sendInKeyOrder(messages, ports.sendBatch);
+  const packs = toPacks(encoded);
+  const report = await sendInKeyOrder(
+    packs.map((pack) => pack.message),
+    ports.sendBatch,
+  );
+  // Each event shares its message's fate.
+  const sendStatuses = new Map<number, SendStatus>();
+  const failures = new Map<number, SendFailure>();
+  for (const pack of packs) {
+    const status = report.statuses.get(pack.message.index);
+    const failure = report.failures.get(pack.message.index);
+    for (const index of pack.eventIndexes) {
+      if (status !== undefined) sendStatuses.set(index, status);
+      if (failure !== undefined) failures.set(index, failure);
+    }
+  }
   const statuses = new Map<number, EventStatus>();
   const counted: RoutedEvent[] = [];
   await Promise.all(

@@ -1,5 +1,6 @@
 /**
- * The consumer's lines about records: each names the record's SQS message id and message group,
+ * The consumer's lines about records: each names the record's SQS message id (and, for an event of
+ * a pack, its place in the message) and message group,
  * its event's `event_id` and `subscription_id`, and, once the store has given them, its
  * `sequence` (the receiver's `webhook-sequence`) and `attempt`. These are the fields of
  * `GET /v1/dead-letters` and the headers a receiver got, so that a line is found from either.
@@ -8,12 +9,15 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { BatchPlan } from '../core/consumer-batch.js';
 import { OutcomeKind, readRecord, type ConsumerRecord, type DeliveryPorts } from '../core/delivery.js';
+import { messageIdOf } from '../core/message-packs.js';
 
 /** The keys of a line about one record; `sequence` and `attempt` only once known. */
 // A type, not an interface: Powertools takes a line's attributes as an index signature.
 export type RecordLogKeys = {
   /** The SQS message id, as in `batchItemFailures`. */
   readonly message_id: string;
+  /** For an event of a pack (several events of one key in one message): its place in the message, from 0. */
+  readonly index_in_message?: number;
   readonly message_group_id: string;
   /** Absent for a record whose body is no queued event. */
   readonly event_id?: string;
@@ -92,7 +96,8 @@ export function createRecordLog(records: readonly ConsumerRecord[]): RecordLog {
       const found = idsOf(record);
       const numbering = found.event_id === undefined ? undefined : numberings.get(found.event_id);
       return {
-        message_id: messageId,
+        message_id: messageIdOf(record),
+        ...(record.pack === undefined ? {} : { index_in_message: record.pack.index }),
         message_group_id: record.messageGroupId,
         ...found,
         ...(numbering?.sequence === undefined ? {} : { sequence: numbering.sequence }),

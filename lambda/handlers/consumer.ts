@@ -9,6 +9,7 @@ import * as z from 'zod';
 import { CONSUMER_BATCH_SIZE, recordTimeBudgetMs, visibilityCeilingSeconds, type Config } from '../config.js';
 import { likelyDrainedGroups, processBatch, type VisibilityChange } from '../core/consumer-batch.js';
 import { hasProgress, type GroupProgress } from '../core/lag.js';
+import { toMessageDecisions, unpackRecords } from '../core/message-packs.js';
 import { CONSUMER_METRICS, countOutcomes, type ConsumerCounts } from '../core/consumer-metrics.js';
 import { isSuccess, type ConsumerRecord, type DeliveryPorts } from '../core/delivery.js';
 import type { RetryPolicy } from '../core/retry-policy.js';
@@ -82,7 +83,9 @@ export interface ConsumerHandlerDeps {
 
 export function createConsumerHandler(deps: ConsumerHandlerDeps): ConsumerHandler {
   return async (event, context) => {
-    const records = event.Records.map(toConsumerRecord);
+    const messages = event.Records.map(toConsumerRecord);
+    // One record per event: the core never sees a pack, and SQS is told about messages at the end.
+    const records = unpackRecords(messages);
     const recordLog = createRecordLog(records);
     // A batch often holds several events of one subscription: read each subscription once per invocation.
     const targets = new Map<string, ReturnType<DeliveryPorts['findTarget']>>();
@@ -105,15 +108,16 @@ export function createConsumerHandler(deps: ConsumerHandlerDeps): ConsumerHandle
     const budget = { hasTimeFor: (ms: number) => context.getRemainingTimeInMillis() >= ms, recordMs: deps.recordTimeBudgetMs };
     const plan = await processBatch(records, recordLog.observe({ ...deps.ports, findTarget, send }), deps.policy, onFault, budget);
     logBatchPlan(deps.logger, plan, recordLog, context.getRemainingTimeInMillis());
+    const decisions = toMessageDecisions(plan, records);
     try {
-      await deps.changeVisibility(plan.visibilityChanges);
+      await deps.changeVisibility(decisions.visibilityChanges);
     } catch (error) {
       // The failures are still reported: the messages come back after their current visibility
       // timeout, later than planned and still in order.
-      deps.logger.error('visibility changes failed', { error, changes: plan.visibilityChanges.length });
+      deps.logger.error('visibility changes failed', { error, changes: decisions.visibilityChanges.length });
     }
     const now = deps.ports.now();
-    const isLikelyDrained = likelyDrainedGroups(records, CONSUMER_BATCH_SIZE);
+    const isLikelyDrained = likelyDrainedGroups(messages, CONSUMER_BATCH_SIZE);
     await Promise.all(
       plan.groups.filter(hasProgress).map(async (progress) => {
         try {
@@ -125,7 +129,7 @@ export function createConsumerHandler(deps: ConsumerHandlerDeps): ConsumerHandle
       }),
     );
     deps.publishCounts(countOutcomes(plan.outcomes.values(), { failedAttempts, faults }));
-    return { batchItemFailures: plan.failedMessageIds.map((itemIdentifier) => ({ itemIdentifier })) };
+    return { batchItemFailures: decisions.failedMessageIds.map((itemIdentifier) => ({ itemIdentifier })) };
   };
 }
 

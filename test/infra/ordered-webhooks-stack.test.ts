@@ -324,6 +324,14 @@ describe('HandlerFunction', () => {
     expect(functionOf('ingest').Properties.Timeout).toBeLessThanOrEqual(PAUSE_GRACE_SECONDS);
   });
 
+  it('updates the consumer before ingest, so that no consumer meets a message format it cannot read', () => {
+    const { stack, template } = synthesized;
+    const dependsOn = z
+      .record(z.string(), z.object({ DependsOn: z.array(z.string()).optional() }))
+      .parse(template.toJSON().Resources)[logicalIdOf(stack, stack.functions.ingest.function.functionName)]?.DependsOn;
+    expect(dependsOn).toContain(logicalIdOf(stack, stack.functions.consumer.function.functionName));
+  });
+
   it('attaches no managed policy to any function role', () => {
     const roles = resourcesOfType(synthesized.template, 'AWS::IAM::Role');
     expect(roles.size).toBe(HANDLERS.length);

@@ -30,7 +30,9 @@ describe('local stack API document', { timeout: 90_000 }, () => {
       wrapIngestPorts: (ports) => ({
         ...ports,
         sendBatch: async (entries) => {
-          const failed = new Map(entries.filter((entry) => refusedBySqs.has(entry.deduplicationId)).map((entry) => [entry.index, { kind: SendFailureKind.transient, code: 'ServiceUnavailable' }] as const));
+          // A message is refused when it holds a refused event (a request's events of one key travel in one).
+          const isRefused = (body: string): boolean => [...refusedBySqs].some((eventId) => body.includes(`"event_id":"${eventId}"`));
+          const failed = new Map(entries.filter((entry) => isRefused(entry.body)).map((entry) => [entry.index, { kind: SendFailureKind.transient, code: 'ServiceUnavailable' }] as const));
           const taken = entries.filter((entry) => !failed.has(entry.index));
           return new Map([...failed, ...(taken.length === 0 ? [] : await ports.sendBatch(taken))]);
         },

@@ -45,7 +45,8 @@ describe('CLI import-backstop on the local stack', { timeout: 60_000 }, () => {
     await subscribe(stack().url, key, 'http://127.0.0.1:9/unused');
     const events = [makeEvent(key, `${key}-1`), makeEvent(key, `${key}-2`)];
     await postEvents(stack().url, events);
-    await moveToBackstop(events.length);
+    // One message: a request's events of one key travel together, and are imported one by one.
+    await moveToBackstop(1);
     await stack().clients.sqs.send(
       new SendMessageCommand({ QueueUrl: stack().resources.deadLetterQueueUrl, MessageBody: 'not an event', MessageGroupId: `${prefix}-junk`, MessageDeduplicationId: `${prefix}-junk` }),
     );

@@ -103,11 +103,13 @@ describe('local stack idempotency', { timeout: 60_000 }, () => {
     const events = [1, 2, 3].map((n) => makeEvent(key, `${key}-evt-${n}`));
     const crashed = events[1]?.event_id ?? '';
     crash.eventIds.add(crashed);
-    // The first attempt waits until all three are queued, so that the second and third come in one
-    // batch: the third is begun and sent while the second's record is written, and fails.
+    // The first attempt waits until the other two are queued, behind it in one message, so that
+    // they go as a run of two: the third is sent while the second's record is written, and fails.
     holding.add(events[0]?.event_id ?? '');
-    await postEvents(stack().url, events);
-    (await waitFor('the first attempt, held by the receiver', () => held.get(events[0]?.event_id ?? '')))({ statusCode: 204 });
+    await postEvents(stack().url, events.slice(0, 1));
+    const release = await waitFor('the first attempt, held by the receiver', () => held.get(events[0]?.event_id ?? ''));
+    await postEvents(stack().url, events.slice(1));
+    release({ statusCode: 204 });
 
     await waitFor('the second event recorded delivered', async () => (await stack().eventItem(crashed))?.status === 'delivered');
     await waitFor('the third event recorded delivered', async () => (await stack().eventItem(events[2]?.event_id ?? ''))?.status === 'delivered');

@@ -15,6 +15,7 @@ import type { APIGatewayProxyEventV2, Context, SQSBatchResponse, SQSEvent } from
 import * as z from 'zod';
 import { backstopMaxReceiveCount, consumerTimeoutSeconds, Deployment, loadConfig, queueVisibilityTimeoutSeconds, type Config } from '../../lambda/config.js';
 import type { AttemptResult } from '../../lambda/core/delivery.js';
+import { readQueuedMessage } from '../../lambda/core/event.js';
 import type { WebhookRequest } from '../../lambda/core/webhook.js';
 import { wireConsumerHandler } from '../../lambda/handlers/consumer.js';
 import type { HttpHandler } from '../../lambda/handlers/http.js';
@@ -520,12 +521,11 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     emptyReceiveWait: { minMs: 1_000, maxMs: 10_000 },
     invoke: async (event) => {
       const life = scheduler.currentLife();
-      const eventIds = event.Records.map((record) => {
-        try {
-          return (JSON.parse(record.body) as { event: { event_id: string } }).event.event_id;
-        } catch {
-          return record.messageId;
-        }
+      // Every event of the batch, a pack's each (see `readQueuedMessage`); a record that holds none by its message id.
+      const eventIds = event.Records.flatMap((record) => {
+        const read = readQueuedMessage(record.body);
+        if ('reason' in read) return [record.messageId];
+        return read.items.map((item) => ('queued' in item ? item.queued.event.event_id : record.messageId));
       });
       if (life !== undefined) eventsOfLife.set(life, eventIds);
       // A throttled batch invoked late may overlap another receive of the same messages (AWS's own hazard).

@@ -6,7 +6,7 @@
  * state is not promised to match: add it to the suite before a test relies on it.
  */
 import { positionOf, RemoveOutcome, type DeadLetter, type DeadLetterPage, type DeadLetterStore, type StoredDeadLetter } from '../../lambda/core/dead-letter.js';
-import { AttemptTicketKind, isSettledBy, type AttemptTicket, type BatchTicket, type DeliveryStore, type NumberedEvent, type SettledEvent, type SettledLookup, type SettledQuery, type SettleResult } from '../../lambda/core/delivery.js';
+import { AttemptTicketKind, isSettledBy, messagePositionOf, type AttemptTicket, type BatchTicket, type DeliveryStore, type MessagePlace, type NumberedEvent, type SettledEvent, type SettledLookup, type SettledQuery, type SettleResult } from '../../lambda/core/delivery.js';
 import { RecordOutcome, type AcceptedEventRecord } from '../../lambda/core/ingest.js';
 
 interface KeyState {
@@ -50,10 +50,11 @@ export class InMemoryDeliveryStore implements DeliveryStore {
   readonly findSettled = async (queries: readonly SettledQuery[]): Promise<SettledLookup> => {
     this.reads.push(`findSettled ${queries.map((query) => query.eventId).join(' ')}`);
     const answers = new Map<string, StoredEvent | undefined>(queries.map((query) => [query.eventId, this.events.get(query.eventId)]));
-    return ({ eventId, redrivenAt }) => {
+    const isSettled = ({ eventId, redrivenAt }: SettledQuery): boolean => {
       const event = answers.get(eventId);
       return isSettledBy(event === undefined ? undefined : { status: event.status, deadLetteredAt: event.deadLetteredAt }, redrivenAt);
     };
+    return Object.assign(isSettled, { sequenceOf: (eventId: string) => answers.get(eventId)?.sequence });
   };
 
   readonly beginAttempt = async (input: {
@@ -61,7 +62,7 @@ export class InMemoryDeliveryStore implements DeliveryStore {
     eventId: string;
     maxAttempts: number;
     redrive?: { redrivenAt: string; sequence: number | undefined };
-    message?: { messageGroupId: string; sequenceNumber: string };
+    message?: MessagePlace;
   }): Promise<AttemptTicket> => {
     this.writes.push(`beginAttempt ${input.eventId}`);
     const state = this.keys.get(input.orderingKey);
@@ -74,7 +75,7 @@ export class InMemoryDeliveryStore implements DeliveryStore {
       delete state.skipEventId;
       return this.ticketOf(AttemptTicketKind.attempt, input.orderingKey);
     }
-    const position = input.message === undefined ? undefined : { group: input.message.messageGroupId, position: input.message.sequenceNumber.padStart(40, '0') };
+    const position = input.message === undefined ? undefined : { group: input.message.messageGroupId, position: messagePositionOf(input.message) };
     const isStale =
       position !== undefined && state?.headPosition !== undefined && state.headPosition.group === position.group && state.headPosition.position >= position.position;
     if (state !== undefined && state.headEventId !== input.eventId && isStale) return this.ticketOf(AttemptTicketKind.superseded, input.orderingKey);
@@ -128,13 +129,13 @@ export class InMemoryDeliveryStore implements DeliveryStore {
 
   readonly beginBatch = async (input: {
     orderingKey: string;
-    events: readonly { eventId: string; message?: { messageGroupId: string; sequenceNumber: string } }[];
+    events: readonly { eventId: string; message?: MessagePlace }[];
   }): Promise<BatchTicket | undefined> => {
     this.writes.push(`beginBatch ${input.events.map((event) => event.eventId).join(' ')}`);
     const [first] = input.events;
     if (first === undefined || input.events.length < 2) throw new Error('a batch holds at least two events');
     const state = this.keys.get(input.orderingKey);
-    const position = first.message === undefined ? undefined : { group: first.message.messageGroupId, position: first.message.sequenceNumber.padStart(40, '0') };
+    const position = first.message === undefined ? undefined : { group: first.message.messageGroupId, position: messagePositionOf(first.message) };
     const isStale = position !== undefined && state?.headPosition !== undefined && state.headPosition.group === position.group && state.headPosition.position >= position.position;
     if (state?.headEventId === first.eventId || isStale || input.events.some((event) => state?.ahead?.has(event.eventId) === true)) return undefined;
     const base = (state?.lastSequence ?? 0) + 1;

@@ -3,7 +3,7 @@
  * consumer: for handler unit tests that build their batches by hand.
  */
 import type { SQSRecord } from 'aws-lambda';
-import type { QueuedEvent } from '../../lambda/core/event.js';
+import { encodeQueuedMessage, type QueuedEvent } from '../../lambda/core/event.js';
 
 /** SQS's SequenceNumber of each event's message: fixed per message, growing as messages are sent, as SQS gives them. */
 const sequenceNumbers = new Map<string, string>();
@@ -32,5 +32,16 @@ export function sqsRecordOf(queued: QueuedEvent, messageId: string = queued.even
     eventSource: 'aws:sqs',
     eventSourceARN: 'arn:aws:sqs:us-east-1:123456789012:delivery.fifo',
     awsRegion: 'us-east-1',
+  };
+}
+
+/** A Lambda SQS record of a pack (several events of one key in one message, see `encodeQueuedMessage`). */
+export function sqsPackRecordOf(events: readonly [QueuedEvent, ...QueuedEvent[]], messageId: string): SQSRecord {
+  const [first] = events;
+  return {
+    ...sqsRecordOf(first, messageId),
+    receiptHandle: `rh-${messageId}`,
+    body: encodeQueuedMessage(events),
+    attributes: { ...sqsRecordOf(first, messageId).attributes, MessageDeduplicationId: messageId, SequenceNumber: sequenceNumberOf(messageId) },
   };
 }

@@ -335,6 +335,27 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
         expect(ticketOnly(await begin(2, 'g1', '1000'))).toEqual({ kind: 'attempt', sequence: 2, attempts: 2 });
         expect(ticketOnly(await begin(3, 'g2', '5'))).toEqual({ kind: 'attempt', sequence: 3, attempts: 1 });
       });
+
+      it('orders the events of one pack by their place in the message, and a later message after all of them', async () => {
+        const store = makeStore();
+        const key = newKey();
+        // A pack's events share their message's sequence number (see `messagePositionOf`).
+        const begin = (n: number, sequenceNumber: string, indexInMessage?: number) =>
+          store.beginAttempt({
+            orderingKey: key.orderingKey,
+            eventId: key.eventId(n),
+            maxAttempts: MAX,
+            message: { messageGroupId: 'g1', sequenceNumber, ...(indexInMessage === undefined ? {} : { indexInMessage }) },
+          });
+        expect(ticketOnly(await begin(1, '900', 0))).toEqual({ kind: 'attempt', sequence: 1, attempts: 1 });
+        expect(ticketOnly(await begin(2, '900', 1))).toEqual({ kind: 'attempt', sequence: 2, attempts: 1 });
+        // The pack's first event again, after its second began: a stale copy.
+        expect((await begin(1, '900', 0)).kind).toBe('superseded');
+        expect(ticketOnly(await begin(3, '900', 10))).toEqual({ kind: 'attempt', sequence: 3, attempts: 1 });
+        // A message after the pack, alone: newer than every event of the pack.
+        expect(ticketOnly(await begin(4, '901'))).toEqual({ kind: 'attempt', sequence: 4, attempts: 1 });
+        expect((await begin(3, '900', 10)).kind).toBe('superseded');
+      });
     });
 
     describe('beginBatch', () => {

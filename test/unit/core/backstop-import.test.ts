@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { importBackstopStep, type BackstopImportPorts, type BackstopMessage, type KeyHead } from '../../../lambda/core/backstop-import.js';
-import type { QueuedEvent } from '../../../lambda/core/event.js';
+import { encodeQueuedMessage, type QueuedEvent } from '../../../lambda/core/event.js';
 import type { DeadLetterPlace } from '../../../lambda/core/dead-letter.js';
 import type { GroupProgress } from '../../../lambda/core/lag.js';
 import { InMemoryDeadLetterStore, InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
@@ -105,6 +105,42 @@ describe('importBackstopStep', () => {
     const step = await importBackstopStep(ports);
     expect(step.imported).toEqual([{ event_id: 'a5', subscription_id: 'a', sequence: 11 }]);
     expect(deadLetters.all('a').map((l) => l.sequence)).toEqual([11]);
+  });
+
+  it('moves each event of a pack in order, and removes the message once all are in the store', async () => {
+    const head = { eventId: 'a1', sequence: 4, attempts: 3 };
+    const { ports, queue, deadLetters } = harness([message('m1', encodeQueuedMessage([queued('a1', 'a'), queued('a2', 'a'), queued('a3', 'a')]))], new Map([['a', head]]));
+    const step = await importBackstopStep(ports);
+    expect(step).toEqual({
+      imported: [
+        { event_id: 'a1', subscription_id: 'a', sequence: 4 },
+        { event_id: 'a2', subscription_id: 'a', sequence: null },
+        { event_id: 'a3', subscription_id: 'a', sequence: null },
+      ],
+      unreadable: 0,
+      isDone: true,
+    });
+    expect(queue).toEqual([]);
+    expect(deadLetters.all('a').map((l) => l.queued.event.event_id)).toEqual(['a1', 'a2', 'a3']);
+  });
+
+  it('moves the events of a pack beside an item that is no event, leaves the message for a person, and finishes', async () => {
+    const body = JSON.stringify({ version: 2, events: [queued('a1', 'a'), { not: 'an event' }, queued('a2', 'a')] });
+    const { ports, queue, deadLetters } = harness([message('m1', body)]);
+    const step = await importBackstopStep(ports);
+    expect(step).toEqual({
+      imported: [
+        { event_id: 'a1', subscription_id: 'a', sequence: null },
+        { event_id: 'a2', subscription_id: 'a', sequence: null },
+      ],
+      unreadable: 1,
+      isDone: true,
+    });
+    expect(queue.map((m) => m.messageId)).toEqual(['m1']);
+    expect(deadLetters.all('a')).toHaveLength(2);
+    // A second step finds the message's events settled and lists nothing twice.
+    expect(await importBackstopStep(ports)).toEqual({ imported: [], unreadable: 1, isDone: true });
+    expect(deadLetters.all('a')).toHaveLength(2);
   });
 
   it('only removes an event that was settled after all', async () => {

@@ -358,6 +358,17 @@ describe('processBatch', () => {
     ]);
   });
 
+  it('sends an event behind which only a resent copy of an earlier event was settled: that copy proves no 2xx of it', async () => {
+    const { run, store, sent } = harness();
+    // a5 and a6 were numbered together; a5 was dead-lettered; the invocation stopped before a6 was sent.
+    await store.beginBatch({ orderingKey: 'a', events: [{ eventId: 'a5' }, { eventId: 'a6' }] });
+    await store.markDeadLettered({ queued: queued('a5', 'a'), sequence: 1, attempts: 3, at: '2026-12-02T12:00:01.000Z', reason: 'HTTP 500' });
+    // Behind a6 in the queue: a5 again, sent anew by a producer whose request ingest did not answer.
+    const plan = await run([positioned('a5', 'a', 1), positioned('a6', 'a', 2), { ...positioned('a5', 'a', 3), messageId: 'a5-again' }]);
+    expect(plan.outcomes.get('a6')).toMatchObject({ kind: OutcomeKind.delivered, sequence: 2 });
+    expect(sent.map((s) => [s.eventId, s.sequence])).toEqual([['a6', 2]]);
+  });
+
   it('begins nothing for a copy older than its key’s head in the same group (an invocation that ran late)', async () => {
     const { run, store, sent } = harness();
     // One at a time: the key's head moves to a2 (a run would keep its first event as the head).

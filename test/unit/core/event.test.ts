@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encodeQueuedEvent, isDeeperThan, parseEventsRequest, readJsonBody, readQueuedEvent } from '../../../lambda/core/event.js';
+import { encodeQueuedEvent, encodeQueuedMessage, isDeeperThan, parseEventsRequest, readJsonBody, readQueuedEvent, readQueuedMessage } from '../../../lambda/core/event.js';
 import { MAX_PAYLOAD_DEPTH } from '../../../lambda/core/limits.js';
 
 /** The JSON text of an object nested `depth` levels deep (`{}` is 1), built without recursion. */
@@ -179,30 +179,34 @@ describe('payload own keys', () => {
   });
 });
 
+/** SQS's characters, as its API reference writes them: #x9 | #xA | #xD | #x20–#xD7FF | #xE000–#xFFFD | #x10000–#x10FFFF. */
+const SQS_CHARACTERS = /^[\t\n\r\u{20}-\u{D7FF}\u{E000}-\u{FFFD}\u{10000}-\u{10FFFF}]*$/u;
+/** fauxqs 2.4.1's check (sqsTypes.js INVALID_MESSAGE_BODY_CHAR), code unit by code unit: nothing above U+FFFF. */
+const FAUXQS_REFUSED = /[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD]/;
+
+/** A queued event carrying `text` in every string it can: its type, tenant, key, and payload's keys and values. */
+const queuedWith = (text: string, eventId = 'evt_1') => ({
+  version: 1 as const,
+  event: { ...event({ event_id: eventId, type: `type ${text}`, payload: { text, [text]: [text] } }), tenant_id: `tenant ${text}` },
+  ordering_key: `sub_1 ${text}`,
+  message_group_id: 'g1',
+  accepted_at: '2026-12-03T10:00:00.000Z',
+});
+
+/** Texts with characters SQS or fauxqs refuse as they are, and characters around them that they take. */
+const AWKWARD_TEXTS = [
+  ['an emoji (a surrogate pair)', '😀 party 🎉'],
+  ['U+FFFE and U+FFFF', 'a\uFFFEb\uFFFFc'],
+  ['a lone high surrogate', 'x\uD800y'],
+  ['a lone low surrogate', 'x\uDFFFy'],
+  ['a low surrogate before a high one', '\uDC00\uD800'],
+  ['controls, DEL and C1 controls', '\u0000\u0001\t\n\r\u001F\u007F\u0085'],
+  ['non-ASCII of the BMP', 'é 日本語 \uE000 \uFFFD \uD7FF'],
+  ['a backslash before a u', '\\u00e9 \\'],
+] as const;
+
 describe('encodeQueuedEvent', () => {
-  /** SQS's characters, as its API reference writes them: #x9 | #xA | #xD | #x20–#xD7FF | #xE000–#xFFFD | #x10000–#x10FFFF. */
-  const SQS_CHARACTERS = /^[\t\n\r\u{20}-\u{D7FF}\u{E000}-\u{FFFD}\u{10000}-\u{10FFFF}]*$/u;
-  /** fauxqs 2.4.1's check (sqsTypes.js INVALID_MESSAGE_BODY_CHAR), code unit by code unit: nothing above U+FFFF. */
-  const FAUXQS_REFUSED = /[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD]/;
-
-  const queuedWith = (text: string) => ({
-    version: 1 as const,
-    event: { ...event({ type: `type ${text}`, payload: { text, [text]: [text] } }), tenant_id: `tenant ${text}` },
-    ordering_key: `sub_1 ${text}`,
-    message_group_id: 'g1',
-    accepted_at: '2026-12-03T10:00:00.000Z',
-  });
-
-  it.each([
-    ['an emoji (a surrogate pair)', '😀 party 🎉'],
-    ['U+FFFE and U+FFFF', 'a\uFFFEb\uFFFFc'],
-    ['a lone high surrogate', 'x\uD800y'],
-    ['a lone low surrogate', 'x\uDFFFy'],
-    ['a low surrogate before a high one', '\uDC00\uD800'],
-    ['controls, DEL and C1 controls', '\u0000\u0001\t\n\r\u001F\u007F\u0085'],
-    ['non-ASCII of the BMP', 'é 日本語 \uE000 \uFFFD \uD7FF'],
-    ['a backslash before a u', '\\u00e9 \\'],
-  ])('writes %s so that SQS and fauxqs take it and JSON.parse gives the same value back', (_label, text) => {
+  it.each(AWKWARD_TEXTS)('writes %s so that SQS and fauxqs take it and JSON.parse gives the same value back', (_label, text) => {
     const queued = queuedWith(text);
     const body = encodeQueuedEvent(queued);
     expect(body).toMatch(SQS_CHARACTERS);
@@ -220,5 +224,54 @@ describe('encodeQueuedEvent', () => {
 
   it('escapes an emoji as its two surrogates', () => {
     expect(encodeQueuedEvent(queuedWith('😀'))).toContain('"text":"\\ud83d\\ude00"');
+  });
+});
+
+describe('encodeQueuedMessage', () => {
+  it('writes one event as the same text as encodeQueuedEvent', () => {
+    const queued = queuedWith('😀 \uFFFF é');
+    expect(encodeQueuedMessage([queued])).toBe(encodeQueuedEvent(queued));
+  });
+
+  it.each(AWKWARD_TEXTS)('writes a pack with %s so that SQS and fauxqs take it, each event its own text as when alone', (_label, text) => {
+    const events = [queuedWith(text, 'a'), queuedWith('plain', 'b'), queuedWith(`${text}${text}`, 'c')] as const;
+    const body = encodeQueuedMessage(events);
+    expect(body).toMatch(SQS_CHARACTERS);
+    expect(FAUXQS_REFUSED.test(body)).toBe(false);
+    expect(body).toBe(`{"version":2,"events":[${events.map(encodeQueuedEvent).join(',')}]}`);
+    expect(JSON.parse(body)).toStrictEqual({ version: 2, events });
+  });
+});
+
+describe('readQueuedMessage', () => {
+  it('reads a message of one event as one item', () => {
+    const queued = queuedWith('é');
+    expect(readQueuedMessage(encodeQueuedEvent(queued))).toStrictEqual({ items: [{ queued }] });
+  });
+
+  it.each(AWKWARD_TEXTS)('reads a pack with %s back into its events, in order', (_label, text) => {
+    const events = [queuedWith(text, 'a'), queuedWith('plain', 'b'), queuedWith(`${text}${text}`, 'c')] as const;
+    expect(readQueuedMessage(encodeQueuedMessage(events))).toStrictEqual({ items: events.map((queued) => ({ queued })) });
+  });
+
+  it('reads each item of a pack on its own: one that is no event gets its reason and text, the others their event', () => {
+    const first = queuedWith('a', 'a');
+    const third = queuedWith('c', 'c');
+    const bad = { ...queuedWith('b', 'b'), accepted_at: 'yesterday' };
+    const read = readQueuedMessage(JSON.stringify({ version: 2, events: [first, bad, third] }));
+    expect(read).toStrictEqual({
+      items: [{ queued: first }, { reason: expect.stringMatching(/^events\.1: accepted_at /), text: JSON.stringify(bad) }, { queued: third }],
+    });
+  });
+
+  it('gives a reason for a pack of fewer than two events', () => {
+    const one = JSON.stringify({ version: 2, events: [queuedWith('a')] });
+    const none = JSON.stringify({ version: 2, events: [] });
+    expect(readQueuedMessage(one)).toStrictEqual({ reason: expect.any(String) });
+    expect(readQueuedMessage(none)).toStrictEqual({ reason: expect.any(String) });
+  });
+
+  it('gives a reason for a body that is not JSON', () => {
+    expect(readQueuedMessage('{"version":2,"events":[')).toStrictEqual({ reason: 'body is not JSON' });
   });
 });

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { parseEventsRequest, queuedEventSchema, type EventsRequest } from '../../../lambda/core/event.js';
+import { parseEventsRequest, queuedEventSchema, readQueuedEvent, readQueuedMessage, type EventsRequest, type QueuedEvent } from '../../../lambda/core/event.js';
 import { SendFailureKind, type OutgoingMessage } from '../../../lambda/core/enqueue-plan.js';
 import { ingestEvents, type IngestPorts } from '../../../lambda/core/ingest.js';
 import type { GroupIntake } from '../../../lambda/core/lag.js';
-import { messageGroupIdFor, Ordering, partitionKey } from '../../../lambda/core/routing.js';
+import { MAX_QUEUED_EVENT_BYTES } from '../../../lambda/core/limits.js';
+import { blake2bDigest, messageGroupIdFor, Ordering, partitionKey } from '../../../lambda/core/routing.js';
 import { InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
 
 const now = new Date('2026-12-02T12:00:00.000Z');
@@ -24,6 +25,25 @@ const event = (id: string, subscription = 'sub_a', tenant = 'tenant_1') => ({
   type: 'thing.happened',
   payload: { id },
 });
+
+/** An event whose payload carries `bytes` ASCII characters more: three of 300 KB fit one message, four do not. */
+const big = (id: string, bytes: number, subscription = 'sub_a') => ({ ...event(id, subscription), payload: { id, pad: 'x'.repeat(bytes) } });
+
+/** The queued events a message holds, in order: one, or a pack's. */
+function queuedOf(message: OutgoingMessage | undefined): QueuedEvent[] {
+  const read = readQueuedMessage(message?.body ?? '');
+  if ('reason' in read) throw new Error(read.reason);
+  return read.items.map((item) => {
+    if (!('queued' in item)) throw new Error(item.reason);
+    return item.queued;
+  });
+}
+
+/** The event ids a message holds, in order. */
+const idsOf = (message: OutgoingMessage | undefined) => queuedOf(message).map((queued) => queued.event.event_id);
+
+/** The deduplication id of a pack of these event ids, as the queue's contract states it: `pack_` and 16 bytes of BLAKE2b over the ids joined by newlines. */
+const packId = (...ids: string[]) => `pack_${Buffer.from(blake2bDigest(ids.join('\n'), 16)).toString('hex')}`;
 
 function setup(options: { refuse?: (message: OutgoingMessage) => boolean } = {}) {
   const store = new InMemoryDeliveryStore();
@@ -57,7 +77,7 @@ function setup(options: { refuse?: (message: OutgoingMessage) => boolean } = {})
 }
 
 describe('ingestEvents', () => {
-  it('enqueues each key in request order, routed, deduplicated by event id, and answers accepted', async () => {
+  it('enqueues each key in request order, in one message per key, deduplicated by event id or pack, and answers accepted', async () => {
     const { queue, calls, ports, store } = setup();
     const response = await ingestEvents(
       request([event('1', 'sub_a'), event('2', 'sub_b'), event('3', 'sub_a'), event('4', 'sub_a')]),
@@ -73,10 +93,12 @@ describe('ingestEvents', () => {
         { event_id: '4', status: 'accepted', message_group_id: messageGroupIdFor('sub_a', undefined) },
       ],
     });
-    expect(queue.filter((m) => m.orderingKey === 'sub_a').map((m) => m.deduplicationId)).toEqual(['1', '3', '4']);
+    expect(queue.map((m) => [m.orderingKey, m.deduplicationId, idsOf(m)])).toEqual([
+      ['sub_a', packId('1', '3', '4'), ['1', '3', '4']],
+      ['sub_b', '2', ['2']],
+    ]);
     for (const call of calls) expect(new Set(call.map((m) => m.orderingKey)).size).toBe(call.length);
-    const body = queuedEventSchema.parse(JSON.parse(queue[0]?.body ?? ''));
-    expect(body).toEqual({
+    expect(queuedOf(queue[0])[0]).toEqual({
       version: 1,
       event: event('1', 'sub_a'),
       ordering_key: 'sub_a',
@@ -107,11 +129,17 @@ describe('ingestEvents', () => {
   });
 
   it('counts only recorded events: no failed, not-enqueued or duplicate one', async () => {
-    const { ports, depthOf } = setup({ refuse: (m) => m.deduplicationId === '3' });
+    const { ports, depthOf } = setup({ refuse: (m) => idsOf(m).includes('3') });
     await ingestEvents(request([event('1', 'sub_a')]), ports, { partitionCount: undefined });
-    await ingestEvents(request([event('1', 'sub_a'), event('2', 'sub_a'), event('3', 'sub_a'), event('4', 'sub_a')]), ports, { partitionCount: undefined });
-    // Accepted: 1 (first request) and 2; 3 failed, 4 not enqueued, the resent 1 a duplicate.
-    expect(depthOf(messageGroupIdFor('sub_a', undefined))).toBe(2);
+    // Two events of 400 KB make one message: packs [2, 3x], [3, 4x], [5].
+    const response = await ingestEvents(
+      request([event('1', 'sub_a'), big('2', 400_000), big('2x', 400_000), big('3', 400_000), big('4x', 400_000), big('5', 400_000)]),
+      ports,
+      { partitionCount: undefined },
+    );
+    expect(response).toMatchObject({ results: [{ status: 'duplicate' }, { status: 'accepted' }, { status: 'accepted' }, { status: 'failed' }, { status: 'failed' }, { status: 'not_enqueued' }] });
+    // Accepted: 1 (first request), 2 and 2x; 3 and 4x failed, 5 not enqueued, the resent 1 a duplicate.
+    expect(depthOf(messageGroupIdFor('sub_a', undefined))).toBe(3);
   });
 
   it('counts an event once when its record failed and the producer retried it', async () => {
@@ -210,7 +238,8 @@ describe('ingestEvents', () => {
         { event_id: '4', message_group_id: messageGroupIdFor('sub_a', undefined) },
       ],
     });
-    expect(queue.filter((m) => m.orderingKey === r1).map((m) => m.deduplicationId)).toEqual(['1', '3']);
+    expect(queue.filter((m) => m.orderingKey === r1).map((m) => [m.deduplicationId, idsOf(m)])).toEqual([[packId('1', '3'), ['1', '3']]]);
+    expect(queuedOf(queue.find((m) => m.orderingKey === r1)).map((queued) => queued.ordering_key)).toEqual([r1, r1]);
     expect(queuedEventSchema.parse(JSON.parse(queue.find((m) => m.deduplicationId === '2')?.body ?? '')).ordering_key).toBe(r2);
     expect(intakes.flatMap((intake) => intake.orderingKeys).sort()).toEqual([r1, r2, 'sub_a'].sort());
   });
@@ -256,9 +285,10 @@ describe('ingestEvents', () => {
   });
 
   it('applies the partial-failure rule: partly enqueued, failed, then not_enqueued for the rest of that key only', async () => {
-    const { queue, ports, store } = setup({ refuse: (m) => m.deduplicationId === '3' });
+    const { queue, calls, ports, store } = setup({ refuse: (m) => idsOf(m).includes('3') });
+    // sub_a's events of 400 KB travel two by two: packs [1, 3x], [3, 5x], [5]; sub_b's in one.
     const response = await ingestEvents(
-      request([event('1', 'sub_a'), event('2', 'sub_b'), event('3', 'sub_a'), event('4', 'sub_b'), event('5', 'sub_a')]),
+      request([big('1', 400_000), event('2', 'sub_b'), big('3x', 400_000), event('4', 'sub_b'), big('3', 400_000), big('5x', 400_000), big('5', 400_000)]),
       ports,
       { partitionCount: undefined },
     );
@@ -268,25 +298,31 @@ describe('ingestEvents', () => {
       results: [
         { event_id: '1', status: 'accepted' },
         { event_id: '2', status: 'accepted' },
-        { event_id: '3', status: 'failed' },
+        { event_id: '3x', status: 'accepted' },
         { event_id: '4', status: 'accepted' },
+        { event_id: '3', status: 'failed' },
+        { event_id: '5x', status: 'failed' },
         { event_id: '5', status: 'not_enqueued' },
       ],
     });
-    expect(queue.map((m) => m.deduplicationId)).toEqual(['1', '2', '4']);
-    expect(store.events.has('3')).toBe(false);
-    expect(store.events.has('5')).toBe(false);
+    expect(queue.map(idsOf)).toEqual([['1', '3x'], ['2', '4']]);
+    expect(calls.flat().flatMap(idsOf)).not.toContain('5');
+    for (const id of ['3', '5x', '5']) expect(store.events.has(id)).toBe(false);
   });
 
   it('lets a retry of the whole request finish what failed, in order', async () => {
     let refuse = true;
-    const { queue, ports } = setup({ refuse: (m) => refuse && m.deduplicationId === '2' });
-    const events = [event('1'), event('2'), event('3')];
-    expect((await ingestEvents(request(events), ports, { partitionCount: undefined })).kind).toBe('partly_enqueued');
+    const { queue, ports } = setup({ refuse: (m) => refuse && idsOf(m).includes('3') });
+    // Two events of 400 KB make one message: packs [1, 2], [3, 4], [5].
+    const events = ['1', '2', '3', '4', '5'].map((id) => big(id, 400_000));
+    expect(await ingestEvents(request(events), ports, { partitionCount: undefined })).toMatchObject({
+      kind: 'partly_enqueued',
+      results: [{ status: 'accepted' }, { status: 'accepted' }, { status: 'failed' }, { status: 'failed' }, { status: 'not_enqueued' }],
+    });
     refuse = false;
     const retry = await ingestEvents(request(events), ports, { partitionCount: undefined });
-    expect(retry).toMatchObject({ kind: 'accepted', results: [{ status: 'duplicate' }, { status: 'accepted' }, { status: 'accepted' }] });
-    expect(queue.map((m) => m.deduplicationId)).toEqual(['1', '2', '3']);
+    expect(retry).toMatchObject({ kind: 'accepted', results: [{ status: 'duplicate' }, { status: 'duplicate' }, { status: 'accepted' }, { status: 'accepted' }, { status: 'accepted' }] });
+    expect(queue.map(idsOf)).toEqual([['1', '2'], ['3', '4'], ['5']]);
   });
 
   it('refuses an event too large for one SQS message as payload_too_large, enqueuing nothing', async () => {
@@ -295,5 +331,135 @@ describe('ingestEvents', () => {
     const response = await ingestEvents(request([huge]), ports, { partitionCount: undefined });
     expect(response).toMatchObject({ kind: 'refused', reason: 'payload_too_large', details: [{ path: 'events[0].payload' }] });
     expect(queue).toHaveLength(0);
+  });
+
+  describe('packs', () => {
+    /** The body of the message of `e` ingested alone, in a request of its own. */
+    async function bodyAlone(e: Record<string, unknown>): Promise<string> {
+      const { queue, ports } = setup();
+      await ingestEvents(request([e]), ports, { partitionCount: undefined });
+      if (queue.length !== 1 || queue[0] === undefined) throw new Error('expected one message');
+      return queue[0].body;
+    }
+
+    const tenOfOneKey = () => Array.from({ length: 10 }, (_, i) => ({ ...event(`e${i}`), payload: { i, text: i === 3 ? 'é 😀 \uFFFF' : `n${i}` } }));
+
+    it('sends the 10 events of one key in one message of one SendMessageBatch call', async () => {
+      const { calls, ports } = setup();
+      const response = await ingestEvents(request(tenOfOneKey()), ports, { partitionCount: undefined });
+      expect(response).toMatchObject({ kind: 'accepted' });
+      expect(calls.map((call) => call.map(idsOf))).toEqual([[tenOfOneKey().map((e) => e.event_id)]]);
+    });
+
+    it('writes a pack whose events read back in request order, each as its message alone would hold it', async () => {
+      const { queue, ports } = setup();
+      const events = tenOfOneKey();
+      await ingestEvents(request(events), ports, { partitionCount: undefined });
+      const alone = await Promise.all(events.map(bodyAlone));
+      expect(queue).toHaveLength(1);
+      expect(queue[0]?.body).toBe(`{"version":2,"events":[${alone.join(',')}]}`);
+      expect(queuedOf(queue[0])).toEqual(
+        alone.map((body) => {
+          const read = readQueuedEvent(body);
+          if (!('queued' in read)) throw new Error(read.reason);
+          return read.queued;
+        }),
+      );
+    });
+
+    it('sends a key with one new event as that event alone (version 1), deduplicated by its event id', async () => {
+      const { queue, ports } = setup();
+      await ingestEvents(request([event('a1', 'sub_a'), event('b1', 'sub_b'), event('a2', 'sub_a')]), ports, { partitionCount: undefined });
+      const single = queue.find((m) => m.orderingKey === 'sub_b');
+      expect(single?.deduplicationId).toBe('b1');
+      expect(single?.body).toBe(await bodyAlone(event('b1', 'sub_b')));
+      expect(queuedEventSchema.parse(JSON.parse(single?.body ?? '')).event).toEqual(event('b1', 'sub_b'));
+    });
+
+    it('deduplicates a pack by the same id for the same event ids, and by another for other ids or another order', async () => {
+      const dedupOf = async (ids: string[]) => {
+        const { queue, ports } = setup();
+        await ingestEvents(request(ids.map((id) => event(id))), ports, { partitionCount: undefined });
+        return queue.map((m) => m.deduplicationId);
+      };
+      const first = await dedupOf(['1', '2', '3']);
+      expect(first).toEqual([expect.stringMatching(/^pack_[0-9a-f]{32}$/)]);
+      expect(first).toEqual([packId('1', '2', '3')]);
+      expect(await dedupOf(['1', '2', '3'])).toEqual(first);
+      expect(await dedupOf(['1', '2', '4'])).not.toEqual(first);
+      expect(await dedupOf(['1', '3', '2'])).not.toEqual(first);
+      expect(await dedupOf(['1', '2'])).not.toEqual(first);
+    });
+
+    it('splits a key\'s events into packs, in order, when one message would pass MAX_QUEUED_EVENT_BYTES', async () => {
+      const { queue, calls, ports } = setup();
+      const response = await ingestEvents(request(['1', '2', '3', '4'].map((id) => big(id, 300_000))), ports, { partitionCount: undefined });
+      expect(response).toMatchObject({ kind: 'accepted' });
+      expect(queue.map(idsOf)).toEqual([['1', '2', '3'], ['4']]);
+      expect(queue.map((m) => m.deduplicationId)).toEqual([packId('1', '2', '3'), '4']);
+      for (const message of queue) expect(Buffer.byteLength(message.body, 'utf8')).toBeLessThanOrEqual(MAX_QUEUED_EVENT_BYTES);
+      // One key's messages go one call after the other: a later one only once the earlier one is taken.
+      expect(calls.map((call) => call.map(idsOf))).toEqual([[['1', '2', '3']], [['4']]]);
+    });
+
+    it('fails each event of a failed pack, and enqueues no later pack of its key', async () => {
+      const { queue, calls, ports, store } = setup({ refuse: (m) => idsOf(m).includes('1') });
+      const response = await ingestEvents(request(['1', '2', '3', '4'].map((id) => big(id, 300_000))), ports, { partitionCount: undefined });
+      expect(response).toMatchObject({
+        kind: 'partly_enqueued',
+        results: [
+          { event_id: '1', status: 'failed' },
+          { event_id: '2', status: 'failed' },
+          { event_id: '3', status: 'failed' },
+          { event_id: '4', status: 'not_enqueued' },
+        ],
+      });
+      expect(calls).toHaveLength(1);
+      expect(queue).toEqual([]);
+      expect(store.writes).toEqual([]);
+    });
+
+    it('fills a pack up to exactly MAX_QUEUED_EVENT_BYTES, and splits it one byte beyond', async () => {
+      const first = big('1', 500_000);
+      const fixed = Buffer.byteLength(await bodyAlone(first), 'utf8') + Buffer.byteLength(await bodyAlone(big('2', 0)), 'utf8');
+      // The pack's text: `{"version":2,"events":[`, the two bodies, a comma, `]}`.
+      const fitting = MAX_QUEUED_EVENT_BYTES - fixed - '{"version":2,"events":[,]}'.length;
+      const exact = setup();
+      await ingestEvents(request([first, big('2', fitting)]), exact.ports, { partitionCount: undefined });
+      expect(exact.queue.map(idsOf)).toEqual([['1', '2']]);
+      expect(Buffer.byteLength(exact.queue[0]?.body ?? '', 'utf8')).toBe(MAX_QUEUED_EVENT_BYTES);
+      const over = setup();
+      await ingestEvents(request([first, big('2', fitting + 1)]), over.ports, { partitionCount: undefined });
+      expect(over.queue.map(idsOf)).toEqual([['1'], ['2']]);
+    });
+
+    it('leaves the events already accepted out of the packs', async () => {
+      const { queue, ports } = setup();
+      await ingestEvents(request([event('2'), event('5', 'sub_b')]), ports, { partitionCount: undefined });
+      queue.length = 0;
+      const response = await ingestEvents(request([event('1'), event('2'), event('3'), event('4', 'sub_b'), event('5', 'sub_b')]), ports, { partitionCount: undefined });
+      expect(response).toMatchObject({ results: [{ status: 'accepted' }, { status: 'duplicate' }, { status: 'accepted' }, { status: 'accepted' }, { status: 'duplicate' }] });
+      expect(queue.map((m) => [m.deduplicationId, idsOf(m)])).toEqual([
+        [packId('1', '3'), ['1', '3']],
+        ['4', ['4']],
+      ]);
+      expect(queue[1]?.body).toBe(await bodyAlone(event('4', 'sub_b')));
+    });
+
+    it('sends the messages of a request of 3 keys in one SendMessageBatch call', async () => {
+      const { calls, ports } = setup();
+      await ingestEvents(
+        request([event('a1', 'sub_a'), event('b1', 'sub_b'), event('c1', 'sub_c'), event('a2', 'sub_a'), event('b2', 'sub_b'), event('a3', 'sub_a')]),
+        ports,
+        { partitionCount: undefined },
+      );
+      expect(calls.map((call) => call.map((m) => [m.orderingKey, idsOf(m)]))).toEqual([
+        [
+          ['sub_a', ['a1', 'a2', 'a3']],
+          ['sub_b', ['b1', 'b2']],
+          ['sub_c', ['c1']],
+        ],
+      ]);
+    });
   });
 });

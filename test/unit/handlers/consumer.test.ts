@@ -8,18 +8,27 @@ import { createConsumerHandler, retryPolicyOf, toConsumerRecord, type ConsumerCo
 import { createLogger } from '../../../lambda/handlers/logger.js';
 import type { GroupProgress } from '../../../lambda/core/lag.js';
 import type { ConsumerCounts } from '../../../lambda/core/consumer-metrics.js';
-import { sqsRecordOf } from '../../support/sqs-record.js';
+import { sqsPackRecordOf, sqsRecordOf } from '../../support/sqs-record.js';
 import { InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
 
-function sqsRecord(eventId: string, key: string): SQSRecord {
-  const queued: QueuedEvent = {
+function queuedOf(eventId: string, key: string): QueuedEvent {
+  return {
     version: 1,
     event: { event_id: eventId, tenant_id: 't', subscription_id: key, type: 'x.y', payload: {} },
     ordering_key: key,
     message_group_id: `g-${key}`,
     accepted_at: '2026-12-02T12:00:00.000Z',
   };
-  return sqsRecordOf(queued);
+}
+
+function sqsRecord(eventId: string, key: string): SQSRecord {
+  return sqsRecordOf(queuedOf(eventId, key));
+}
+
+/** One message holding several events of one key, as ingest sends a key's events of one request. */
+function sqsPack(messageId: string, key: string, eventIds: readonly [string, ...string[]]): SQSRecord {
+  const [first, ...rest] = eventIds;
+  return sqsPackRecordOf([queuedOf(first, key), ...rest.map((eventId) => queuedOf(eventId, key))], messageId);
 }
 
 /** Lambda's context for an invocation with time to spare. */
@@ -150,6 +159,57 @@ describe('consumer handler', () => {
     const withoutGroup = { ...record, attributes: { ...record.attributes, MessageGroupId: undefined } } as unknown as SQSRecord;
     await handler({ Records: [sqsRecord('a1', 'a'), sqsRecord('a2', 'a'), sqsRecord('b1', 'b'), withoutGroup] }, plentyOfTime);
     expect(published).toEqual([{ delivered: 2, failedAttempts: 1, deadLettered: 1, faults: 0 }]);
+  });
+
+  it('delivers the events of a pack one by one, in order, with the messages around it, and fails nothing', async () => {
+    const { handler, sent, changes } = setup(new Set());
+    const response = await handler({ Records: [sqsRecord('a1', 'a'), sqsPack('m-a', 'a', ['a2', 'a3', 'a4']), sqsRecord('b1', 'b'), sqsRecord('a5', 'a')] }, plentyOfTime);
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(sent.filter((id) => id.startsWith('a'))).toEqual(['a1', 'a2', 'a3', 'a4', 'a5']);
+    expect(changes).toEqual([]);
+  });
+
+  it('keeps a pack whose event fails, once, with that event’s backoff, and sends its delivered events no second time', async () => {
+    const { handler, sent, changes } = setup(new Set(['a2']));
+    const batch: SQSEvent = { Records: [sqsPack('m-a', 'a', ['a1', 'a2', 'a3']), sqsRecord('a4', 'a'), sqsRecord('b1', 'b')] };
+    const response = await handler(batch, plentyOfTime);
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'm-a' }, { itemIdentifier: 'a4' }] });
+    // The pack waits as its first waiting event (a2) does; the message after it is released at once.
+    expect(changes.map((c) => [c.messageId, c.receiptHandle, c.timeoutSeconds])).toEqual([
+      ['m-a', 'rh-m-a', 5],
+      ['a4', 'rh-a4', 0],
+    ]);
+    expect(sent.filter((id) => id.startsWith('a'))).toEqual(['a1', 'a2']);
+    expect(sent).toContain('b1');
+    sent.length = 0;
+    // The pack comes back: a1 is settled, a2 is tried again, then the rest.
+    const again = await handler({ Records: [sqsPack('m-a', 'a', ['a1', 'a2', 'a3']), sqsRecord('a4', 'a')] }, plentyOfTime);
+    expect(sent).toEqual(['a2']);
+    expect(again.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['m-a', 'a4']);
+  });
+
+  it('sets an item of a pack that is no event aside alone, as it came, and delivers the others', async () => {
+    const { handler, sent, quarantined } = setup(new Set());
+    const pack = sqsPack('m-a', 'a', ['a1', 'a2']);
+    const body = JSON.parse(pack.body) as { version: 2; events: unknown[] };
+    const spoiled = { ...pack, body: JSON.stringify({ ...body, events: [body.events[0], { not: 'an event' }, body.events[1]] }) };
+    const response = await handler({ Records: [spoiled] }, plentyOfTime);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(sent).toEqual(['a1', 'a2']);
+    expect(quarantined.map((record) => [record.messageId, record.body])).toEqual([['m-a#1', '{"not":"an event"}']]);
+  });
+
+  it('returns a pack it has no time to finish, visible at once, and skips its delivered events when it comes back', async () => {
+    const { handler, sent, changes } = setup(new Set());
+    // Time for two attempts: a1 starts with 30 s, a2 with 20 s, a3 would have 10 s.
+    const countingDown: ConsumerContext = { getRemainingTimeInMillis: () => 30_000 - 10_000 * sent.length };
+    const response = await handler({ Records: [sqsPack('m-a', 'a', ['a1', 'a2', 'a3'])] }, countingDown);
+    expect(sent).toEqual(['a1', 'a2']);
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'm-a' }] });
+    expect(changes.map((c) => [c.messageId, c.timeoutSeconds])).toEqual([['m-a', 0]]);
+    sent.length = 0;
+    expect(await handler({ Records: [sqsPack('m-a', 'a', ['a1', 'a2', 'a3'])] }, plentyOfTime)).toEqual({ batchItemFailures: [] });
+    expect(sent).toEqual(['a3']);
   });
 
   it('dead-letters a record without a message group as malformed, and fails nothing', async () => {

@@ -3,6 +3,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createDeliveryQueue } from '../../../lambda/adapters/delivery-queue.js';
 import type { OutgoingMessage } from '../../../lambda/core/enqueue-plan.js';
+import { readQueuedMessage } from '../../../lambda/core/event.js';
 import { createIngestHandler } from '../../../lambda/handlers/ingest.js';
 import { createLogger } from '../../../lambda/handlers/logger.js';
 import { apiEvent, jsonOf } from '../../support/api-event.js';
@@ -127,22 +128,32 @@ describe('ingest handler with SQS refusing', () => {
     return { store, post: (body: unknown) => handler(apiEvent({ routeKey: 'POST /v1/events', body: JSON.stringify(body) })) };
   }
 
-  /** SQS refuses the entries whose deduplication id is `eventId` with `code`, and takes the rest. */
+  /** The event ids an entry's message holds, in order: one, or a pack's. */
+  function idsOf(body: string | undefined): string[] {
+    const read = readQueuedMessage(body ?? '');
+    if ('reason' in read) throw new Error(read.reason);
+    return read.items.map((item) => ('queued' in item ? item.queued.event.event_id : item.reason));
+  }
+
+  /** SQS refuses the entry whose message holds `eventId` with `code`, and takes the rest. */
   function refuseEntry(eventId: string, code: string, isSenderFault: boolean) {
-    sqs.on(SendMessageBatchCommand).callsFake((input: { Entries: { Id: string; MessageDeduplicationId: string }[] }) => ({
-      Successful: input.Entries.filter((entry) => entry.MessageDeduplicationId !== eventId).map((entry) => ({ Id: entry.Id, MessageId: `m-${entry.Id}`, MD5OfMessageBody: '' })),
-      Failed: input.Entries.filter((entry) => entry.MessageDeduplicationId === eventId).map((entry) => ({ Id: entry.Id, Code: code, SenderFault: isSenderFault })),
+    sqs.on(SendMessageBatchCommand).callsFake((input: { Entries: { Id: string; MessageBody: string }[] }) => ({
+      Successful: input.Entries.filter((entry) => !idsOf(entry.MessageBody).includes(eventId)).map((entry) => ({ Id: entry.Id, MessageId: `m-${entry.Id}`, MD5OfMessageBody: '' })),
+      Failed: input.Entries.filter((entry) => idsOf(entry.MessageBody).includes(eventId)).map((entry) => ({ Id: entry.Id, Code: code, SenderFault: isSenderFault })),
     }));
   }
 
-  const events = [
-    { ...event, event_id: 'a1' },
-    { ...event, event_id: 'a2' },
-    { ...event, event_id: 'a3' },
-    { ...event, event_id: 'b1', subscription_id: 'sub_2' },
-  ];
+  /**
+   * An event of 200 KB in the request and 600 KB in the queue, which writes each emoji as two
+   * `\uXXXX` escapes (see encodeQueuedEvent): two of them do not fit one message, so that a key
+   * of a request within 1 MiB needs several messages.
+   */
+  const wide = (eventId: string) => ({ ...event, event_id: eventId, payload: { text: '😀'.repeat(50_000) } });
 
-  it('answers 400 invalid_request naming the event when SQS refuses its contents, enqueues nothing later of its key, and tells what was enqueued', async () => {
+  // sub_1's messages: [a1], [a2, a3], [a4]; sub_2's: [b1].
+  const events = [wide('a1'), wide('a2'), { ...event, event_id: 'a3' }, wide('a4'), { ...event, event_id: 'b1', subscription_id: 'sub_2' }];
+
+  it('answers 400 invalid_request naming each event of the message SQS refuses for its contents, enqueues nothing later of its key, and tells what was enqueued', async () => {
     const { post } = setupWithQueue();
     refuseEntry('a2', 'InvalidMessageContents', true);
     const result = await post({ events });
@@ -151,17 +162,21 @@ describe('ingest handler with SQS refusing', () => {
       error: {
         code: 'invalid_request',
         message: expect.stringContaining('change them'),
-        details: [{ path: 'events[1].event_id', message: expect.stringContaining('event a2 is refused by the queue on every retry (SQS InvalidMessageContents)') }],
+        details: [
+          { path: 'events[1].event_id', message: expect.stringContaining('event a2 is refused by the queue on every retry (SQS InvalidMessageContents)') },
+          { path: 'events[2].event_id', message: expect.stringContaining('event a3 is refused by the queue on every retry (SQS InvalidMessageContents)') },
+        ],
       },
       results: [
         { event_id: 'a1', status: 'accepted', message_group_id: expect.any(String) },
         { event_id: 'a2', status: 'failed', message_group_id: expect.any(String) },
-        { event_id: 'a3', status: 'not_enqueued', message_group_id: expect.any(String) },
+        { event_id: 'a3', status: 'failed', message_group_id: expect.any(String) },
+        { event_id: 'a4', status: 'not_enqueued', message_group_id: expect.any(String) },
         { event_id: 'b1', status: 'accepted', message_group_id: expect.any(String) },
       ],
     });
-    const sent = sqs.commandCalls(SendMessageBatchCommand).flatMap((call) => call.args[0].input.Entries?.map((entry) => entry.MessageDeduplicationId) ?? []);
-    expect(sent).not.toContain('a3');
+    const sent = sqs.commandCalls(SendMessageBatchCommand).flatMap((call) => call.args[0].input.Entries?.map((entry) => idsOf(entry.MessageBody)) ?? []);
+    expect(sent).toEqual([['a1'], ['b1'], ['a2', 'a3']]);
   });
 
   it.each([
@@ -175,8 +190,8 @@ describe('ingest handler with SQS refusing', () => {
     const json = jsonOf(result) as { error: { code: string; message: string; details: { path: string }[] }; results: { status: string }[] };
     expect(json.error.code).toBe('internal_error');
     expect(json.error.message).not.toContain(code);
-    expect(json.error.details.map((detail) => detail.path)).toEqual(['events[0].event_id', 'events[3].event_id']);
-    expect(json.results.map((r) => r.status)).toEqual(['failed', 'not_enqueued', 'not_enqueued', 'failed']);
+    expect(json.error.details.map((detail) => detail.path)).toEqual(['events[0].event_id', 'events[4].event_id']);
+    expect(json.results.map((r) => r.status)).toEqual(['failed', 'not_enqueued', 'not_enqueued', 'not_enqueued', 'failed']);
     expect(store.writes).toHaveLength(0);
   });
 
@@ -186,12 +201,13 @@ describe('ingest handler with SQS refusing', () => {
       Successful: [],
       Failed: [
         { Id: '0', Code: 'InvalidMessageContents', SenderFault: true },
-        { Id: '3', Code: 'KmsAccessDenied', SenderFault: true },
+        { Id: '4', Code: 'KmsAccessDenied', SenderFault: true },
       ],
     });
     const result = await post({ events });
     expect(result.statusCode).toBe(500);
-    expect(jsonOf(result)).toMatchObject({ error: { code: 'internal_error', details: [{ path: 'events[3].event_id' }] } });
+    expect(jsonOf(result)).toMatchObject({ error: { code: 'internal_error', details: [{ path: 'events[4].event_id' }] } });
+    expect(jsonOf(result)).toHaveProperty('error.details.length', 1);
   });
 
   it('still answers 503 enqueue_failed, retrying being safe, when SQS is throttling or failing inside', async () => {
