@@ -341,16 +341,41 @@ export function queueVisibilityTimeoutSeconds(config: Config): number {
 }
 
 /**
+ * The longest a crash loop (a message that kills the consumer every time, so that it comes back
+ * after the queue's visibility timeout) may hold its key before SQS's backstop takes it: half of
+ * SQS's 14-day retention, so that the messages behind it never expire meanwhile.
+ */
+const CRASH_LOOP_BACKSTOP_SECONDS = 7 * 86_400;
+
+/** The largest pack, whatever the configuration: as many events as SQS hands out messages per receive. */
+const MAX_EVENTS_PER_MESSAGE = 10;
+
+/**
+ * The most events of one key a message carries (a pack, see `encodeQueuedMessage`). Every event
+ * of a message, and of the nine messages received with it, may spend its attempts while the
+ * message rides along, each attempt a receive: the backstop must sit above 10 × this ×
+ * (MAX_DELIVERY_ATTEMPTS + 1) receives, and a crash loop must reach it, one receive per visibility
+ * timeout, within CRASH_LOOP_BACKSTOP_SECONDS. The largest pack size that keeps both, at most 10
+ * and at least 1: 5 with the defaults.
+ */
+export function maxEventsPerMessage(config: Config): number {
+  const receivesWithin = Math.min(SQS_MAX_RECEIVE_COUNT, Math.floor(CRASH_LOOP_BACKSTOP_SECONDS / queueVisibilityTimeoutSeconds(config)));
+  return Math.max(1, Math.min(MAX_EVENTS_PER_MESSAGE, Math.floor(receivesWithin / (CONSUMER_BATCH_SIZE * (config.maxDeliveryAttempts + 1)))));
+}
+
+/**
  * SQS's own redrive is only a backstop for crash loops; the consumer dead-letters after real
- * attempts. Every receive counts, and a message waits in the first 10 of its group while up to 9
- * events ahead of it use all their attempts, so it may be received 10 × MAX_DELIVERY_ATTEMPTS
- * times before its own first attempt. The backstop sits above that.
+ * attempts. Every receive counts, and a message waits in the first 10 of its group while the
+ * events ahead of it and its own (up to `maxEventsPerMessage` each) use all their attempts, so it
+ * may be received 10 × that × (MAX_DELIVERY_ATTEMPTS + 1) times before its last event's first
+ * attempt; a consumer that runs out of time mid-batch returns the rest too, at most once per event
+ * delivered. The backstop sits at that bound (SQS takes at most 1,000).
  */
 export function backstopMaxReceiveCount(config: Config): number {
   // A stalled head and the successors riding with it are received again on every retry, without
   // end: only SQS's own ceiling keeps the backstop from moving them to the dead-letter queue.
   if (config.onExhausted === OnExhausted.stall) return SQS_MAX_RECEIVE_COUNT;
-  return CONSUMER_BATCH_SIZE * (config.maxDeliveryAttempts + 1);
+  return Math.min(SQS_MAX_RECEIVE_COUNT, CONSUMER_BATCH_SIZE * maxEventsPerMessage(config) * (config.maxDeliveryAttempts + 1));
 }
 
 /**

@@ -71,17 +71,35 @@ export async function importBackstopStep(ports: BackstopImportPorts): Promise<Ba
   /** Records that are no event, by message id: seen once, they are released at once and not counted again. */
   const unreadable = new Set<string>();
   let isDone = false;
+  let isOutOfTime = false;
   while (ports.hasTime()) {
     const batch = await ports.receive();
     const held: BackstopMessage[] = [];
     let hasNews = false;
     try {
       for (const message of batch) {
+        // A receive may hold ten packs of many events: time is asked before each event, and what
+        // is left goes back at once, its imported events found settled when it comes back.
+        if (isOutOfTime || !ports.hasTime()) {
+          isOutOfTime = true;
+          held.push(message);
+          continue;
+        }
         const read = readQueuedMessage(message.body);
         const items = 'reason' in read ? [] : read.items;
         const events = items.flatMap((item) => ('queued' in item ? [item.queued] : []));
         // Each event of a pack is imported on its own, in order; the message goes once all are in.
-        for (const queued of events) imported.push(...(await importOne(ports, message, queued)));
+        for (const [index, queued] of events.entries()) {
+          if (index > 0 && !ports.hasTime()) {
+            isOutOfTime = true;
+            break;
+          }
+          imported.push(...(await importOne(ports, message, queued)));
+        }
+        if (isOutOfTime) {
+          held.push(message);
+          continue;
+        }
         if (events.length > 0 && events.length === items.length) {
           await ports.remove(message);
           hasNews = true;
@@ -98,6 +116,7 @@ export async function importBackstopStep(ports: BackstopImportPorts): Promise<Ba
       // must be reached by the next receive.
       if (held.length > 0) await ports.release(held);
     }
+    if (isOutOfTime) break;
     // Done when nothing is left but records already seen (they come back at their group's head).
     if (!hasNews) {
       isDone = true;

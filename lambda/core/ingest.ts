@@ -5,7 +5,7 @@
 import * as z from 'zod';
 import { ErrorCode, type ErrorDetail } from './api-error.js';
 import { encodeQueuedEvent, encodeQueuedMessage, type EventsRequest, type QueuedEvent, type WebhookEvent } from './event.js';
-import { MAX_EVENTS_PER_REQUEST, MAX_ORDERING_KEY_BYTES, MAX_QUEUED_EVENT_BYTES } from './limits.js';
+import { MAX_ORDERING_KEY_BYTES, MAX_QUEUED_EVENT_BYTES } from './limits.js';
 import { SendFailureKind, SendStatus, sendInKeyOrder, type OutgoingMessage, type SendBatch, type SendFailure } from './enqueue-plan.js';
 import type { GroupIntake } from './lag.js';
 import { blake2bDigest, DEFAULT_ORDERING, messageGroupIdFor, Ordering, partitionKey } from './routing.js';
@@ -56,7 +56,15 @@ export interface IngestSettings {
   readonly partitionCount: number | undefined;
   /** Paused for a repartitioning: answer `paused`, enqueue nothing. */
   readonly isPaused?: boolean;
+  /**
+   * The most events of a key in one message (`maxEventsPerMessage` of the configuration, which
+   * the backstop's receive count is set by); 10 when absent.
+   */
+  readonly maxEventsPerMessage?: number;
 }
+
+/** The most events of a key in one message when the settings do not say (see `IngestSettings`). */
+const DEFAULT_EVENTS_PER_MESSAGE = 10;
 
 /** How long a producer is asked to wait while ingest is paused. */
 export const PAUSED_RETRY_AFTER_SECONDS = 5;
@@ -221,12 +229,12 @@ interface Pack {
 
 /**
  * One message per key per request: each key's new events, in order, in as few messages as fit
- * SQS's size (mostly one, as a request is at most 1 MiB). A message of one event is that event, and
+ * SQS's size and `maxEvents` (the backstop's receive count is set by it). A message of one event is that event, and
  * is deduplicated by SQS by its event id as before packs; a pack by a digest of its events' ids,
  * so that a resent request is dropped within SQS's window, and any other copy is skipped by the
  * consumer, event by event, as settled.
  */
-function toPacks(events: readonly EncodedEvent[]): Pack[] {
+function toPacks(events: readonly EncodedEvent[], maxEvents: number): Pack[] {
   // `bytes`: the pack's text as a pack, even of one event (sent alone, that one is shorter).
   const byKey = new Map<string, Array<{ members: EncodedEvent[]; bytes: number }>>();
   for (const encoded of events) {
@@ -235,7 +243,7 @@ function toPacks(events: readonly EncodedEvent[]): Pack[] {
     // Exact: a pack's text is its envelope, its events' own texts (the same escaping applies to
     // each), and a comma between two of them (see `encodeQueuedMessage`).
     const bytesWith = last === undefined ? 0 : last.bytes + 1 + encoded.bytes;
-    if (last !== undefined && last.members.length < MAX_EVENTS_PER_REQUEST && bytesWith <= MAX_QUEUED_EVENT_BYTES) {
+    if (last !== undefined && last.members.length < maxEvents && bytesWith <= MAX_QUEUED_EVENT_BYTES) {
       last.members.push(encoded);
       last.bytes = bytesWith;
     } else {
@@ -313,7 +321,7 @@ export async function ingestEvents(
     return { kind: IngestOutcomeKind.refused, reason: IngestRefusal.payloadTooLarge, details: tooLarge };
   }
 
-  const packs = toPacks(encoded);
+  const packs = toPacks(encoded, settings.maxEventsPerMessage ?? DEFAULT_EVENTS_PER_MESSAGE);
   const report = await sendInKeyOrder(
     packs.map((pack) => pack.message),
     ports.sendBatch,

@@ -23,6 +23,12 @@ export interface RetryPolicy {
    * refuses a longer one and changes nothing, so no delay decided here exceeds it.
    */
   readonly visibilityCeilingSeconds: number;
+  /**
+   * The most events a message carries (`maxEventsPerMessage` of the configuration; 1 when absent):
+   * a message is received once per attempt of each of its events, so its receive count grows that
+   * much faster than an event's, and the fault backoff counts receives per event.
+   */
+  readonly eventsPerMessage?: number;
 }
 
 /** The longest a failed attempt waits: RETRY_MAX_SECONDS, and never past the visibility ceiling. */
@@ -70,17 +76,22 @@ export const MIN_FAULT_DELAY_SECONDS = 1;
  * after receive n the delay is uniform in [⌈c/2⌉, c] whole seconds, c = min(ceiling, base × 2^n),
  * so the time to the backstop has a floor whatever the draws.
  *
- * With the defaults (base 5 s; ceiling 43,200 − 130 = 43,070 s; backstop after
- * 10 × (5 + 1) = 60 receives), c is 10, 20, …, 40,960 s for receives 1–13 (81,910 s in all) and
- * 43,070 s for receives 14–60 (47 × 43,070 = 2,024,290 s): a fault that never ends takes a message
- * to the backstop after at most 2,106,200 s (24.4 days) and at least half of it, 1,053,100 s
- * (12.2 days).
+ * A message of several events (`eventsPerMessage`, e) is received e times as often for the same
+ * attempts: n counts its receives per event, ⌈receives / e⌉, and c stops at ceiling / e. With
+ * single events and the defaults otherwise (base 5 s; ceiling 43,200 − 130 = 43,070 s), c is 10,
+ * 20, …, 40,960 s for receives 1–13 and the ceiling after; with the defaults' 5 events per message
+ * and backstop at 10 × 5 × (5 + 1) = 300 receives, a fault that never ends takes a message to the
+ * backstop after 12 to 25 days either way (see the tests).
  * @param receiveCount SQS's ApproximateReceiveCount, counting this receive
  * @param random a number in [0, 1), e.g. `Math.random`
  */
 export function faultBackoffSeconds(receiveCount: number, policy: RetryPolicy, random: () => number): number {
+  const perMessage = policy.eventsPerMessage ?? 1;
   const base = Math.min(policy.visibilityCeilingSeconds, Math.max(MIN_FAULT_DELAY_SECONDS, policy.retryBaseSeconds));
-  const ceiling = Math.min(policy.visibilityCeilingSeconds, base * 2 ** Math.max(1, receiveCount));
+  // Per event's share of the receives, toward a ceiling as much lower: the time a lasting fault
+  // takes to the backstop (whose receives grow with the events per message) stays as it was.
+  const highest = Math.max(base, Math.floor(policy.visibilityCeilingSeconds / perMessage));
+  const ceiling = Math.min(highest, base * 2 ** Math.max(1, Math.ceil(receiveCount / perMessage)));
   const lowest = Math.max(base, Math.ceil(ceiling / 2));
   return Math.min(ceiling, lowest + Math.floor(random() * (ceiling - lowest + 1)));
 }

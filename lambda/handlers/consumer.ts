@@ -6,7 +6,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
-import { CONSUMER_BATCH_SIZE, recordTimeBudgetMs, visibilityCeilingSeconds, type Config } from '../config.js';
+import { CONSUMER_BATCH_SIZE, maxEventsPerMessage, recordTimeBudgetMs, visibilityCeilingSeconds, type Config } from '../config.js';
 import { likelyDrainedGroups, processBatch, type VisibilityChange } from '../core/consumer-batch.js';
 import { hasProgress, type GroupProgress } from '../core/lag.js';
 import { toMessageDecisions, unpackRecords } from '../core/message-packs.js';
@@ -203,6 +203,7 @@ export function retryPolicyOf(config: Config): RetryPolicy {
     retryBaseSeconds: config.retryBaseSeconds,
     retryMaxSeconds: config.retryMaxSeconds,
     visibilityCeilingSeconds: visibilityCeilingSeconds(config),
+    eventsPerMessage: maxEventsPerMessage(config),
   };
 }
 

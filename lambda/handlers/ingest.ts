@@ -3,6 +3,7 @@
  * (`GET /openapi.json`).
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
+import { maxEventsPerMessage } from '../config.js';
 import { buildApiDocument, type ApiDocument } from '../api-document/document.js';
 import type { HealthAnswer } from '../core/answers.js';
 import { parseEventsRequest, readJsonBody } from '../core/event.js';
@@ -91,7 +92,7 @@ export function wireIngestHandler(input: IngestWiring, wrapPorts: IngestPortsWra
     ports: wrapPorts(createIngestPorts(input)),
     readSettings: async () => {
       const routing = await settings.getRouting();
-      return { partitionCount: routing.partitionCount, isPaused: routing.isPaused };
+      return { partitionCount: routing.partitionCount, isPaused: routing.isPaused, maxEventsPerMessage: maxEventsPerMessage(input.config) };
     },
     logger: input.logger,
   });

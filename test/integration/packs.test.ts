@@ -5,6 +5,7 @@
  * after its own attempts, and the events behind it in the same message go on in order.
  */
 import { describe, expect, it } from 'vitest';
+import { maxEventsPerMessage } from '../../lambda/config.js';
 import type { OutgoingMessage } from '../../lambda/core/enqueue-plan.js';
 import { readQueuedMessage } from '../../lambda/core/event.js';
 import { makeEvent, postEvents, subscribe, uniquePrefix } from './support/api.js';
@@ -38,10 +39,15 @@ describe('local stack packs', { timeout: 60_000 }, () => {
     const events = Array.from({ length: 30 }, (_, index) => makeEvent(key, `${key}-${index + 1}`));
     await postEvents(stack().url, events);
 
+    // As few messages as the pack size allows (see `maxEventsPerMessage`), in order.
+    const perMessage = maxEventsPerMessage(stack().config);
     const messages = sent.filter((message) => message.orderingKey === key);
-    expect(messages).toHaveLength(1);
-    const read = readQueuedMessage(messages[0]?.body ?? '');
-    expect('items' in read && read.items.map((item) => ('queued' in item ? item.queued.event.event_id : item.reason))).toEqual(events.map((event) => event.event_id));
+    expect(messages).toHaveLength(Math.ceil(events.length / perMessage));
+    const carried = messages.flatMap((message) => {
+      const read = readQueuedMessage(message.body);
+      return 'items' in read ? read.items.map((item) => ('queued' in item ? item.queued.event.event_id : item.reason)) : [read.reason];
+    });
+    expect(carried).toEqual(events.map((event) => event.event_id));
 
     await waitFor('all thirty delivered', () => receiver().deliveredTo(key).length === 30);
     const deliveries = receiver().deliveredTo(key);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   backstopMaxReceiveCount,
+  maxEventsPerMessage,
   ConfigError,
   consumerTimeoutSeconds,
   Deployment,
@@ -198,6 +199,22 @@ describe('derived settings', () => {
 
   it('lifts the backstop to SQS’s ceiling when exhausted heads stall, whose successors are received without end', () => {
     expect(backstopMaxReceiveCount(loadConfig({ ON_EXHAUSTED: 'stall' }, Deployment.deployed))).toBe(1000);
+  });
+
+  it('packs at most as many events per message as keep the backstop within SQS’s 1,000 receives and a crash loop within 7 days', () => {
+    for (const attempts of [1, 5, 9, 20, 100]) {
+      for (const deliveryTimeoutMs of [1_000, 10_000, 60_000]) {
+        const config = loadConfig({ MAX_DELIVERY_ATTEMPTS: String(attempts), DELIVERY_TIMEOUT_MS: String(deliveryTimeoutMs) }, Deployment.deployed);
+        const perMessage = maxEventsPerMessage(config);
+        expect(perMessage).toBeGreaterThanOrEqual(1);
+        expect(perMessage).toBeLessThanOrEqual(10);
+        // Every event of the ten messages a receive holds may spend its attempts while a message rides along.
+        expect(backstopMaxReceiveCount(config)).toBe(Math.min(1000, 10 * perMessage * (attempts + 1)));
+        if (perMessage > 1) expect(backstopMaxReceiveCount(config) * queueVisibilityTimeoutSeconds(config)).toBeLessThanOrEqual(7 * 86_400);
+      }
+    }
+    expect(maxEventsPerMessage(loadConfig({}, Deployment.deployed))).toBe(10);
+    expect(maxEventsPerMessage(loadConfig({ MAX_DELIVERY_ATTEMPTS: '20' }, Deployment.deployed))).toBe(3);
   });
 
   it('puts the SQS backstop above the receives an unattempted successor can collect', () => {

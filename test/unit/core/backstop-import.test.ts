@@ -124,6 +124,20 @@ describe('importBackstopStep', () => {
     expect(deadLetters.all('a').map((l) => l.queued.event.event_id)).toEqual(['a1', 'a2', 'a3']);
   });
 
+  it('stops between the events of a pack when its time is up, gives the message back, and finishes it in the next step', async () => {
+    const { ports, queue, deadLetters } = harness([message('m1', encodeQueuedMessage([queued('a1', 'a'), queued('a2', 'a'), queued('a3', 'a')])), message('m2', JSON.stringify(queued('b1', 'b')))]);
+    // Time for the first step's first receive and the pack's first two events only.
+    let checks = 0;
+    const step = await importBackstopStep({ ...ports, hasTime: () => (checks += 1) <= 3 });
+    expect(step).toEqual({ imported: [{ event_id: 'a1', subscription_id: 'a', sequence: null }, { event_id: 'a2', subscription_id: 'a', sequence: null }], unreadable: 0, isDone: false });
+    expect(queue.map((m) => m.messageId)).toEqual(['m1', 'm2']);
+    const next = await importBackstopStep(ports);
+    expect(next.imported.map((event) => event.event_id)).toEqual(['a3', 'b1']);
+    expect(next.isDone).toBe(true);
+    expect(queue).toEqual([]);
+    expect(deadLetters.all('a').map((l) => l.queued.event.event_id)).toEqual(['a1', 'a2', 'a3']);
+  });
+
   it('moves the events of a pack beside an item that is no event, leaves the message for a person, and finishes', async () => {
     const body = JSON.stringify({ version: 2, events: [queued('a1', 'a'), { not: 'an event' }, queued('a2', 'a')] });
     const { ports, queue, deadLetters } = harness([message('m1', body)]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backstopMaxReceiveCount, Deployment, loadConfig, visibilityCeilingSeconds } from '../../../lambda/config.js';
+import { backstopMaxReceiveCount, Deployment, loadConfig, maxEventsPerMessage, visibilityCeilingSeconds } from '../../../lambda/config.js';
 import {
   attemptLimit,
   backoffSeconds,
@@ -58,6 +58,14 @@ describe('backoffSeconds', () => {
 });
 
 describe('faultBackoffSeconds', () => {
+  it('counts a message of ten events received 14 times as an event received twice: a passing fault costs seconds, not hours', () => {
+    const packs: RetryPolicy = { ...policy, eventsPerMessage: 10 };
+    expect([faultBackoffSeconds(14, packs, lowest), faultBackoffSeconds(14, packs, highest)]).toEqual([10, 20]);
+    expect(faultBackoffSeconds(14, policy, lowest)).toBeGreaterThan(20_000);
+    // Its ceiling is the visibility ceiling's tenth: ten receives of it take an event's one.
+    expect(faultBackoffSeconds(600, packs, highest)).toBe(4_307);
+  });
+
   it.each([
     { receiveCount: 1, min: 5, max: 10 },
     { receiveCount: 2, min: 10, max: 20 },
@@ -90,18 +98,19 @@ describe('faultBackoffSeconds', () => {
     expect(delays.size).toBeGreaterThan(100);
   });
 
-  it('takes a fault that never ends 12 to 25 days to walk a message into the backstop, with the defaults', () => {
+  it('takes a fault that never ends 12 to 26 days to walk a message into the backstop, with the defaults', () => {
     const config = loadConfig({}, Deployment.deployed);
-    const defaults: RetryPolicy = { ...config, visibilityCeilingSeconds: visibilityCeilingSeconds(config) };
+    const defaults: RetryPolicy = { ...config, visibilityCeilingSeconds: visibilityCeilingSeconds(config), eventsPerMessage: maxEventsPerMessage(config) };
     // The message is received, backed off, received again … until its receive count passes maxReceiveCount.
     const receives = backstopMaxReceiveCount(config);
     const secondsToBackstop = (random: () => number): number =>
       Array.from({ length: receives }, (_, n) => faultBackoffSeconds(n + 1, defaults, random)).reduce((sum, delay) => sum + delay, 0);
-    expect({ receives, ceiling: defaults.visibilityCeilingSeconds }).toEqual({ receives: 60, ceiling: 43_070 });
-    // Receives 1–13: 10 + 20 + … + 40,960 = 81,910 s; receives 14–60: 47 × 43,070 = 2,024,290 s.
-    expect(secondsToBackstop(highest)).toBe(2_106_200);
-    // The lowest draws give half of each: 1,053,100 s, 12.2 days.
-    expect(secondsToBackstop(lowest)).toBe(1_053_100);
+    expect({ receives, ceiling: defaults.visibilityCeilingSeconds, eventsPerMessage: defaults.eventsPerMessage }).toEqual({ receives: 600, ceiling: 43_070, eventsPerMessage: 10 });
+    // Counted per event's ten receives: 10 × (10 + 20 + … + 2,560) = 51,100 s for receives 1–90,
+    // then ⌊43,070 / 10⌋ = 4,307 s for receives 91–600 (510 × 4,307 = 2,196,570 s): 2,247,670 s, 26 days.
+    expect(secondsToBackstop(highest)).toBe(2_247_670);
+    // The lowest draws give half of each: 1,124,090 s, 13 days.
+    expect(secondsToBackstop(lowest)).toBe(1_124_090);
     expect(secondsToBackstop(lowest) / 86_400).toBeGreaterThan(12);
   });
 });
