@@ -107,19 +107,45 @@ export function createRecordLog(records: readonly ConsumerRecord[]): RecordLog {
   };
 }
 
-/** Logs what the batch did to each record: one line per record that was started or sent back. */
+/** What one group delivered, and skipped as settled, in one invocation: one line for all of it. */
+interface GroupSummary {
+  readonly event_ids: string[];
+  readonly sequences: number[];
+  duplicates: number;
+}
+
+/**
+ * Logs what the batch did to each record. A delivery, or a copy skipped as settled, is one line
+ * per group at INFO (`events delivered`, with the group's `event_ids` and their `sequences` in
+ * order, and how many copies were skipped) and one line per event at DEBUG: a receive brings up to
+ * a hundred events of a group, and a line each would cost most of the logs' bill. Every other
+ * outcome (a retry, a dead letter, a record not started) is a line of its own.
+ */
 export function logBatchPlan(logger: Logger, plan: BatchPlan, recordLog: RecordLog, remainingMs: number): void {
   for (const messageId of plan.unstartedMessageIds) {
     logger.warn('too little time left to start this record; it goes back to the queue at once', { ...recordLog.keysOf(messageId), remainingMs });
   }
+  const groups = new Map<string, GroupSummary>();
+  const summaryOf = (keys: RecordLogKeys): GroupSummary => {
+    const known = groups.get(keys.message_group_id);
+    if (known !== undefined) return known;
+    const created: GroupSummary = { event_ids: [], sequences: [], duplicates: 0 };
+    groups.set(keys.message_group_id, created);
+    return created;
+  };
   for (const [messageId, outcome] of plan.outcomes) {
     const keys = recordLog.keysOf(messageId);
     switch (outcome.kind) {
-      case OutcomeKind.delivered:
-        logger.info('event delivered', { ...keys, sequence: outcome.sequence, attempt: outcome.attempts });
+      case OutcomeKind.delivered: {
+        logger.debug('event delivered', { ...keys, sequence: outcome.sequence, attempt: outcome.attempts });
+        const summary = summaryOf(keys);
+        summary.event_ids.push(keys.event_id ?? messageId);
+        summary.sequences.push(outcome.sequence);
         break;
+      }
       case OutcomeKind.duplicate:
-        logger.info('event already delivered or dead-lettered; not sent again', keys);
+        logger.debug('event already delivered or dead-lettered; not sent again', keys);
+        summaryOf(keys).duplicates += 1;
         break;
       case OutcomeKind.deadLettered:
         logger.warn('event dead-lettered', { ...keys, reason: outcome.reason });
@@ -131,5 +157,8 @@ export function logBatchPlan(logger: Logger, plan: BatchPlan, recordLog: RecordL
         break;
       }
     }
+  }
+  for (const [messageGroupId, summary] of groups) {
+    logger.info('events delivered', { message_group_id: messageGroupId, delivered: summary.event_ids.length, event_ids: summary.event_ids, sequences: summary.sequences, duplicates: summary.duplicates });
   }
 }

@@ -95,13 +95,33 @@ afterEach(() => {
 });
 
 describe('consumer logs', () => {
-  it('names the event, subscription, message group, sequence and attempt of a delivered record, beside the Lambda context', async () => {
+  it('names each group’s delivered events and their sequences in one line, beside the Lambda context', async () => {
+    const { handler, sent } = consumer();
+    const batch = { Records: [sqsRecord('evt_a1', 'g-a'), sqsRecord('evt_b1', 'g-b', 'sub_other'), sqsRecord('evt_a2', 'g-a')] };
+    const { lines, text } = await captureLogs(() => handler(batch, lambdaContext('request-a')));
+
+    const summaries = linesSaying(lines, 'events delivered');
+    expect(summaries).toHaveLength(2);
+    expect(summaries.find((line) => line.message_group_id === 'g-a')).toMatchObject({
+      level: 'INFO',
+      service: SERVICE_NAMES.consumer,
+      function_request_id: 'request-a',
+      delivered: 2,
+      event_ids: ['evt_a1', 'evt_a2'],
+      sequences: [1, 2],
+      duplicates: 0,
+    });
+    expect(summaries.find((line) => line.message_group_id === 'g-b')).toMatchObject({ delivered: 1, event_ids: ['evt_b1'], sequences: [1] });
+    expectNothingSecret(text, sent);
+  });
+
+  it('names the event, subscription, message group, sequence and attempt of a delivered record at DEBUG, beside the Lambda context', async () => {
     const { handler, sent } = consumer();
     const { lines, text } = await captureLogs(() => handler({ Records: [sqsRecord('evt_a1', 'g-a')] }, lambdaContext('request-a')));
 
     const [delivered] = linesSaying(lines, 'event delivered');
     expect(delivered).toMatchObject({
-      level: 'INFO',
+      level: 'DEBUG',
       service: SERVICE_NAMES.consumer,
       function_request_id: 'request-a',
       function_name: 'ordered-webhooks-function',
