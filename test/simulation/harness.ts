@@ -166,6 +166,19 @@ export const SCENARIOS = {
     healAtMs: 4 * 3_600_000,
     redriveScript: [{ atMs: 25 * 60_000, keyIndex: 0 }],
   }),
+  /**
+   * Packs through an outage: two requests of 30 events of one key (packs of P events), the
+   * receiver refusing all of them for two hours, so that every event spends its attempts while
+   * the messages behind it ride along. No message may collect the backstop's receive count before
+   * its events' attempts: each is dead-lettered by the consumer, none moved by SQS.
+   */
+  packsOutage: (seed: number): SimulationPlan => ({
+    ...quiet(seed, [60]),
+    environment: { ...quiet(seed, [60]).environment, MAX_DELIVERY_ATTEMPTS: '2', RETRY_MAX_SECONDS: '2' },
+    maxEventsPerRequest: 30,
+    refusalWindows: [[{ fromMs: 0, toMs: 2 * 3_600_000 }]],
+    healAtMs: 2 * 3_600_000,
+  }),
   /** 1,200 dead letters of one key: every answer stays a page, every redrive step bounded. */
   scale: (seed: number): SimulationPlan => ({
     ...quiet(seed, [1200]),
@@ -709,6 +722,12 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     for (const [eventId, count] of counts) {
       if (count > 1 && !exposed.has(eventId) && !deadLetteredAt.has(eventId)) violate(`${subscriptionId}: ${eventId} was delivered ${count} times with no crash, lost answer or redrive to explain it`);
     }
+  }
+  // SQS's backstop is for crash loops: with no crash and no fault, nothing may collect its receive
+  // count (issue 26: messages riding along with heads that spend their attempts).
+  const moved = sqsModel.movedMessages(deliveryQueueUrl);
+  if (moved.length > 0 && crashes === 0 && faultsInjected === 0 && plan.crashLoopEvents.length === 0 && plan.throttleChance === 0) {
+    violate(`${moved.length} message(s) moved by SQS's backstop with no crash or fault to explain it: their receives came from riding along`);
   }
   // Once everything was redriven and delivered, no group counts a dead letter: a count lost or
   // doubled by a race or a crash (issue 25: the consumer giving an event up before ingest recorded

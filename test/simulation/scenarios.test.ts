@@ -39,6 +39,10 @@ describe('simulation scenarios', () => {
     expect(await run(SCENARIOS.deadlock(1))).toEqual([]);
   });
 
+  it('dead-letters every event of packs refused through an outage, none moved by SQS’s backstop (once packs of 30 passed 30 receives)', { timeout: 120_000 }, async () => {
+    expect(await run(SCENARIOS.packsOutage(1))).toEqual([]);
+  });
+
   it('keeps every answer a page and every step bounded with 1,200 dead letters of one key (once unbounded)', { timeout: 120_000 }, async () => {
     expect(await run(SCENARIOS.scale(1))).toEqual([]);
   });
