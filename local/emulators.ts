@@ -65,7 +65,7 @@ export async function startEmulators(dataDir: string | undefined): Promise<Emula
   // Before fauxqs starts: it loads a data directory's messages while starting.
   await installFauxqsFifoBatches();
   const unlock = dataDir === undefined ? undefined : await lockDataDir(dataDir);
-  const [sqs, dynamo] = await Promise.all([
+  const started = await Promise.allSettled([
     startLoopbackFauxqs({
       port: 0,
       defaultRegion: LOCAL_REGION,
@@ -73,6 +73,15 @@ export async function startEmulators(dataDir: string | undefined): Promise<Emula
     }),
     startDynalite(dataDir === undefined ? undefined : join(dataDir, 'dynamodb')),
   ]);
+  const [sqsStart, dynamoStart] = started;
+  if (sqsStart.status === 'rejected' || dynamoStart.status === 'rejected') {
+    // A failed start leaves nothing behind: the one that started stops, and DATA_DIR is free again.
+    await Promise.allSettled(started.flatMap((result) => (result.status === 'fulfilled' ? [result.value.stop()] : [])));
+    await unlock?.();
+    throw started.flatMap((result) => (result.status === 'rejected' ? [result.reason] : []))[0];
+  }
+  const sqs = sqsStart.value;
+  const dynamo = dynamoStart.value;
   return {
     sqsEndpoint: sqs.address,
     dynamoEndpoint: dynamo.endpoint,
