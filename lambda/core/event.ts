@@ -187,11 +187,7 @@ const OUTSIDE_SQS_CHARACTERS = /[^\t\n\r\u0020-\ud7ff\ue000-\ufffd]/g;
 export function encodeQueuedEvent(queued: QueuedEvent): string {
   // JSON.stringify writes raw characters only inside strings (it escapes the controls and lone
   // surrogates itself), so an escape put in their place is read back as the same character.
-  return escapedForSqs(JSON.stringify(queued));
-}
-
-function escapedForSqs(json: string): string {
-  return json.replace(OUTSIDE_SQS_CHARACTERS, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(queued).replace(OUTSIDE_SQS_CHARACTERS, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** Reads an SQS message body as a queued event; the reason when it is not one. */
@@ -227,9 +223,17 @@ const queuedPackSchema = z.strictObject({
 
 /** The SQS body of a key's events in one message: the event itself when alone, a pack otherwise. */
 export function encodeQueuedMessage(events: readonly [QueuedEvent, ...QueuedEvent[]]): string {
-  if (events.length === 1) return encodeQueuedEvent(events[0]);
-  // The same escaping as one event's body (see `encodeQueuedEvent`), applied to the pack's text.
-  return escapedForSqs(JSON.stringify({ version: 2, events }));
+  const [first, ...rest] = events;
+  return messageOfBodies([encodeQueuedEvent(first), ...rest.map(encodeQueuedEvent)]);
+}
+
+/**
+ * {@link encodeQueuedMessage} of events already encoded one by one (`encodeQueuedEvent`), for a
+ * caller that measured them: the same text, as `JSON.stringify` writes an array item by item and
+ * the escaping applies to each item alike.
+ */
+export function messageOfBodies(bodies: readonly [string, ...string[]]): string {
+  return bodies.length === 1 ? bodies[0] : `{"version":2,"events":[${bodies.join(',')}]}`;
 }
 
 /** One item of a message: an event, or what an item that is no event holds (its JSON text), and why. */

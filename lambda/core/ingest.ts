@@ -4,7 +4,7 @@
  */
 import * as z from 'zod';
 import { ErrorCode, type ErrorDetail } from './api-error.js';
-import { encodeQueuedEvent, encodeQueuedMessage, type EventsRequest, type QueuedEvent, type WebhookEvent } from './event.js';
+import { encodeQueuedEvent, messageOfBodies, type EventsRequest, type QueuedEvent, type WebhookEvent } from './event.js';
 import { MAX_ORDERING_KEY_BYTES, MAX_QUEUED_EVENT_BYTES } from './limits.js';
 import { SendFailureKind, SendStatus, sendInKeyOrder, type OutgoingMessage, type SendBatch, type SendFailure } from './enqueue-plan.js';
 import type { GroupIntake } from './lag.js';
@@ -204,7 +204,8 @@ function toQueued(routed: RoutedEvent, acceptedAt: string): QueuedEvent {
 /** An event's body alone: it must fit one message, whether it travels in a pack or, redriven, alone. */
 interface EncodedEvent {
   readonly routed: RoutedEvent;
-  readonly queued: QueuedEvent;
+  /** Its SQS body alone (`encodeQueuedEvent`), which a pack holds as it is. */
+  readonly body: string;
   readonly bytes: number;
 }
 
@@ -265,7 +266,7 @@ function toPacks(events: readonly EncodedEvent[], maxEvents: number): Pack[] {
             orderingKey: first.routed.orderingKey,
             messageGroupId: first.routed.messageGroupId,
             deduplicationId: rest.length === 0 ? first.routed.event.event_id : packDeduplicationId(ids),
-            body: encodeQueuedMessage([first.queued, ...rest.map((member) => member.queued)]),
+            body: messageOfBodies([first.body, ...rest.map((member) => member.body)]),
           },
         },
       ];
@@ -313,8 +314,8 @@ export async function ingestEvents(
   const known = await ports.findKnownEventIds(request.events.map((event) => event.event_id));
   const fresh = routed.filter((r) => !known.has(r.event.event_id));
   const encoded = fresh.map((r): EncodedEvent => {
-    const queued = toQueued(r, acceptedAt);
-    return { routed: r, queued, bytes: Buffer.byteLength(encodeQueuedEvent(queued), 'utf8') };
+    const body = encodeQueuedEvent(toQueued(r, acceptedAt));
+    return { routed: r, body, bytes: Buffer.byteLength(body, 'utf8') };
   });
   const tooLarge = oversized(request, encoded);
   if (tooLarge.length > 0) {
