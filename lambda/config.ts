@@ -6,6 +6,7 @@
 import * as z from 'zod';
 import { CONSUMER_METRICS } from './core/consumer-metrics.js';
 import { LAG_METRICS } from './core/lag.js';
+import { MAX_EVENTS_PER_MESSAGE } from './core/limits.js';
 import { OnExhausted } from './core/retry-policy.js';
 import { RESOURCE_ENV_VARS, type ResourceNames } from './resources.js';
 import type { HANDLER_ENTRIES } from './routes.js';
@@ -347,16 +348,13 @@ export function queueVisibilityTimeoutSeconds(config: Config): number {
  */
 const CRASH_LOOP_BACKSTOP_SECONDS = 7 * 86_400;
 
-/** The largest pack, whatever the configuration: as many events as SQS hands out messages per receive. */
-const MAX_EVENTS_PER_MESSAGE = 10;
-
 /**
  * The most events of one key a message carries (a pack, see `encodeQueuedMessage`). Every event
  * of a message, and of the nine messages received with it, may spend its attempts while the
  * message rides along, each attempt a receive: the backstop must sit above 10 × this ×
  * (MAX_DELIVERY_ATTEMPTS + 1) receives, and a crash loop must reach it, one receive per visibility
- * timeout, within CRASH_LOOP_BACKSTOP_SECONDS. The largest pack size that keeps both, at most 10
- * and at least 1: 5 with the defaults.
+ * timeout, within CRASH_LOOP_BACKSTOP_SECONDS. The largest pack size that keeps both, at most
+ * MAX_EVENTS_PER_MESSAGE and at least 1: 10 with the defaults, 3 with MAX_DELIVERY_ATTEMPTS=20.
  */
 export function maxEventsPerMessage(config: Config): number {
   const receivesWithin = Math.min(SQS_MAX_RECEIVE_COUNT, Math.floor(CRASH_LOOP_BACKSTOP_SECONDS / queueVisibilityTimeoutSeconds(config)));

@@ -309,7 +309,7 @@ export interface MessagePlace {
  * A {@link MessagePlace} as a fixed-width string: the SQS FIFO SequenceNumber, so that DynamoDB's string order is the
  * numbers' order (they grow within a message group; AWS documents up to 128 bits, 39 digits).
  * The events of a pack share their message's number: each adds its place in the message, three
- * digits (a pack holds at most 100), after which it sorts before the pack's later events and, by
+ * digits (a pack holds at most 10, a request at most 100), after which it sorts before the pack's later events and, by
  * the first 40 characters, among other messages as its message does.
  */
 export function messagePositionOf(place: Pick<MessagePlace, 'sequenceNumber' | 'indexInMessage'>): string {
@@ -331,8 +331,23 @@ export function waitingSince(queued: QueuedEvent): string {
   return queued.redrive?.redriven_at ?? queued.accepted_at;
 }
 
-/** Reads a record's body; undefined with a reason when it is not a queued event. */
-export function readRecord(record: ConsumerRecord): { queued: QueuedEvent } | { reason: string } {
+/** What {@link readRecord} found for each record, so that a record's body is parsed and validated once. */
+const recordReads = new WeakMap<ConsumerRecord, { readonly queued: QueuedEvent } | { readonly reason: string }>();
+
+/**
+ * Reads a record's body; the reason when it is not a queued event. A batch asks about each record
+ * several times (its group, its batch or run, its settled state, its outcome): the answer is kept
+ * with the record, which never changes.
+ */
+export function readRecord(record: ConsumerRecord): { readonly queued: QueuedEvent } | { readonly reason: string } {
+  const known = recordReads.get(record);
+  if (known !== undefined) return known;
+  const answer = parseRecord(record);
+  recordReads.set(record, answer);
+  return answer;
+}
+
+function parseRecord(record: ConsumerRecord): { readonly queued: QueuedEvent } | { readonly reason: string } {
   if (record.problem !== undefined) return { reason: `malformed record: ${record.problem}` };
   const read = readQueuedEvent(record.body);
   return 'reason' in read ? { reason: `malformed record: ${read.reason}` } : read;

@@ -5,7 +5,7 @@
 import * as z from 'zod';
 import { ErrorCode, type ErrorDetail } from './api-error.js';
 import { encodeQueuedEvent, messageOfBodies, type EventsRequest, type QueuedEvent, type WebhookEvent } from './event.js';
-import { MAX_ORDERING_KEY_BYTES, MAX_QUEUED_EVENT_BYTES } from './limits.js';
+import { MAX_EVENTS_PER_MESSAGE, MAX_ORDERING_KEY_BYTES, MAX_QUEUED_EVENT_BYTES } from './limits.js';
 import { SendFailureKind, SendStatus, sendInKeyOrder, type OutgoingMessage, type SendBatch, type SendFailure } from './enqueue-plan.js';
 import type { GroupIntake } from './lag.js';
 import { blake2bDigest, DEFAULT_ORDERING, messageGroupIdFor, Ordering, partitionKey } from './routing.js';
@@ -58,13 +58,10 @@ export interface IngestSettings {
   readonly isPaused?: boolean;
   /**
    * The most events of a key in one message (`maxEventsPerMessage` of the configuration, which
-   * the backstop's receive count is set by); 10 when absent.
+   * the backstop's receive count is set by); MAX_EVENTS_PER_MESSAGE when absent.
    */
   readonly maxEventsPerMessage?: number;
 }
-
-/** The most events of a key in one message when the settings do not say (see `IngestSettings`). */
-const DEFAULT_EVENTS_PER_MESSAGE = 10;
 
 /** How long a producer is asked to wait while ingest is paused. */
 export const PAUSED_RETRY_AFTER_SECONDS = 5;
@@ -322,7 +319,7 @@ export async function ingestEvents(
     return { kind: IngestOutcomeKind.refused, reason: IngestRefusal.payloadTooLarge, details: tooLarge };
   }
 
-  const packs = toPacks(encoded, settings.maxEventsPerMessage ?? DEFAULT_EVENTS_PER_MESSAGE);
+  const packs = toPacks(encoded, settings.maxEventsPerMessage ?? MAX_EVENTS_PER_MESSAGE);
   const report = await sendInKeyOrder(
     packs.map((pack) => pack.message),
     ports.sendBatch,

@@ -9,6 +9,11 @@ export const MAX_EVENTS_PER_REQUEST = 100;
 /** SQS: a message body, and the sum of the bodies in one SendMessageBatch, are at most 1 MiB. */
 export const MAX_SQS_MESSAGE_BYTES = 1_048_576;
 
+/**
+ * The most events of one key in one SQS message (a pack), whatever the configuration: as many as
+ * SQS hands out messages per receive. The configuration may set fewer (`maxEventsPerMessage`).
+ */
+export const MAX_EVENTS_PER_MESSAGE = 10;
 /** SQS: SendMessageBatch and ChangeMessageVisibilityBatch take at most 10 entries. */
 export const MAX_SQS_BATCH_ENTRIES = 10;
 

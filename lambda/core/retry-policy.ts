@@ -79,9 +79,9 @@ export const MIN_FAULT_DELAY_SECONDS = 1;
  * A message of several events (`eventsPerMessage`, e) is received e times as often for the same
  * attempts: n counts its receives per event, ⌈receives / e⌉, and c stops at ceiling / e. With
  * single events and the defaults otherwise (base 5 s; ceiling 43,200 − 130 = 43,070 s), c is 10,
- * 20, …, 40,960 s for receives 1–13 and the ceiling after; with the defaults' 5 events per message
- * and backstop at 10 × 5 × (5 + 1) = 300 receives, a fault that never ends takes a message to the
- * backstop after 12 to 25 days either way (see the tests).
+ * 20, …, 40,960 s for receives 1–13 and the ceiling after (backstop 60 receives: 12 to 24 days);
+ * with the defaults' 10 events per message and backstop at 10 × 10 × (5 + 1) = 600 receives, a
+ * fault that never ends takes a message to the backstop after 13 to 26 days (see the tests).
  * @param receiveCount SQS's ApproximateReceiveCount, counting this receive
  * @param random a number in [0, 1), e.g. `Math.random`
  */
