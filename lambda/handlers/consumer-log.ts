@@ -51,16 +51,10 @@ interface Numbering {
 export function createRecordLog(records: readonly ConsumerRecord[]): RecordLog {
   const byMessageId = new Map(records.map((record) => [record.messageId, record]));
   const numberings = new Map<string, Numbering>();
-  const ids = new Map<string, Pick<RecordLogKeys, 'event_id' | 'subscription_id'>>();
-
+  /** Only the two ids go on a line; the event (and its payload) goes no further. `readRecord` keeps its answer. */
   const idsOf = (record: ConsumerRecord): Pick<RecordLogKeys, 'event_id' | 'subscription_id'> => {
-    const known = ids.get(record.messageId);
-    if (known !== undefined) return known;
     const read = readRecord(record);
-    // Only the two ids are kept; the event (and its payload) goes no further.
-    const found = 'queued' in read ? { event_id: read.queued.event.event_id, subscription_id: read.queued.event.subscription_id } : {};
-    ids.set(record.messageId, found);
-    return found;
+    return 'queued' in read ? { event_id: read.queued.event.event_id, subscription_id: read.queued.event.subscription_id } : {};
   };
 
   return {
