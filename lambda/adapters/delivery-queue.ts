@@ -27,9 +27,9 @@ export interface QueueCounts {
 export interface DeliveryQueue {
   /**
    * Sends one SendMessageBatch. Entry ids are the messages' request indexes. Resolves to the
-   * entries SQS did not take, each classified by `classifySqsError`. A call that fails as a whole
-   * fails every entry, with the call's classification: an outcome rather than a fault (see
-   * `sentOrRefused`), so that ingest can answer per event.
+   * entries SQS did not take, each classified by `classifySqsError`, and the sequence numbers of
+   * those it took. A call that fails as a whole fails every entry, with the call's classification:
+   * an outcome rather than a fault (see `sentOrRefused`), so that ingest can answer per event.
    */
   readonly sendBatch: SendBatch;
   /**
@@ -81,14 +81,22 @@ export function createDeliveryQueue(client: SQSClient, queueUrl: string, logger:
         })),
       });
       const output = await sentOrRefused(client, command, logger);
-      if ('kind' in output) return new Map(entries.map((message) => [message.index, output]));
+      if ('kind' in output) return { refused: new Map(entries.map((message) => [message.index, output])), sequenceNumbers: new Map() };
       const refused = new Map<number, SendFailure>();
       for (const entry of output.Failed ?? []) {
         const failure = classifySqsError({ source: 'entry', code: entry.Code, isSenderFault: entry.SenderFault });
         logger.warn('SQS refused an entry', { entryId: entry.Id, code: entry.Code, senderFault: entry.SenderFault, kind: failure.kind });
         refused.set(Number(entry.Id), failure);
       }
-      return refused;
+      // The SDK repeats a call whose answer it did not get, with the same deduplication ids. SQS then
+      // takes each entry at most once, but what it answers for an entry it deduplicated is not
+      // documented: only a call answered at its first attempt names each message's own number.
+      const isFirstAnswer = (output.$metadata.attempts ?? 1) === 1;
+      const sequenceNumbers = new Map<number, string>();
+      for (const entry of isFirstAnswer ? (output.Successful ?? []) : []) {
+        if (entry.SequenceNumber !== undefined) sequenceNumbers.set(Number(entry.Id), entry.SequenceNumber);
+      }
+      return { refused, sequenceNumbers };
     },
 
     async changeVisibility(changes) {

@@ -1,7 +1,7 @@
 /**
- * The Events table: one item per accepted event, its idempotency record (outliving the 5-minute
- * SQS deduplication window) and its delivery outcome. Every change is a single-item write: no
- * transactions (half the cost, and dynalite has none).
+ * The Events table: one item per accepted event, its idempotency record, its place in the queue
+ * (which tells the consumer a copy of its message) and its delivery outcome. Every change is a
+ * single-item write: no transactions (half the cost, and dynalite has none).
  */
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
@@ -27,7 +27,12 @@ export type EventItemStatus = (typeof EventItemStatus)[keyof typeof EventItemSta
 
 const sequenceSchema = z.object({ sequence: z.number().int().positive().optional() });
 
-const eventStatusSchema = z.object({ status: z.enum(EventItemStatus).optional(), dead_lettered_at: z.string().optional(), sequence: z.number().int().positive().optional() });
+const eventStatusSchema = z.object({
+  status: z.enum(EventItemStatus).optional(),
+  dead_lettered_at: z.string().optional(),
+  sequence: z.number().int().positive().optional(),
+  queue_position: z.string().optional(),
+});
 
 export interface EventStore extends Pick<DeliveryStore, 'findSettled' | 'markDelivered' | 'markDeliveredUnlessSettled' | 'markDeadLettered' | 'recordSequence'> {
   /**
@@ -38,7 +43,6 @@ export interface EventStore extends Pick<DeliveryStore, 'findSettled' | 'markDel
   readonly isSettled: (eventId: string, redrivenAt: string | undefined) => Promise<boolean>;
   /** The sequence the consumer gave the event, when it gave one. */
   readonly findSequence: (eventId: string) => Promise<number | undefined>;
-  readonly findKnownEventIds: (eventIds: readonly string[]) => Promise<ReadonlySet<string>>;
   readonly recordAccepted: (record: AcceptedEventRecord) => Promise<RecordOutcome>;
 }
 
@@ -50,8 +54,8 @@ export interface EventStoreOptions {
 
 /** The IAM actions of each method of {@link EventStore}, all on the Events table. */
 export const EVENT_STORE_ACCESS = {
-  findKnownEventIds: [{ resource: 'eventsTable', actions: ['dynamodb:BatchGetItem'] }],
-  recordAccepted: [{ resource: 'eventsTable', actions: ['dynamodb:UpdateItem'] }],
+  // The write; a read only when it is refused, to tell a repeat of the same write.
+  recordAccepted: [{ resource: 'eventsTable', actions: ['dynamodb:UpdateItem', 'dynamodb:GetItem'] }],
   isSettled: [{ resource: 'eventsTable', actions: ['dynamodb:GetItem'] }],
   findSettled: [{ resource: 'eventsTable', actions: ['dynamodb:BatchGetItem'] }],
   markDelivered: [{ resource: 'eventsTable', actions: ['dynamodb:UpdateItem'] }],
@@ -129,20 +133,32 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
     return output === undefined ? undefined : { wasAccepted: output.Attributes?.accepted_at !== undefined };
   };
 
-  return {
-    async findKnownEventIds(eventIds) {
-      // Eventually consistent, half the read units: this pre-check only saves work, it never
-      // decides. recordAccepted's conditional write (attribute_not_exists(accepted_at)), made after
-      // the enqueue, is what answers `duplicate`. A stale read can only miss an event recorded
-      // within about the last second: its resend is then enqueued once more, with the same
-      // deduplication id, which SQS drops (5-minute window; else the consumer's strongly
-      // consistent findSettled skips the copy once the first is settled); the write is refused and
-      // the resend still answered `duplicate`, counted in no lag twice.
-      const items = await batchGetItems(client, { tableName: options.tableName, keyName: eventKey, keys: eventIds, attributes: [eventKey], consistency: ReadConsistency.eventual });
-      return new Set(items.map((item) => String(item[eventKey])));
-    },
+  /**
+   * The outcome of a refused acceptance that carried a place in the queue: the same place on the
+   * record means this very write landed before (the SDK repeats a write whose answer it lost), as
+   * no two messages share a place. Its status then tells how the first landing went, as well as
+   * it can: settled since is taken for settled before, so the event is not counted (the lag's
+   * depth may then read one low until the group drains). Strongly consistent: the write was just
+   * refused because of what this read must see.
+   */
+  const repeatedOutcome = async (eventId: string, queuePosition: string): Promise<RecordOutcome> => {
+    const output = await client.send(
+      new GetCommand({
+        TableName: options.tableName,
+        Key: { [eventKey]: eventId },
+        ProjectionExpression: '#status, queue_position',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ConsistentRead: true,
+      }),
+    );
+    const item = parseItem(eventStatusSchema, output.Item ?? {}, options.tableName, eventId);
+    if (item.queue_position !== queuePosition) return RecordOutcome.alreadyRecorded;
+    return item.status === EventItemStatus.accepted ? RecordOutcome.recorded : RecordOutcome.recordedSettled;
+  };
 
+  return {
     async recordAccepted(record) {
+      const position = record.queuePosition === undefined ? {} : { ':position': record.queuePosition };
       const output = await updateIfCondition(
         client,
         new UpdateCommand({
@@ -150,8 +166,7 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
           Key: { [eventKey]: record.eventId },
           // The consumer may have settled the event already (it can be delivered within
           // milliseconds of being enqueued): keep its status, add what ingest knows.
-          UpdateExpression:
-            'SET accepted_at = :accepted, subscription_id = :subscription, tenant_id = :tenant, ordering_key = :key, message_group_id = :group, #status = if_not_exists(#status, :status), expires_at = if_not_exists(expires_at, :expires)',
+          UpdateExpression: `SET accepted_at = :accepted, subscription_id = :subscription, tenant_id = :tenant, ordering_key = :key, message_group_id = :group, #status = if_not_exists(#status, :status), expires_at = if_not_exists(expires_at, :expires)${record.queuePosition === undefined ? '' : ', queue_position = :position'}`,
           ConditionExpression: 'attribute_not_exists(accepted_at)',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
@@ -162,12 +177,13 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
             ':group': record.messageGroupId,
             ':status': EventItemStatus.accepted,
             ':expires': expiresAt(record.acceptedAt),
+            ...position,
           },
           ReturnValues: 'ALL_OLD',
         }),
       );
-      if (output === undefined) return RecordOutcome.alreadyRecorded;
-      return output.Attributes?.status === undefined ? RecordOutcome.recorded : RecordOutcome.recordedSettled;
+      if (output !== undefined) return output.Attributes?.status === undefined ? RecordOutcome.recorded : RecordOutcome.recordedSettled;
+      return record.queuePosition === undefined ? RecordOutcome.alreadyRecorded : repeatedOutcome(record.eventId, record.queuePosition);
     },
 
     async isSettled(eventId, redrivenAt) {
@@ -191,18 +207,19 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
         tableName: options.tableName,
         keyName: eventKey,
         keys: events.map((event) => event.eventId),
-        attributes: [eventKey, 'status', 'dead_lettered_at', 'sequence'],
+        attributes: [eventKey, 'status', 'dead_lettered_at', 'sequence', 'queue_position'],
         consistency: ReadConsistency.strong,
       });
       const outcomes = new Map(
         items.map((item) => {
           const eventId = String(item[eventKey]);
-          const { status, dead_lettered_at: deadLetteredAt, sequence } = parseItem(eventStatusSchema, item, options.tableName, eventId);
-          return [eventId, { status, deadLetteredAt, sequence }] as const;
+          const { status, dead_lettered_at: deadLetteredAt, sequence, queue_position: position } = parseItem(eventStatusSchema, item, options.tableName, eventId);
+          return [eventId, { status, deadLetteredAt, sequence, position }] as const;
         }),
       );
       return Object.assign(({ eventId, redrivenAt }: SettledQuery) => isSettledBy(outcomes.get(eventId), redrivenAt), {
         sequenceOf: (eventId: string) => outcomes.get(eventId)?.sequence,
+        positionOf: (eventId: string) => outcomes.get(eventId)?.position,
       });
     },
 

@@ -37,11 +37,11 @@ const WIDEST_SEQUENCE = Number.MAX_SAFE_INTEGER;
 
 /**
  * The records from `start` on that go in one batch with it: consecutive records of the group, of
- * the same ordering key, never settled, never redriven (a redriven dead letter keeps its own
+ * the same ordering key, never settled nor a copy (`isSkipped`), never redriven (a redriven dead letter keeps its own
  * number and attempt series: it goes alone), no event twice, at most `batchSize`, and a body under
  * {@link MAX_BATCH_BODY_BYTES}. Fewer than two means no batch.
  */
-export function gatherBatch(group: readonly ConsumerRecord[], start: number, batchSize: number, isSettled: (queued: QueuedEvent) => boolean): BatchMember[] {
+export function gatherBatch(group: readonly ConsumerRecord[], start: number, batchSize: number, isSkipped: (member: BatchMember) => boolean): BatchMember[] {
   const members: BatchMember[] = [];
   for (const record of group.slice(start, start + batchSize)) {
     const read = readRecord(record);
@@ -49,7 +49,7 @@ export function gatherBatch(group: readonly ConsumerRecord[], start: number, bat
     const { queued } = read;
     const first = members[0]?.queued;
     if (first !== undefined && (queued.ordering_key !== first.ordering_key || queued.event.subscription_id !== first.event.subscription_id)) break;
-    if (queued.redrive !== undefined || isSettled(queued)) break;
+    if (queued.redrive !== undefined || isSkipped({ record, queued })) break;
     if (members.some((member) => member.queued.event.event_id === queued.event.event_id)) break;
     const items = [...members, { record, queued }].map((member): BatchItem => ({ queued: member.queued, sequence: WIDEST_SEQUENCE }));
     if (members.length > 0 && batchBodyBytes(items) > MAX_BATCH_BODY_BYTES) break;

@@ -4,7 +4,7 @@
  * another. What must happen to SQS afterwards is returned as a value.
  */
 import { gatherBatch, startBatch, startRun, type BatchMember } from './batch-delivery.js';
-import { NOTHING_SETTLED, OutcomeKind, readRecord, startRecord, type ConsumerRecord, type DeliveryOutcome, type DeliveryPorts, type DeliveryTarget, type SettledLookup } from './delivery.js';
+import { isQueueCopy, NOTHING_SETTLED, OutcomeKind, readRecord, startRecord, type ConsumerRecord, type DeliveryOutcome, type DeliveryPorts, type DeliveryTarget, type SettledLookup } from './delivery.js';
 import { HeadState, type GroupHead, type GroupProgress } from './lag.js';
 import type { QueuedEvent } from './event.js';
 import { faultBackoffSeconds, type RetryPolicy } from './retry-policy.js';
@@ -197,10 +197,11 @@ async function processGroup(
     const target = await ports.findTarget(read.queued.event.subscription_id);
     if (target === undefined) return undefined;
     const settling = pending === undefined ? undefined : eventIdOf(pending.record);
-    const isSettled = (queued: QueuedEvent): boolean =>
-      settled.has(queued.event.event_id) || queued.event.event_id === settling || wasSettled({ eventId: queued.event.event_id, redrivenAt: queued.redrive?.redriven_at });
+    // A copy goes alone too: `startRecord` skips it.
+    const isSkipped = ({ record: member, queued }: BatchMember): boolean =>
+      settled.has(queued.event.event_id) || queued.event.event_id === settling || isQueueCopy(member, queued, wasSettled) || wasSettled({ eventId: queued.event.event_id, redrivenAt: queued.redrive?.redriven_at });
     const isBatch = target.batchSize > 1;
-    const members = gatherBatch(group, index, isBatch ? target.batchSize : group.length - index, isSettled);
+    const members = gatherBatch(group, index, isBatch ? target.batchSize : group.length - index, isSkipped);
     return members.length < 2 ? undefined : { members, target, isBatch };
   };
   /** Where the group goes on after a batch or a run: the next record, or the plan that ends the group's run here. */

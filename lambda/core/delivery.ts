@@ -182,10 +182,37 @@ export interface SettledLookup {
   (query: SettledQuery): boolean;
   /** The number on an asked event's record (given when it was settled or numbered), when it has one. */
   readonly sequenceOf: (eventId: string) => number | undefined;
+  /** The place in the queue ingest recorded for an asked event (`queuePositionOf`), when it has one. */
+  readonly positionOf: (eventId: string) => string | undefined;
 }
 
 /** The lookup of a batch that asked about no event. */
-export const NOTHING_SETTLED: SettledLookup = Object.assign(() => false, { sequenceOf: () => undefined });
+export const NOTHING_SETTLED: SettledLookup = Object.assign(() => false, { sequenceOf: () => undefined, positionOf: () => undefined });
+
+/**
+ * Whether a record is a copy of its event to skip: a later message of the event than the one
+ * ingest recorded, in the same group, or one in another group. A request sent again makes a new
+ * message of each event it holds (each message's deduplication id is new, see `toPacks`), and
+ * ingest's record keeps the place of the first message it recorded.
+ *
+ * A copy behind the recorded message is skipped whether its event is settled yet or not: the
+ * recorded message came first and delivered it, or set it aside (SQS's backstop moved it, and its
+ * import makes a dead letter of it); the copy would deliver it a second time, under another number.
+ * A copy ahead of the recorded message is not skipped: it is the event's first message, and must
+ * be delivered in its place, before the events that follow it (ingest may have recorded the event
+ * only from a request sent again, after a later event of its key was recorded from the first
+ * one); the recorded message then comes back settled. A redriven dead letter is its event's
+ * message from its redrive on, wherever it is.
+ */
+export function isQueueCopy(record: ConsumerRecord, queued: QueuedEvent, lookup: SettledLookup): boolean {
+  if (queued.redrive !== undefined) return false;
+  const recorded = lookup.positionOf(queued.event.event_id);
+  const { message } = messagePlaceOf(record);
+  if (recorded === undefined || message === undefined) return false;
+  const group = `${message.messageGroupId}/`;
+  if (!recorded.startsWith(group)) return true;
+  return recorded.slice(group.length) < messagePositionOf(message);
+}
 
 /** An event's outcome as its record holds it. */
 export interface RecordedOutcome {
@@ -317,6 +344,14 @@ export function messagePositionOf(place: Pick<MessagePlace, 'sequenceNumber' | '
   return place.indexInMessage === undefined ? position : `${position}${String(place.indexInMessage).padStart(3, '0')}`;
 }
 
+/**
+ * A {@link MessagePlace} with its group: where ingest's record says an event's message is (see
+ * `isQueueCopy`), compared for equality only.
+ */
+export function queuePositionOf(place: MessagePlace): string {
+  return `${place.messageGroupId}/${messagePositionOf(place)}`;
+}
+
 /** The {@link MessagePlace} of a record, as the store's writes take it (absent when SQS gave no number). */
 export function messagePlaceOf(record: ConsumerRecord): { readonly message?: MessagePlace } {
   if (record.sequenceNumber === undefined) return {};
@@ -435,6 +470,7 @@ export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, 
   }
   const { queued } = read;
   const eventId = queued.event.event_id;
+  if (isQueueCopy(record, queued, context.wasSettled)) return { outcome: { kind: OutcomeKind.duplicate } };
   if (context.settledEarlier.has(eventId) || context.wasSettled({ eventId, redrivenAt: queued.redrive?.redriven_at })) return { outcome: { kind: OutcomeKind.duplicate } };
 
   if (context.laterSettledNumbers !== undefined && context.laterSettledNumbers.length > 0 && queued.redrive === undefined) {

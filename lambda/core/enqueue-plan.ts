@@ -10,7 +10,10 @@ export interface OutgoingMessage {
   readonly index: number;
   readonly orderingKey: string;
   readonly messageGroupId: string;
-  /** The event_id: SQS drops a resend within its 5-minute deduplication window. */
+  /**
+   * What SQS drops a resend by within its 5-minute deduplication window: unique to this message
+   * unless a repeat of the same send must be dropped (a redrive step repeated after a crash).
+   */
   readonly deduplicationId: string;
   readonly body: string;
 }
@@ -40,13 +43,26 @@ export interface SendFailure {
   readonly code: string;
 }
 
-/** Sends one SendMessageBatch; resolves to the entries SQS did not take, by `index`, each with why. */
-export type SendBatch = (entries: readonly OutgoingMessage[]) => Promise<ReadonlyMap<number, SendFailure>>;
+/** SQS's answer to one SendMessageBatch, by `index`. */
+export interface SendAnswer {
+  /** The entries SQS did not take, each with why. */
+  readonly refused: ReadonlyMap<number, SendFailure>;
+  /**
+   * The SequenceNumber SQS gave each entry it took, where the answer is known to name the message
+   * that entry made: absent for every entry of a call the SDK had to repeat, since SQS answers a
+   * repeat it deduplicated in a way AWS does not document.
+   */
+  readonly sequenceNumbers: ReadonlyMap<number, string>;
+}
 
-/** What became of the messages of a send: every status, and why each `failed` one failed. */
+/** Sends one SendMessageBatch. */
+export type SendBatch = (entries: readonly OutgoingMessage[]) => Promise<SendAnswer>;
+
+/** What became of the messages of a send: every status, why each `failed` one failed, and the sequence numbers SQS gave. */
 export interface SendReport {
   readonly statuses: ReadonlyMap<number, SendStatus>;
   readonly failures: ReadonlyMap<number, SendFailure>;
+  readonly sequenceNumbers: ReadonlyMap<number, string>;
 }
 
 /**
@@ -92,6 +108,7 @@ function chunkIntoCalls(wave: readonly OutgoingMessage[]): OutgoingMessage[][] {
 export async function sendInKeyOrder(messages: readonly OutgoingMessage[], sendBatch: SendBatch): Promise<SendReport> {
   const statuses = new Map<number, SendStatus>();
   const failures = new Map<number, SendFailure>();
+  const sequenceNumbers = new Map<number, string>();
   const failedKeys = new Set<string>();
   for (const wave of planSendWaves(messages)) {
     await Promise.all(
@@ -102,9 +119,11 @@ export async function sendInKeyOrder(messages: readonly OutgoingMessage[], sendB
           return !isBlocked;
         });
         if (entries.length === 0) return;
-        const refused = await sendBatch(entries);
+        const answer = await sendBatch(entries);
         for (const message of entries) {
-          const failure = refused.get(message.index);
+          const sequenceNumber = answer.sequenceNumbers.get(message.index);
+          if (sequenceNumber !== undefined) sequenceNumbers.set(message.index, sequenceNumber);
+          const failure = answer.refused.get(message.index);
           statuses.set(message.index, failure === undefined ? SendStatus.sent : SendStatus.failed);
           if (failure === undefined) continue;
           failures.set(message.index, failure);
@@ -113,5 +132,5 @@ export async function sendInKeyOrder(messages: readonly OutgoingMessage[], sendB
       }),
     );
   }
-  return { statuses, failures };
+  return { statuses, failures, sequenceNumbers };
 }

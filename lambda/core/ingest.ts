@@ -6,9 +6,10 @@ import * as z from 'zod';
 import { ErrorCode, type ErrorDetail } from './api-error.js';
 import { encodeQueuedEvent, messageOfBodies, type EventsRequest, type QueuedEvent, type WebhookEvent } from './event.js';
 import { MAX_EVENTS_PER_MESSAGE, MAX_ORDERING_KEY_BYTES, MAX_QUEUED_EVENT_BYTES } from './limits.js';
+import { queuePositionOf } from './delivery.js';
 import { SendFailureKind, SendStatus, sendInKeyOrder, type OutgoingMessage, type SendBatch, type SendFailure } from './enqueue-plan.js';
 import type { GroupIntake } from './lag.js';
-import { blake2bDigest, DEFAULT_ORDERING, messageGroupIdFor, Ordering, partitionKey } from './routing.js';
+import { DEFAULT_ORDERING, messageGroupIdFor, Ordering, partitionKey } from './routing.js';
 import { schemaOf } from './schema-match.js';
 
 /** What ingest records for an accepted event: its idempotency record. */
@@ -19,6 +20,11 @@ export interface AcceptedEventRecord {
   readonly orderingKey: string;
   readonly messageGroupId: string;
   readonly acceptedAt: string;
+  /**
+   * Where the message that carries it stands in its group (`queuePositionOf`), when SQS said: the
+   * consumer takes a message of this event at any other place for a copy (see `isQueueCopy`).
+   */
+  readonly queuePosition?: string;
 }
 
 export const RecordOutcome = {
@@ -41,14 +47,17 @@ export interface SubscriptionRouting {
 export interface IngestPorts {
   /** The tenant and ordering of each subscription that exists, by id: one read serves the refusal of unknown ones and the routing. */
   readonly findSubscriptionRouting: (subscriptionIds: readonly string[]) => Promise<ReadonlyMap<string, SubscriptionRouting>>;
-  /** The event ids, among these, that were accepted before. */
-  readonly findKnownEventIds: (eventIds: readonly string[]) => Promise<ReadonlySet<string>>;
-  /** Records a first acceptance; `already_recorded` when a concurrent request recorded it first. */
+  /**
+   * Records a first acceptance; `already_recorded` when another request recorded it first. The
+   * same record again (its write's answer lost, and the write repeated) is no other request's.
+   */
   readonly recordAccepted: (record: AcceptedEventRecord) => Promise<RecordOutcome>;
   /** Counts recorded events into their group's lag. */
   readonly recordGroupIntake: (intake: GroupIntake) => Promise<void>;
   readonly sendBatch: SendBatch;
   readonly now: () => Date;
+  /** A new id, unique to the request: its messages' deduplication ids (see `toPacks`). */
+  readonly uniqueId: () => string;
 }
 
 /** The routing ingest applies to a request (read per request: a pause takes effect at once). */
@@ -226,13 +235,16 @@ interface Pack {
 }
 
 /**
- * One message per key per request: each key's new events, in order, in as few messages as fit
- * SQS's size and `maxEvents` (the backstop's receive count is set by it). A message of one event is that event, and
- * is deduplicated by SQS by its event id as before packs; a pack by a digest of its events' ids,
- * so that a resent request is dropped within SQS's window, and any other copy is skipped by the
- * consumer, event by event, as settled.
+ * One message per key per request: each key's events, in order, in as few messages as fit SQS's
+ * size and `maxEvents` (the backstop's receive count is set by it). A message of one event is that
+ * event alone (the body of before packs).
+ *
+ * Each message's deduplication id is new, `<the request's unique id>-<its first event's index>`,
+ * so that SQS never drops one as a repeat of another: the sequence number SQS answers is then that
+ * message's own, which ingest records as the event's place in the queue. A resent event's message
+ * is a copy at another place, which the consumer skips (see `isQueueCopy`).
  */
-function toPacks(events: readonly EncodedEvent[], maxEvents: number): Pack[] {
+function toPacks(events: readonly EncodedEvent[], maxEvents: number, requestId: string): Pack[] {
   // `bytes`: the pack's text as a pack, even of one event (sent alone, that one is shorter).
   const byKey = new Map<string, Array<{ members: EncodedEvent[]; bytes: number }>>();
   for (const encoded of events) {
@@ -254,7 +266,6 @@ function toPacks(events: readonly EncodedEvent[], maxEvents: number): Pack[] {
     .flatMap(({ members }): Pack[] => {
       const [first, ...rest] = members;
       if (first === undefined) return [];
-      const ids = members.map((member) => member.routed.event.event_id);
       return [
         {
           eventIndexes: members.map((member) => member.routed.index),
@@ -262,7 +273,7 @@ function toPacks(events: readonly EncodedEvent[], maxEvents: number): Pack[] {
             index: first.routed.index,
             orderingKey: first.routed.orderingKey,
             messageGroupId: first.routed.messageGroupId,
-            deduplicationId: rest.length === 0 ? first.routed.event.event_id : packDeduplicationId(ids),
+            deduplicationId: `${requestId}-${first.routed.index}`,
             body: messageOfBodies([first.body, ...rest.map((member) => member.body)]),
           },
         },
@@ -271,18 +282,15 @@ function toPacks(events: readonly EncodedEvent[], maxEvents: number): Pack[] {
     .sort((a, b) => a.message.index - b.message.index);
 }
 
-/** `pack_` and 32 hex characters of BLAKE2b over the pack's event ids, in order. */
-function packDeduplicationId(eventIds: readonly string[]): string {
-  return `pack_${Buffer.from(blake2bDigest(eventIds.join('\n'), 16)).toString('hex')}`;
-}
-
 /**
  * Accepts a validated request. Order of work: refuse the whole request when a subscription is
  * unknown, or an event cannot be routed by its subscription's ordering (nothing enqueued); route
- * each event by its subscription's ordering; answer known event ids as duplicates; enqueue the new
- * ones in each key's order; then record each enqueued event, so that a crash between the two leaves an
- * enqueued event without a record (a resend is then enqueued again, dropped by SQS within its
- * deduplication window and skipped by the consumer after it) rather than a record without an event.
+ * each event by its subscription's ordering; enqueue them in each key's order; then record each
+ * enqueued event with its place in the queue, in one conditional write that also answers a resent
+ * event id `duplicate` (no read first: a resend is rare, and its copy in the queue is skipped by
+ * the consumer, since it is not at the recorded place). A crash between the two leaves an enqueued
+ * event without a record, rather than a record without an event: the consumer delivers it, and a
+ * resend records the copy it makes, which the consumer then skips as settled.
  */
 export async function ingestEvents(
   request: EventsRequest,
@@ -308,9 +316,7 @@ export async function ingestEvents(
   });
 
   const acceptedAt = ports.now().toISOString();
-  const known = await ports.findKnownEventIds(request.events.map((event) => event.event_id));
-  const fresh = routed.filter((r) => !known.has(r.event.event_id));
-  const encoded = fresh.map((r): EncodedEvent => {
+  const encoded = routed.map((r): EncodedEvent => {
     const body = encodeQueuedEvent(toQueued(r, acceptedAt));
     return { routed: r, body, bytes: Buffer.byteLength(body, 'utf8') };
   });
@@ -319,29 +325,35 @@ export async function ingestEvents(
     return { kind: IngestOutcomeKind.refused, reason: IngestRefusal.payloadTooLarge, details: tooLarge };
   }
 
-  const packs = toPacks(encoded, settings.maxEventsPerMessage ?? MAX_EVENTS_PER_MESSAGE);
+  const packs = toPacks(encoded, settings.maxEventsPerMessage ?? MAX_EVENTS_PER_MESSAGE, ports.uniqueId());
   const report = await sendInKeyOrder(
     packs.map((pack) => pack.message),
     ports.sendBatch,
   );
-  // Each event shares its message's fate.
+  // Each event shares its message's fate, and its place: the message's, and its index in a pack.
   const sendStatuses = new Map<number, SendStatus>();
   const failures = new Map<number, SendFailure>();
+  const positions = new Map<number, string>();
   for (const pack of packs) {
     const status = report.statuses.get(pack.message.index);
     const failure = report.failures.get(pack.message.index);
-    for (const index of pack.eventIndexes) {
+    const sequenceNumber = report.sequenceNumbers.get(pack.message.index);
+    for (const [indexInMessage, index] of pack.eventIndexes.entries()) {
       if (status !== undefined) sendStatuses.set(index, status);
       if (failure !== undefined) failures.set(index, failure);
+      if (sequenceNumber === undefined) continue;
+      const isPack = pack.eventIndexes.length > 1;
+      positions.set(index, queuePositionOf({ messageGroupId: pack.message.messageGroupId, sequenceNumber, ...(isPack ? { indexInMessage } : {}) }));
     }
   }
   const statuses = new Map<number, EventStatus>();
   const counted: RoutedEvent[] = [];
   await Promise.all(
-    fresh.map(async (r) => {
+    routed.map(async (r) => {
       const sent = sendStatuses.get(r.index);
       // Not sent: the event's status is the send's (the two share `failed` and `not_enqueued`).
       if (sent === SendStatus.failed || sent === SendStatus.notEnqueued) return statuses.set(r.index, sent);
+      const queuePosition = positions.get(r.index);
       const outcome = await ports.recordAccepted({
         eventId: r.event.event_id,
         subscriptionId: r.event.subscription_id,
@@ -349,6 +361,7 @@ export async function ingestEvents(
         orderingKey: r.orderingKey,
         messageGroupId: r.messageGroupId,
         acceptedAt,
+        ...(queuePosition === undefined ? {} : { queuePosition }),
       });
       if (outcome === RecordOutcome.recorded) counted.push(r);
       return statuses.set(r.index, outcome === RecordOutcome.alreadyRecorded ? EventStatus.duplicate : EventStatus.accepted);

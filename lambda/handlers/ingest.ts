@@ -2,6 +2,7 @@
  * Ingest function: `POST /v1/events` and `GET /health` (CONTRACT §2), and the API document
  * (`GET /openapi.json`).
  */
+import { randomUUID } from 'node:crypto';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { maxEventsPerMessage } from '../config.js';
 import { buildApiDocument, type ApiDocument } from '../api-document/document.js';
@@ -54,7 +55,7 @@ export function createIngestHandler(deps: IngestHandlerDeps): HttpHandler {
 /** The adapter methods ingest calls: the wiring takes these alone, and its function is granted their accesses. */
 const USES = {
   subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['findRouting']),
-  events: uses(EVENT_STORE_ACCESS, ['findKnownEventIds', 'recordAccepted']),
+  events: uses(EVENT_STORE_ACCESS, ['recordAccepted']),
   groups: uses(GROUP_STORE_ACCESS, ['recordIntake']),
   settings: uses(SETTINGS_STORE_ACCESS, ['getRouting']),
   deliveryQueue: uses(DELIVERY_QUEUE_ACCESS, ['sendBatch']),
@@ -74,11 +75,11 @@ export function createIngestPorts(input: IngestWiring): IngestPorts {
   const events = pick(createEventStore(dynamo, { tableName: resources.eventsTable, ttlDays: input.config.deliveryStateTtlDays }), USES.events);
   return {
     findSubscriptionRouting: subscriptions.findRouting,
-    findKnownEventIds: events.findKnownEventIds,
     recordAccepted: events.recordAccepted,
     recordGroupIntake: pick(createGroupStore(dynamo, resources.groupsTable), USES.groups).recordIntake,
     sendBatch: pick(createDeliveryQueue(input.sqs, resources.deliveryQueueUrl, input.logger), USES.deliveryQueue).sendBatch,
     now: () => new Date(),
+    uniqueId: () => randomUUID(),
   };
 }
 

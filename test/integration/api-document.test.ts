@@ -34,7 +34,8 @@ describe('local stack API document', { timeout: 90_000 }, () => {
           const isRefused = (body: string): boolean => [...refusedBySqs].some((eventId) => body.includes(`"event_id":"${eventId}"`));
           const failed = new Map(entries.filter((entry) => isRefused(entry.body)).map((entry) => [entry.index, { kind: SendFailureKind.transient, code: 'ServiceUnavailable' }] as const));
           const taken = entries.filter((entry) => !failed.has(entry.index));
-          return new Map([...failed, ...(taken.length === 0 ? [] : await ports.sendBatch(taken))]);
+          const answer = taken.length === 0 ? { refused: new Map(), sequenceNumbers: new Map() } : await ports.sendBatch(taken);
+          return { refused: new Map([...failed, ...answer.refused]), sequenceNumbers: answer.sequenceNumbers };
         },
       }),
       // No wait after a pause, so that the session can switch the routing and back.

@@ -34,8 +34,8 @@ describe('local stack partial enqueue failure', { timeout: 60_000 }, () => {
         sendBatch: async (entries) => {
           const taken = entries.filter((entry) => !holdsRefused(entry.body));
           const failed = entries.filter((entry) => holdsRefused(entry.body)).map((entry) => [entry.index, { kind: SendFailureKind.transient, code: 'ServiceUnavailable' }] as const);
-          const takenFailures = taken.length === 0 ? new Map<number, SendFailure>() : await ports.sendBatch(taken);
-          return new Map([...failed, ...takenFailures]);
+          const answer = taken.length === 0 ? { refused: new Map<number, SendFailure>(), sequenceNumbers: new Map<number, string>() } : await ports.sendBatch(taken);
+          return { refused: new Map([...failed, ...answer.refused]), sequenceNumbers: answer.sequenceNumbers };
         },
       }),
     },

@@ -141,6 +141,25 @@ describe('local SQS FIFO batches', { timeout: 60_000 }, () => {
     expect(bodies(rest)).toEqual(bodiesOf(a, 11, 15));
   });
 
+  it('answers each send with the SequenceNumber its message is received with, growing in its group (ingest records it as the event\'s place)', async () => {
+    const { sqs } = clients;
+    const queueUrl = await createFifoQueue(sqs, 'sequence-numbers');
+    const group = uniquePrefix('group');
+    const sent = await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: bodiesOf(group, 1, 3).map((body, index) => ({ Id: String(index), MessageBody: body, MessageGroupId: group, MessageDeduplicationId: body })),
+      }),
+    );
+    const numbers = ['0', '1', '2'].map((id) => sent.Successful?.find((entry) => entry.Id === id)?.SequenceNumber);
+    expect(numbers.every((number) => number !== undefined && /^\d{1,40}$/.test(number))).toBe(true);
+    const received = await receive(sqs, queueUrl);
+    expect(received.map((message) => message.Attributes?.SequenceNumber)).toEqual(numbers);
+    const padded = numbers.map((number) => (number ?? '').padStart(40, '0'));
+    expect([...padded].sort()).toEqual(padded);
+    expect(new Set(padded).size).toBe(3);
+  });
+
   it('ends only the long polls it has messages for when several wait and a batch arrives', async () => {
     const { sqs } = clients;
     const queueUrl = await createFifoQueue(sqs, 'long-polls');

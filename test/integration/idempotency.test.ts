@@ -1,6 +1,6 @@
 /**
  * Idempotency: an event_id sent again, before or after its delivery, is answered "duplicate" and
- * delivered once. The only way to a second delivery is a crash between the receiver's 2xx and its
+ * delivered once (the resend's copy in the queue is skipped). The only way to a second delivery is a crash between the receiver's 2xx and its
  * record, and that second delivery carries the same webhook-id and webhook-sequence; none comes
  * when the key's next event was sent meanwhile (the key has moved past it).
  */
@@ -53,7 +53,8 @@ describe('local stack idempotency', { timeout: 60_000 }, () => {
     expect((await postEvents(stack().url, [first]))[0]?.status).toBe('duplicate');
     expect((await postEvents(stack().url, [first, second])).map((result) => result.status)).toEqual(['duplicate', 'accepted']);
 
-    // The key is ordered: had a resend been enqueued, it would arrive before the second event.
+    // Each resend was enqueued again, a copy behind the recorded message, which the consumer
+    // skipped: the key is ordered, so a copy delivered would have arrived before the second event.
     await waitFor('the second event delivered', () => receiver().deliveredTo(key).length >= 2);
     const deliveries = receiver().deliveredTo(key);
     expect(deliveries.map((d) => [d.webhookId, d.sequence])).toEqual([
@@ -61,6 +62,8 @@ describe('local stack idempotency', { timeout: 60_000 }, () => {
       [second.event_id, 2],
     ]);
     expect(receiver().attemptsOf(first.event_id)).toHaveLength(1);
+    // Ingest recorded where its first message is, which the copies are not.
+    expect((await stack().eventItem(first.event_id))?.queue_position).toMatch(/^[0-9a-f]+\/\d{40}$/);
   });
 
   it('delivers again with the same webhook-id and webhook-sequence only after a crash between the 2xx and its record', async () => {

@@ -54,7 +54,10 @@ export class InMemoryDeliveryStore implements DeliveryStore {
       const event = answers.get(eventId);
       return isSettledBy(event === undefined ? undefined : { status: event.status, deadLetteredAt: event.deadLetteredAt }, redrivenAt);
     };
-    return Object.assign(isSettled, { sequenceOf: (eventId: string) => answers.get(eventId)?.sequence });
+    return Object.assign(isSettled, {
+      sequenceOf: (eventId: string) => answers.get(eventId)?.sequence,
+      positionOf: (eventId: string) => answers.get(eventId)?.accepted?.queuePosition,
+    });
   };
 
   readonly beginAttempt = async (input: {
@@ -235,13 +238,15 @@ export class InMemoryDeliveryStore implements DeliveryStore {
     return { wasAccepted: existing?.accepted !== undefined };
   }
 
-  readonly findKnownEventIds = async (eventIds: readonly string[]): Promise<ReadonlySet<string>> =>
-    new Set(eventIds.filter((id) => this.events.has(id)));
-
   readonly recordAccepted = async (record: AcceptedEventRecord): Promise<RecordOutcome> => {
     this.writes.push(`recordAccepted ${record.eventId}`);
     const existing = this.events.get(record.eventId);
-    if (existing?.accepted !== undefined) return RecordOutcome.alreadyRecorded;
+    if (existing?.accepted !== undefined) {
+      // As the adapter: the same place in the queue is this very write, repeated.
+      const isRepeat = record.queuePosition !== undefined && existing.accepted.queuePosition === record.queuePosition;
+      if (!isRepeat) return RecordOutcome.alreadyRecorded;
+      return existing.status === 'accepted' ? RecordOutcome.recorded : RecordOutcome.recordedSettled;
+    }
     this.events.set(record.eventId, { ...(existing ?? { status: 'accepted' }), accepted: record });
     // Settled first by the consumer: not counted here. A record the consumer only numbered is still pending.
     return existing === undefined || existing.status === 'accepted' ? RecordOutcome.recorded : RecordOutcome.recordedSettled;

@@ -368,7 +368,10 @@ describe('DynamoModel against dynalite: the adapters', () => {
       deadLetters.push(await store.markDeadLettered({ queued: queued('evt_7'), sequence: undefined, attempts: 0, at: '2026-01-01T00:00:09.000Z', reason: 'backstop' }));
       const settledBeforeRedrive = await store.isSettled('evt_3', '2026-01-01T00:00:00.000Z');
       const settledAfterRedrive = await store.isSettled('evt_3', '2026-01-02T00:00:00.000Z');
-      const known = await store.findKnownEventIds(['evt_1', 'evt_9', 'evt_3', 'evt_1']);
+      // With a place in the queue: the same place again is the same write repeated, another is a duplicate.
+      const placed = { ...record('evt_8'), queuePosition: 'g1/0001' };
+      const places = [await store.recordAccepted(placed), await store.recordAccepted(placed), await store.recordAccepted({ ...placed, queuePosition: 'g1/0002' })];
+      const placeRead = (await store.findSettled([{ eventId: 'evt_8', redrivenAt: undefined }])).positionOf('evt_8');
       const lookup = await store.findSettled(['evt_1', 'evt_2', 'evt_3', 'evt_9'].map((eventId) => ({ eventId, redrivenAt: undefined })));
       const settledInBatch = ['evt_1', 'evt_2', 'evt_3', 'evt_9'].map((eventId) => lookup({ eventId, redrivenAt: undefined }));
       const redrivenInBatch = lookup({ eventId: 'evt_3', redrivenAt: '2026-01-02T00:00:00.000Z' });
@@ -379,11 +382,12 @@ describe('DynamoModel against dynalite: the adapters', () => {
       // Still dead-lettered, not delivered: a later redrive of it is not settled.
       const deadLetterKept = !(await store.isSettled('evt_3', '2026-01-02T00:00:00.000Z'));
       return {
-        first, again, settledEarly, afterSettled, delivered, pending, deadLetters, settledBeforeRedrive, settledAfterRedrive, known: [...known].sort(),
+        first, again, settledEarly, afterSettled, delivered, pending, deadLetters, settledBeforeRedrive, settledAfterRedrive, places, placeRead,
         settledInBatch, redrivenInBatch, late, lateOverDeadLetter: lateOverDeadLetter ?? 'refused', afterLate, deadLetterKept,
       };
     });
     expect(result).toMatchObject({ first: 'recorded', again: 'already_recorded', afterSettled: 'recorded_settled', delivered: true, pending: false, settledBeforeRedrive: true, settledAfterRedrive: false });
+    expect(result).toMatchObject({ places: ['recorded', 'recorded', 'already_recorded'], placeRead: 'g1/0001' });
     expect(result).toMatchObject({ settledInBatch: [false, true, true, false], redrivenInBatch: false, late: { wasAccepted: true }, lateOverDeadLetter: 'refused', afterLate: true, deadLetterKept: true });
   });
 

@@ -14,7 +14,6 @@ import { messageGroupIdFor } from '../../../lambda/core/routing.js';
 export type ContractDeliveryStore = DeliveryStore & {
   readonly isSettled: (eventId: string, redrivenAt: string | undefined) => Promise<boolean>;
   readonly findSequence: (eventId: string) => Promise<number | undefined>;
-  readonly findKnownEventIds: (eventIds: readonly string[]) => Promise<ReadonlySet<string>>;
   readonly recordAccepted: (record: AcceptedEventRecord) => Promise<RecordOutcome>;
   readonly requestSkip: (input: { readonly orderingKey: string; readonly eventId: string; readonly at: string }) => Promise<boolean>;
 };
@@ -511,13 +510,16 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
         expect(outcome === RecordOutcome.recorded).toBe(result.wasAccepted);
       });
 
-      it('knows the accepted events among those asked, and not the others', async () => {
+      it("keeps the first place in the queue recorded for an event, and answers the same write repeated as its own", async () => {
         const store = makeStore();
         const key = newKey();
-        await store.recordAccepted(key.record(key.eventId(1)));
-        await store.recordAccepted(key.record(key.eventId(3)));
-        expect([...(await store.findKnownEventIds([key.eventId(1), key.eventId(2), key.eventId(3)]))].sort()).toEqual([key.eventId(1), key.eventId(3)].sort());
-        expect((await store.findKnownEventIds([key.eventId(4)])).size).toBe(0);
+        const at = (n: number) => ({ ...key.record(key.eventId(1)), queuePosition: `${messageGroupIdFor(key.orderingKey, undefined)}/${String(n).padStart(40, '0')}` });
+        expect(await store.recordAccepted(at(1))).toBe(RecordOutcome.recorded);
+        expect(await store.recordAccepted(at(1))).toBe(RecordOutcome.recorded);
+        expect(await store.recordAccepted(at(2))).toBe(RecordOutcome.alreadyRecorded);
+        await store.recordAccepted(key.record(key.eventId(2)));
+        const lookup = await store.findSettled([key.eventId(1), key.eventId(2), key.eventId(3)].map((eventId) => ({ eventId, redrivenAt: undefined })));
+        expect([key.eventId(1), key.eventId(2), key.eventId(3)].map(lookup.positionOf)).toEqual([at(1).queuePosition, undefined, undefined]);
       });
     });
   });

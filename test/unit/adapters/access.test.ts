@@ -285,19 +285,20 @@ const ADAPTERS = {
     create: () => createEventStore(dynamo, { tableName: NAMES.eventsTable, ttlDays: 30 }),
     access: EVENT_STORE_ACCESS,
     paths: {
-      findKnownEventIds: [
-        {
-          path: 'one event is known',
-          answer: () => dynamoMock.on(BatchGetCommand).resolves({ Responses: { [NAMES.eventsTable]: [{ event_id: 'evt_1' }] } }),
-          run: (store) => store.findKnownEventIds(['evt_1', 'evt_2']),
-        },
-      ],
       recordAccepted: [
         { path: 'the event is new', run: (store) => store.recordAccepted({ eventId: 'evt_1', subscriptionId: 'sub_1', tenantId: 't', orderingKey: 'k1', messageGroupId: 'g1', acceptedAt: at }) },
         {
           path: 'it was recorded already (refused condition)',
           answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()),
           run: (store) => store.recordAccepted({ eventId: 'evt_1', subscriptionId: 'sub_1', tenantId: 't', orderingKey: 'k1', messageGroupId: 'g1', acceptedAt: at }),
+        },
+        {
+          path: 'refused with a place in the queue: is it its own write, repeated?',
+          answer: () => {
+            dynamoMock.on(UpdateCommand).rejects(conditionFailed());
+            dynamoMock.on(GetCommand).resolves({ Item: { status: 'accepted', queue_position: 'g1/1' } });
+          },
+          run: (store) => store.recordAccepted({ eventId: 'evt_1', subscriptionId: 'sub_1', tenantId: 't', orderingKey: 'k1', messageGroupId: 'g1', acceptedAt: at, queuePosition: 'g1/1' }),
         },
       ],
       isSettled: [
@@ -552,7 +553,11 @@ const ADAPTERS = {
     access: DELIVERY_QUEUE_ACCESS,
     paths: {
       sendBatch: [
-        { path: 'SQS takes the entries', run: (queue) => queue.sendBatch([{ index: 0, orderingKey: 'k1', messageGroupId: 'g1', deduplicationId: 'evt_1', body: '{}' }]) },
+        {
+          path: 'SQS takes the entries',
+          answer: () => sqsMock.on(SendMessageBatchCommand).resolves({ Successful: [{ Id: '0', MessageId: 'm1', MD5OfMessageBody: '', SequenceNumber: '1' }], Failed: [], $metadata: { attempts: 1 } }),
+          run: (queue) => queue.sendBatch([{ index: 0, orderingKey: 'k1', messageGroupId: 'g1', deduplicationId: 'evt_1', body: '{}' }]),
+        },
         {
           path: 'the call fails as a whole',
           answer: () => sqsMock.on(SendMessageBatchCommand).rejects(new Error('throttled')),

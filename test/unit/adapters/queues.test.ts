@@ -28,10 +28,18 @@ describe('delivery queue sendBatch', () => {
     { index: 3, orderingKey: 'b', messageGroupId: 'gb', deduplicationId: 'evt_3', body: '{"b":3}' },
   ];
 
-  it('sends each event with its message group and its event id as deduplication id', async () => {
-    sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
-    const refused = await deliveryQueue.sendBatch(entries);
-    expect(refused.size).toBe(0);
+  it('sends each message with its group and deduplication id, and returns the number SQS gave each', async () => {
+    sqs.on(SendMessageBatchCommand).resolves({
+      Successful: [
+        { Id: '0', MessageId: 'm0', MD5OfMessageBody: '', SequenceNumber: '18890000000000000001' },
+        { Id: '3', MessageId: 'm3', MD5OfMessageBody: '', SequenceNumber: '18890000000000000002' },
+      ],
+      Failed: [],
+      $metadata: { attempts: 1 },
+    });
+    const answer = await deliveryQueue.sendBatch(entries);
+    expect(answer.refused.size).toBe(0);
+    expect(Object.fromEntries(answer.sequenceNumbers)).toEqual({ 0: '18890000000000000001', 3: '18890000000000000002' });
     expect(sqs.commandCalls(SendMessageBatchCommand)[0]?.args[0].input).toEqual({
       QueueUrl: queueUrl,
       Entries: [
@@ -41,6 +49,17 @@ describe('delivery queue sendBatch', () => {
     });
   });
 
+  it('returns no number for an answer the SDK got only by repeating the call: SQS may have deduplicated it', async () => {
+    sqs.on(SendMessageBatchCommand).resolves({
+      Successful: [{ Id: '0', MessageId: 'm0', MD5OfMessageBody: '', SequenceNumber: '18890000000000000001' }],
+      Failed: [],
+      $metadata: { attempts: 2 },
+    });
+    const answer = await deliveryQueue.sendBatch(entries.slice(0, 1));
+    expect(answer.refused.size).toBe(0);
+    expect(answer.sequenceNumbers.size).toBe(0);
+  });
+
   it('returns the entries SQS refused, each classified', async () => {
     sqs.on(SendMessageBatchCommand).resolves({
       Successful: [],
@@ -48,8 +67,9 @@ describe('delivery queue sendBatch', () => {
         { Id: '0', Code: 'InvalidMessageContents', SenderFault: true },
         { Id: '3', Code: 'InternalError', SenderFault: false },
       ],
+      $metadata: { attempts: 1 },
     });
-    expect(Object.fromEntries(await deliveryQueue.sendBatch(entries))).toEqual({
+    expect(Object.fromEntries((await deliveryQueue.sendBatch(entries)).refused)).toEqual({
       0: { kind: 'message_refused', code: 'InvalidMessageContents' },
       3: { kind: 'transient', code: 'InternalError' },
     });
@@ -57,9 +77,9 @@ describe('delivery queue sendBatch', () => {
 
   it('fails every entry with the classification of the call when it fails as a whole', async () => {
     sqs.on(SendMessageBatchCommand).rejects(new Error('socket hang up'));
-    expect(Object.fromEntries(await deliveryQueue.sendBatch(entries))).toEqual({ 0: { kind: 'transient', code: 'Error' }, 3: { kind: 'transient', code: 'Error' } });
+    expect(Object.fromEntries((await deliveryQueue.sendBatch(entries)).refused)).toEqual({ 0: { kind: 'transient', code: 'Error' }, 3: { kind: 'transient', code: 'Error' } });
     sqs.on(SendMessageBatchCommand).rejects(new QueueDoesNotExist({ message: 'The specified queue does not exist.', $metadata: {} }));
-    expect(Object.fromEntries(await deliveryQueue.sendBatch(entries))).toEqual({
+    expect(Object.fromEntries((await deliveryQueue.sendBatch(entries)).refused)).toEqual({
       0: { kind: 'configuration', code: 'QueueDoesNotExist' },
       3: { kind: 'configuration', code: 'QueueDoesNotExist' },
     });

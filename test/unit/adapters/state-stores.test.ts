@@ -48,30 +48,30 @@ describe('recordAccepted', () => {
     expect(await store.recordAccepted(record)).toBe('already_recorded');
   });
 
+  const placed = { ...record, queuePosition: 'g1/00000000000000000000000000000000000000001' };
+
+  it("records the event's place in the queue with it", async () => {
+    dynamo.on(UpdateCommand).resolves({});
+    expect(await store.recordAccepted(placed)).toBe('recorded');
+    const input = dynamo.commandCalls(UpdateCommand)[0]?.args[0].input;
+    expect(input?.UpdateExpression).toContain('queue_position = :position');
+    expect(input?.ExpressionAttributeValues).toMatchObject({ ':position': placed.queuePosition });
+  });
+
+  it('takes a refusal over the same place for its own write repeated, reading it strongly consistent', async () => {
+    dynamo.on(UpdateCommand).rejects(conditionFailed());
+    dynamo.on(GetCommand).resolves({ Item: { status: 'accepted', queue_position: placed.queuePosition } });
+    expect(await store.recordAccepted(placed)).toBe('recorded');
+    expect(dynamo.commandCalls(GetCommand)[0]?.args[0].input).toMatchObject({ Key: { event_id: 'evt_1' }, ConsistentRead: true });
+    dynamo.on(GetCommand).resolves({ Item: { status: 'delivered', queue_position: placed.queuePosition } });
+    expect(await store.recordAccepted(placed)).toBe('recorded_settled');
+    dynamo.on(GetCommand).resolves({ Item: { status: 'accepted', queue_position: 'g1/00000000000000000000000000000000000000000' } });
+    expect(await store.recordAccepted(placed)).toBe('already_recorded');
+  });
+
   it('rethrows other errors as faults', async () => {
     dynamo.on(UpdateCommand).rejects(new Error('ProvisionedThroughputExceeded'));
     await expect(store.recordAccepted(record)).rejects.toThrow('ProvisionedThroughputExceeded');
-  });
-});
-
-describe('findKnownEventIds', () => {
-  it('reads only the keys, eventually consistent, since recordAccepted’s conditional write decides a duplicate', async () => {
-    dynamo.on(BatchGetCommand).resolves({ Responses: { Events: [{ event_id: 'b' }] } });
-    expect([...(await store.findKnownEventIds(['a', 'b', 'a']))]).toEqual(['b']);
-    expect(dynamo.commandCalls(BatchGetCommand)[0]?.args[0].input).toEqual({
-      RequestItems: { Events: { Keys: [{ event_id: 'a' }, { event_id: 'b' }], ProjectionExpression: '#a0', ExpressionAttributeNames: { '#a0': 'event_id' }, ConsistentRead: false } },
-    });
-  });
-
-  it('retries unprocessed keys with the same consistency', async () => {
-    dynamo
-      .on(BatchGetCommand)
-      .resolvesOnce({ Responses: { Events: [] }, UnprocessedKeys: { Events: { Keys: [{ event_id: 'a' }] } } })
-      .resolvesOnce({ Responses: { Events: [{ event_id: 'a' }] } });
-    expect([...(await store.findKnownEventIds(['a']))]).toEqual(['a']);
-    const calls = dynamo.commandCalls(BatchGetCommand);
-    expect(calls).toHaveLength(2);
-    expect(calls.map((call) => call.args[0].input.RequestItems?.Events?.ConsistentRead)).toEqual([false, false]);
   });
 });
 

@@ -281,7 +281,7 @@ describe('createIngestHandler', () => {
       throw new Error('not called');
     };
     const handler = createIngestHandler({
-      ports: { findSubscriptionRouting: unused, findKnownEventIds: unused, recordAccepted: unused, recordGroupIntake: unused, sendBatch: unused, now: () => new Date() },
+      ports: { findSubscriptionRouting: unused, recordAccepted: unused, recordGroupIntake: unused, sendBatch: unused, now: () => new Date(), uniqueId: () => 'request' },
       readSettings: unused,
       logger: createLogger('test', 'SILENT'),
     });

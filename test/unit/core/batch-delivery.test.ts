@@ -184,7 +184,7 @@ describe('gatherBatch', () => {
     const never = () => false;
     expect(gatherBatch(a, 0, 2, never).map((member) => member.record.messageId)).toEqual(['a1', 'a2']);
     expect(gatherBatch([...records('a', 1), ...records('b', 1)], 0, 10, never)).toHaveLength(1);
-    expect(gatherBatch(a, 0, 10, (event) => event.event.event_id === 'a2').map((member) => member.record.messageId)).toEqual(['a1']);
+    expect(gatherBatch(a, 0, 10, (member) => member.queued.event.event_id === 'a2').map((member) => member.record.messageId)).toEqual(['a1']);
     expect(gatherBatch([...a, ...records('a', 1)], 0, 10, never).map((member) => member.record.messageId)).toEqual(['a1', 'a2', 'a3']);
     const big = (eventId: string): ConsumerRecord => ({
       messageId: eventId,

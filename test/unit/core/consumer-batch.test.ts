@@ -4,6 +4,7 @@ import { groupByMessageGroup, likelyDrainedGroups, processBatch, type TimeBudget
 import {
   AttemptResultKind,
   OutcomeKind,
+  queuePositionOf,
   type AttemptResult,
   type ConsumerRecord,
   type DeliveryPorts,
@@ -367,6 +368,77 @@ describe('processBatch', () => {
     const plan = await run([positioned('a5', 'a', 1), positioned('a6', 'a', 2), { ...positioned('a5', 'a', 3), messageId: 'a5-again' }]);
     expect(plan.outcomes.get('a6')).toMatchObject({ kind: OutcomeKind.delivered, sequence: 2 });
     expect(sent.map((s) => [s.eventId, s.sequence])).toEqual([['a6', 2]]);
+  });
+
+  describe('copies: a message of an event at another place than the one ingest recorded', () => {
+    /** Ingest's record of `eventId`, at sequence number `at` of its key's group (at `indexInMessage` of a pack). */
+    const accept = (store: InMemoryDeliveryStore, eventId: string, key: string, at: number, indexInMessage?: number) =>
+      store.recordAccepted({
+        eventId,
+        subscriptionId: key,
+        tenantId: 't',
+        orderingKey: key,
+        messageGroupId: `group-${key}`,
+        acceptedAt: '2026-12-02T12:00:00.000Z',
+        queuePosition: queuePositionOf({ messageGroupId: `group-${key}`, sequenceNumber: String(at), ...(indexInMessage === undefined ? {} : { indexInMessage }) }),
+      });
+
+    it('skips a copy behind the recorded message, settled or not, with no write and no POST', async () => {
+      const { run, store, sent } = harness();
+      // The recorded message of a1 came first, and SQS's backstop moved it after a crash loop.
+      await accept(store, 'a1', 'a', 1);
+      const plan = await run([{ ...positioned('a1', 'a', 3), messageId: 'a1-copy' }, positioned('a2', 'a', 4)]);
+      expect(plan.outcomes.get('a1-copy')).toEqual({ kind: OutcomeKind.duplicate });
+      expect(sent.map((s) => [s.eventId, s.sequence])).toEqual([['a2', 1]]);
+      expect(store.writes.filter((write) => write.endsWith(' a1'))).toEqual(['recordAccepted a1']);
+    });
+
+    it('delivers a copy ahead of the recorded message in its place, and skips the recorded one as settled', async () => {
+      const { run, store, sent } = harness();
+      // A pack of a1 and a2; a1's record failed, a2's landed; the request sent again recorded a1 alone, later.
+      await accept(store, 'a2', 'a', 1, 1);
+      await accept(store, 'a1', 'a', 2);
+      const packed = (id: string, index: number): ConsumerRecord => ({ ...positioned(id, 'a', 1), messageId: `p1#${index}`, pack: { messageId: 'p1', index } });
+      const plan = await run([packed('a1', 0), packed('a2', 1), { ...positioned('a1', 'a', 2), messageId: 'a1-again' }]);
+      expect(sent.map((s) => [s.eventId, s.sequence])).toEqual([['a1', 1], ['a2', 2]]);
+      expect(plan.outcomes.get('a1-again')).toEqual({ kind: OutcomeKind.duplicate });
+    });
+
+    it('skips a copy in another group, whose key moved there, however early it comes', async () => {
+      const { run, store, sent } = harness();
+      await accept(store, 'a1', 'a', 1);
+      const plan = await run([{ ...positioned('a1', 'a', 9), messageGroupId: 'group-elsewhere' }]);
+      expect(plan.outcomes.get('a1')).toEqual({ kind: OutcomeKind.duplicate });
+      expect(sent).toEqual([]);
+      expect(store.keys.get('a')).toBeUndefined();
+    });
+
+    it('ends a run at a copy, and goes on past it, numbering the events around it in order', async () => {
+      const { run, store, sent } = harness();
+      // a1's recorded message (at 2) was moved by SQS's backstop; its copy at 3 rides between a0 and a2.
+      for (const [id, at] of [['a0', 1], ['a1', 2], ['a2', 4]] as const) await accept(store, id, 'a', at);
+      const plan = await run([positioned('a0', 'a', 1), { ...positioned('a1', 'a', 3), messageId: 'a1-copy' }, positioned('a2', 'a', 4), positioned('a3', 'a', 5)]);
+      expect(plan.outcomes.get('a1-copy')).toEqual({ kind: OutcomeKind.duplicate });
+      expect(sent.map((s) => [s.eventId, s.sequence])).toEqual([['a0', 1], ['a2', 2], ['a3', 3]]);
+      expect(plan.failedMessageIds).toEqual([]);
+    });
+
+    it('delivers a message at its recorded place, and one whose event has no place recorded', async () => {
+      const { run, store, sent } = harness();
+      await accept(store, 'a1', 'a', 1);
+      await run([positioned('a1', 'a', 1), positioned('a2', 'a', 2)]);
+      expect(sent.map((s) => s.eventId)).toEqual(['a1', 'a2']);
+    });
+
+    it('delivers a redriven dead letter wherever it is: from its redrive on, it is its event’s message', async () => {
+      const { run, store, sent } = harness();
+      await accept(store, 'a1', 'a', 1);
+      await store.markDeadLettered({ queued: queued('a1', 'a'), sequence: 1, attempts: 3, at: '2026-12-02T12:00:01.000Z', reason: 'HTTP 500' });
+      const redriven: QueuedEvent = { ...queued('a1', 'a'), redrive: { redriven_at: '2026-12-02T12:00:02.000Z', sequence: 1 } };
+      const plan = await run([{ ...positioned('a1', 'a', 7), body: JSON.stringify(redriven) }]);
+      expect(plan.outcomes.get('a1')).toMatchObject({ kind: OutcomeKind.delivered, sequence: 1 });
+      expect(sent.map((s) => s.eventId)).toEqual(['a1']);
+    });
   });
 
   it('begins nothing for a copy older than its key’s head in the same group (an invocation that ran late)', async () => {

@@ -41,17 +41,18 @@ describe('planSendWaves', () => {
 });
 
 describe('sendInKeyOrder', () => {
-  it('sends everything when SQS takes everything', async () => {
+  it('sends everything when SQS takes everything, and reports the number SQS gave each message', async () => {
     const sent: number[][] = [];
-    const { statuses } = await sendInKeyOrder(
+    const { statuses, sequenceNumbers } = await sendInKeyOrder(
       ['a', 'b', 'a'].map((key, i) => message(i, key)),
       async (entries) => {
         sent.push(entries.map((e) => e.index));
-        return new Map();
+        return { refused: new Map(), sequenceNumbers: new Map(entries.map((e) => [e.index, `${e.index + 1}`])) };
       },
     );
     expect(sent).toEqual([[0, 1], [2]]);
     expect([...statuses.values()]).toEqual([SendStatus.sent, SendStatus.sent, SendStatus.sent]);
+    expect(Object.fromEntries(sequenceNumbers)).toEqual({ 0: '1', 1: '2', 2: '3' });
   });
 
   it('sends no later event of a key after one of its events failed, and lets other keys go on', async () => {
@@ -62,7 +63,7 @@ describe('sendInKeyOrder', () => {
       async (entries) => {
         sent.push(...entries.map((e) => e.index));
         // SQS refuses the second event of key a (index 2).
-        return new Map(entries.filter((e) => e.index === 2).map((e) => [e.index, transient]));
+        return { refused: new Map(entries.filter((e) => e.index === 2).map((e) => [e.index, transient])), sequenceNumbers: new Map() };
       },
     );
     expect(Object.fromEntries(statuses)).toEqual({
@@ -80,7 +81,7 @@ describe('sendInKeyOrder', () => {
   it('holds back the rest of a key whose first event failed, while its neighbour in the call was taken', async () => {
     const { statuses } = await sendInKeyOrder(
       ['a', 'a', 'b'].map((key, i) => message(i, key)),
-      async (entries) => new Map(entries.filter((e) => e.orderingKey === 'a' || e.index < 2).map((e) => [e.index, transient])),
+      async (entries) => ({ refused: new Map(entries.filter((e) => e.orderingKey === 'a' || e.index < 2).map((e) => [e.index, transient])), sequenceNumbers: new Map() }),
     );
     expect(Object.fromEntries(statuses)).toEqual({ 0: SendStatus.failed, 1: SendStatus.notEnqueued, 2: SendStatus.sent });
   });

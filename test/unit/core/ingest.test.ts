@@ -4,7 +4,7 @@ import { SendFailureKind, type OutgoingMessage } from '../../../lambda/core/enqu
 import { ingestEvents, type IngestPorts } from '../../../lambda/core/ingest.js';
 import type { GroupIntake } from '../../../lambda/core/lag.js';
 import { MAX_QUEUED_EVENT_BYTES } from '../../../lambda/core/limits.js';
-import { blake2bDigest, messageGroupIdFor, Ordering, partitionKey } from '../../../lambda/core/routing.js';
+import { messageGroupIdFor, Ordering, partitionKey } from '../../../lambda/core/routing.js';
 import { InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
 
 const now = new Date('2026-12-02T12:00:00.000Z');
@@ -42,14 +42,13 @@ function queuedOf(message: OutgoingMessage | undefined): QueuedEvent[] {
 /** The event ids a message holds, in order. */
 const idsOf = (message: OutgoingMessage | undefined) => queuedOf(message).map((queued) => queued.event.event_id);
 
-/** The deduplication id of a pack of these event ids, as the queue's contract states it: `pack_` and 16 bytes of BLAKE2b over the ids joined by newlines. */
-const packId = (...ids: string[]) => `pack_${Buffer.from(blake2bDigest(ids.join('\n'), 16)).toString('hex')}`;
 
 function setup(options: { refuse?: (message: OutgoingMessage) => boolean } = {}) {
   const store = new InMemoryDeliveryStore();
   const queue: OutgoingMessage[] = [];
   const calls: OutgoingMessage[][] = [];
   const intakes: GroupIntake[] = [];
+  let requests = 0;
   /** The lag count of each group after all intakes, and when each group was counted relative to sending. */
   const depthOf = (group: string) => intakes.filter((i) => i.messageGroupId === group).reduce((sum, i) => sum + i.events, 0);
   const ports: IngestPorts = {
@@ -60,7 +59,6 @@ function setup(options: { refuse?: (message: OutgoingMessage) => boolean } = {})
           .filter((id) => ['sub_a', 'sub_b', 'sub_c', 'sub_r', ESCAPED_SUBSCRIPTION].includes(id))
           .map((id) => [id, { tenantId: 'tenant_1', ordering: id === 'sub_a' || id === 'sub_b' || id === 'sub_c' ? Ordering.subscription : Ordering.resource }] as const),
       ),
-    findKnownEventIds: store.findKnownEventIds,
     recordAccepted: store.recordAccepted,
     recordGroupIntake: async (intake) => {
       intakes.push(intake);
@@ -68,16 +66,22 @@ function setup(options: { refuse?: (message: OutgoingMessage) => boolean } = {})
     sendBatch: async (entries) => {
       calls.push([...entries]);
       const refused = entries.filter((entry) => options.refuse?.(entry) ?? false);
-      queue.push(...entries.filter((entry) => !refused.includes(entry)));
-      return new Map(refused.map((entry) => [entry.index, { kind: SendFailureKind.transient, code: 'ServiceUnavailable' }]));
+      const taken = entries.filter((entry) => !refused.includes(entry));
+      queue.push(...taken);
+      return {
+        refused: new Map(refused.map((entry) => [entry.index, { kind: SendFailureKind.transient, code: 'ServiceUnavailable' }])),
+        // As SQS: a number per message taken, growing (here across the whole queue).
+        sequenceNumbers: new Map(taken.map((entry) => [entry.index, String(queue.indexOf(entry) + 1)])),
+      };
     },
     now: () => now,
+    uniqueId: () => `request${(requests += 1)}`,
   };
   return { store, queue, calls, ports, intakes, depthOf };
 }
 
 describe('ingestEvents', () => {
-  it('enqueues each key in request order, in one message per key, deduplicated by event id or pack, and answers accepted', async () => {
+  it('enqueues each key in request order, in one message per key, each deduplicated by an id of its own, and answers accepted', async () => {
     const { queue, calls, ports, store } = setup();
     const response = await ingestEvents(
       request([event('1', 'sub_a'), event('2', 'sub_b'), event('3', 'sub_a'), event('4', 'sub_a')]),
@@ -94,8 +98,8 @@ describe('ingestEvents', () => {
       ],
     });
     expect(queue.map((m) => [m.orderingKey, m.deduplicationId, idsOf(m)])).toEqual([
-      ['sub_a', packId('1', '3', '4'), ['1', '3', '4']],
-      ['sub_b', '2', ['2']],
+      ['sub_a', 'request1-0', ['1', '3', '4']],
+      ['sub_b', 'request1-1', ['2']],
     ]);
     for (const call of calls) expect(new Set(call.map((m) => m.orderingKey)).size).toBe(call.length);
     expect(queuedOf(queue[0])[0]).toEqual({
@@ -106,6 +110,44 @@ describe('ingestEvents', () => {
       accepted_at: now.toISOString(),
     });
     expect(store.events.get('1')?.accepted).toMatchObject({ orderingKey: 'sub_a', acceptedAt: now.toISOString() });
+  });
+
+  it("records each event's place in the queue: its message's group and number, and its index in a pack", async () => {
+    const { ports, store } = setup();
+    await ingestEvents(request([event('1', 'sub_a'), event('2', 'sub_b'), event('3', 'sub_a')]), ports, { partitionCount: undefined });
+    const groupA = messageGroupIdFor('sub_a', undefined);
+    const number = (n: number) => String(n).padStart(40, '0');
+    expect(['1', '3', '2'].map((id) => store.events.get(id)?.accepted?.queuePosition)).toEqual([
+      `${groupA}/${number(1)}000`,
+      `${groupA}/${number(1)}001`,
+      `${messageGroupIdFor('sub_b', undefined)}/${number(2)}`,
+    ]);
+  });
+
+  it('records no place where SQS gave no number it vouches for (an answer after the SDK repeated the call)', async () => {
+    const { ports, store } = setup();
+    const repeated: IngestPorts = {
+      ...ports,
+      sendBatch: async (entries) => ({ ...(await ports.sendBatch(entries)), sequenceNumbers: new Map() }),
+    };
+    const response = await ingestEvents(request([event('1')]), repeated, { partitionCount: undefined });
+    expect(response).toMatchObject({ kind: 'accepted', results: [{ status: 'accepted' }] });
+    expect(store.events.get('1')?.accepted).toBeDefined();
+    expect(store.events.get('1')?.accepted?.queuePosition).toBeUndefined();
+  });
+
+  it('answers accepted, and counts the event once, when its own record is written twice (the first answer lost)', async () => {
+    const { ports, store, depthOf } = setup();
+    const repeating: IngestPorts = {
+      ...ports,
+      recordAccepted: async (record) => {
+        await store.recordAccepted(record);
+        return store.recordAccepted(record);
+      },
+    };
+    const response = await ingestEvents(request([event('1')]), repeating, { partitionCount: undefined });
+    expect(response).toMatchObject({ kind: 'accepted', results: [{ status: 'accepted' }] });
+    expect(depthOf(messageGroupIdFor('sub_a', undefined))).toBe(1);
   });
 
   it('counts each group once per request, after recording, with its keys', async () => {
@@ -157,8 +199,9 @@ describe('ingestEvents', () => {
     const retry = await ingestEvents(request([event('1', 'sub_a')]), flaky, { partitionCount: undefined });
     expect(retry).toMatchObject({ kind: 'accepted', results: [{ status: 'accepted' }] });
     expect(depthOf(messageGroupIdFor('sub_a', undefined))).toBe(1);
-    // SQS's deduplication drops the second send within its window; the queue fake keeps both sends.
-    expect(queue.map((m) => m.deduplicationId)).toEqual(['1', '1']);
+    // Two messages: the first, never recorded, is a copy of the second, whose place is recorded.
+    expect(queue.map((m) => m.deduplicationId)).toEqual(['request1-0', 'request2-0']);
+    expect(store.events.get('1')?.accepted?.queuePosition).toBe(`${messageGroupIdFor('sub_a', undefined)}/${'2'.padStart(40, '0')}`);
   });
 
   it('does not count an event the consumer settled before ingest recorded it', async () => {
@@ -166,10 +209,10 @@ describe('ingestEvents', () => {
     const racing: IngestPorts = {
       ...ports,
       sendBatch: async (entries) => {
-        const refused = await ports.sendBatch(entries);
+        const answer = await ports.sendBatch(entries);
         // The consumer delivers at once, before ingest writes its record.
-        for (const entry of entries) store.events.set(entry.deduplicationId, { status: 'delivered' });
-        return refused;
+        for (const entry of entries) for (const id of idsOf(entry)) store.events.set(id, { status: 'delivered' });
+        return answer;
       },
     };
     const response = await ingestEvents(request([event('1', 'sub_a')]), racing, { partitionCount: undefined });
@@ -193,24 +236,17 @@ describe('ingestEvents', () => {
     expect(queue[0]?.messageGroupId).toMatch(/^partition-\d+$/);
   });
 
-  it('answers a resent event_id as duplicate without enqueuing it again', async () => {
-    const { queue, ports } = setup();
+  it('answers a resent event_id as duplicate, by its refused record, keeping the first place recorded', async () => {
+    const { queue, ports, store, depthOf } = setup();
     await ingestEvents(request([event('1')]), ports, { partitionCount: undefined });
+    const first = store.events.get('1')?.accepted?.queuePosition;
     const again = await ingestEvents(request([event('1'), event('2')]), ports, { partitionCount: undefined });
     expect(again).toMatchObject({ kind: 'accepted', results: [{ event_id: '1', status: 'duplicate' }, { event_id: '2', status: 'accepted' }] });
-    expect(queue.map((m) => m.deduplicationId)).toEqual(['1', '2']);
-  });
-
-  it('answers duplicate when a concurrent request recorded the event first', async () => {
-    const { ports, store } = setup();
-    const racing: IngestPorts = {
-      ...ports,
-      findKnownEventIds: async () => new Set(),
-    };
-    await ingestEvents(request([event('1')]), ports, { partitionCount: undefined });
-    const response = await ingestEvents(request([event('1')]), racing, { partitionCount: undefined });
-    expect(response).toMatchObject({ kind: 'accepted', results: [{ event_id: '1', status: 'duplicate' }] });
+    // Sent again, in a pack with 2: the consumer skips that copy of 1, which is not at its recorded place.
+    expect(queue.map((m) => idsOf(m))).toEqual([['1'], ['1', '2']]);
+    expect(store.events.get('1')?.accepted?.queuePosition).toBe(first);
     expect(store.writes.filter((w) => w === 'recordAccepted 1')).toHaveLength(2);
+    expect(depthOf(messageGroupIdFor('sub_a', undefined))).toBe(2);
   });
 
   it('refuses the whole request as unknown_subscription when a subscription is unknown, enqueuing and recording nothing', async () => {
@@ -238,9 +274,9 @@ describe('ingestEvents', () => {
         { event_id: '4', message_group_id: messageGroupIdFor('sub_a', undefined) },
       ],
     });
-    expect(queue.filter((m) => m.orderingKey === r1).map((m) => [m.deduplicationId, idsOf(m)])).toEqual([[packId('1', '3'), ['1', '3']]]);
+    expect(queue.filter((m) => m.orderingKey === r1).map(idsOf)).toEqual([['1', '3']]);
     expect(queuedOf(queue.find((m) => m.orderingKey === r1)).map((queued) => queued.ordering_key)).toEqual([r1, r1]);
-    expect(queuedEventSchema.parse(JSON.parse(queue.find((m) => m.deduplicationId === '2')?.body ?? '')).ordering_key).toBe(r2);
+    expect(queuedEventSchema.parse(JSON.parse(queue.find((m) => m.orderingKey === r2)?.body ?? '')).ordering_key).toBe(r2);
     expect(intakes.flatMap((intake) => intake.orderingKeys).sort()).toEqual([r1, r2, 'sub_a'].sort());
   });
 
@@ -322,7 +358,8 @@ describe('ingestEvents', () => {
     refuse = false;
     const retry = await ingestEvents(request(events), ports, { partitionCount: undefined });
     expect(retry).toMatchObject({ kind: 'accepted', results: [{ status: 'duplicate' }, { status: 'duplicate' }, { status: 'accepted' }, { status: 'accepted' }, { status: 'accepted' }] });
-    expect(queue.map(idsOf)).toEqual([['1', '2'], ['3', '4'], ['5']]);
+    // 1 and 2 are sent again, before 3: copies, which the consumer skips as not at their recorded place.
+    expect(queue.map(idsOf)).toEqual([['1', '2'], ['1', '2'], ['3', '4'], ['5']]);
   });
 
   it('refuses an event too large for one SQS message as payload_too_large, enqueuing nothing', async () => {
@@ -367,28 +404,25 @@ describe('ingestEvents', () => {
       );
     });
 
-    it('sends a key with one new event as that event alone (version 1), deduplicated by its event id', async () => {
+    it('sends a key with one event as that event alone (version 1)', async () => {
       const { queue, ports } = setup();
       await ingestEvents(request([event('a1', 'sub_a'), event('b1', 'sub_b'), event('a2', 'sub_a')]), ports, { partitionCount: undefined });
       const single = queue.find((m) => m.orderingKey === 'sub_b');
-      expect(single?.deduplicationId).toBe('b1');
       expect(single?.body).toBe(await bodyAlone(event('b1', 'sub_b')));
       expect(queuedEventSchema.parse(JSON.parse(single?.body ?? '')).event).toEqual(event('b1', 'sub_b'));
     });
 
-    it('deduplicates a pack by the same id for the same event ids, and by another for other ids or another order', async () => {
-      const dedupOf = async (ids: string[]) => {
-        const { queue, ports } = setup();
-        await ingestEvents(request(ids.map((id) => event(id))), ports, { partitionCount: undefined });
-        return queue.map((m) => m.deduplicationId);
-      };
-      const first = await dedupOf(['1', '2', '3']);
-      expect(first).toEqual([expect.stringMatching(/^pack_[0-9a-f]{32}$/)]);
-      expect(first).toEqual([packId('1', '2', '3')]);
-      expect(await dedupOf(['1', '2', '3'])).toEqual(first);
-      expect(await dedupOf(['1', '2', '4'])).not.toEqual(first);
-      expect(await dedupOf(['1', '3', '2'])).not.toEqual(first);
-      expect(await dedupOf(['1', '2'])).not.toEqual(first);
+    it('gives every message a deduplication id of its own, another for the same request sent again', async () => {
+      const { queue, ports } = setup();
+      const same = request([event('1'), event('2'), event('3', 'sub_b')]);
+      await ingestEvents(same, ports, { partitionCount: undefined });
+      await ingestEvents(same, ports, { partitionCount: undefined });
+      expect(queue.map((m) => [m.deduplicationId, idsOf(m)])).toEqual([
+        ['request1-0', ['1', '2']],
+        ['request1-2', ['3']],
+        ['request2-0', ['1', '2']],
+        ['request2-2', ['3']],
+      ]);
     });
 
     it('splits a key\'s events into packs, in order, when one message would pass MAX_QUEUED_EVENT_BYTES', async () => {
@@ -396,7 +430,7 @@ describe('ingestEvents', () => {
       const response = await ingestEvents(request(['1', '2', '3', '4'].map((id) => big(id, 300_000))), ports, { partitionCount: undefined });
       expect(response).toMatchObject({ kind: 'accepted' });
       expect(queue.map(idsOf)).toEqual([['1', '2', '3'], ['4']]);
-      expect(queue.map((m) => m.deduplicationId)).toEqual([packId('1', '2', '3'), '4']);
+      expect(queue.map((m) => m.deduplicationId)).toEqual(['request1-0', 'request1-3']);
       for (const message of queue) expect(Buffer.byteLength(message.body, 'utf8')).toBeLessThanOrEqual(MAX_QUEUED_EVENT_BYTES);
       // One key's messages go one call after the other: a later one only once the earlier one is taken.
       expect(calls.map((call) => call.map(idsOf))).toEqual([[['1', '2', '3']], [['4']]]);
@@ -433,17 +467,19 @@ describe('ingestEvents', () => {
       expect(over.queue.map(idsOf)).toEqual([['1'], ['2']]);
     });
 
-    it('leaves the events already accepted out of the packs', async () => {
-      const { queue, ports } = setup();
+    it('packs events already accepted with the new ones, in request order, and answers them duplicate', async () => {
+      const { queue, ports, store } = setup();
       await ingestEvents(request([event('2'), event('5', 'sub_b')]), ports, { partitionCount: undefined });
+      const recorded = ['2', '5'].map((id) => store.events.get(id)?.accepted?.queuePosition);
       queue.length = 0;
       const response = await ingestEvents(request([event('1'), event('2'), event('3'), event('4', 'sub_b'), event('5', 'sub_b')]), ports, { partitionCount: undefined });
       expect(response).toMatchObject({ results: [{ status: 'accepted' }, { status: 'duplicate' }, { status: 'accepted' }, { status: 'accepted' }, { status: 'duplicate' }] });
-      expect(queue.map((m) => [m.deduplicationId, idsOf(m)])).toEqual([
-        [packId('1', '3'), ['1', '3']],
-        ['4', ['4']],
+      expect(queue.map(idsOf)).toEqual([
+        ['1', '2', '3'],
+        ['4', '5'],
       ]);
-      expect(queue[1]?.body).toBe(await bodyAlone(event('4', 'sub_b')));
+      // The copies of 2 and 5 are not where their records say: the consumer skips them.
+      expect(['2', '5'].map((id) => store.events.get(id)?.accepted?.queuePosition)).toEqual(recorded);
     });
 
     it('sends the messages of a request of 3 keys in one SendMessageBatch call', async () => {

@@ -48,7 +48,7 @@ function harness(store: InMemoryDeadLetterStore, options: { refuse?: Refuse; has
         if (refusal === false) enqueued.push(entry);
         else refused.set(entry.index, refusal === true ? { kind: SendFailureKind.transient, code: 'ServiceUnavailable' } : refusal);
       }
-      return refused;
+      return { refused, sequenceNumbers: new Map() };
     },
     recordRedriven: async ({ letter, toGroup }) => {
       moved.push({ eventId: letter.queued.event.event_id, from: letter.messageGroupId, to: toGroup });

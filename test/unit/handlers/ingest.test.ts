@@ -15,14 +15,14 @@ function setup() {
   const handler = createIngestHandler({
     ports: {
       findSubscriptionRouting: async (ids) => new Map(ids.filter((id) => id === 'sub_1').map((id) => [id, { tenantId: 'tenant_1', ordering: 'subscription' }] as const)),
-      findKnownEventIds: store.findKnownEventIds,
       recordAccepted: store.recordAccepted,
       recordGroupIntake: async () => undefined,
       sendBatch: async (entries) => {
         queue.push(...entries);
-        return new Map();
+        return { refused: new Map(), sequenceNumbers: new Map() };
       },
       now: () => new Date('2026-12-02T12:00:00Z'),
+      uniqueId: () => 'request',
     },
     readSettings: async () => ({ partitionCount: undefined }),
     logger: createLogger('test', 'SILENT'),
@@ -88,11 +88,11 @@ describe('ingest handler', () => {
         findSubscriptionRouting: async () => {
           throw new Error('secret internal detail');
         },
-        findKnownEventIds: async () => new Set(),
         recordAccepted: async () => 'recorded',
         recordGroupIntake: async () => undefined,
-        sendBatch: async () => new Map(),
+        sendBatch: async () => ({ refused: new Map(), sequenceNumbers: new Map() }),
         now: () => new Date(),
+        uniqueId: () => 'request',
       },
       readSettings: async () => ({ partitionCount: undefined }),
       logger: createLogger('test', 'SILENT'),
@@ -116,11 +116,11 @@ describe('ingest handler with SQS refusing', () => {
     const handler = createIngestHandler({
       ports: {
         findSubscriptionRouting: async (ids) => new Map(ids.filter((id) => id === 'sub_1' || id === 'sub_2').map((id) => [id, { tenantId: 'tenant_1', ordering: 'subscription' }] as const)),
-        findKnownEventIds: store.findKnownEventIds,
         recordAccepted: store.recordAccepted,
         recordGroupIntake: async () => undefined,
         sendBatch: queue.sendBatch,
         now: () => new Date('2026-12-02T12:00:00Z'),
+        uniqueId: () => 'request',
       },
       readSettings: async () => ({ partitionCount: undefined }),
       logger,
@@ -140,6 +140,7 @@ describe('ingest handler with SQS refusing', () => {
     sqs.on(SendMessageBatchCommand).callsFake((input: { Entries: { Id: string; MessageBody: string }[] }) => ({
       Successful: input.Entries.filter((entry) => !idsOf(entry.MessageBody).includes(eventId)).map((entry) => ({ Id: entry.Id, MessageId: `m-${entry.Id}`, MD5OfMessageBody: '' })),
       Failed: input.Entries.filter((entry) => idsOf(entry.MessageBody).includes(eventId)).map((entry) => ({ Id: entry.Id, Code: code, SenderFault: isSenderFault })),
+      $metadata: { attempts: 1 },
     }));
   }
 
@@ -198,6 +199,7 @@ describe('ingest handler with SQS refusing', () => {
   it('answers 500 when an entry is refused for AccessDenied (a KMS key or a grant), even beside a refused event', async () => {
     const { post } = setupWithQueue();
     sqs.on(SendMessageBatchCommand).resolves({
+      $metadata: { attempts: 1 },
       Successful: [],
       Failed: [
         { Id: '0', Code: 'InvalidMessageContents', SenderFault: true },

@@ -238,7 +238,7 @@ describe('withLambdaContext', () => {
 });
 
 describe('ingest logs', () => {
-  function ingest(sendBatch: SendBatch = async () => new Map()) {
+  function ingest(sendBatch: SendBatch = async () => ({ refused: new Map(), sequenceNumbers: new Map() })) {
     const store = new InMemoryDeliveryStore();
     const logger = createLogger(SERVICE_NAMES.ingest, 'DEBUG');
     return withLambdaContext(
@@ -246,11 +246,11 @@ describe('ingest logs', () => {
       createIngestHandler({
         ports: {
           findSubscriptionRouting: async (ids) => new Map(ids.filter((id) => id === SUBSCRIPTION).map((id) => [id, { tenantId: 'tenant_1', ordering: 'subscription' }] as const)),
-          findKnownEventIds: store.findKnownEventIds,
           recordAccepted: store.recordAccepted,
           recordGroupIntake: async () => undefined,
           sendBatch,
           now: () => new Date('2026-12-03T12:00:00Z'),
+          uniqueId: () => 'request',
         },
         readSettings: async () => ({ partitionCount: undefined }),
         logger,
@@ -279,7 +279,7 @@ describe('ingest logs', () => {
 
   it('names each event it could not enqueue with its subscription and message group', async () => {
     // SQS refuses the first entry of every batch.
-    const handler = ingest(async () => new Map([[0, { kind: SendFailureKind.transient, code: 'ServiceUnavailable' }]]));
+    const handler = ingest(async () => ({ refused: new Map([[0, { kind: SendFailureKind.transient, code: 'ServiceUnavailable' }]]), sequenceNumbers: new Map() }));
     const { result, lines, text } = await captureLogs(() => handler(post({ events: [eventOf('evt_1'), eventOf('evt_2')] }), lambdaContext('request-e')));
     expect(result.statusCode).toBe(503);
     const body = z.object({ results: z.array(z.object({ event_id: z.string(), status: z.string(), message_group_id: z.string() })) }).parse(JSON.parse(result.body ?? '{}'));
