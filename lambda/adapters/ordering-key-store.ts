@@ -6,10 +6,11 @@
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { KeyHead } from '../core/backstop-import.js';
-import { AttemptTicketKind, messagePositionOf, type AttemptTicket, type BatchTicket, type DeliveryStore, type MessagePlace, type NumberedEvent } from '../core/delivery.js';
+import { AttemptTicketKind, messagePositionOf, type AttemptTicket, type BatchTicket, type DeliveredThrough, type DeliveryStore, type MessagePlace, type NumberedEvent } from '../core/delivery.js';
 import { TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
 import { updateIfCondition } from './aws-clients.js';
+import { batchGetItems, ReadConsistency } from './batch-get.js';
 import { parseItem } from './dynamo-item.js';
 
 const headSchema = z.object({
@@ -36,7 +37,24 @@ const headSchema = z.object({
   ahead_base: z.number().int().nonnegative().optional(),
   prev_ahead: z.record(z.string(), z.number().int().positive()).optional(),
   prev_ahead_base: z.number().int().nonnegative().optional(),
+  /** How far the key's deliveries recorded here reach (see `DeliveredThrough`): all three or none. */
+  delivered_group: z.string().optional(),
+  delivered_position: z.string().optional(),
+  delivered_sequence: z.number().int().positive().optional(),
 });
+
+const deliveredSchema = z.object({
+  delivered_group: z.string().optional(),
+  delivered_position: z.string().optional(),
+  delivered_sequence: z.number().int().positive().optional(),
+});
+
+/** The item's {@link DeliveredThrough}, when it records one. */
+function deliveredOf(item: z.infer<typeof deliveredSchema>): DeliveredThrough | undefined {
+  const { delivered_group: messageGroupId, delivered_position: position, delivered_sequence: sequence } = item;
+  if (messageGroupId === undefined || position === undefined || sequence === undefined) return undefined;
+  return { messageGroupId, position, sequence };
+}
 
 /** A head the item keeps from before, by its two attributes; undefined when there was none. */
 function headOf(eventId: string | undefined, sequence: number | undefined): { eventId: string; sequence: number } | undefined {
@@ -54,16 +72,18 @@ function numbersOf(offsets: Readonly<Record<string, number>> | undefined, base: 
  * The head before the current one, the one before that, and the events numbered ahead, as the
  * item keeps them.
  */
-function previousOf(head: z.infer<typeof headSchema>): Pick<AttemptTicket, 'previous' | 'earlier' | 'ahead' | 'movedAhead'> {
+function previousOf(head: z.infer<typeof headSchema>): Pick<AttemptTicket, 'previous' | 'earlier' | 'ahead' | 'movedAhead' | 'deliveredSequence'> {
   const previous = headOf(head.prev_event_id, head.prev_sequence);
   const earlier = headOf(head.prev2_event_id, head.prev2_sequence);
   const ahead = numbersOf(head.ahead, head.ahead_base);
   const movedAhead = numbersOf(head.prev_ahead, head.prev_ahead_base);
+  const delivered = deliveredOf(head);
   return {
     ...(previous === undefined ? {} : { previous }),
     ...(earlier === undefined ? {} : { earlier }),
     ...(ahead.length === 0 ? {} : { ahead }),
     ...(movedAhead.length === 0 ? {} : { movedAhead }),
+    ...(delivered === undefined ? {} : { deliveredSequence: delivered.sequence }),
   };
 }
 
@@ -115,7 +135,7 @@ export class HeadChangedError extends Error {
   }
 }
 
-export type OrderingKeyStore = Pick<DeliveryStore, 'beginAttempt' | 'beginBatch' | 'findNumber' | 'recordFailure'> & {
+export type OrderingKeyStore = Pick<DeliveryStore, 'beginAttempt' | 'beginBatch' | 'findNumber' | 'recordFailure' | 'findDelivered' | 'recordDelivered'> & {
   /** The key's head as the consumer last began it, or undefined for a key never attempted. */
   readonly findHead: (orderingKey: string) => Promise<KeyHead | undefined>;
   /**
@@ -131,6 +151,8 @@ export const ORDERING_KEY_STORE_ACCESS = {
   beginAttempt: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem', 'dynamodb:GetItem'] }],
   beginBatch: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
   findNumber: [{ resource: 'orderingKeysTable', actions: ['dynamodb:GetItem'] }],
+  findDelivered: [{ resource: 'orderingKeysTable', actions: ['dynamodb:BatchGetItem'] }],
+  recordDelivered: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
   recordFailure: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
   findHead: [{ resource: 'orderingKeysTable', actions: ['dynamodb:GetItem'] }],
   requestSkip: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
@@ -348,6 +370,40 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
       if (head.head_event_id === eventId) return head.head_sequence;
       const { previous, earlier, ahead, movedAhead } = previousOf(head);
       return [previous, earlier, ...(ahead ?? []), ...(movedAhead ?? [])].find((numbered) => numbered?.eventId === eventId)?.sequence;
+    },
+
+    async findDelivered(keys) {
+      // Strongly consistent: a message can come back right after its delivery was recorded here
+      // (a crash or a timeout before its deletion), and a stale read would deliver it again.
+      const items = await batchGetItems(client, {
+        tableName,
+        keyName: orderingKey,
+        keys,
+        attributes: [orderingKey, 'delivered_group', 'delivered_position', 'delivered_sequence'],
+        consistency: ReadConsistency.strong,
+      });
+      const delivered = new Map(
+        items.map((item) => {
+          const key = String(item[orderingKey]);
+          return [key, deliveredOf(parseItem(deliveredSchema, item, tableName, key))] as const;
+        }),
+      );
+      return (key) => delivered.get(key);
+    },
+
+    async recordDelivered({ orderingKey: key, message, sequence }) {
+      // Refused when the item records this place or a later one of the group already: an
+      // invocation that ran late, or this write repeated. Nothing to do then.
+      await updateIfCondition(
+        client,
+        new UpdateCommand({
+          TableName: tableName,
+          Key: { [orderingKey]: key },
+          UpdateExpression: 'SET delivered_group = :group, delivered_position = :position, delivered_sequence = :sequence',
+          ConditionExpression: 'attribute_not_exists(delivered_position) OR delivered_group <> :group OR delivered_position < :position',
+          ExpressionAttributeValues: { ':group': message.messageGroupId, ':position': messagePositionOf(message), ':sequence': sequence },
+        }),
+      );
     },
 
     async findHead(key) {

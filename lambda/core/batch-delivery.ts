@@ -8,6 +8,7 @@ import {
   AttemptTicketKind,
   describeAttempt,
   giveUp,
+  isRecordedMessage,
   isSuccess,
   OutcomeKind,
   readRecord,
@@ -20,6 +21,7 @@ import {
   type DeliveryPorts,
   type DeliveryTarget,
   type RecordContext,
+  type SettledLookup,
 } from './delivery.js';
 import type { QueuedEvent } from './event.js';
 import { attemptLimit, decideAfterFailure, delayAfterFailedBatch, FailureDecisionKind, parseRetryAfter, type RetryPolicy } from './retry-policy.js';
@@ -31,6 +33,13 @@ export interface BatchMember {
   readonly record: ConsumerRecord;
   readonly queued: QueuedEvent;
 }
+
+/**
+ * How many of a run's deliveries the key's item records in one write, while the run goes on: a
+ * crash before that write sends them again (with their numbers), so fewer means fewer sent twice
+ * after a crash, more fewer writes.
+ */
+const RECORDED_ON_KEY_EVERY = 10;
 
 /** A number no sequence reaches, to size a body before its numbers are known. */
 const WIDEST_SEQUENCE = Number.MAX_SAFE_INTEGER;
@@ -83,6 +92,33 @@ async function numberTogether(
   return { sequences: ticket.sequences, numbering: recordPreviousNumber(ports, ticket, (eventId) => together.has(eventId), isSeenSettled) };
 }
 
+/** A delivered member's outcome: its event was accepted, and counted in its group's lag, or not. */
+function deliveredOutcome(item: BatchItem, isCounted: boolean): DeliveryOutcome {
+  return { kind: OutcomeKind.delivered, sequence: item.sequence, attempts: 1, acceptedAt: waitingSince(item.queued), isCounted };
+}
+
+/**
+ * Records a delivered member, unless its key's item will: a member that is the message ingest
+ * recorded for its event (see `isRecordedMessage`) is recorded by the next `recordDelivered` of
+ * its run or batch (its outcome is then decided there); any other member on its event's record.
+ * Undefined for a member the key's item records.
+ */
+function recordOnEvent(member: BatchMember, item: BatchItem, ports: DeliveryPorts, wasSettled: SettledLookup): Promise<DeliveryOutcome> | undefined {
+  if (isRecordedMessage(member.record, member.queued, wasSettled)) return undefined;
+  return ports.store.markDelivered({ queued: item.queued, sequence: item.sequence, attempts: 1, at: ports.now().toISOString() }).then(({ wasAccepted }) => deliveredOutcome(item, wasAccepted));
+}
+
+/**
+ * Records on the key's item that a run's or a batch's members up to `last` were delivered (see
+ * `DeliveryStore.recordDelivered`): each member recorded there is settled by this write, counted
+ * in its group's lag since ingest recorded it.
+ */
+async function recordOnKey(last: { readonly member: BatchMember; readonly item: BatchItem }, ports: DeliveryPorts): Promise<void> {
+  const { message } = messagePlaceOf(last.member.record);
+  if (message === undefined) throw new Error(`event ${last.item.queued.event.event_id} has no place in its group to record`);
+  await ports.store.recordDelivered({ orderingKey: last.item.queued.ordering_key, message, sequence: last.item.sequence });
+}
+
 /** What one batch came to: each member's outcome, or the fault that stopped its recording. */
 export type BatchResult =
   | {
@@ -126,13 +162,21 @@ export async function startBatch(
   const [result] = await Promise.all([ports.send(target.url, request), numbering]);
 
   if (isSuccess(result)) {
-    const at = ports.now().toISOString();
+    // Recorded at once: on the key's item, in one write, for the members that are their event's
+    // recorded message, and on their records for the others.
+    const onKeyMembers = members.flatMap((member, index) => (isRecordedMessage(member.record, member.queued, context.wasSettled) ? [{ member, item: items[index] }] : []));
+    const last = onKeyMembers.at(-1);
+    const onKey = last?.item === undefined ? Promise.resolve() : recordOnKey({ member: last.member, item: last.item }, ports);
+    onKey.catch(() => undefined);
     const settled = await Promise.all(
-      items.map(async (item) => {
+      items.map(async (item, index) => {
+        const member = members[index];
         try {
-          const { wasAccepted } = await ports.store.markDelivered({ queued: item.queued, sequence: item.sequence, attempts: 1, at });
-          const outcome: DeliveryOutcome = { kind: OutcomeKind.delivered, sequence: item.sequence, attempts: 1, acceptedAt: waitingSince(item.queued), isCounted: wasAccepted };
-          return { outcome };
+          if (member === undefined) throw new Error('a batch item without its member');
+          const onEvent = recordOnEvent(member, item, ports, context.wasSettled);
+          if (onEvent !== undefined) return { outcome: await onEvent };
+          await onKey;
+          return { outcome: deliveredOutcome(item, true) };
         } catch (error) {
           return { error };
         }
@@ -200,18 +244,39 @@ export async function startRun(
   const entries: (RunResult['settled'][number] | undefined)[] = members.map(() => undefined);
   /** The entries of the members the run reached, in its order. */
   const reached = (): RunResult['settled'] => entries.filter((entry): entry is RunResult['settled'][number] => entry !== undefined);
-  /** The records of the last two deliveries, still being written: the newer while the next member is sent. */
+  /** The records of the last two deliveries on their events' records, still being written: the newer while the next member is sent. */
   let older: Promise<void> | undefined;
   let newer: Promise<void> | undefined;
+  /** Delivered members the key's item will record, not written yet, and the write of those before them, under way. */
+  let onKeyWaiting: { readonly index: number; readonly member: BatchMember; readonly item: BatchItem }[] = [];
+  let onKeyWriting: Promise<void> | undefined;
+  /** Starts the key item's write of the members waiting for it, once the one before it landed. */
+  const recordWaitingOnKey = async (): Promise<void> => {
+    await onKeyWriting;
+    const written = onKeyWaiting;
+    onKeyWaiting = [];
+    const last = written.at(-1);
+    if (last === undefined) return;
+    onKeyWriting = recordOnKey(last, ports).then(
+      () => {
+        for (const { index, item } of written) entries[index] = { outcome: deliveredOutcome(item, true) };
+      },
+      (error: unknown) => {
+        for (const { index } of written) entries[index] = { error };
+      },
+    );
+  };
   const awaitRecords = async (): Promise<void> => {
-    await Promise.all([older, newer]);
+    await recordWaitingOnKey();
+    await Promise.all([older, newer, onKeyWriting]);
     older = undefined;
     newer = undefined;
+    onKeyWriting = undefined;
   };
-  const record = (index: number, item: BatchItem): Promise<void> =>
-    ports.store.markDelivered({ queued: item.queued, sequence: item.sequence, attempts: 1, at: ports.now().toISOString() }).then(
-      ({ wasAccepted }) => {
-        entries[index] = { outcome: { kind: OutcomeKind.delivered, sequence: item.sequence, attempts: 1, acceptedAt: waitingSince(item.queued), isCounted: wasAccepted } };
+  const record = (index: number, member: BatchMember, item: BatchItem): Promise<void> | undefined =>
+    recordOnEvent(member, item, ports, context.wasSettled)?.then(
+      (outcome) => {
+        entries[index] = { outcome };
       },
       (error: unknown) => {
         entries[index] = { error };
@@ -219,8 +284,10 @@ export async function startRun(
     );
   try {
     for (const [index, member] of members.entries()) {
-      // The delivery before the last must be recorded before this POST; a failed record ends the
-      // run there. The first member needs no time check: the caller made it for the run.
+      // The delivery before the last must be recorded before this POST when it is recorded on its
+      // event's record; those the key's item records are written every few, while the run goes
+      // on. A failed record ends the run there. The first member needs no time check: the caller
+      // made it for the run.
       if (older !== undefined) await older;
       older = newer;
       newer = undefined;
@@ -230,11 +297,16 @@ export async function startRun(
       const request = signWebhook({ queued: item.queued, sequence: item.sequence, secrets: signingSecrets(target, attemptedAt), attemptedAt });
       const [result] = await Promise.all([ports.send(target.url, request), index === 0 ? numbering : undefined]);
       if (isSuccess(result)) {
-        newer = record(index, item);
+        newer = record(index, member, item);
+        if (newer === undefined) {
+          onKeyWaiting.push({ index, member, item });
+          if (onKeyWaiting.length >= RECORDED_ON_KEY_EVERY) await recordWaitingOnKey();
+        }
         continue;
       }
       // The failed attempt is counted (and decided) even when a record before it failed: the
-      // caller then sends everything from that record back, this outcome kept.
+      // caller then sends everything from that record back, this outcome kept. The deliveries
+      // before it are recorded first, so that the key's item never records one after its head.
       await awaitRecords();
       let outcome: DeliveryOutcome;
       try {

@@ -4,7 +4,7 @@
  * another. What must happen to SQS afterwards is returned as a value.
  */
 import { gatherBatch, startBatch, startRun, type BatchMember } from './batch-delivery.js';
-import { isQueueCopy, NOTHING_SETTLED, OutcomeKind, readRecord, startRecord, type ConsumerRecord, type DeliveryOutcome, type DeliveryPorts, type DeliveryTarget, type SettledLookup } from './delivery.js';
+import { isDeliveredBefore, isQueueCopy, NOTHING_DELIVERED, NOTHING_SETTLED, OutcomeKind, readRecord, startRecord, type ConsumerRecord, type DeliveredLookup, type DeliveryOutcome, type DeliveryPorts, type DeliveryTarget, type SettledLookup } from './delivery.js';
 import { HeadState, type GroupHead, type GroupProgress } from './lag.js';
 import type { QueuedEvent } from './event.js';
 import { faultBackoffSeconds, type RetryPolicy } from './retry-policy.js';
@@ -138,7 +138,7 @@ async function processGroup(
   onFault: FaultListener,
   budget: TimeBudget,
   outcomes: Map<string, DeliveryOutcome>,
-  wasSettled: SettledLookup,
+  { wasSettled, wasDelivered }: BatchReads,
 ): Promise<GroupPlan> {
   const messageGroupId = group[0]?.messageGroupId ?? '';
   const seen: DeliveryOutcome[] = [];
@@ -199,7 +199,11 @@ async function processGroup(
     const settling = pending === undefined ? undefined : eventIdOf(pending.record);
     // A copy goes alone too: `startRecord` skips it.
     const isSkipped = ({ record: member, queued }: BatchMember): boolean =>
-      settled.has(queued.event.event_id) || queued.event.event_id === settling || isQueueCopy(member, queued, wasSettled) || wasSettled({ eventId: queued.event.event_id, redrivenAt: queued.redrive?.redriven_at });
+      settled.has(queued.event.event_id) ||
+      queued.event.event_id === settling ||
+      isQueueCopy(member, queued, wasSettled) ||
+      isDeliveredBefore(member, queued, wasDelivered) ||
+      wasSettled({ eventId: queued.event.event_id, redrivenAt: queued.redrive?.redriven_at });
     const isBatch = target.batchSize > 1;
     const members = gatherBatch(group, index, isBatch ? target.batchSize : group.length - index, isSkipped);
     return members.length < 2 ? undefined : { members, target, isBatch };
@@ -209,7 +213,7 @@ async function processGroup(
     // Both begin the key's next head: the delivery still being recorded is awaited first.
     const failed = await finishPending();
     if (failed !== undefined) return { plan: failed };
-    const context = { settledEarlier: settled, numberedEarlier: numbered, wasSettled };
+    const context = { settledEarlier: settled, numberedEarlier: numbered, wasSettled, wasDelivered };
     let result: Awaited<ReturnType<typeof startBatch>> | Awaited<ReturnType<typeof startRun>>;
     try {
       result = together.isBatch
@@ -316,7 +320,7 @@ async function processGroup(
     let step: Awaited<ReturnType<typeof startRecord>> | undefined;
     let startError: { readonly error: unknown } | undefined;
     try {
-      step = await startRecord(record, ports, policy, { settledEarlier: settledOrSettling, numberedEarlier: numbered, wasSettled, laterSettledNumbers: laterSettledNumbers(index) });
+      step = await startRecord(record, ports, policy, { settledEarlier: settledOrSettling, numberedEarlier: numbered, wasSettled, wasDelivered, laterSettledNumbers: laterSettledNumbers(index) });
       // Awaited below or by the next record; marked handled now, since it may fail meanwhile.
       if ('recording' in step) step.recording.catch(() => undefined);
     } catch (error) {
@@ -379,13 +383,32 @@ function faultPlanOf(group: readonly ConsumerRecord[], error: unknown, ports: De
   };
 }
 
-/** Which of the batch's events were settled before it started: one read for the whole batch. */
-async function readSettled(records: readonly ConsumerRecord[], ports: DeliveryPorts): Promise<SettledLookup> {
-  const queries = records.flatMap((record) => {
-    const read = readRecord(record);
-    return 'reason' in read ? [] : [{ eventId: read.queued.event.event_id, redrivenAt: read.queued.redrive?.redriven_at }];
+/** What a batch reads before it begins any record: its events' records and its keys' items, at once. */
+interface BatchReads {
+  /** Which of the batch's events were settled before it started. */
+  readonly wasSettled: SettledLookup;
+  /** How far its keys' deliveries recorded on their items reached. */
+  readonly wasDelivered: DeliveredLookup;
+}
+
+/**
+ * The batch's {@link BatchReads}: one read of the events' records and, side by side, one of the
+ * items of the keys whose messages SQS handed out before. A message received for the first time
+ * was never taken (`isDeliveredBefore` asks about messages received again), so a batch of first
+ * receives, nearly every batch, reads no key item.
+ */
+async function readBatchState(records: readonly ConsumerRecord[], ports: DeliveryPorts): Promise<BatchReads> {
+  const read = records.flatMap((record) => {
+    const answer = readRecord(record);
+    return 'reason' in answer ? [] : [{ record, queued: answer.queued }];
   });
-  return queries.length === 0 ? NOTHING_SETTLED : ports.store.findSettled(queries);
+  if (read.length === 0) return { wasSettled: NOTHING_SETTLED, wasDelivered: NOTHING_DELIVERED };
+  const receivedBefore = new Set(read.filter(({ record, queued }) => record.receiveCount > 1 && queued.redrive === undefined).map(({ queued }) => queued.ordering_key));
+  const [wasSettled, wasDelivered] = await Promise.all([
+    ports.store.findSettled(read.map(({ queued }) => ({ eventId: queued.event.event_id, redrivenAt: queued.redrive?.redriven_at }))),
+    receivedBefore.size === 0 ? NOTHING_DELIVERED : ports.store.findDelivered([...receivedBefore]),
+  ]);
+  return { wasSettled, wasDelivered };
 }
 
 /**
@@ -415,9 +438,9 @@ export async function processBatch(
     if (!('reason' in read)) findTarget(read.queued.event.subscription_id).catch(() => undefined);
   }
   const portsReading = { ...ports, findTarget };
-  let wasSettled: SettledLookup;
+  let reads: BatchReads;
   try {
-    wasSettled = await readSettled(records, portsReading);
+    reads = await readBatchState(records, portsReading);
   } catch (error) {
     // Nothing was begun: every group waits, as after a fault on its first record.
     const plans = groups.map((group) => faultPlanOf(group, error, portsReading, policy, onFault));
@@ -429,7 +452,7 @@ export async function processBatch(
       groups: plans.map((plan) => plan.progress),
     };
   }
-  const plans = await Promise.all(groups.map((group) => processGroup(group, portsReading, policy, onFault, budget, outcomes, wasSettled)));
+  const plans = await Promise.all(groups.map((group) => processGroup(group, portsReading, policy, onFault, budget, outcomes, reads)));
   return {
     failedMessageIds: plans.flatMap((plan) => plan.failedMessageIds),
     visibilityChanges: plans.flatMap((plan) => plan.visibilityChanges),

@@ -94,6 +94,12 @@ export interface AttemptTicket {
    * consumer writes each on its event's record unless it saw it settled, as for `previous`.
    */
   readonly movedAhead?: readonly NumberedEvent[];
+  /**
+   * The highest number of the key's deliveries recorded on the key alone (see
+   * {@link DeliveryStore.recordDelivered}): a head numbered at most this was delivered, and needs
+   * no number on its record.
+   */
+  readonly deliveredSequence?: number;
 }
 
 /** An event and the sequence number its key gave it. */
@@ -103,7 +109,7 @@ export interface NumberedEvent {
 }
 
 /** The store's answer to `beginBatch`: each event's number, in the batch's order. */
-export interface BatchTicket extends Pick<AttemptTicket, 'previous' | 'earlier' | 'movedAhead'> {
+export interface BatchTicket extends Pick<AttemptTicket, 'previous' | 'earlier' | 'movedAhead' | 'deliveredSequence'> {
   readonly sequences: readonly number[];
 }
 
@@ -114,6 +120,17 @@ export interface DeliveryStore {
    * events in one read: a consumer batch's, before it begins any.
    */
   readonly findSettled: (events: readonly SettledQuery[]) => Promise<SettledLookup>;
+  /**
+   * How far each ordering key's deliveries recorded on the key alone reach ({@link recordDelivered}),
+   * for many keys in one read, strongly consistent: a consumer batch's, before it begins any.
+   */
+  readonly findDelivered: (orderingKeys: readonly string[]) => Promise<DeliveredLookup>;
+  /**
+   * Records on the key item, in one write, that a run's or a batch's events were delivered: the
+   * place of the last one's message and its number (see {@link DeliveredThrough}). Never moves
+   * back: a place at or before the one recorded changes nothing.
+   */
+  readonly recordDelivered: (input: { readonly orderingKey: string; readonly message: MessagePlace; readonly sequence: number }) => Promise<void>;
   /**
    * Counts a real attempt before it is made: a new head gets the key's next sequence number and
    * attempt 1; the same head again keeps its number and counts one more, up to `maxAttempts`.
@@ -188,6 +205,52 @@ export interface SettledLookup {
 
 /** The lookup of a batch that asked about no event. */
 export const NOTHING_SETTLED: SettledLookup = Object.assign(() => false, { sequenceOf: () => undefined, positionOf: () => undefined });
+
+/**
+ * How far a key's deliveries recorded on its item reach: the place in its group of the last one's
+ * message (`messagePositionOf`), and its number. A key's messages of one group are taken in the
+ * queue's order, each only once every one before it in the group is gone, so a message of the key
+ * at or before this place, received again, was taken before: it is not delivered again.
+ */
+export interface DeliveredThrough {
+  readonly messageGroupId: string;
+  readonly position: string;
+  readonly sequence: number;
+}
+
+/** The answers of {@link DeliveryStore.findDelivered}: undefined for a key with no delivery recorded on its item. */
+export type DeliveredLookup = (orderingKey: string) => DeliveredThrough | undefined;
+
+/** The lookup of a batch that asked about no key. */
+export const NOTHING_DELIVERED: DeliveredLookup = () => undefined;
+
+/**
+ * Whether a record's message was taken before: not a redriven dead letter (a message of its own,
+ * outside the key's order of places), and at or before the place its key's item records as
+ * delivered (see {@link DeliveredThrough}). Only a message SQS handed out before can be: a batch
+ * reads the items of those messages' keys alone (`DeliveredLookup` answers nothing for others).
+ */
+export function isDeliveredBefore(record: ConsumerRecord, queued: QueuedEvent, delivered: DeliveredLookup): boolean {
+  if (queued.redrive !== undefined) return false;
+  const { message } = messagePlaceOf(record);
+  const through = delivered(queued.ordering_key);
+  if (message === undefined || through === undefined || through.messageGroupId !== message.messageGroupId) return false;
+  return messagePositionOf(message) <= through.position;
+}
+
+/**
+ * Whether a record is the message ingest recorded for its event (not a redriven dead letter): then
+ * its delivery needs no write on the event's record. Ingest counted it in its group's lag, and a
+ * copy of it is told by that place ({@link isQueueCopy}), the message itself again by its key's
+ * {@link DeliveredThrough}. Any other message's delivery (a copy ahead of the recorded one, one
+ * received before ingest recorded its event) is written on the record, as its copies and ingest's
+ * count need.
+ */
+export function isRecordedMessage(record: ConsumerRecord, queued: QueuedEvent, lookup: SettledLookup): boolean {
+  if (queued.redrive !== undefined) return false;
+  const { message } = messagePlaceOf(record);
+  return message !== undefined && lookup.positionOf(queued.event.event_id) === queuePositionOf(message);
+}
 
 /**
  * Whether a record is a copy of its event to skip: a later message of the event than the one
@@ -418,12 +481,15 @@ export async function giveUp(
  */
 export async function recordPreviousNumber(
   ports: DeliveryPorts,
-  ticket: Pick<AttemptTicket, 'previous' | 'earlier' | 'movedAhead'>,
+  ticket: Pick<AttemptTicket, 'previous' | 'earlier' | 'movedAhead' | 'deliveredSequence'>,
   isThisEvent: (eventId: string) => boolean,
   isSeenSettled: (eventId: string) => boolean,
 ): Promise<void> {
+  // A key's events are settled in the order of their numbers: one numbered at most the key's
+  // recorded delivery was settled, and needs no number on its record.
+  const isDelivered = (head: NumberedEvent): boolean => ticket.deliveredSequence !== undefined && head.sequence <= ticket.deliveredSequence;
   const heads = [ticket.previous, ticket.earlier, ...(ticket.movedAhead ?? [])].filter(
-    (head): head is NumberedEvent => head !== undefined && !isThisEvent(head.eventId) && !isSeenSettled(head.eventId),
+    (head): head is NumberedEvent => head !== undefined && !isThisEvent(head.eventId) && !isSeenSettled(head.eventId) && !isDelivered(head),
   );
   await Promise.all(heads.map((head) => ports.store.recordSequence(head)));
 }
@@ -436,6 +502,8 @@ export interface RecordContext {
   readonly numberedEarlier: ReadonlySet<string>;
   /** Which events were settled when the batch started (one read for the whole batch). */
   readonly wasSettled: SettledLookup;
+  /** How far each key's deliveries recorded on its item reached when the batch started (one read). */
+  readonly wasDelivered: DeliveredLookup;
   /**
    * The numbers of the later records of the same key in this group that were settled when the
    * batch started. One above this event's number means it was sent and answered 2xx before that
@@ -470,7 +538,7 @@ export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, 
   }
   const { queued } = read;
   const eventId = queued.event.event_id;
-  if (isQueueCopy(record, queued, context.wasSettled)) return { outcome: { kind: OutcomeKind.duplicate } };
+  if (isQueueCopy(record, queued, context.wasSettled) || isDeliveredBefore(record, queued, context.wasDelivered)) return { outcome: { kind: OutcomeKind.duplicate } };
   if (context.settledEarlier.has(eventId) || context.wasSettled({ eventId, redrivenAt: queued.redrive?.redriven_at })) return { outcome: { kind: OutcomeKind.duplicate } };
 
   if (context.laterSettledNumbers !== undefined && context.laterSettledNumbers.length > 0 && queued.redrive === undefined) {

@@ -153,7 +153,7 @@ export function publishCountsWithPowertools(metrics: Metrics): (counts: Consumer
 const USES = {
   subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['getAllowingStale']),
   events: uses(EVENT_STORE_ACCESS, ['findSettled', 'recordSequence', 'markDelivered', 'markDeliveredUnlessSettled', 'markDeadLettered']),
-  orderingKeys: uses(ORDERING_KEY_STORE_ACCESS, ['beginAttempt', 'beginBatch', 'findNumber', 'recordFailure']),
+  orderingKeys: uses(ORDERING_KEY_STORE_ACCESS, ['beginAttempt', 'beginBatch', 'findNumber', 'recordFailure', 'findDelivered', 'recordDelivered']),
   deadLetters: uses(DEAD_LETTER_STORE_ACCESS, ['put']),
   backstopQueue: uses(BACKSTOP_QUEUE_ACCESS, ['quarantine']),
   deliveryQueue: uses(DELIVERY_QUEUE_ACCESS, ['changeVisibility']),

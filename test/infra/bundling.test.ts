@@ -10,8 +10,12 @@ import { functionResource, synthesize, type SynthesizedStack } from './synthesiz
 
 const HANDLERS = Object.keys(HANDLER_ENTRIES) as HandlerName[];
 
-/** Catches a dependency pulled into a bundle whole by accident. */
-const BUNDLE_BUDGET_BYTES = 250 * 1024;
+/**
+ * Catches a dependency pulled into a bundle whole by accident: one of the AWS SDK's clients adds
+ * several hundred KB, zod whole another 100. The handlers' own code grows by a few KB a feature
+ * (the consumer, the largest, is about 251 KB minified, zod 104 of it).
+ */
+const BUNDLE_BUDGET_BYTES = 280 * 1024;
 
 describe('HandlerFunction bundling', () => {
   let synthesized: SynthesizedStack;

@@ -1,19 +1,20 @@
 /**
  * Idempotency: an event_id sent again, before or after its delivery, is answered "duplicate" and
- * delivered once (the resend's copy in the queue is skipped). The only way to a second delivery is a crash between the receiver's 2xx and its
- * record, and that second delivery carries the same webhook-id and webhook-sequence; none comes
- * when the key's next event was sent meanwhile (the key has moved past it).
+ * delivered once (the resend's copy in the queue is skipped). The only way to a second delivery is
+ * a crash between the receiver's 2xx and its record, and that second delivery carries the same
+ * webhook-id and webhook-sequence; none comes once the delivery is recorded, on its event or on
+ * its key, even when its message comes back.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ReceiverReply } from '../../local/webhook-receiver.js';
-import { makeEvent, postEvents, subscribe, uniquePrefix } from './support/api.js';
-import { failMarkDeliveredOnce } from './support/faults.js';
+import { call, makeEvent, postEvents, subscribe, uniquePrefix } from './support/api.js';
+import { failDeliveryRecordOnce } from './support/faults.js';
 import { waitFor } from './support/poll.js';
 import { SignatureCheck } from './support/receiver.js';
 import { useStackAndReceiver } from './support/stack-and-receiver.js';
 
 describe('local stack idempotency', { timeout: 60_000 }, () => {
-  const crash = failMarkDeliveredOnce();
+  const crash = failDeliveryRecordOnce();
   /** Attempts at these event ids wait until the test releases them. */
   const held = new Map<string, (reply: ReceiverReply) => void>();
   const holding = new Set<string>();
@@ -73,21 +74,14 @@ describe('local stack idempotency', { timeout: 60_000 }, () => {
     // The key's last event: nothing after it was sent before its record failed.
     const crashed = events[2]?.event_id ?? '';
     crash.eventIds.add(crashed);
-    // The first attempt waits until all three are queued, so that the second and third come in one
-    // batch and go as a run (numbered together, sent one POST each).
-    holding.add(events[0]?.event_id ?? '');
-
+    // One request, so one message: the three go as a run (numbered together, sent one POST each,
+    // recorded together on their key).
     await postEvents(stack().url, events);
-    (await waitFor('the first attempt, held by the receiver', () => held.get(events[0]?.event_id ?? '')))({ statusCode: 204 });
     await waitFor('the third event delivered twice', () => receiver().attemptsOf(crashed).length >= 2);
 
+    // The run's record failed: its events come back and go again, one at a time, each with its number.
     const deliveries = receiver().deliveredTo(key);
-    expect(deliveries.map((d) => [d.webhookId, d.sequence])).toEqual([
-      [events[0]?.event_id, 1],
-      [events[1]?.event_id, 2],
-      [crashed, 3],
-      [crashed, 3],
-    ]);
+    expect(deliveries.map((d) => [d.webhookId, d.sequence])).toEqual([...events, ...events].map((event, index) => [event.event_id, (index % 3) + 1]));
     expect(deliveries.every((d) => d.signature === SignatureCheck.verified)).toBe(true);
     // Each attempt is signed anew (its own timestamp); the body is the same bytes.
     const [before, after] = receiver().attemptsOf(crashed);
@@ -100,29 +94,23 @@ describe('local stack idempotency', { timeout: 60_000 }, () => {
     expect(stack().logs.some((line) => line.includes('InjectedFaultError'))).toBe(true);
   });
 
-  it('records a delivery whose record failed when it comes back behind the next event of its key, without sending it again', async () => {
-    const key = uniquePrefix('overtaken');
+  it('sends a run once when its messages come back after its deliveries were recorded on its key', async () => {
+    const key = uniquePrefix('recorded');
     receiver().setSecret(key, await subscribe(stack().url, key, receiver().endpointFor(key)));
     const events = [1, 2, 3].map((n) => makeEvent(key, `${key}-evt-${n}`));
-    const crashed = events[1]?.event_id ?? '';
-    crash.eventIds.add(crashed);
-    // The first attempt waits until the other two are queued, behind it in one message, so that
-    // they go as a run of two: the third is sent while the second's record is written, and fails.
-    holding.add(events[0]?.event_id ?? '');
-    await postEvents(stack().url, events.slice(0, 1));
-    const release = await waitFor('the first attempt, held by the receiver', () => held.get(events[0]?.event_id ?? ''));
-    await postEvents(stack().url, events.slice(1));
-    release({ statusCode: 204 });
+    // The record lands, its answer is lost: the run's messages are not deleted, and come back.
+    crash.answerLostEventIds.add(events[2]?.event_id ?? '');
+    await postEvents(stack().url, events);
 
-    await waitFor('the second event recorded delivered', async () => (await stack().eventItem(crashed))?.status === 'delivered');
-    await waitFor('the third event recorded delivered', async () => (await stack().eventItem(events[2]?.event_id ?? ''))?.status === 'delivered');
-    expect(receiver().deliveredTo(key).map((d) => [d.webhookId, d.sequence])).toEqual([
-      [events[0]?.event_id, 1],
-      [crashed, 2],
-      [events[2]?.event_id, 3],
-    ]);
-    // Recorded when its message came back, older than the key's head, with the number the key kept.
-    expect(await stack().eventItem(crashed)).toMatchObject({ status: 'delivered', sequence: 2 });
-    expect(crash.eventIds.has(crashed)).toBe(false);
+    await waitFor('the run recorded, its answer lost', () => crash.answerLostEventIds.size === 0);
+    // Its message comes back after the fault's backoff, is skipped whole and deleted: nothing is queued any more.
+    await waitFor('the queue empty', async () => {
+      const pending = ((await call(stack().url, 'GET', '/v1/routing')).body as { pending: Record<string, number> }).pending;
+      return pending.queued === 0 && pending.in_flight === 0 && pending.delayed === 0;
+    });
+    expect(receiver().deliveredTo(key).map((d) => [d.webhookId, d.sequence])).toEqual(events.map((event, index) => [event.event_id, index + 1]));
+    expect(crash.answerLostEventIds.size).toBe(0);
+    // Recorded on the key alone: each event's record is ingest's, with its place in the queue.
+    for (const event of events) expect((await stack().eventItem(event.event_id))?.status).toBe('accepted');
   });
 });

@@ -6,7 +6,7 @@
  * state is not promised to match: add it to the suite before a test relies on it.
  */
 import { positionOf, RemoveOutcome, type DeadLetter, type DeadLetterPage, type DeadLetterStore, type StoredDeadLetter } from '../../lambda/core/dead-letter.js';
-import { AttemptTicketKind, isSettledBy, messagePositionOf, type AttemptTicket, type BatchTicket, type DeliveryStore, type MessagePlace, type NumberedEvent, type SettledEvent, type SettledLookup, type SettledQuery, type SettleResult } from '../../lambda/core/delivery.js';
+import { AttemptTicketKind, isSettledBy, messagePositionOf, type AttemptTicket, type BatchTicket, type DeliveredLookup, type DeliveredThrough, type DeliveryStore, type MessagePlace, type NumberedEvent, type SettledEvent, type SettledLookup, type SettledQuery, type SettleResult } from '../../lambda/core/delivery.js';
 import { RecordOutcome, type AcceptedEventRecord } from '../../lambda/core/ingest.js';
 
 interface KeyState {
@@ -39,6 +39,8 @@ export interface StoredEvent {
 export class InMemoryDeliveryStore implements DeliveryStore {
   readonly events = new Map<string, StoredEvent>();
   readonly keys = new Map<string, KeyState>();
+  /** Each key's deliveries recorded on its item (the adapter's `delivered_*`), kept apart from its head. */
+  readonly delivered = new Map<string, DeliveredThrough>();
   readonly writes: string[] = [];
   readonly reads: string[] = [];
 
@@ -58,6 +60,20 @@ export class InMemoryDeliveryStore implements DeliveryStore {
       sequenceOf: (eventId: string) => answers.get(eventId)?.sequence,
       positionOf: (eventId: string) => answers.get(eventId)?.accepted?.queuePosition,
     });
+  };
+
+  readonly findDelivered = async (orderingKeys: readonly string[]): Promise<DeliveredLookup> => {
+    this.reads.push(`findDelivered ${orderingKeys.join(' ')}`);
+    const answers = new Map(orderingKeys.map((key) => [key, this.delivered.get(key)]));
+    return (key) => answers.get(key);
+  };
+
+  readonly recordDelivered = async (input: { orderingKey: string; message: MessagePlace; sequence: number }): Promise<void> => {
+    this.writes.push(`recordDelivered ${input.orderingKey} ${input.sequence}`);
+    const known = this.delivered.get(input.orderingKey);
+    const position = messagePositionOf(input.message);
+    if (known !== undefined && known.messageGroupId === input.message.messageGroupId && known.position >= position) return;
+    this.delivered.set(input.orderingKey, { messageGroupId: input.message.messageGroupId, position, sequence: input.sequence });
   };
 
   readonly beginAttempt = async (input: {
@@ -154,12 +170,13 @@ export class InMemoryDeliveryStore implements DeliveryStore {
       movedAhead: [...(state?.ahead ?? [])].map(([eventId, sequence]) => ({ eventId, sequence })),
       ...(position === undefined ? {} : { headPosition: position }),
     });
-    const { previous, earlier, movedAhead } = this.ticketOf(AttemptTicketKind.attempt, input.orderingKey);
+    const { previous, earlier, movedAhead, deliveredSequence } = this.ticketOf(AttemptTicketKind.attempt, input.orderingKey);
     return {
       sequences: input.events.map((_, index) => base + index),
       ...(previous === undefined ? {} : { previous }),
       ...(earlier === undefined ? {} : { earlier }),
       ...(movedAhead === undefined ? {} : { movedAhead }),
+      ...(deliveredSequence === undefined ? {} : { deliveredSequence }),
     };
   };
 
@@ -184,6 +201,7 @@ export class InMemoryDeliveryStore implements DeliveryStore {
       ...(state.earlier === undefined ? {} : { earlier: state.earlier }),
       ...(state.ahead === undefined || state.ahead.size === 0 ? {} : { ahead: [...state.ahead].map(([eventId, sequence]) => ({ eventId, sequence })) }),
       ...(state.movedAhead === undefined || state.movedAhead.length === 0 ? {} : { movedAhead: state.movedAhead }),
+      ...(this.delivered.has(orderingKey) ? { deliveredSequence: this.delivered.get(orderingKey)?.sequence } : {}),
     };
   };
 

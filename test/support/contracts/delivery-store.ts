@@ -5,7 +5,7 @@
  * divergence: fix the fake, or report the adapter; never loosen the suite.
  */
 import { describe, expect, it } from 'vitest';
-import type { AttemptTicket, DeliveryStore, SettledEvent } from '../../../lambda/core/delivery.js';
+import { messagePositionOf, type AttemptTicket, type DeliveryStore, type SettledEvent } from '../../../lambda/core/delivery.js';
 import type { QueuedEvent } from '../../../lambda/core/event.js';
 import { RecordOutcome, type AcceptedEventRecord } from '../../../lambda/core/ingest.js';
 import { messageGroupIdFor } from '../../../lambda/core/routing.js';
@@ -432,6 +432,51 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
         const stale = await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX, message: { messageGroupId: 'g1', sequenceNumber: '101' } });
         expect(stale.kind).toBe('superseded');
         expect(stale.movedAhead).toEqual(expect.arrayContaining([{ eventId: key.eventId(2), sequence: 2 }]));
+      });
+    });
+
+    describe('recordDelivered and findDelivered', () => {
+      const place = (group: string, sequenceNumber: number, indexInMessage?: number) => ({ messageGroupId: group, sequenceNumber: String(sequenceNumber), ...(indexInMessage === undefined ? {} : { indexInMessage }) });
+
+      it('answers nothing for a key with no delivery recorded, or never seen', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX });
+        const lookup = await store.findDelivered([key.orderingKey, newKey().orderingKey]);
+        expect(lookup(key.orderingKey)).toBeUndefined();
+      });
+
+      it('records the place and number of a key’s last delivery, per key, and never moves it back in its group', async () => {
+        const store = makeStore();
+        const key = newKey();
+        const other = newKey();
+        await store.recordDelivered({ orderingKey: key.orderingKey, message: place('g1', 20, 3), sequence: 7 });
+        await store.recordDelivered({ orderingKey: key.orderingKey, message: place('g1', 20, 1), sequence: 5 });
+        await store.recordDelivered({ orderingKey: key.orderingKey, message: place('g1', 9), sequence: 4 });
+        await store.recordDelivered({ orderingKey: other.orderingKey, message: place('g2', 3), sequence: 1 });
+        const lookup = await store.findDelivered([key.orderingKey, other.orderingKey]);
+        expect(lookup(key.orderingKey)).toEqual({ messageGroupId: 'g1', position: messagePositionOf(place('g1', 20, 3)), sequence: 7 });
+        expect(lookup(other.orderingKey)).toEqual({ messageGroupId: 'g2', position: messagePositionOf(place('g2', 3)), sequence: 1 });
+        // A later message of the group moves it on; a message of another group (the key moved) replaces it.
+        await store.recordDelivered({ orderingKey: key.orderingKey, message: place('g1', 21), sequence: 9 });
+        expect((await store.findDelivered([key.orderingKey]))(key.orderingKey)?.sequence).toBe(9);
+        await store.recordDelivered({ orderingKey: key.orderingKey, message: place('g3', 2), sequence: 10 });
+        expect((await store.findDelivered([key.orderingKey]))(key.orderingKey)).toEqual({ messageGroupId: 'g3', position: messagePositionOf(place('g3', 2)), sequence: 10 });
+      });
+
+      it('keeps a key’s head and numbers as they were, and names its recorded delivery in the next tickets', async () => {
+        const store = makeStore();
+        const key = newKey();
+        const first = await store.beginBatch({ orderingKey: key.orderingKey, events: [1, 2, 3].map((n) => ({ eventId: key.eventId(n), message: place('g1', 10, n - 1) })) });
+        expect(first?.sequences).toEqual([1, 2, 3]);
+        await store.recordDelivered({ orderingKey: key.orderingKey, message: place('g1', 10, 2), sequence: 3 });
+        expect(await store.findNumber({ orderingKey: key.orderingKey, eventId: key.eventId(2) })).toBe(2);
+        const next = await store.beginBatch({ orderingKey: key.orderingKey, events: [4, 5].map((n) => ({ eventId: key.eventId(n), message: place('g1', 11, n - 4) })) });
+        expect(next?.sequences).toEqual([4, 5]);
+        expect(next?.deliveredSequence).toBe(3);
+        const alone = await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(6), maxAttempts: MAX, message: place('g1', 12) });
+        expect(ticketOnly(alone)).toEqual({ kind: 'attempt', sequence: 6, attempts: 1 });
+        expect(alone.deliveredSequence).toBe(3);
       });
     });
 

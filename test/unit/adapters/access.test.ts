@@ -500,6 +500,21 @@ const ADAPTERS = {
           run: (store) => store.beginBatch({ orderingKey: 'k1', events: [{ eventId: 'evt_1' }, { eventId: 'evt_2' }] }),
         },
       ],
+      findDelivered: [
+        {
+          path: 'keys record deliveries',
+          answer: () => dynamoMock.on(BatchGetCommand).resolves({ Responses: { [NAMES.orderingKeysTable]: [{ ordering_key: 'k1', delivered_group: 'g1', delivered_position: '1', delivered_sequence: 3 }] } }),
+          run: (store) => store.findDelivered(['k1', 'k2']),
+        },
+      ],
+      recordDelivered: [
+        { path: 'the place is later', run: (store) => store.recordDelivered({ orderingKey: 'k1', message: { messageGroupId: 'g1', sequenceNumber: '7' }, sequence: 3 }) },
+        {
+          path: 'it is not (refused condition)',
+          answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()),
+          run: (store) => store.recordDelivered({ orderingKey: 'k1', message: { messageGroupId: 'g1', sequenceNumber: '7' }, sequence: 3 }),
+        },
+      ],
       recordFailure: [
         { path: 'the event is the head', run: (store) => store.recordFailure({ orderingKey: 'k1', eventId: 'evt_1', reason: 'HTTP 500' }) },
         { path: 'another event is (refused condition)', answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()), run: (store) => store.recordFailure({ orderingKey: 'k1', eventId: 'evt_1', reason: 'HTTP 500' }) },

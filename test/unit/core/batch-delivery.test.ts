@@ -2,7 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { gatherBatch } from '../../../lambda/core/batch-delivery.js';
 import { processBatch, type TimeBudget } from '../../../lambda/core/consumer-batch.js';
-import { AttemptResultKind, OutcomeKind, type AttemptResult, type ConsumerRecord, type DeliveryPorts } from '../../../lambda/core/delivery.js';
+import { AttemptResultKind, OutcomeKind, queuePositionOf, type AttemptResult, type ConsumerRecord, type DeliveryPorts } from '../../../lambda/core/delivery.js';
 import type { DeadLetter } from '../../../lambda/core/dead-letter.js';
 import type { QueuedEvent } from '../../../lambda/core/event.js';
 import type { RetryPolicy } from '../../../lambda/core/retry-policy.js';
@@ -204,5 +204,116 @@ describe('batchWebhookId', () => {
     expect(batchWebhookId(one)).toMatch(/^batch_[0-9a-f]{32}$/);
     expect(batchWebhookId(one)).not.toBe(batchWebhookId([{ queued: queued('a1', 'a'), sequence: 1 }]));
     expect(batchWebhookId(one)).not.toBe(batchWebhookId([{ queued: queued('a1', 'a'), sequence: 1 }, { queued: queued('a2', 'a'), sequence: 3 }]));
+  });
+});
+
+describe('deliveries recorded on the key', () => {
+  /** Records whose events ingest recorded at their messages' places, as it does from SQS's answer. */
+  async function recorded(store: InMemoryDeliveryStore, key: string, count: number, from = 1): Promise<ConsumerRecord[]> {
+    const batch = records(key, count, from);
+    for (const record of batch) {
+      await store.recordAccepted({
+        eventId: record.messageId,
+        subscriptionId: key,
+        tenantId: 't',
+        orderingKey: key,
+        messageGroupId: record.messageGroupId,
+        acceptedAt: '2026-12-02T12:00:00.000Z',
+        queuePosition: queuePositionOf({ messageGroupId: record.messageGroupId, sequenceNumber: record.sequenceNumber ?? '' }),
+      });
+    }
+    return batch;
+  }
+
+  /** A consumer of subscriptions that take one event per POST, and a receiver answering `respond` to each. */
+  function runs(respond: (webhookId: string) => AttemptResult = () => ok, recordDelivered?: (store: InMemoryDeliveryStore) => DeliveryPorts['store']['recordDelivered']) {
+    const store = new InMemoryDeliveryStore();
+    const posts: string[] = [];
+    const ports: DeliveryPorts = {
+      store: recordDelivered === undefined ? store : Object.assign(Object.create(store) as InMemoryDeliveryStore, { recordDelivered: recordDelivered(store) }),
+      findTarget: async (subscriptionId) => ({ url: `https://example.com/${subscriptionId}`, secret, batchSize: 1 }),
+      send: async (_url, request) => {
+        const webhookId = request.headers['webhook-id'] ?? '';
+        posts.push(`${webhookId}#${request.headers['webhook-sequence'] ?? ''}`);
+        return respond(webhookId);
+      },
+      deadLetters: { put: async () => undefined },
+      countDeadLetter: async () => undefined,
+      quarantine: async () => undefined,
+      now: () => new Date(),
+      random: () => 0.5,
+    };
+    return { store, posts, run: (batch: ConsumerRecord[]) => processBatch(batch, ports, policy, () => undefined, plentyOfTime) };
+  }
+
+  it('records a batch of recorded messages in one write on the key, none on the events, and never sends it again', async () => {
+    const { run, posts, store } = harness(10);
+    const batch = await recorded(store, 'a', 3);
+    const plan = await run(batch);
+    expect(plan.failedMessageIds).toEqual([]);
+    expect([...plan.outcomes.values()].map((outcome) => [outcome.kind, 'isCounted' in outcome ? outcome.isCounted : undefined])).toEqual([
+      [OutcomeKind.delivered, true],
+      [OutcomeKind.delivered, true],
+      [OutcomeKind.delivered, true],
+    ]);
+    expect(store.writes.filter((write) => !write.startsWith('recordAccepted'))).toEqual(['beginBatch a1 a2 a3', 'recordDelivered a 3']);
+    expect(['a1', 'a2', 'a3'].map((id) => store.events.get(id)?.status)).toEqual(['accepted', 'accepted', 'accepted']);
+    // SQS hands the batch out again (the invocation stopped before its deletion): all of it was taken.
+    const again = await run(batch.map((record) => ({ ...record, receiveCount: 2 })));
+    expect(posts).toHaveLength(1);
+    expect([...again.outcomes.values()].map((outcome) => outcome.kind)).toEqual([OutcomeKind.duplicate, OutcomeKind.duplicate, OutcomeKind.duplicate]);
+  });
+
+  it('records on its event a member that is not its event’s recorded message, and the others on the key', async () => {
+    const { run, store } = harness(10);
+    const batch = [...(await recorded(store, 'a', 2)), ...records('a', 1, 3)];
+    await run(batch);
+    expect(store.writes.filter((write) => !write.startsWith('recordAccepted'))).toEqual(['beginBatch a1 a2 a3', 'recordDelivered a 2', 'markDelivered a3']);
+    expect(store.events.get('a3')?.status).toBe('delivered');
+  });
+
+  it('records a run on the key every ten deliveries and at its end, and sends none of it again', async () => {
+    const { run, posts, store } = runs();
+    const batch = await recorded(store, 'a', 25);
+    const plan = await run(batch);
+    expect(plan.failedMessageIds).toEqual([]);
+    expect(posts).toHaveLength(25);
+    expect(store.writes.filter((write) => write.startsWith('recordDelivered'))).toEqual(['recordDelivered a 10', 'recordDelivered a 20', 'recordDelivered a 25']);
+    expect(store.writes.filter((write) => write.startsWith('markDelivered'))).toEqual([]);
+    await run(batch.map((record) => ({ ...record, receiveCount: 2 })));
+    expect(posts).toHaveLength(25);
+  });
+
+  it('records the deliveries before a failed member on the key before it counts the failure, and goes on from that member', async () => {
+    let refusals = 1;
+    const { run, posts, store } = runs((webhookId) => {
+      if (webhookId === 'a3' && refusals > 0) {
+        refusals -= 1;
+        return refused;
+      }
+      return ok;
+    });
+    const batch = await recorded(store, 'a', 4);
+    const plan = await run(batch);
+    expect(plan.failedMessageIds).toEqual(['a3', 'a4']);
+    expect(store.writes.filter((write) => !write.startsWith('recordAccepted'))).toEqual(['beginBatch a1 a2 a3 a4', 'recordDelivered a 2', 'beginAttempt a3', 'recordFailure a3']);
+    await drain(run, batch.slice(2));
+    expect(posts).toEqual(['a1#1', 'a2#2', 'a3#3', 'a3#3', 'a4#4']);
+  });
+
+  it('sends a run again, with its numbers, when the key’s write of its deliveries fails: it was never recorded', async () => {
+    let failures = 1;
+    const { run, posts, store } = runs(undefined, (inner) => async (input) => {
+      if (failures > 0) {
+        failures -= 1;
+        throw new Error('DynamoDB is unavailable');
+      }
+      return inner.recordDelivered(input);
+    });
+    const batch = await recorded(store, 'a', 3);
+    const failed = await run(batch);
+    expect(failed.failedMessageIds).toEqual(['a1', 'a2', 'a3']);
+    await drain(run, batch);
+    expect(posts).toEqual(['a1#1', 'a2#2', 'a3#3', 'a1#1', 'a2#2', 'a3#3']);
   });
 });

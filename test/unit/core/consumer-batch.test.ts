@@ -441,6 +441,64 @@ describe('processBatch', () => {
     });
   });
 
+  describe('a key’s deliveries recorded on its item', () => {
+    /** The key's item records deliveries through sequence number `at` of its group, numbered up to `sequence`. */
+    const deliveredThrough = (store: InMemoryDeliveryStore, key: string, at: number, sequence: number) =>
+      store.recordDelivered({ orderingKey: key, message: { messageGroupId: `group-${key}`, sequenceNumber: String(at) }, sequence });
+
+    /** A message SQS hands out again. */
+    const again = (record: ConsumerRecord): ConsumerRecord => ({ ...record, receiveCount: 2 });
+
+    it('skips a message received again at or before the recorded place, taken before, with no write and no POST', async () => {
+      const { run, store, sent } = harness();
+      await deliveredThrough(store, 'a', 5, 5);
+      const writes = store.writes.length;
+      const plan = await run([again(positioned('a4', 'a', 4)), positioned('a5', 'a', 5)]);
+      expect([plan.outcomes.get('a4'), plan.outcomes.get('a5')]).toEqual([{ kind: OutcomeKind.duplicate }, { kind: OutcomeKind.duplicate }]);
+      expect(plan.failedMessageIds).toEqual([]);
+      expect(sent).toEqual([]);
+      expect(store.writes.slice(writes)).toEqual([]);
+    });
+
+    it('delivers a later message of the key, and a message of another group', async () => {
+      const { run, store, sent } = harness();
+      await deliveredThrough(store, 'a', 5, 5);
+      await run([again(positioned('a6', 'a', 6))]);
+      await run([again({ ...positioned('a7', 'a', 1), messageGroupId: 'group-moved' })]);
+      expect(sent.map((s) => s.eventId)).toEqual(['a6', 'a7']);
+    });
+
+    it('reads the items of the keys whose messages SQS handed out before, and no other', async () => {
+      const { run, store } = harness();
+      await run([positioned('a1', 'a', 1), positioned('b1', 'b', 1)]);
+      await run([positioned('a2', 'a', 2), again(positioned('b2', 'b', 2)), again(positioned('c1', 'c', 1))]);
+      expect(store.reads.filter((read) => read.startsWith('findDelivered'))).toEqual(['findDelivered b c']);
+    });
+
+    it('delivers a redriven dead letter at or before the recorded place: it is not of the key’s order of places', async () => {
+      const { run, store, sent } = harness();
+      await deliveredThrough(store, 'a', 5, 5);
+      const redriven: QueuedEvent = { ...queued('a1', 'a'), redrive: { redriven_at: '2026-12-02T12:00:02.000Z', sequence: 1 } };
+      await run([again({ ...positioned('a1', 'a', 3), body: JSON.stringify(redriven) })]);
+      expect(sent.map((s) => [s.eventId, s.sequence])).toEqual([['a1', 1]]);
+    });
+
+    it('writes no number on a previous head numbered at most the recorded delivery: it was settled', async () => {
+      const { run, store } = harness();
+      await store.beginAttempt({ orderingKey: 'a', eventId: 'a1', maxAttempts: 3 });
+      await store.beginAttempt({ orderingKey: 'a', eventId: 'a2', maxAttempts: 3 });
+      await deliveredThrough(store, 'a', 2, 2);
+      await run([positioned('a3', 'a', 3)]);
+      expect(store.writes.filter((write) => write.startsWith('recordSequence'))).toEqual([]);
+      // Without a recorded delivery, the previous heads' numbers go on their records.
+      const other = harness();
+      await other.store.beginAttempt({ orderingKey: 'a', eventId: 'a1', maxAttempts: 3 });
+      await other.store.beginAttempt({ orderingKey: 'a', eventId: 'a2', maxAttempts: 3 });
+      await other.run([positioned('a3', 'a', 3)]);
+      expect(other.store.writes.filter((write) => write.startsWith('recordSequence'))).toEqual(['recordSequence a2', 'recordSequence a1']);
+    });
+  });
+
   it('begins nothing for a copy older than its key’s head in the same group (an invocation that ran late)', async () => {
     const { run, store, sent } = harness();
     // One at a time: the key's head moves to a2 (a run would keep its first event as the head).
