@@ -10,6 +10,7 @@ import {
   giveUp,
   isRecordedMessage,
   isSuccess,
+  NOTHING_SETTLED,
   OutcomeKind,
   readRecord,
   messagePlaceOf,
@@ -97,14 +98,34 @@ function deliveredOutcome(item: BatchItem, isCounted: boolean): DeliveryOutcome 
   return { kind: OutcomeKind.delivered, sequence: item.sequence, attempts: 1, acceptedAt: waitingSince(item.queued), isCounted };
 }
 
+/** Tells whether a member is the message ingest recorded for its event (see `isRecordedMessage`). */
+type RecordedMessages = (member: BatchMember) => Promise<boolean>;
+
+/**
+ * Which members of a run or batch are their event's recorded message. Ingest records an event
+ * right after SQS took its message, and the consumer may receive the message before that record
+ * lands: a member whose record the batch's read did not find is read again, once for all of them,
+ * started now, while the run's first POST is under way (strongly consistent, one read unit each,
+ * where recording its delivery on its own record would cost a write unit). A read that fails
+ * leaves them to their own records.
+ */
+function recordedMessages(members: readonly BatchMember[], ports: DeliveryPorts, wasSettled: SettledLookup): RecordedMessages {
+  const isUnread = ({ record, queued }: BatchMember): boolean =>
+    queued.redrive === undefined && messagePlaceOf(record).message !== undefined && wasSettled.positionOf(queued.event.event_id) === undefined;
+  const unread = members.filter(isUnread);
+  const readAgain: Promise<SettledLookup> =
+    unread.length === 0 ? Promise.resolve(NOTHING_SETTLED) : ports.store.findSettled(unread.map(({ queued }) => ({ eventId: queued.event.event_id, redrivenAt: undefined }))).catch(() => NOTHING_SETTLED);
+  return async ({ record, queued }) => isRecordedMessage(record, queued, wasSettled) || isRecordedMessage(record, queued, await readAgain);
+}
+
 /**
  * Records a delivered member, unless its key's item will: a member that is the message ingest
- * recorded for its event (see `isRecordedMessage`) is recorded by the next `recordDelivered` of
- * its run or batch (its outcome is then decided there); any other member on its event's record.
- * Undefined for a member the key's item records.
+ * recorded for its event (`isRecorded`) is recorded by the next `recordDelivered` of its run or
+ * batch (its outcome is then decided there); any other member on its event's record. Undefined
+ * for a member the key's item records.
  */
-function recordOnEvent(member: BatchMember, item: BatchItem, ports: DeliveryPorts, wasSettled: SettledLookup): Promise<DeliveryOutcome> | undefined {
-  if (isRecordedMessage(member.record, member.queued, wasSettled)) return undefined;
+function recordOnEvent(item: BatchItem, ports: DeliveryPorts, isRecorded: boolean): Promise<DeliveryOutcome> | undefined {
+  if (isRecorded) return undefined;
   return ports.store.markDelivered({ queued: item.queued, sequence: item.sequence, attempts: 1, at: ports.now().toISOString() }).then(({ wasAccepted }) => deliveredOutcome(item, wasAccepted));
 }
 
@@ -154,6 +175,7 @@ export async function startBatch(
   const numbered = await numberTogether(members, ports, context);
   if (first === undefined || numbered === undefined) return undefined;
   const { sequences, numbering } = numbered;
+  const isRecorded = recordedMessages(members, ports, context.wasSettled);
   const items = members.map((member, index): BatchItem => ({ queued: member.queued, sequence: sequences[index] ?? 0 }));
   const attemptedAt = ports.now();
   const [head, ...rest] = items;
@@ -164,16 +186,15 @@ export async function startBatch(
   if (isSuccess(result)) {
     // Recorded at once: on the key's item, in one write, for the members that are their event's
     // recorded message, and on their records for the others.
-    const onKeyMembers = members.flatMap((member, index) => (isRecordedMessage(member.record, member.queued, context.wasSettled) ? [{ member, item: items[index] }] : []));
+    const recorded = await Promise.all(members.map(isRecorded));
+    const onKeyMembers = members.flatMap((member, index) => (recorded[index] === true ? [{ member, item: items[index] }] : []));
     const last = onKeyMembers.at(-1);
     const onKey = last?.item === undefined ? Promise.resolve() : recordOnKey({ member: last.member, item: last.item }, ports);
     onKey.catch(() => undefined);
     const settled = await Promise.all(
       items.map(async (item, index) => {
-        const member = members[index];
         try {
-          if (member === undefined) throw new Error('a batch item without its member');
-          const onEvent = recordOnEvent(member, item, ports, context.wasSettled);
+          const onEvent = recordOnEvent(item, ports, recorded[index] === true);
           if (onEvent !== undefined) return { outcome: await onEvent };
           await onKey;
           return { outcome: deliveredOutcome(item, true) };
@@ -240,6 +261,7 @@ export async function startRun(
   const numbered = await numberTogether(members, ports, context);
   if (numbered === undefined) return undefined;
   const { sequences, numbering } = numbered;
+  const isRecorded = recordedMessages(members, ports, context.wasSettled);
   /** Each member's entry by its place in the run: filled as its record lands or its failure is decided. */
   const entries: (RunResult['settled'][number] | undefined)[] = members.map(() => undefined);
   /** The entries of the members the run reached, in its order. */
@@ -273,8 +295,8 @@ export async function startRun(
     newer = undefined;
     onKeyWriting = undefined;
   };
-  const record = (index: number, member: BatchMember, item: BatchItem): Promise<void> | undefined =>
-    recordOnEvent(member, item, ports, context.wasSettled)?.then(
+  const record = (index: number, item: BatchItem, isOnKey: boolean): Promise<void> | undefined =>
+    recordOnEvent(item, ports, isOnKey)?.then(
       (outcome) => {
         entries[index] = { outcome };
       },
@@ -297,7 +319,7 @@ export async function startRun(
       const request = signWebhook({ queued: item.queued, sequence: item.sequence, secrets: signingSecrets(target, attemptedAt), attemptedAt });
       const [result] = await Promise.all([ports.send(target.url, request), index === 0 ? numbering : undefined]);
       if (isSuccess(result)) {
-        newer = record(index, member, item);
+        newer = record(index, item, await isRecorded(member));
         if (newer === undefined) {
           onKeyWaiting.push({ index, member, item });
           if (onKeyWaiting.length >= RECORDED_ON_KEY_EVERY) await recordWaitingOnKey();

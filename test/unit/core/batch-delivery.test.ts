@@ -226,11 +226,11 @@ describe('deliveries recorded on the key', () => {
   }
 
   /** A consumer of subscriptions that take one event per POST, and a receiver answering `respond` to each. */
-  function runs(respond: (webhookId: string) => AttemptResult = () => ok, recordDelivered?: (store: InMemoryDeliveryStore) => DeliveryPorts['store']['recordDelivered']) {
+  function runs(respond: (webhookId: string) => AttemptResult = () => ok, overrides?: (store: InMemoryDeliveryStore) => Partial<DeliveryPorts['store']>) {
     const store = new InMemoryDeliveryStore();
     const posts: string[] = [];
     const ports: DeliveryPorts = {
-      store: recordDelivered === undefined ? store : Object.assign(Object.create(store) as InMemoryDeliveryStore, { recordDelivered: recordDelivered(store) }),
+      store: overrides === undefined ? store : Object.assign(Object.create(store) as InMemoryDeliveryStore, overrides(store)),
       findTarget: async (subscriptionId) => ({ url: `https://example.com/${subscriptionId}`, secret, batchSize: 1 }),
       send: async (_url, request) => {
         const webhookId = request.headers['webhook-id'] ?? '';
@@ -272,6 +272,26 @@ describe('deliveries recorded on the key', () => {
     expect(store.events.get('a3')?.status).toBe('delivered');
   });
 
+  it('reads again, once, the records ingest had not written when the batch read them, and records the run on the key', async () => {
+    let landing: (() => Promise<void>) | undefined;
+    const { run, posts, store } = runs(undefined, (inner) => ({
+      // Ingest's records land right after the batch's read, as when the consumer receives a message first.
+      findSettled: async (queries) => {
+        const answer = await inner.findSettled(queries);
+        const land = landing;
+        landing = undefined;
+        await land?.();
+        return answer;
+      },
+    }));
+    const batch = records('a', 3);
+    landing = async () => void (await recorded(store, 'a', 3));
+    await run(batch);
+    expect(posts).toEqual(['a1#1', 'a2#2', 'a3#3']);
+    expect(store.reads.filter((read) => read.startsWith('findSettled'))).toEqual(['findSettled a1 a2 a3', 'findSettled a1 a2 a3']);
+    expect(store.writes.filter((write) => !write.startsWith('recordAccepted'))).toEqual(['beginBatch a1 a2 a3', 'recordDelivered a 3']);
+  });
+
   it('records a run on the key every ten deliveries and at its end, and sends none of it again', async () => {
     const { run, posts, store } = runs();
     const batch = await recorded(store, 'a', 25);
@@ -303,13 +323,15 @@ describe('deliveries recorded on the key', () => {
 
   it('sends a run again, with its numbers, when the key’s write of its deliveries fails: it was never recorded', async () => {
     let failures = 1;
-    const { run, posts, store } = runs(undefined, (inner) => async (input) => {
-      if (failures > 0) {
-        failures -= 1;
-        throw new Error('DynamoDB is unavailable');
-      }
-      return inner.recordDelivered(input);
-    });
+    const { run, posts, store } = runs(undefined, (inner) => ({
+      recordDelivered: async (input) => {
+        if (failures > 0) {
+          failures -= 1;
+          throw new Error('DynamoDB is unavailable');
+        }
+        return inner.recordDelivered(input);
+      },
+    }));
     const batch = await recorded(store, 'a', 3);
     const failed = await run(batch);
     expect(failed.failedMessageIds).toEqual(['a1', 'a2', 'a3']);
