@@ -15,6 +15,8 @@ import { TABLES } from '../lambda/resources.js';
 import { createLocalClients } from './clients.js';
 import { wireConsumerHandler, type DeliveryPortsWrapper } from '../lambda/handlers/consumer.js';
 import { wireOperationsHandler } from '../lambda/handlers/operations.js';
+import { createGroupStore } from '../lambda/adapters/group-store.js';
+import { idleCutoff } from '../lambda/core/lag.js';
 import { LOCAL_REGION, startEmulators } from './emulators.js';
 import { startEventSourceMapping } from './event-source-mapping.js';
 import { startHttpApi } from './http-api.js';
@@ -116,6 +118,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       });
       stoppers.unshift(mapping.stop);
     }
+
+    // The lag job's upkeep of the index of active groups, once a minute as on AWS: groups idle for
+    // IDLE_GROUP_MINUTES leave it. Its metrics are CloudWatch's, not the local stack's.
+    const groups = createGroupStore(clients.dynamo, resources.groupsTable);
+    const sweepLogger = logger(SERVICE_NAMES.lagMetrics);
+    const sweep = setInterval(() => {
+      groups.listActiveForgettingIdle(idleCutoff(clock?.() ?? new Date())).catch((error: unknown) => sweepLogger.warn('idle groups not taken out of the index; the next minute tries again', { error }));
+    }, 60_000);
+    sweep.unref();
+    stoppers.unshift(async () => clearInterval(sweep));
 
     const api = await startHttpApi({
       host: LOCAL_HOST,

@@ -1,14 +1,16 @@
 /**
  * The Groups table: one item per message group with its lag, and the sparse, key-only
- * `active-group-keys` index of the groups that have pending or dead-lettered events. Ingest writes
- * a group once per request, the consumer once per batch; the index is written only when a group
- * enters it (becomes active) or leaves it (drains).
+ * `active-group-keys` index of the groups that have pending or dead-lettered events, or had within
+ * the last `IDLE_GROUP_MINUTES`. Ingest writes a group once per request, the consumer once per
+ * batch; the index is written only when a group enters it (becomes active after being idle that
+ * long) or leaves it (the lag job forgets it, idle that long): a key that sends again within
+ * minutes costs the index nothing.
  */
 import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { DeadLetterPlace } from '../core/dead-letter.js';
 import { allBucketNamesOf, minuteOf, planBucketUpdate, RateCounter, type BucketUpdate, type RateBuckets } from '../core/group-rates.js';
-import { ALL_LAG_SHARDS, HeadState, lagShardOf, ownOrderingKeyOf, type GroupIntake, type GroupLag, type GroupProgress } from '../core/lag.js';
+import { ALL_LAG_SHARDS, HeadState, isActive, lagShardOf, ownOrderingKeyOf, type GroupIntake, type GroupLag, type GroupProgress } from '../core/lag.js';
 import { blake2bDigest } from '../core/routing.js';
 import { TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
@@ -77,8 +79,10 @@ const groupItemSchema = z.object({
   dead_lettered: z.number().int().default(0),
   /** A DynamoDB string set: the document client reads it as a Set. */
   ordering_keys: z.set(z.string()).optional(),
-  /** The group's shard in the index of active groups; absent once it drains. */
+  /** The group's shard in the index of active groups; absent once the lag job forgot it, idle. */
   lag_shard: z.string().optional(),
+  /** When the group last drained, while it stays in the index idle; absent while it is active. */
+  idle_since: z.string().optional(),
 });
 
 /** Every slot of both rings of per-minute buckets (group-rates.ts): at most three of each are on an item. */
@@ -134,10 +138,16 @@ function toGroupLag(item: z.infer<typeof groupItemSchema>, rateBuckets: RateBuck
 export interface GroupStore {
   /** Counts a request's recorded events into their group: one write per group per request. */
   readonly recordIntake: (intake: GroupIntake) => Promise<void>;
-  /** Records what a consumer batch did to a group; takes the group out of the index when it drains. */
+  /** Records what a consumer batch did to a group; marks it idle (still in the index) when it drains. */
   readonly recordProgress: (progress: GroupProgress, now: Date) => Promise<void>;
-  /** Every group in the index of active groups. */
+  /** Every active group of the index (`isActive`): the idle ones it still holds are left out. */
   readonly listActiveGroups: () => Promise<GroupLag[]>;
+  /**
+   * The same list, from the same one read of the index, and each group idle since before
+   * `idleBefore` taken out of the index: one conditional write each, refused when the group took
+   * events since it was read. The lag job's, once a minute.
+   */
+  readonly listActiveForgettingIdle: (idleBefore: string) => Promise<GroupLag[]>;
   /** One group's lag, or undefined when the group has never had an event. */
   readonly getGroup: (messageGroupId: string) => Promise<GroupLag | undefined>;
   /**
@@ -174,6 +184,10 @@ export const GROUP_STORE_ACCESS = {
     { resource: 'groupsTable', index: ACTIVE_GROUPS_INDEX, actions: ['dynamodb:Query'] },
     { resource: 'groupsTable', actions: ['dynamodb:BatchGetItem'] },
   ],
+  listActiveForgettingIdle: [
+    { resource: 'groupsTable', index: ACTIVE_GROUPS_INDEX, actions: ['dynamodb:Query'] },
+    { resource: 'groupsTable', actions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'] },
+  ],
   getGroup: [{ resource: 'groupsTable', actions: ['dynamodb:GetItem'] }],
   recordRedrive: [{ resource: 'groupsTable', actions: ['dynamodb:UpdateItem'] }],
   // The marked count; when refused, a read of the marks, then the unmarked count; then the copy.
@@ -182,33 +196,37 @@ export const GROUP_STORE_ACCESS = {
   uncountDeadLetter: [{ resource: 'groupsTable', actions: ['dynamodb:UpdateItem', 'dynamodb:GetItem'] }],
 } as const satisfies AccessMap<GroupStore>;
 
-/** What a drained group forgets besides its place in the index: its oldest acceptance, keys and head. */
-const FORGOTTEN_ATTRIBUTES_BUT_SHARD = 'oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key';
-/** What a drained group without dead letters forgets: the above, and its place in the index. */
-const FORGOTTEN_ATTRIBUTES = `lag_shard, ${FORGOTTEN_ATTRIBUTES_BUT_SHARD}`;
+/**
+ * What a drained group forgets: its oldest acceptance, keys and head. It keeps its place in the
+ * index, idle, until the lag job forgets it (`listActiveForgettingIdle`).
+ */
+const FORGOTTEN_ATTRIBUTES = 'oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key';
 
 export function createGroupStore(client: DynamoDBDocumentClient, tableName: string): GroupStore {
   const key = (messageGroupId: string) => ({ [TABLES.groups.partitionKey]: messageGroupId });
 
   /**
    * A group with nothing pending forgets its oldest acceptance and its head, so that its next
-   * events start its wait afresh; it leaves the index when it has no dead letters either. Only
-   * written when a write saw the group drain; conditional, as ingest may have counted new events.
+   * events start its wait afresh. With no dead letters either, it is idle from `at`, still in the
+   * index; or, without `at` (its last dead letters redriven away: no delivery drained it), it
+   * leaves the index at once. Only written when a write saw the group drain; conditional, as
+   * ingest may have counted new events.
    */
-  const forgetIfDrained = async (messageGroupId: string, deadLettered: number): Promise<void> => {
+  const forgetIfDrained = async (messageGroupId: string, deadLettered: number, at: string | undefined): Promise<void> => {
     const hasDeadLetters = deadLettered > 0;
+    const idle = hasDeadLetters ? '' : at === undefined ? 'lag_shard, idle_since, ' : '';
     await updateIfCondition(
       client,
       new UpdateCommand({
         TableName: tableName,
         Key: key(messageGroupId),
-        UpdateExpression: `REMOVE ${hasDeadLetters ? '' : 'lag_shard, '}${FORGOTTEN_ATTRIBUTES_BUT_SHARD}`,
+        UpdateExpression: `${!hasDeadLetters && at !== undefined ? 'SET idle_since = :at ' : ''}REMOVE ${idle}${FORGOTTEN_ATTRIBUTES}`,
         // A group only a dead letter was counted in (before ingest's intake) has no depth yet.
         ConditionExpression: hasDeadLetters
           ? '(attribute_not_exists(#depth) OR #depth <= :zero)'
           : '(attribute_not_exists(#depth) OR #depth <= :zero) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
         ExpressionAttributeNames: DEPTH,
-        ExpressionAttributeValues: { ':zero': 0 },
+        ExpressionAttributeValues: { ':zero': 0, ...(!hasDeadLetters && at !== undefined ? { ':at': at } : {}) },
       }),
     );
   };
@@ -277,7 +295,8 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
     };
     // An idle group has no oldest acceptance (forgetIfDrained): these events become it; a group
     // with pending events keeps its own. A per-key group's key never changes, and is never forgotten.
-    const counting = `ADD #depth :events SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted)${ownKey === undefined ? '' : ', ordering_key = if_not_exists(ordering_key, :ownKey)'}, ${rate.set} REMOVE ${rate.remove.join(', ')}`;
+    // An idle group still in the index keeps its shard: setting the same one writes no index entry.
+    const counting = `ADD #depth :events SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted)${ownKey === undefined ? '' : ', ordering_key = if_not_exists(ordering_key, :ownKey)'}, ${rate.set} REMOVE ${['idle_since', ...rate.remove].join(', ')}`;
     // The keys seen are kept up to MAX_KEYS_TRACKED (a busy partition never drains, and an item
     // holds at most 400 KB): beyond, the count goes on without them.
     const withKeys = await updateIfCondition(
@@ -307,7 +326,59 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
     // The consumer settled these events before this count arrived (a race of milliseconds): the
     // group is drained already, and must not keep this acceptance as its oldest.
     const { group } = groupOf(output.Attributes, intake.messageGroupId, tableName);
-    if (group.depth <= 0) await forgetIfDrained(intake.messageGroupId, group.deadLettered);
+    if (group.depth <= 0) await forgetIfDrained(intake.messageGroupId, group.deadLettered, intake.acceptedAt);
+  };
+
+  /**
+   * Every group the index holds, active or idle, read by key: the index holds keys only (a group's
+   * lag changes on every write; its keys only when it enters or leaves the index), so each shard
+   * is Queried for them, then those groups are read.
+   */
+  const readIndexedGroups = async (): Promise<ReturnType<typeof groupOf>[]> => {
+    const shards = await Promise.all(
+      ALL_LAG_SHARDS.map(async (shard) => {
+        const ids: string[] = [];
+        let startKey: Record<string, unknown> | undefined;
+        do {
+          const output: QueryCommandOutput = await client.send(
+            new QueryCommand({
+              TableName: tableName,
+              IndexName: ACTIVE_GROUPS_INDEX,
+              KeyConditionExpression: 'lag_shard = :shard',
+              ExpressionAttributeValues: { ':shard': shard },
+              ExclusiveStartKey: startKey,
+            }),
+          );
+          for (const item of output.Items ?? []) ids.push(parseItem(indexEntrySchema, item, tableName, shard).message_group_id);
+          startKey = output.LastEvaluatedKey;
+        } while (startKey !== undefined);
+        return ids;
+      }),
+    );
+    // Eventually consistent, at half the read units: the index itself is eventually consistent,
+    // so a strongly consistent read would not make the list any more current; the lag view and
+    // the lag job (once a minute) show a moment's lag, and a second-old copy of it is as good.
+    const items = await batchGetItems(client, { tableName, keyName: TABLES.groups.partitionKey, keys: shards.flat(), attributes: GROUP_ATTRIBUTES, consistency: ReadConsistency.eventual });
+    // A group forgotten (or vanished) between the Query and the read is not in the index any more.
+    return items.map((item) => groupOf(item, String(item[TABLES.groups.partitionKey]), tableName)).filter(({ item }) => item.lag_shard !== undefined);
+  };
+
+  /**
+   * Takes an idle group out of the index: refused when it took events since it was read idle
+   * (ingest's intake removes `idle_since`, and a later drain writes another).
+   */
+  const forgetIdle = async (messageGroupId: string, idleSince: string): Promise<void> => {
+    await updateIfCondition(
+      client,
+      new UpdateCommand({
+        TableName: tableName,
+        Key: key(messageGroupId),
+        UpdateExpression: 'REMOVE lag_shard, idle_since',
+        ConditionExpression: 'idle_since = :seen AND (attribute_not_exists(#depth) OR #depth <= :zero) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
+        ExpressionAttributeNames: DEPTH,
+        ExpressionAttributeValues: { ':seen': idleSince, ':zero': 0 },
+      }),
+    );
   };
 
   return {
@@ -326,10 +397,10 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
           new UpdateCommand({
             TableName: tableName,
             Key: key(progress.messageGroupId),
-            UpdateExpression: `ADD #depth :settled ${rate === undefined ? '' : `SET ${rate.set} `}REMOVE ${[FORGOTTEN_ATTRIBUTES, ...(rate?.remove ?? [])].join(', ')}`,
+            UpdateExpression: `ADD #depth :settled SET ${['idle_since = :now', ...(rate === undefined ? [] : [rate.set])].join(', ')} REMOVE ${[FORGOTTEN_ATTRIBUTES, ...(rate?.remove ?? [])].join(', ')}`,
             ConditionExpression: '(attribute_not_exists(#depth) OR #depth <= :count) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
             ExpressionAttributeNames: DEPTH,
-            ExpressionAttributeValues: { ':settled': -progress.settled, ':count': progress.settled, ':zero': 0, ...rate?.values },
+            ExpressionAttributeValues: { ':settled': -progress.settled, ':count': progress.settled, ':zero': 0, ':now': now.toISOString(), ...rate?.values },
           }),
         );
         if (drained !== undefined) return;
@@ -368,7 +439,7 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
         }),
       );
       const { group } = groupOf(output.Attributes, progress.messageGroupId, tableName);
-      if (group.depth <= 0) await forgetIfDrained(progress.messageGroupId, group.deadLettered);
+      if (group.depth <= 0) await forgetIfDrained(progress.messageGroupId, group.deadLettered, now.toISOString());
     },
 
     async getGroup(messageGroupId) {
@@ -433,41 +504,18 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
       const group = await copyCount(place.messageGroupId, count);
       // The group it died in may now hold nothing at all (its key was repartitioned away, or it
       // drained meanwhile): it leaves the index of active groups, as a group the consumer drains does.
-      if (group !== undefined && group.depth <= 0) await forgetIfDrained(place.messageGroupId, group.deadLettered);
+      if (group !== undefined && group.depth <= 0) await forgetIfDrained(place.messageGroupId, group.deadLettered, undefined);
     },
 
     async listActiveGroups() {
-      // The index holds keys only (a group's lag changes on every write; its keys only when it
-      // becomes active or drains): Query each shard for them, then read those groups by key.
-      const shards = await Promise.all(
-        ALL_LAG_SHARDS.map(async (shard) => {
-          const ids: string[] = [];
-          let startKey: Record<string, unknown> | undefined;
-          do {
-            const output: QueryCommandOutput = await client.send(
-              new QueryCommand({
-                TableName: tableName,
-                IndexName: ACTIVE_GROUPS_INDEX,
-                KeyConditionExpression: 'lag_shard = :shard',
-                ExpressionAttributeValues: { ':shard': shard },
-                ExclusiveStartKey: startKey,
-              }),
-            );
-            for (const item of output.Items ?? []) ids.push(parseItem(indexEntrySchema, item, tableName, shard).message_group_id);
-            startKey = output.LastEvaluatedKey;
-          } while (startKey !== undefined);
-          return ids;
-        }),
-      );
-      // Eventually consistent, at half the read units: the index itself is eventually consistent,
-      // so a strongly consistent read would not make the list any more current; the lag view and
-      // the lag job (once a minute) show a moment's lag, and a second-old copy of it is as good.
-      const items = await batchGetItems(client, { tableName, keyName: TABLES.groups.partitionKey, keys: shards.flat(), attributes: GROUP_ATTRIBUTES, consistency: ReadConsistency.eventual });
-      // A group that drained (or vanished) between the Query and the read is no longer active.
-      return items
-        .map((item) => groupOf(item, String(item[TABLES.groups.partitionKey]), tableName))
-        .filter(({ item }) => item.lag_shard !== undefined)
-        .map(({ group }) => group);
+      return (await readIndexedGroups()).filter(({ group }) => isActive(group)).map(({ group }) => group);
+    },
+
+    async listActiveForgettingIdle(idleBefore) {
+      const indexed = await readIndexedGroups();
+      const idle = indexed.filter(({ item }) => item.idle_since !== undefined && item.idle_since < idleBefore);
+      await Promise.all(idle.map(({ item }) => forgetIdle(item.message_group_id, item.idle_since ?? '')));
+      return indexed.filter(({ group }) => isActive(group)).map(({ group }) => group);
     },
   };
 }

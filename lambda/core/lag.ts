@@ -11,7 +11,8 @@ import { schemaOf } from './schema-match.js';
 
 /**
  * Shards of the sparse index of active groups: enough that no index partition runs hot. A sparse
- * key (one event at a time) enters and leaves the index once per event: 2 index writes per event,
+ * key (one event at a time) entered and left the index once per event before idle groups stayed in it (see
+ * {@link IDLE_GROUP_MINUTES}): 2 index writes per event,
  * each shard's partition key good for 1,000 writes/s, so 256 shards take 128,000 writes/s, the
  * scale model's peak of 50,000 events/s (100,000 writes/s) with a quarter to spare. Readers make one
  * Query per shard: the lag job 256 a minute, each of at most half a read unit when the shard is idle.
@@ -21,6 +22,20 @@ export const LAG_SHARDS = 256;
 /** The shard of a group in the index of active groups. */
 export function lagShardOf(messageGroupId: string): string {
   return `shard-${Buffer.from(blake2bDigest(messageGroupId, 8)).readBigUInt64BE(0) % BigInt(LAG_SHARDS)}`;
+}
+
+/**
+ * How long a drained group stays in the index of active groups, idle, before the lag job takes it
+ * out: a key that sends again within it (a sparse key, one event every few seconds or minutes)
+ * enters and leaves the index once, not once per event (2 index write units saved per event). The
+ * lag job, the lag view and the routing's pending count read the idle ones too (half a read unit
+ * each per read), and leave them out.
+ */
+export const IDLE_GROUP_MINUTES = 15;
+
+/** The time before which a group idle since then is taken out of the index (see {@link IDLE_GROUP_MINUTES}). */
+export function idleCutoff(now: Date): string {
+  return new Date(now.getTime() - IDLE_GROUP_MINUTES * 60_000).toISOString();
 }
 
 /** Every shard, for readers of the index. */

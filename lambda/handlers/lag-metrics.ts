@@ -1,20 +1,20 @@
 /**
  * Lag job: scheduled every minute, reads the sparse index of active groups (never the whole
- * table) and publishes, through Powertools Metrics (EMF), what the lag alarms watch: the longest
+ * table), takes out of it the groups idle for `IDLE_GROUP_MINUTES`, and publishes, through Powertools Metrics (EMF), what the lag alarms watch: the longest
  * wait of any group, the stalled groups, the backlog and the keys falling behind. It also logs
  * the worst keys falling behind with their rates, one line each, which the dashboard tabulates.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { FALLING_BEHIND_MESSAGE, LAG_METRICS, summarizeLag, type GroupLag, type LagSummary, type LagThresholds } from '../core/lag.js';
+import { FALLING_BEHIND_MESSAGE, idleCutoff, LAG_METRICS, summarizeLag, type GroupLag, type LagSummary, type LagThresholds } from '../core/lag.js';
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
 import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js';
 import type { LambdaHandler } from './logger.js';
 import { lambdaEntry, type HandlerWiring } from './wiring.js';
 
-/** The adapter methods the lag job calls: the index of active groups, read only. */
+/** The adapter methods the lag job calls: the index of active groups, read, and its idle groups taken out. */
 const USES = {
-  groups: uses(GROUP_STORE_ACCESS, ['listActiveGroups']),
+  groups: uses(GROUP_STORE_ACCESS, ['listActiveForgettingIdle']),
 };
 
 /** What the lag job's calls need from IAM: exactly what the stack grants it. */
@@ -27,7 +27,8 @@ export type LagMetricsHandler = () => Promise<LagSummary>;
 
 
 export interface LagMetricsHandlerDeps {
-  readonly listActiveGroups: () => Promise<GroupLag[]>;
+  /** The active groups, each group idle since before `idleBefore` taken out of the index. */
+  readonly listActiveForgettingIdle: (idleBefore: string) => Promise<GroupLag[]>;
   readonly publish: (summary: LagSummary) => void;
   readonly thresholds: LagThresholds;
   readonly now: () => Date;
@@ -36,8 +37,9 @@ export interface LagMetricsHandlerDeps {
 
 export function createLagMetricsHandler(deps: LagMetricsHandlerDeps): LagMetricsHandler {
   return async () => {
-    const groups = await deps.listActiveGroups();
-    const summary = summarizeLag(groups, deps.now(), deps.thresholds);
+    const now = deps.now();
+    const groups = await deps.listActiveForgettingIdle(idleCutoff(now));
+    const summary = summarizeLag(groups, now, deps.thresholds);
     deps.publish(summary);
     const { worstFallingBehind, ...counts } = summary;
     deps.logger.info('lag published', { activeGroups: groups.length, ...counts });
@@ -71,7 +73,7 @@ export function publishWithPowertools(metrics: Metrics): (summary: LagSummary) =
 /** The lag job from a configuration and clients. */
 export function wireLagMetricsHandler(input: Omit<HandlerWiring<(typeof LAG_METRICS_RESOURCES)[number]>, 'sqs'>, metrics: Metrics): LagMetricsHandler {
   return createLagMetricsHandler({
-    listActiveGroups: pick(createGroupStore(input.dynamo, input.resources.groupsTable), USES.groups).listActiveGroups,
+    listActiveForgettingIdle: pick(createGroupStore(input.dynamo, input.resources.groupsTable), USES.groups).listActiveForgettingIdle,
     publish: publishWithPowertools(metrics),
     thresholds: { stallThresholdSeconds: input.config.stallThresholdSeconds, fallingBehindWaitSeconds: input.config.fallingBehindWaitSeconds },
     now: () => new Date(),

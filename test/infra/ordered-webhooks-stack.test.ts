@@ -560,13 +560,13 @@ describe('permissions', () => {
     expect(reaching.sort()).toEqual(['consumer', 'operations']);
   });
 
-  it('lets the lag job only query the active-group-keys index and read those groups by key, and publish metrics through its logs alone', () => {
+  it('lets the lag job only query the active-group-keys index, read those groups by key and take idle ones out, and publish metrics through its logs alone', () => {
     // Embedded metric format: CloudWatch reads the metrics from the log lines, no PutMetricData.
     expect(actionsByResource(permissions('lagMetrics'))).toEqual(
       expected([
         [logGroup('lagMetrics'), LOG_WRITES],
         [activeGroupsIndex(), ['dynamodb:Query']],
-        [table('groups'), ['dynamodb:BatchGetItem']],
+        [table('groups'), ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem']],
       ]),
     );
   });

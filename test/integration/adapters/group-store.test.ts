@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createGroupStore, MAX_DEAD_LETTERS_TRACKED, MAX_KEYS_TRACKED, placeMark as placeMarkOf, type GroupStore } from '../../../lambda/adapters/group-store.js';
-import { HeadState, lagShardOf, type GroupProgress } from '../../../lambda/core/lag.js';
+import { HeadState, IDLE_GROUP_MINUTES, idleCutoff, lagShardOf, type GroupProgress } from '../../../lambda/core/lag.js';
 import { allBucketNamesOf, RateCounter, ratesOfLastFullMinute } from '../../../lambda/core/group-rates.js';
 import { messageGroupIdFor } from '../../../lambda/core/routing.js';
 import { TABLES } from '../../../lambda/resources.js';
@@ -70,6 +70,33 @@ describe('createGroupStore on dynalite', () => {
     expect(entries.Items?.find((entry) => entry.message_group_id === group)).toEqual({ message_group_id: group, lag_shard: lagShardOf(group) });
     const listed = (await store.listActiveGroups()).find((candidate) => candidate.messageGroupId === group);
     expect(listed).toMatchObject({ depth: 2, oldestAcceptedAt: T0, keysAffected: 2, headAttempts: 2, lastError: 'HTTP 500', headEventId: 'e1', headOrderingKey: 'k1', headFailingSince: NOW.toISOString() });
+  });
+
+  it('keeps a drained group in the index, idle and unlisted, until the lag job takes it out after IDLE_GROUP_MINUTES', async () => {
+    const group = newGroup();
+    const inIndex = async (): Promise<boolean> => {
+      const entries = await tables.dynamo.send(
+        new QueryCommand({ TableName: TABLES.groups.localName, IndexName: TABLES.groups.indexes[0].name, KeyConditionExpression: 'lag_shard = :shard', ExpressionAttributeValues: { ':shard': lagShardOf(group) } }),
+      );
+      return (entries.Items ?? []).some((entry) => entry.message_group_id === group);
+    };
+    await store.recordIntake({ messageGroupId: group, events: 1, orderingKeys: ['k1'], acceptedAt: T0 });
+    await store.recordProgress(clear(group, 1), NOW);
+    expect([await inIndex(), await isActive(group)]).toEqual([true, false]);
+    // Active again within the idle time: listed, and still idle for nothing.
+    await store.recordIntake({ messageGroupId: group, events: 1, orderingKeys: ['k1'], acceptedAt: T1 });
+    expect(await store.listActiveForgettingIdle(idleCutoff(new Date(LATER.getTime() + 60 * 60_000)))).toEqual(expect.arrayContaining([expect.objectContaining({ messageGroupId: group, depth: 1 })]));
+    expect(await inIndex()).toBe(true);
+    // Drained again: kept while idle for less than IDLE_GROUP_MINUTES, taken out after.
+    await store.recordProgress(clear(group, 1), LATER);
+    await store.listActiveForgettingIdle(idleCutoff(new Date(LATER.getTime() + (IDLE_GROUP_MINUTES - 1) * 60_000)));
+    expect(await inIndex()).toBe(true);
+    await store.listActiveForgettingIdle(idleCutoff(new Date(LATER.getTime() + (IDLE_GROUP_MINUTES + 1) * 60_000)));
+    expect(await inIndex()).toBe(false);
+    expect(await store.getGroup(group)).toMatchObject({ depth: 0, deadLettered: 0 });
+    // Its next event puts it back.
+    await store.recordIntake({ messageGroupId: group, events: 1, orderingKeys: ['k1'], acceptedAt: T1 });
+    expect([await inIndex(), await isActive(group)]).toEqual([true, true]);
   });
 
   it('keeps a per-key group\'s ordering key from its first intake on, through its draining; none for a partition', async () => {

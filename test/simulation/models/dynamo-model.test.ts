@@ -483,7 +483,7 @@ describe('DynamoModel against dynalite: the adapters', () => {
         await store.countDeadLetter({ messageGroupId: 'g1', subscriptionId: 's1', position: 'p1' });
         await store.countDeadLetter({ messageGroupId: 'g1', subscriptionId: 's1', position: 'p2' });
         await store.recordProgress({ messageGroupId: 'g1', settled: 1, lastSettledAcceptedAt: '2026-01-01T00:00:00Z', head: { state: HeadState.clear } }, now);
-        // g2 drains with nothing dead-lettered: it leaves the index.
+        // g2 drains with nothing dead-lettered: no longer listed (idle in the index until the lag job takes it out).
         await store.recordProgress({ messageGroupId: 'g2', settled: 1, lastSettledAcceptedAt: '2026-01-01T00:00:01Z', head: { state: HeadState.clear } }, now);
         const active = await store.listActiveGroups();
         await store.recordProgress({ messageGroupId: 'g1', settled: 1, lastSettledAcceptedAt: undefined, head: { state: HeadState.unknown } }, now);

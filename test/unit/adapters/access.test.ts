@@ -432,6 +432,25 @@ const ADAPTERS = {
           run: (store) => store.listActiveGroups(),
         },
       ],
+      listActiveForgettingIdle: [
+        {
+          path: 'an idle group is taken out of the index',
+          answer: () => {
+            dynamoMock.on(QueryCommand).resolves({ Items: [{ message_group_id: 'g1', lag_shard: 'shard-0' }] });
+            dynamoMock.on(BatchGetCommand).resolves({ Responses: { [NAMES.groupsTable]: [{ message_group_id: 'g1', lag_shard: 'shard-0', depth: 0, idle_since: at }] } });
+          },
+          run: (store) => store.listActiveForgettingIdle('2099-01-01T00:00:00.000Z'),
+        },
+        {
+          path: 'it took events meanwhile (refused condition)',
+          answer: () => {
+            dynamoMock.on(QueryCommand).resolves({ Items: [{ message_group_id: 'g1', lag_shard: 'shard-0' }] });
+            dynamoMock.on(BatchGetCommand).resolves({ Responses: { [NAMES.groupsTable]: [{ message_group_id: 'g1', lag_shard: 'shard-0', depth: 0, idle_since: at }] } });
+            dynamoMock.on(UpdateCommand).rejects(conditionFailed());
+          },
+          run: (store) => store.listActiveForgettingIdle('2099-01-01T00:00:00.000Z'),
+        },
+      ],
       getGroup: [
         { path: 'the group exists', answer: () => dynamoMock.on(GetCommand).resolves({ Item: { message_group_id: 'g1', depth: 1 } }), run: (store) => store.getGroup('g1') },
         { path: 'it does not', run: (store) => store.getGroup('g1') },

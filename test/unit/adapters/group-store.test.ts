@@ -31,7 +31,8 @@ describe('recordIntake', () => {
       TableName: 'Groups',
       Key: { message_group_id: 'g1' },
       // The events per minute ride on the same write: no request of their own.
-      UpdateExpression: `ADD #depth :events, ordering_keys :keys SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted), ${accepted.set} REMOVE ${accepted.remove}`,
+      // Active again: an idle group still in the index keeps its entry (the same shard), and is no longer idle.
+      UpdateExpression: `ADD #depth :events, ordering_keys :keys SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted), ${accepted.set} REMOVE idle_since, ${accepted.remove}`,
       ConditionExpression: 'attribute_not_exists(ordering_keys) OR size(ordering_keys) < :cap',
       ExpressionAttributeNames: { '#depth': 'depth' },
       ExpressionAttributeValues: {
@@ -55,7 +56,7 @@ describe('recordIntake', () => {
     await store.recordIntake({ messageGroupId: 'p1', events: 2, orderingKeys: ['k1', 'k2'], acceptedAt: now.toISOString() });
     const calls = dynamo.commandCalls(UpdateCommand);
     expect(calls).toHaveLength(2);
-    expect(calls[1]?.args[0].input.UpdateExpression).toBe(`ADD #depth :events SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted), ${accepted.set} REMOVE ${accepted.remove}`);
+    expect(calls[1]?.args[0].input.UpdateExpression).toBe(`ADD #depth :events SET lag_shard = :shard, oldest_accepted_at = if_not_exists(oldest_accepted_at, :accepted), ${accepted.set} REMOVE idle_since, ${accepted.remove}`);
   });
 
   it('forgets the group again when the consumer settled its events before this count arrived', async () => {
@@ -64,8 +65,9 @@ describe('recordIntake', () => {
     const calls = dynamo.commandCalls(UpdateCommand);
     expect(calls).toHaveLength(2);
     expect(calls[1]?.args[0].input).toMatchObject({
-      UpdateExpression: 'REMOVE lag_shard, oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key',
+      UpdateExpression: 'SET idle_since = :at REMOVE oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key',
       ConditionExpression: '(attribute_not_exists(#depth) OR #depth <= :zero) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
+      ExpressionAttributeValues: { ':zero': 0, ':at': now.toISOString() },
     });
   });
 });
@@ -95,7 +97,7 @@ describe('recordProgress', () => {
     expect(expression).not.toContain('delivered_m');
   });
 
-  it('clears the head and takes a drained group out of the index, only if nothing new was counted', async () => {
+  it('clears the head of a drained group and marks it idle, still in the index, only if nothing new was counted', async () => {
     dynamo.on(UpdateCommand).resolvesOnce({ Attributes: { message_group_id: 'g1', depth: 0, dead_lettered: 0 } }).resolvesOnce({});
     await store.recordProgress({ messageGroupId: 'g1', settled: 2, lastSettledAcceptedAt: 'a2', head: { state: HeadState.clear } }, now);
     const calls = dynamo.commandCalls(UpdateCommand);
@@ -103,8 +105,9 @@ describe('recordProgress', () => {
       `ADD #depth :settled SET lag_shard = :shard, ${delivered.set}, oldest_accepted_at = :oldest REMOVE ${delivered.remove}, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key`,
     );
     expect(calls[1]?.args[0].input).toMatchObject({
-      UpdateExpression: 'REMOVE lag_shard, oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key',
+      UpdateExpression: 'SET idle_since = :at REMOVE oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key',
       ConditionExpression: '(attribute_not_exists(#depth) OR #depth <= :zero) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
+      ExpressionAttributeValues: { ':zero': 0, ':at': now.toISOString() },
     });
   });
 
@@ -126,9 +129,9 @@ describe('recordProgress', () => {
     const calls = dynamo.commandCalls(UpdateCommand);
     expect(calls).toHaveLength(1);
     expect(calls[0]?.args[0].input).toMatchObject({
-      UpdateExpression: `ADD #depth :settled SET ${delivered.set} REMOVE lag_shard, oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key, ${delivered.remove}`,
+      UpdateExpression: `ADD #depth :settled SET idle_since = :now, ${delivered.set} REMOVE oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key, ${delivered.remove}`,
       ConditionExpression: '(attribute_not_exists(#depth) OR #depth <= :count) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
-      ExpressionAttributeValues: { ':settled': -2, ':count': 2, ':zero': 0, ':deliveredBase': delivered.base, ':deliveredEvents': 2 },
+      ExpressionAttributeValues: { ':settled': -2, ':count': 2, ':zero': 0, ':now': now.toISOString(), ':deliveredBase': delivered.base, ':deliveredEvents': 2 },
     });
     dynamo.reset();
     dynamo
@@ -138,7 +141,7 @@ describe('recordProgress', () => {
     await store.recordProgress(drained, now);
     // The refused write counted nothing; the one that follows counts the settled events once.
     expect(dynamo.commandCalls(UpdateCommand).map((call) => call.args[0].input.UpdateExpression)).toEqual([
-      `ADD #depth :settled SET ${delivered.set} REMOVE lag_shard, oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key, ${delivered.remove}`,
+      `ADD #depth :settled SET idle_since = :now, ${delivered.set} REMOVE oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key, ${delivered.remove}`,
       `ADD #depth :settled SET lag_shard = :shard, ${delivered.set}, oldest_accepted_at = :oldest REMOVE ${delivered.remove}, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key`,
     ]);
   });
@@ -192,9 +195,63 @@ describe('listActiveGroups', () => {
     expect((await store.listActiveGroups()).map((group) => group.messageGroupId)).toEqual(['active']);
   });
 
+  it('leaves out an idle group the index still holds', async () => {
+    dynamo.on(QueryCommand).callsFake((input: { ExpressionAttributeValues: { ':shard': string } }) =>
+      input.ExpressionAttributeValues[':shard'] === 'shard-0' ? { Items: [{ message_group_id: 'active', lag_shard: 'shard-0' }, { message_group_id: 'idle', lag_shard: 'shard-0' }] } : { Items: [] },
+    );
+    dynamo.on(BatchGetCommand).resolves({
+      Responses: { Groups: [{ message_group_id: 'active', lag_shard: 'shard-0', depth: 1 }, { message_group_id: 'idle', lag_shard: 'shard-0', depth: 0, idle_since: now.toISOString() }] },
+    });
+    expect((await store.listActiveGroups()).map((group) => group.messageGroupId)).toEqual(['active']);
+    expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);
+  });
+
   it('reads nothing by key when no group is active', async () => {
     dynamo.on(QueryCommand).resolves({ Items: [] });
     expect(await store.listActiveGroups()).toEqual([]);
     expect(dynamo.commandCalls(BatchGetCommand)).toHaveLength(0);
+  });
+});
+
+describe('listActiveForgettingIdle', () => {
+  it('takes out of the index each group idle since before the cutoff, if it took no events since, from the same one read', async () => {
+    const before = (minutes: number) => new Date(now.getTime() - minutes * 60_000).toISOString();
+    dynamo.on(QueryCommand).callsFake((input: { ExpressionAttributeValues: { ':shard': string } }) =>
+      input.ExpressionAttributeValues[':shard'] === 'shard-0'
+        ? { Items: ['active', 'idle-long', 'idle-briefly'].map((id) => ({ message_group_id: id, lag_shard: 'shard-0' })) }
+        : { Items: [] },
+    );
+    dynamo.on(BatchGetCommand).resolves({
+      Responses: {
+        Groups: [
+          { message_group_id: 'active', lag_shard: 'shard-0', depth: 2 },
+          { message_group_id: 'idle-long', lag_shard: 'shard-0', depth: 0, idle_since: before(20) },
+          { message_group_id: 'idle-briefly', lag_shard: 'shard-0', depth: 0, idle_since: before(5) },
+        ],
+      },
+    });
+    const groups = await store.listActiveForgettingIdle(before(15));
+    expect(groups.map((group) => group.messageGroupId)).toEqual(['active']);
+    expect(dynamo.commandCalls(BatchGetCommand)).toHaveLength(1);
+    const writes = dynamo.commandCalls(UpdateCommand).map((call) => call.args[0].input);
+    expect(writes).toEqual([
+      {
+        TableName: 'Groups',
+        Key: { message_group_id: 'idle-long' },
+        UpdateExpression: 'REMOVE lag_shard, idle_since',
+        ConditionExpression: 'idle_since = :seen AND (attribute_not_exists(#depth) OR #depth <= :zero) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
+        ExpressionAttributeNames: { '#depth': 'depth' },
+        ExpressionAttributeValues: { ':seen': before(20), ':zero': 0 },
+      },
+    ]);
+  });
+
+  it('keeps a group that took events since it was read idle (its write refused)', async () => {
+    dynamo.on(QueryCommand).callsFake((input: { ExpressionAttributeValues: { ':shard': string } }) =>
+      input.ExpressionAttributeValues[':shard'] === 'shard-0' ? { Items: [{ message_group_id: 'g1', lag_shard: 'shard-0' }] } : { Items: [] },
+    );
+    dynamo.on(BatchGetCommand).resolves({ Responses: { Groups: [{ message_group_id: 'g1', lag_shard: 'shard-0', depth: 0, idle_since: '2026-01-01T00:00:00.000Z' }] } });
+    dynamo.on(UpdateCommand).rejects(new ConditionalCheckFailedException({ message: 'active again', $metadata: {} }));
+    await expect(store.listActiveForgettingIdle(now.toISOString())).resolves.toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { DeadLetterRow } from '../../../lambda/core/dead-letter.js';
-import { FALLING_BEHIND_MESSAGE, LAG_METRICS, type GroupLag } from '../../../lambda/core/lag.js';
+import { FALLING_BEHIND_MESSAGE, IDLE_GROUP_MINUTES, LAG_METRICS, type GroupLag } from '../../../lambda/core/lag.js';
 import { planBucketUpdate, RateCounter } from '../../../lambda/core/group-rates.js';
 import { createLagMetricsHandler, publishWithPowertools } from '../../../lambda/handlers/lag-metrics.js';
 import { createLogger } from '../../../lambda/handlers/logger.js';
@@ -265,8 +265,12 @@ describe('lag job', () => {
 
   it('publishes the summary of the active groups', async () => {
     const published: unknown[] = [];
+    const cutoffs: string[] = [];
     const handler = createLagMetricsHandler({
-      listActiveGroups: async () => [stuck, { ...stuck, messageGroupId: 'g2', depth: 5, oldestAcceptedAt: '2026-12-02T12:09:00.000Z', headFailingSince: undefined }],
+      listActiveForgettingIdle: async (idleBefore) => {
+        cutoffs.push(idleBefore);
+        return [stuck, { ...stuck, messageGroupId: 'g2', depth: 5, oldestAcceptedAt: '2026-12-02T12:09:00.000Z', headFailingSince: undefined }];
+      },
       publish: (summary) => published.push(summary),
       thresholds: { stallThresholdSeconds: 300, fallingBehindWaitSeconds: 120 },
       now: () => now,
@@ -274,6 +278,8 @@ describe('lag job', () => {
     });
     expect(await handler()).toEqual({ maxOldestWaitSeconds: 600, stalledGroups: 1, backlog: 7, fallingBehindKeys: 0, worstFallingBehind: [] });
     expect(published).toEqual([{ maxOldestWaitSeconds: 600, stalledGroups: 1, backlog: 7, fallingBehindKeys: 0, worstFallingBehind: [] }]);
+    // Groups idle for IDLE_GROUP_MINUTES leave the index as it is read.
+    expect(cutoffs).toEqual([new Date(now.getTime() - IDLE_GROUP_MINUTES * 60_000).toISOString()]);
   });
 
   it('logs each key falling behind with its rates, worst first, without its ordering key', async () => {
@@ -288,7 +294,7 @@ describe('lag job', () => {
     };
     const flowing = { ...stuck, headAttempts: undefined, lastError: undefined, headFailingSince: undefined, headEventId: undefined, headOrderingKey: undefined };
     const handler = createLagMetricsHandler({
-      listActiveGroups: async () => [
+      listActiveForgettingIdle: async () => [
         { ...flowing, messageGroupId: 'whale-2', depth: 40, oldestAcceptedAt: '2026-12-02T12:06:00.000Z', rateBuckets: fedAt(300, 200) },
         { ...flowing, messageGroupId: 'whale-1', depth: 90, oldestAcceptedAt: '2026-12-02T12:01:00.000Z', rateBuckets: fedAt(600, 300) },
         { ...flowing, messageGroupId: 'catching-up', depth: 9, oldestAcceptedAt: '2026-12-02T12:00:00.000Z', rateBuckets: fedAt(10, 300) },
