@@ -214,19 +214,20 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
    */
   const forgetIfDrained = async (messageGroupId: string, deadLettered: number, at: string | undefined): Promise<void> => {
     const hasDeadLetters = deadLettered > 0;
-    const idle = hasDeadLetters ? '' : at === undefined ? 'lag_shard, idle_since, ' : '';
+    const becomesIdle = !hasDeadLetters && at !== undefined;
+    const leavesIndex = !hasDeadLetters && at === undefined;
     await updateIfCondition(
       client,
       new UpdateCommand({
         TableName: tableName,
         Key: key(messageGroupId),
-        UpdateExpression: `${!hasDeadLetters && at !== undefined ? 'SET idle_since = :at ' : ''}REMOVE ${idle}${FORGOTTEN_ATTRIBUTES}`,
+        UpdateExpression: `${becomesIdle ? 'SET idle_since = :at ' : ''}REMOVE ${leavesIndex ? 'lag_shard, idle_since, ' : ''}${FORGOTTEN_ATTRIBUTES}`,
         // A group only a dead letter was counted in (before ingest's intake) has no depth yet.
         ConditionExpression: hasDeadLetters
           ? '(attribute_not_exists(#depth) OR #depth <= :zero)'
           : '(attribute_not_exists(#depth) OR #depth <= :zero) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
         ExpressionAttributeNames: DEPTH,
-        ExpressionAttributeValues: { ':zero': 0, ...(!hasDeadLetters && at !== undefined ? { ':at': at } : {}) },
+        ExpressionAttributeValues: { ':zero': 0, ...(becomesIdle ? { ':at': at } : {}) },
       }),
     );
   };

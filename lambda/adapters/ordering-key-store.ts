@@ -13,6 +13,13 @@ import { updateIfCondition } from './aws-clients.js';
 import { batchGetItems, ReadConsistency } from './batch-get.js';
 import { parseItem } from './dynamo-item.js';
 
+/** How far the key's deliveries recorded on its item reach (see `DeliveredThrough`): all three or none. */
+const deliveredSchema = z.object({
+  delivered_group: z.string().optional(),
+  delivered_position: z.string().optional(),
+  delivered_sequence: z.number().int().positive().optional(),
+});
+
 const headSchema = z.object({
   head_event_id: z.string(),
   head_sequence: z.number().int().positive(),
@@ -37,16 +44,7 @@ const headSchema = z.object({
   ahead_base: z.number().int().nonnegative().optional(),
   prev_ahead: z.record(z.string(), z.number().int().positive()).optional(),
   prev_ahead_base: z.number().int().nonnegative().optional(),
-  /** How far the key's deliveries recorded here reach (see `DeliveredThrough`): all three or none. */
-  delivered_group: z.string().optional(),
-  delivered_position: z.string().optional(),
-  delivered_sequence: z.number().int().positive().optional(),
-});
-
-const deliveredSchema = z.object({
-  delivered_group: z.string().optional(),
-  delivered_position: z.string().optional(),
-  delivered_sequence: z.number().int().positive().optional(),
+  ...deliveredSchema.shape,
 });
 
 /** The item's {@link DeliveredThrough}, when it records one. */

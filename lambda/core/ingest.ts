@@ -338,11 +338,11 @@ export async function ingestEvents(
     const status = report.statuses.get(pack.message.index);
     const failure = report.failures.get(pack.message.index);
     const sequenceNumber = report.sequenceNumbers.get(pack.message.index);
+    const isPack = pack.eventIndexes.length > 1;
     for (const [indexInMessage, index] of pack.eventIndexes.entries()) {
       if (status !== undefined) sendStatuses.set(index, status);
       if (failure !== undefined) failures.set(index, failure);
       if (sequenceNumber === undefined) continue;
-      const isPack = pack.eventIndexes.length > 1;
       positions.set(index, queuePositionOf({ messageGroupId: pack.message.messageGroupId, sequenceNumber, ...(isPack ? { indexInMessage } : {}) }));
     }
   }

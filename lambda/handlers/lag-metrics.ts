@@ -1,7 +1,8 @@
 /**
  * Lag job: scheduled every minute, reads the sparse index of active groups (never the whole
- * table), takes out of it the groups idle for `IDLE_GROUP_MINUTES`, and publishes, through Powertools Metrics (EMF), what the lag alarms watch: the longest
- * wait of any group, the stalled groups, the backlog and the keys falling behind. It also logs
+ * table), takes out of it the groups idle for `IDLE_GROUP_MINUTES`, and publishes, through
+ * Powertools Metrics (EMF), what the lag alarms watch: the longest wait of any group, the stalled
+ * groups, the backlog and the keys falling behind. It also logs
  * the worst keys falling behind with their rates, one line each, which the dashboard tabulates.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
