@@ -7,13 +7,20 @@ import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk
 import * as z from 'zod';
 import type { KeyHead } from '../core/backstop-import.js';
 import { AttemptTicketKind, messagePositionOf, type AttemptTicket, type BatchTicket, type DeliveredThrough, type DeliveryStore, type MessagePlace, type NumberedEvent } from '../core/delivery.js';
+import { messageGroupIdFor } from '../core/routing.js';
 import { TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
 import { updateIfCondition } from './aws-clients.js';
 import { batchGetItems, ReadConsistency } from './batch-get.js';
 import { parseItem } from './dynamo-item.js';
 
-/** How far the key's deliveries recorded on its item reach (see `DeliveredThrough`): all three or none. */
+/**
+ * How far a key's deliveries recorded on the key reach (see `DeliveredThrough`): all three or none.
+ * They live on an item of their own beside the key's ({@link deliveredItemKey}), not on the key's
+ * item: a key's item carries the numbers of its last two runs (`ahead`, `prev_ahead`), up to a
+ * hundred event ids each, and DynamoDB bills a write by the whole item's size, so recording a
+ * run's progress there, once per ten deliveries, would cost a unit per KB of numbers each time.
+ */
 const deliveredSchema = z.object({
   delivered_group: z.string().optional(),
   delivered_position: z.string().optional(),
@@ -44,8 +51,18 @@ const headSchema = z.object({
   ahead_base: z.number().int().nonnegative().optional(),
   prev_ahead: z.record(z.string(), z.number().int().positive()).optional(),
   prev_ahead_base: z.number().int().nonnegative().optional(),
-  ...deliveredSchema.shape,
 });
+
+/**
+ * The key of the item that records how far `orderingKey`'s deliveries reach, in the same table.
+ * It is no ordering key: 129 characters, longer than any subscription id (at most 128), and not a
+ * resource key (a JSON array); the key's 16-byte BLAKE2b (its own message group id) tells it apart
+ * from every other key's.
+ */
+export function deliveredItemKey(orderingKey: string): string {
+  const digest = messageGroupIdFor(orderingKey, undefined);
+  return `${'delivered-through:'.padEnd(129 - digest.length, '-')}${digest}`;
+}
 
 /** The item's {@link DeliveredThrough}, when it records one. */
 function deliveredOf(item: z.infer<typeof deliveredSchema>): DeliveredThrough | undefined {
@@ -70,18 +87,16 @@ function numbersOf(offsets: Readonly<Record<string, number>> | undefined, base: 
  * The head before the current one, the one before that, and the events numbered ahead, as the
  * item keeps them.
  */
-function previousOf(head: z.infer<typeof headSchema>): Pick<AttemptTicket, 'previous' | 'earlier' | 'ahead' | 'movedAhead' | 'deliveredSequence'> {
+function previousOf(head: z.infer<typeof headSchema>): Pick<AttemptTicket, 'previous' | 'earlier' | 'ahead' | 'movedAhead'> {
   const previous = headOf(head.prev_event_id, head.prev_sequence);
   const earlier = headOf(head.prev2_event_id, head.prev2_sequence);
   const ahead = numbersOf(head.ahead, head.ahead_base);
   const movedAhead = numbersOf(head.prev_ahead, head.prev_ahead_base);
-  const delivered = deliveredOf(head);
   return {
     ...(previous === undefined ? {} : { previous }),
     ...(earlier === undefined ? {} : { earlier }),
     ...(ahead.length === 0 ? {} : { ahead }),
     ...(movedAhead.length === 0 ? {} : { movedAhead }),
-    ...(delivered === undefined ? {} : { deliveredSequence: delivered.sequence }),
   };
 }
 
@@ -373,17 +388,18 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
     async findDelivered(keys) {
       // Strongly consistent: a message can come back right after its delivery was recorded here
       // (a crash or a timeout before its deletion), and a stale read would deliver it again.
+      const itemKeys = new Map(keys.map((key) => [deliveredItemKey(key), key]));
       const items = await batchGetItems(client, {
         tableName,
         keyName: orderingKey,
-        keys,
+        keys: [...itemKeys.keys()],
         attributes: [orderingKey, 'delivered_group', 'delivered_position', 'delivered_sequence'],
         consistency: ReadConsistency.strong,
       });
       const delivered = new Map(
         items.map((item) => {
-          const key = String(item[orderingKey]);
-          return [key, deliveredOf(parseItem(deliveredSchema, item, tableName, key))] as const;
+          const itemKey = String(item[orderingKey]);
+          return [itemKeys.get(itemKey), deliveredOf(parseItem(deliveredSchema, item, tableName, itemKey))] as const;
         }),
       );
       return (key) => delivered.get(key);
@@ -396,7 +412,7 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
         client,
         new UpdateCommand({
           TableName: tableName,
-          Key: { [orderingKey]: key },
+          Key: { [orderingKey]: deliveredItemKey(key) },
           UpdateExpression: 'SET delivered_group = :group, delivered_position = :position, delivered_sequence = :sequence',
           ConditionExpression: 'attribute_not_exists(delivered_position) OR delivered_group <> :group OR delivered_position < :position',
           ExpressionAttributeValues: { ':group': message.messageGroupId, ':position': messagePositionOf(message), ':sequence': sequence },

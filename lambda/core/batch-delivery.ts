@@ -90,7 +90,7 @@ async function numberTogether(
   if (ticket === undefined) return undefined;
   const together = new Set(members.map((member) => member.queued.event.event_id));
   const isSeenSettled = (eventId: string): boolean => context.settledEarlier.has(eventId) || context.numberedEarlier.has(eventId);
-  return { sequences: ticket.sequences, numbering: recordPreviousNumber(ports, ticket, (eventId) => together.has(eventId), isSeenSettled) };
+  return { sequences: ticket.sequences, numbering: recordPreviousNumber(ports, first.queued.ordering_key, ticket, (eventId) => together.has(eventId), isSeenSettled) };
 }
 
 /** A delivered member's outcome: its event was accepted, and counted in its group's lag, or not. */

@@ -94,12 +94,6 @@ export interface AttemptTicket {
    * consumer writes each on its event's record unless it saw it settled, as for `previous`.
    */
   readonly movedAhead?: readonly NumberedEvent[];
-  /**
-   * The highest number of the key's deliveries recorded on the key alone (see
-   * {@link DeliveryStore.recordDelivered}): a head numbered at most this was delivered, and needs
-   * no number on its record.
-   */
-  readonly deliveredSequence?: number;
 }
 
 /** An event and the sequence number its key gave it. */
@@ -109,7 +103,7 @@ export interface NumberedEvent {
 }
 
 /** The store's answer to `beginBatch`: each event's number, in the batch's order. */
-export interface BatchTicket extends Pick<AttemptTicket, 'previous' | 'earlier' | 'movedAhead' | 'deliveredSequence'> {
+export interface BatchTicket extends Pick<AttemptTicket, 'previous' | 'earlier' | 'movedAhead'> {
   readonly sequences: readonly number[];
 }
 
@@ -122,13 +116,15 @@ export interface DeliveryStore {
   readonly findSettled: (events: readonly SettledQuery[]) => Promise<SettledLookup>;
   /**
    * How far each ordering key's deliveries recorded on the key alone reach ({@link recordDelivered}),
-   * for many keys in one read, strongly consistent: a consumer batch's, before it begins any.
+   * for many keys in one read, strongly consistent: a consumer batch's, before it begins any, and
+   * a key's when it moves a run's numbers aside (see `recordPreviousNumber`).
    */
   readonly findDelivered: (orderingKeys: readonly string[]) => Promise<DeliveredLookup>;
   /**
-   * Records on the key item, in one write, that a run's or a batch's events were delivered: the
-   * place of the last one's message and its number (see {@link DeliveredThrough}). Never moves
-   * back: a place at or before the one recorded changes nothing.
+   * Records on the key (an item of its own beside the key's), in one write, that a run's or a
+   * batch's events were delivered: the place of the last one's message and its number (see
+   * {@link DeliveredThrough}). Never moves back: a place at or before the one recorded changes
+   * nothing.
    */
   readonly recordDelivered: (input: { readonly orderingKey: string; readonly message: MessagePlace; readonly sequence: number }) => Promise<void>;
   /**
@@ -478,20 +474,26 @@ export async function giveUp(
  * awaited before this event is settled or handed back, never before its attempt: each number stays
  * on the key item (`previous`, then `earlier`) for two more new heads, and the next new head only
  * comes once this event's message is gone.
+ *
+ * A run's or batch's events are recorded delivered on the key alone (`recordDelivered`): when the
+ * key moves a run's numbers aside, one read of how far its deliveries reach spares a write for each
+ * of them (a key's events are settled in the order of their numbers, so one numbered at most that
+ * was settled). A read that fails spares nothing: each number is then written.
  */
 export async function recordPreviousNumber(
   ports: DeliveryPorts,
-  ticket: Pick<AttemptTicket, 'previous' | 'earlier' | 'movedAhead' | 'deliveredSequence'>,
+  orderingKey: string,
+  ticket: Pick<AttemptTicket, 'previous' | 'earlier' | 'movedAhead'>,
   isThisEvent: (eventId: string) => boolean,
   isSeenSettled: (eventId: string) => boolean,
 ): Promise<void> {
-  // A key's events are settled in the order of their numbers: one numbered at most the key's
-  // recorded delivery was settled, and needs no number on its record.
-  const isDelivered = (head: NumberedEvent): boolean => ticket.deliveredSequence !== undefined && head.sequence <= ticket.deliveredSequence;
   const heads = [ticket.previous, ticket.earlier, ...(ticket.movedAhead ?? [])].filter(
-    (head): head is NumberedEvent => head !== undefined && !isThisEvent(head.eventId) && !isSeenSettled(head.eventId) && !isDelivered(head),
+    (head): head is NumberedEvent => head !== undefined && !isThisEvent(head.eventId) && !isSeenSettled(head.eventId),
   );
-  await Promise.all(heads.map((head) => ports.store.recordSequence(head)));
+  if (heads.length === 0) return;
+  const delivered = ticket.movedAhead === undefined || ticket.movedAhead.length === 0 ? undefined : await ports.store.findDelivered([orderingKey]).then((lookup) => lookup(orderingKey), () => undefined);
+  const unsettled = delivered === undefined ? heads : heads.filter((head) => head.sequence > delivered.sequence);
+  await Promise.all(unsettled.map((head) => ports.store.recordSequence(head)));
 }
 
 /** What a group's run knows when one of its records starts. */
@@ -568,7 +570,7 @@ export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, 
     const result = await ports.store.markDeliveredUnlessSettled({ queued, sequence, attempts: 1, at: ports.now().toISOString() });
     return { outcome: result === undefined ? { kind: OutcomeKind.duplicate } : { kind: OutcomeKind.duplicate, acceptedAt: waitingSince(queued), isCounted: result.wasAccepted } };
   }
-  const numbering = recordPreviousNumber(ports, ticket, (id) => id === eventId, (id) => context.settledEarlier.has(id) || context.numberedEarlier.has(id));
+  const numbering = recordPreviousNumber(ports, queued.ordering_key, ticket, (id) => id === eventId, (id) => context.settledEarlier.has(id) || context.numberedEarlier.has(id));
   if (target === undefined) {
     // Nowhere to send it: give up at once. The event keeps a sequence number so that the receiver
     // sees the gap; the ticket's own attempt is not made, so it is not counted.

@@ -170,13 +170,12 @@ export class InMemoryDeliveryStore implements DeliveryStore {
       movedAhead: [...(state?.ahead ?? [])].map(([eventId, sequence]) => ({ eventId, sequence })),
       ...(position === undefined ? {} : { headPosition: position }),
     });
-    const { previous, earlier, movedAhead, deliveredSequence } = this.ticketOf(AttemptTicketKind.attempt, input.orderingKey);
+    const { previous, earlier, movedAhead } = this.ticketOf(AttemptTicketKind.attempt, input.orderingKey);
     return {
       sequences: input.events.map((_, index) => base + index),
       ...(previous === undefined ? {} : { previous }),
       ...(earlier === undefined ? {} : { earlier }),
       ...(movedAhead === undefined ? {} : { movedAhead }),
-      ...(deliveredSequence === undefined ? {} : { deliveredSequence }),
     };
   };
 
@@ -201,7 +200,6 @@ export class InMemoryDeliveryStore implements DeliveryStore {
       ...(state.earlier === undefined ? {} : { earlier: state.earlier }),
       ...(state.ahead === undefined || state.ahead.size === 0 ? {} : { ahead: [...state.ahead].map(([eventId, sequence]) => ({ eventId, sequence })) }),
       ...(state.movedAhead === undefined || state.movedAhead.length === 0 ? {} : { movedAhead: state.movedAhead }),
-      ...(this.delivered.has(orderingKey) ? { deliveredSequence: this.delivered.get(orderingKey)?.sequence } : {}),
     };
   };
 

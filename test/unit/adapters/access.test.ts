@@ -31,7 +31,7 @@ import { createDeadLetterStore, DEAD_LETTER_STORE_ACCESS, MAX_INLINE_EVENT_BYTES
 import { createDeliveryQueue, DELIVERY_QUEUE_ACCESS } from '../../../lambda/adapters/delivery-queue.js';
 import { createEventStore, EVENT_STORE_ACCESS } from '../../../lambda/adapters/event-store.js';
 import { createGroupStore, GROUP_STORE_ACCESS } from '../../../lambda/adapters/group-store.js';
-import { createOrderingKeyStore, ORDERING_KEY_STORE_ACCESS } from '../../../lambda/adapters/ordering-key-store.js';
+import { createOrderingKeyStore, deliveredItemKey, ORDERING_KEY_STORE_ACCESS } from '../../../lambda/adapters/ordering-key-store.js';
 import { createPayloadBucket, PAYLOAD_BUCKET_ACCESS } from '../../../lambda/adapters/payload-bucket.js';
 import { createSettingsStore, SETTINGS_STORE_ACCESS } from '../../../lambda/adapters/settings-store.js';
 import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS } from '../../../lambda/adapters/subscription-store.js';
@@ -522,7 +522,7 @@ const ADAPTERS = {
       findDelivered: [
         {
           path: 'keys record deliveries',
-          answer: () => dynamoMock.on(BatchGetCommand).resolves({ Responses: { [NAMES.orderingKeysTable]: [{ ordering_key: 'k1', delivered_group: 'g1', delivered_position: '1', delivered_sequence: 3 }] } }),
+          answer: () => dynamoMock.on(BatchGetCommand).resolves({ Responses: { [NAMES.orderingKeysTable]: [{ ordering_key: deliveredItemKey('k1'), delivered_group: 'g1', delivered_position: '1', delivered_sequence: 3 }] } }),
           run: (store) => store.findDelivered(['k1', 'k2']),
         },
       ],

@@ -4,8 +4,9 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createDocumentClient } from '../../../lambda/adapters/aws-clients.js';
 import { createEventStore } from '../../../lambda/adapters/event-store.js';
-import { createOrderingKeyStore } from '../../../lambda/adapters/ordering-key-store.js';
-import type { QueuedEvent } from '../../../lambda/core/event.js';
+import { createOrderingKeyStore, deliveredItemKey } from '../../../lambda/adapters/ordering-key-store.js';
+import { subscriptionIdSchema, type QueuedEvent } from '../../../lambda/core/event.js';
+import { Ordering, partitionKey, subscriptionOfKey } from '../../../lambda/core/routing.js';
 
 const dynamo = mockClient(DynamoDBDocumentClient);
 const client = createDocumentClient({ region: 'us-east-1' });
@@ -221,5 +222,34 @@ describe('settling', () => {
     dynamo.on(UpdateCommand).rejects(conditionFailed());
     await expect(store.recordFailure({ orderingKey: 'sub_1', eventId: 'evt_1', reason: 'HTTP 500' })).resolves.toBeUndefined();
     expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({ ConditionExpression: 'head_event_id = :event' });
+  });
+});
+
+describe('deliveries recorded on the key', () => {
+  it('live on an item of their own, whose key is no ordering key and differs per key', () => {
+    const keys = ['a', 'a ', 'sub_1', 'x'.repeat(128), partitionKey({ subscription_id: 'sub_1', resource_id: 'r1' }, Ordering.resource)];
+    const itemKeys = keys.map(deliveredItemKey);
+    expect(new Set(itemKeys).size).toBe(keys.length);
+    for (const itemKey of itemKeys) {
+      expect(itemKey).toHaveLength(129);
+      expect(subscriptionIdSchema.safeParse(itemKey).success).toBe(false);
+      expect(subscriptionOfKey(itemKey)).toBeUndefined();
+    }
+  });
+
+  it('are written to that item, never to the key’s own, whatever its numbers weigh', async () => {
+    dynamo.on(UpdateCommand).resolves({});
+    await store.recordDelivered({ orderingKey: 'sub_1', message: { messageGroupId: 'g1', sequenceNumber: '7' }, sequence: 3 });
+    expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input.Key).toEqual({ ordering_key: deliveredItemKey('sub_1') });
+  });
+
+  it('are read from that item strongly consistent, and answered by the ordering key', async () => {
+    dynamo.on(BatchGetCommand).resolves({ Responses: { OrderingKeys: [{ ordering_key: deliveredItemKey('sub_1'), delivered_group: 'g1', delivered_position: '7', delivered_sequence: 3 }] } });
+    const lookup = await store.findDelivered(['sub_1', 'sub_2']);
+    expect(lookup('sub_1')).toEqual({ messageGroupId: 'g1', position: '7', sequence: 3 });
+    expect(lookup('sub_2')).toBeUndefined();
+    const request = dynamo.commandCalls(BatchGetCommand)[0]?.args[0].input.RequestItems?.['OrderingKeys'];
+    expect(request?.Keys).toEqual([{ ordering_key: deliveredItemKey('sub_1') }, { ordering_key: deliveredItemKey('sub_2') }]);
+    expect(request?.ConsistentRead).toBe(true);
   });
 });

@@ -483,19 +483,27 @@ describe('processBatch', () => {
       expect(sent.map((s) => [s.eventId, s.sequence])).toEqual([['a1', 1]]);
     });
 
-    it('writes no number on a previous head numbered at most the recorded delivery: it was settled', async () => {
+    it('writes no number on a run’s events the key moves aside when its recorded delivery reaches them: they were settled', async () => {
       const { run, store } = harness();
-      await store.beginAttempt({ orderingKey: 'a', eventId: 'a1', maxAttempts: 3 });
-      await store.beginAttempt({ orderingKey: 'a', eventId: 'a2', maxAttempts: 3 });
+      await store.beginBatch({ orderingKey: 'a', events: [{ eventId: 'a1' }, { eventId: 'a2' }] });
       await deliveredThrough(store, 'a', 2, 2);
       await run([positioned('a3', 'a', 3)]);
       expect(store.writes.filter((write) => write.startsWith('recordSequence'))).toEqual([]);
-      // Without a recorded delivery, the previous heads' numbers go on their records.
+      expect(store.reads.filter((read) => read.startsWith('findDelivered'))).toEqual(['findDelivered a']);
+      // Without a recorded delivery, the numbers go on their records.
       const other = harness();
-      await other.store.beginAttempt({ orderingKey: 'a', eventId: 'a1', maxAttempts: 3 });
-      await other.store.beginAttempt({ orderingKey: 'a', eventId: 'a2', maxAttempts: 3 });
+      await other.store.beginBatch({ orderingKey: 'a', events: [{ eventId: 'a1' }, { eventId: 'a2' }] });
       await other.run([positioned('a3', 'a', 3)]);
-      expect(other.store.writes.filter((write) => write.startsWith('recordSequence'))).toEqual(['recordSequence a2', 'recordSequence a1']);
+      expect(other.store.writes.filter((write) => write.startsWith('recordSequence')).sort()).toEqual(['recordSequence a1', 'recordSequence a2']);
+    });
+
+    it('reads no recorded delivery for previous heads begun one at a time: their deliveries wrote their records', async () => {
+      const { run, store } = harness();
+      await store.beginAttempt({ orderingKey: 'a', eventId: 'a1', maxAttempts: 3 });
+      await store.beginAttempt({ orderingKey: 'a', eventId: 'a2', maxAttempts: 3 });
+      await run([positioned('a3', 'a', 3)]);
+      expect(store.reads.filter((read) => read.startsWith('findDelivered'))).toEqual([]);
+      expect(store.writes.filter((write) => write.startsWith('recordSequence'))).toEqual(['recordSequence a2', 'recordSequence a1']);
     });
   });
 
