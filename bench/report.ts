@@ -59,6 +59,8 @@ export interface BenchReport {
 export interface DerivedFigures {
   readonly ratioToIdeal: readonly { readonly cell: string; readonly ratios: PerVariant<number | null> }[];
   readonly isolationRatio: PerVariant<number>;
+  /** Each key count and latency measured at both concurrencies: events/s at the higher over the lower. */
+  readonly concurrencyScaling: readonly ConcurrencyScaling[];
   readonly unitsPerEvent: PerVariant<{ readonly busy: { write: number; read: number }; readonly sparse: { write: number; read: number } }>;
   readonly cost: PerVariant<{ readonly busy: CostPerMillion; readonly sparse: CostPerMillion; readonly fixedMonthly: readonly FixedCostLine[] }>;
   readonly orderViolations: number;
@@ -103,6 +105,42 @@ export function ratioToIdeal(result: RunResult, keys: number, concurrency: numbe
   return ideal === undefined ? undefined : result.eventsPerSecond / ideal;
 }
 
+/** What raising the consumer's concurrency gives one cell of keys and latency: the issue 26 goal is ≥ 1.5 at 64 keys, L = 20 ms. */
+export interface ConcurrencyScaling {
+  readonly keys: number;
+  readonly latencyMs: number;
+  readonly from: number;
+  readonly to: number;
+  /** Events/s at `to` over events/s at `from`, per variant; null where either run delivered nothing. */
+  readonly ratios: PerVariant<number | null>;
+}
+
+/**
+ * The grid's throughput at its highest concurrency over its lowest, for each key count and
+ * latency measured at both (issue 26: C = 16 over C = 4 with 64 keys and L = 20 ms, goal ≥ 1.5).
+ */
+export function concurrencyScaling(grid: readonly GridRow[], ids: readonly string[]): ConcurrencyScaling[] {
+  const cells = new Map<string, GridRow[]>();
+  for (const row of grid) {
+    const cell = `${row.keys}/${row.latencyMs}`;
+    cells.set(cell, [...(cells.get(cell) ?? []), row]);
+  }
+  return [...cells.values()].flatMap((rows) => {
+    const sorted = [...rows].sort((a, b) => a.concurrency - b.concurrency);
+    const low = sorted[0];
+    const high = sorted[sorted.length - 1];
+    if (low === undefined || high === undefined || low.concurrency === high.concurrency) return [];
+    const ratios = Object.fromEntries(
+      ids.map((id) => {
+        const before = low.results[id]?.eventsPerSecond ?? 0;
+        const after = high.results[id]?.eventsPerSecond ?? 0;
+        return [id, before > 0 && after > 0 ? after / before : null];
+      }),
+    );
+    return [{ keys: low.keys, latencyMs: low.latencyMs, from: low.concurrency, to: high.concurrency, ratios }];
+  });
+}
+
 /** Healthy throughput with the poison key over without: the isolation goal is ≥ 0.95. */
 export function isolationRatio(figures: IsolationFigures): number {
   return figures.alone.eventsPerSecond === 0 ? 0 : figures.withPoison.eventsPerSecond / figures.alone.eventsPerSecond;
@@ -145,6 +183,7 @@ export function deriveFigures(report: BenchReport): DerivedFigures {
       const figures = report.isolation[id];
       return figures === undefined ? 0 : isolationRatio(figures);
     }),
+    concurrencyScaling: concurrencyScaling(report.grid, ids),
     unitsPerEvent: each((id) => {
       const busy = report.usage.busy[id];
       const sparse = report.usage.sparse[id];
@@ -266,6 +305,21 @@ export function renderReport(report: BenchReport): string {
     ),
     `\nOrder violations in every run: ${derived.orderViolations} (must be 0). Duplicates: ${report.grid.reduce((sum, row) => sum + Object.values(row.results).reduce((s, r) => s + r.duplicates, 0), 0)}.`,
   );
+
+  if (derived.concurrencyScaling.length > 0) {
+    section(
+      'Concurrency (events/s at the higher C over the lower; issue 26 goal at 64 keys, L = 20 ms: ≥ 1.5)',
+      formatTable(
+        ['K', 'L ms', 'C', ...variantHeaders(variants, 'ratio')],
+        derived.concurrencyScaling.map((cell) => [
+          String(cell.keys),
+          String(cell.latencyMs),
+          `${cell.to} / ${cell.from}`,
+          ...variantCells(variants, (id) => cell.ratios[id] ?? undefined, 2),
+        ]),
+      ),
+    );
+  }
 
   section(
     'Isolation (16 healthy keys, L = 20 ms, C = 4; one poison key answered 500, 5 attempts 1 s apart)',

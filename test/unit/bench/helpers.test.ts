@@ -6,7 +6,7 @@ import type { RunResult } from '../../../bench/protocol.js';
 import { OrderChecker } from '../../../bench/receiver.js';
 import { plannedRequests, tableShapes } from '../../../bench/run.js';
 import * as resources from '../../../lambda/resources.js';
-import { isolationRatio, mergeRuns, ratioToIdeal } from '../../../bench/report.js';
+import { concurrencyScaling, isolationRatio, mergeRuns, ratioToIdeal, type GridRow } from '../../../bench/report.js';
 import { SPARSE_USAGE } from './fixture.js';
 
 const run = (figures: Partial<RunResult>): RunResult => ({
@@ -211,5 +211,28 @@ describe('failedRun', () => {
     const failed = failedRun(usageSpecs(true).busy, new Error('stack refused\n    at somewhere'));
     expect(failed).toMatchObject({ delivered: 0, expected: 160, eventsPerSecond: 0, orderViolations: 0, warnings: ['run failed: stack refused'] });
     expect(failed.error).toContain('stack refused');
+  });
+});
+
+describe('concurrencyScaling', () => {
+  const row = (keys: number, concurrency: number, latencyMs: number, rates: Record<string, number>): GridRow => ({
+    keys,
+    concurrency,
+    latencyMs,
+    events: 100,
+    results: Object.fromEntries(Object.entries(rates).map(([id, eventsPerSecond]) => [id, run({ eventsPerSecond })])),
+  });
+
+  it('divides each cell’s throughput at the highest concurrency by the lowest, per variant', () => {
+    const grid = [row(64, 4, 20, { current: 300, baseline: 200 }), row(64, 16, 20, { current: 540, baseline: 260 }), row(1, 4, 0, { current: 100, baseline: 100 }), row(1, 16, 0, { current: 150, baseline: 90 })];
+    expect(concurrencyScaling(grid, ['baseline', 'current'])).toEqual([
+      { keys: 64, latencyMs: 20, from: 4, to: 16, ratios: { baseline: 1.3, current: 1.8 } },
+      { keys: 1, latencyMs: 0, from: 4, to: 16, ratios: { baseline: 0.9, current: 1.5 } },
+    ]);
+  });
+
+  it('leaves out a cell measured at one concurrency, and gives no ratio for a run that delivered nothing', () => {
+    const grid = [row(16, 4, 20, { current: 0 }), row(16, 16, 20, { current: 400 }), row(4, 4, 20, { current: 100 })];
+    expect(concurrencyScaling(grid, ['current', 'missing'])).toEqual([{ keys: 16, latencyMs: 20, from: 4, to: 16, ratios: { current: null, missing: null } }]);
   });
 });
