@@ -83,7 +83,8 @@ export const TABLES = {
   /**
    * One item per ordering key: the last `webhook-sequence` given out and the head event being
    * attempted with its real attempt count. One item, so that giving a sequence number and
-   * counting an attempt is a single conditional write.
+   * counting an attempt is a single conditional write. Beside it, an item of the key's recorded
+   * deliveries, under a key no ordering key can take (`deliveredItemKey`).
    */
   orderingKeys: {
     localName: 'OrderingKeys',

@@ -1,13 +1,14 @@
 /**
  * The OrderingKeys table: one item per ordering key, holding the last `webhook-sequence` given out
  * and the head event being attempted with its real attempt count. One item, so that giving a
- * sequence number and counting an attempt is a single conditional write.
+ * sequence number and counting an attempt is a single conditional write. Beside it, a small item
+ * of how far the key's deliveries recorded on the key reach ({@link deliveredItemKey}).
  */
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { KeyHead } from '../core/backstop-import.js';
 import { AttemptTicketKind, messagePositionOf, type AttemptTicket, type BatchTicket, type DeliveredThrough, type DeliveryStore, type MessagePlace, type NumberedEvent } from '../core/delivery.js';
-import { messageGroupIdFor } from '../core/routing.js';
+import { blake2bDigest } from '../core/routing.js';
 import { TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
 import { updateIfCondition } from './aws-clients.js';
@@ -56,11 +57,10 @@ const headSchema = z.object({
 /**
  * The key of the item that records how far `orderingKey`'s deliveries reach, in the same table.
  * It is no ordering key: 129 characters, longer than any subscription id (at most 128), and not a
- * resource key (a JSON array); the key's 16-byte BLAKE2b (its own message group id) tells it apart
- * from every other key's.
+ * resource key (a JSON array); the key's 16-byte BLAKE2b tells it apart from every other key's.
  */
 export function deliveredItemKey(orderingKey: string): string {
-  const digest = messageGroupIdFor(orderingKey, undefined);
+  const digest = Buffer.from(blake2bDigest(orderingKey, 16)).toString('hex');
   return `${'delivered-through:'.padEnd(129 - digest.length, '-')}${digest}`;
 }
 

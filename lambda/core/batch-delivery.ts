@@ -36,7 +36,7 @@ export interface BatchMember {
 }
 
 /**
- * How many of a run's deliveries the key's item records in one write, while the run goes on: a
+ * How many of a run's deliveries the key records in one write, while the run goes on: a
  * crash before that write sends them again (with their numbers), so fewer means fewer sent twice
  * after a crash, more fewer writes.
  */
@@ -119,10 +119,10 @@ function recordedMessages(members: readonly BatchMember[], ports: DeliveryPorts,
 }
 
 /**
- * Records a delivered member, unless its key's item will: a member that is the message ingest
+ * Records a delivered member, unless its key will: a member that is the message ingest
  * recorded for its event (`isRecorded`) is recorded by the next `recordDelivered` of its run or
  * batch (its outcome is then decided there); any other member on its event's record. Undefined
- * for a member the key's item records.
+ * for a member the key records.
  */
 function recordOnEvent(item: BatchItem, ports: DeliveryPorts, isRecorded: boolean): Promise<DeliveryOutcome> | undefined {
   if (isRecorded) return undefined;
@@ -130,7 +130,7 @@ function recordOnEvent(item: BatchItem, ports: DeliveryPorts, isRecorded: boolea
 }
 
 /**
- * Records on the key's item that a run's or a batch's members up to `last` were delivered (see
+ * Records on the key (its recorded deliveries) that a run's or a batch's members up to `last` were delivered (see
  * `DeliveryStore.recordDelivered`): each member recorded there is settled by this write, counted
  * in its group's lag since ingest recorded it.
  */
@@ -184,7 +184,7 @@ export async function startBatch(
   const [result] = await Promise.all([ports.send(target.url, request), numbering]);
 
   if (isSuccess(result)) {
-    // Recorded at once: on the key's item, in one write, for the members that are their event's
+    // Recorded at once: on the key, in one write, for the members that are their event's
     // recorded message, and on their records for the others.
     const recorded = await Promise.all(members.map(isRecorded));
     const onKeyMembers = members.flatMap((member, index) => (recorded[index] === true ? [{ member, item: items[index] }] : []));
@@ -269,10 +269,10 @@ export async function startRun(
   /** The records of the last two deliveries on their events' records, still being written: the newer while the next member is sent. */
   let older: Promise<void> | undefined;
   let newer: Promise<void> | undefined;
-  /** Delivered members the key's item will record, not written yet, and the write of those before them, under way. */
+  /** Delivered members the key will record, not written yet, and the write of those before them, under way. */
   let onKeyWaiting: { readonly index: number; readonly member: BatchMember; readonly item: BatchItem }[] = [];
   let onKeyWriting: Promise<void> | undefined;
-  /** Starts the key item's write of the members waiting for it, once the one before it landed. */
+  /** Starts the key's write of the members waiting for it, once the one before it landed. */
   const recordWaitingOnKey = async (): Promise<void> => {
     await onKeyWriting;
     const written = onKeyWaiting;
@@ -307,7 +307,7 @@ export async function startRun(
   try {
     for (const [index, member] of members.entries()) {
       // The delivery before the last must be recorded before this POST when it is recorded on its
-      // event's record; those the key's item records are written every few, while the run goes
+      // event's record; those the key records are written every few, while the run goes
       // on. A failed record ends the run there. The first member needs no time check: the caller
       // made it for the run.
       if (older !== undefined) await older;
@@ -328,7 +328,7 @@ export async function startRun(
       }
       // The failed attempt is counted (and decided) even when a record before it failed: the
       // caller then sends everything from that record back, this outcome kept. The deliveries
-      // before it are recorded first, so that the key's item never records one after its head.
+      // before it are recorded first, so that the key never records one after its head.
       await awaitRecords();
       let outcome: DeliveryOutcome;
       try {

@@ -383,7 +383,7 @@ function faultPlanOf(group: readonly ConsumerRecord[], error: unknown, ports: De
   };
 }
 
-/** What a batch reads before it begins any record: its events' records and its keys' items, at once. */
+/** What a batch reads before it begins any record: its events' records and its keys' recorded deliveries, at once. */
 interface BatchReads {
   /** Which of the batch's events were settled before it started. */
   readonly wasSettled: SettledLookup;
@@ -395,7 +395,7 @@ interface BatchReads {
  * The batch's {@link BatchReads}: one read of the events' records and, side by side, one of the
  * items of the keys whose messages SQS handed out before. A message received for the first time
  * was never taken (`isDeliveredBefore` asks about messages received again), so a batch of first
- * receives, nearly every batch, reads no key item.
+ * receives, nearly every batch, reads no key's recorded deliveries.
  */
 async function readBatchState(records: readonly ConsumerRecord[], ports: DeliveryPorts): Promise<BatchReads> {
   const read = records.flatMap((record) => {

@@ -203,7 +203,7 @@ export interface SettledLookup {
 export const NOTHING_SETTLED: SettledLookup = Object.assign(() => false, { sequenceOf: () => undefined, positionOf: () => undefined });
 
 /**
- * How far a key's deliveries recorded on its item reach: the place in its group of the last one's
+ * How far a key's deliveries recorded on the key reach: the place in its group of the last one's
  * message (`messagePositionOf`), and its number. A key's messages of one group are taken in the
  * queue's order, each only once every one before it in the group is gone, so a message of the key
  * at or before this place, received again, was taken before: it is not delivered again.
@@ -214,7 +214,7 @@ export interface DeliveredThrough {
   readonly sequence: number;
 }
 
-/** The answers of {@link DeliveryStore.findDelivered}: undefined for a key with no delivery recorded on its item. */
+/** The answers of {@link DeliveryStore.findDelivered}: undefined for a key with no delivery recorded on the key. */
 export type DeliveredLookup = (orderingKey: string) => DeliveredThrough | undefined;
 
 /** The lookup of a batch that asked about no key. */
@@ -222,7 +222,7 @@ export const NOTHING_DELIVERED: DeliveredLookup = () => undefined;
 
 /**
  * Whether a record's message was taken before: not a redriven dead letter (a message of its own,
- * outside the key's order of places), and at or before the place its key's item records as
+ * outside the key's order of places), and at or before the place its key records as
  * delivered (see {@link DeliveredThrough}). Only a message SQS handed out before can be: a batch
  * reads the items of those messages' keys alone (`DeliveredLookup` answers nothing for others).
  */
@@ -504,7 +504,7 @@ export interface RecordContext {
   readonly numberedEarlier: ReadonlySet<string>;
   /** Which events were settled when the batch started (one read for the whole batch). */
   readonly wasSettled: SettledLookup;
-  /** How far each key's deliveries recorded on its item reached when the batch started (one read). */
+  /** How far each key's deliveries recorded on the key reached when the batch started (one read). */
   readonly wasDelivered: DeliveredLookup;
   /**
    * The numbers of the later records of the same key in this group that were settled when the

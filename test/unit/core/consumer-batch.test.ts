@@ -441,8 +441,8 @@ describe('processBatch', () => {
     });
   });
 
-  describe('a key’s deliveries recorded on its item', () => {
-    /** The key's item records deliveries through sequence number `at` of its group, numbered up to `sequence`. */
+  describe('a key’s recorded deliveries', () => {
+    /** The key records deliveries through sequence number `at` of its group, numbered up to `sequence`. */
     const deliveredThrough = (store: InMemoryDeliveryStore, key: string, at: number, sequence: number) =>
       store.recordDelivered({ orderingKey: key, message: { messageGroupId: `group-${key}`, sequenceNumber: String(at) }, sequence });
 
@@ -497,10 +497,29 @@ describe('processBatch', () => {
       expect(other.store.writes.filter((write) => write.startsWith('recordSequence')).sort()).toEqual(['recordSequence a1', 'recordSequence a2']);
     });
 
+    it('spares only the moved-aside numbers its recorded delivery reaches', async () => {
+      const { run, store } = harness();
+      await store.beginBatch({ orderingKey: 'a', events: [{ eventId: 'a1' }, { eventId: 'a2' }, { eventId: 'a3' }] });
+      await deliveredThrough(store, 'a', 2, 2);
+      await run([positioned('a4', 'a', 4)]);
+      expect(store.writes.filter((write) => write.startsWith('recordSequence'))).toEqual(['recordSequence a3']);
+    });
+
+    it('writes every moved-aside number when the recorded deliveries cannot be read', async () => {
+      const { ports, store } = harness();
+      await store.beginBatch({ orderingKey: 'a', events: [{ eventId: 'a1' }, { eventId: 'a2' }] });
+      await deliveredThrough(store, 'a', 2, 2);
+      const unreadable = new Proxy(store, { get: (target, name) => (name === 'findDelivered' ? () => Promise.reject(new Error('throttled')) : Reflect.get(target, name)) });
+      await processBatch([positioned('a3', 'a', 3)], { ...ports, store: unreadable }, policy, () => undefined, plentyOfTime);
+      expect(store.writes.filter((write) => write.startsWith('recordSequence')).sort()).toEqual(['recordSequence a1', 'recordSequence a2']);
+    });
+
     it('reads no recorded delivery for previous heads begun one at a time: their deliveries wrote their records', async () => {
       const { run, store } = harness();
       await store.beginAttempt({ orderingKey: 'a', eventId: 'a1', maxAttempts: 3 });
       await store.beginAttempt({ orderingKey: 'a', eventId: 'a2', maxAttempts: 3 });
+      // Even a recorded delivery that reaches them is not read: each number goes on its record (one cheap read first, in the store).
+      await deliveredThrough(store, 'a', 2, 2);
       await run([positioned('a3', 'a', 3)]);
       expect(store.reads.filter((read) => read.startsWith('findDelivered'))).toEqual([]);
       expect(store.writes.filter((write) => write.startsWith('recordSequence'))).toEqual(['recordSequence a2', 'recordSequence a1']);
