@@ -130,9 +130,9 @@ function recordOnEvent(item: BatchItem, ports: DeliveryPorts, isRecorded: boolea
 }
 
 /**
- * Records on the key (its recorded deliveries) that a run's or a batch's members up to `last` were delivered (see
- * `DeliveryStore.recordDelivered`): each member recorded there is settled by this write, counted
- * in its group's lag since ingest recorded it.
+ * Records on the key (its recorded deliveries) that a run's or a batch's members up to `last` were
+ * delivered (see `DeliveryStore.recordDelivered`): each member recorded there is settled by this
+ * write, counted in its group's lag since ingest recorded it.
  */
 async function recordOnKey(last: { readonly member: BatchMember; readonly item: BatchItem }, ports: DeliveryPorts): Promise<void> {
   const { message } = messagePlaceOf(last.member.record);
