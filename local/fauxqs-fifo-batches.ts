@@ -26,6 +26,11 @@
  *   receive is a round trip through the SDK and fauxqs, and a new receive after it: at 16 pollers,
  *   half a receive per delivered event, every one empty. On a FIFO queue the override wakes one
  *   waiter; a receive that leaves messages receivable wakes the next (see dequeueFifoInBatches).
+ * A sixth lets a hold pass SQS's limit: fauxqs checks each ChangeMessageVisibility against 0 to
+ * 43,200 s but keeps no total, where SQS counts the 12 hours from the receive and refuses a longer
+ * total with `InvalidParameterValue` (per entry in a batch). The override records when each
+ * message was received and refuses as SQS does (see refuseBeyondTwelveHours); a message put in
+ * flight by fauxqs's own loader after a restart has no receive time and is not checked.
  * Everything else is kept as fauxqs does it: the receive count and the maxReceiveCount move to the
  * dead-letter queue per message, and a group's lock counted per message in flight (taken by each
  * message handed out; released by each delete, return to visible or expiry; restored per message
@@ -81,6 +86,8 @@ interface InflightEntry {
   readonly message: FauxqsMessage;
   readonly receiptHandle: string;
   visibilityDeadline: number;
+  /** When this receive handed the message out (ms), set by the override's receives. */
+  readonly receivedAt?: number;
 }
 
 /** A message as fauxqs's ReceiveMessage action returns it. */
@@ -130,6 +137,7 @@ type DeadLetterQueueResolver = (arn: string) => FauxqsQueue | undefined;
 
 /** What the override needs of each class, checked before anything is replaced. */
 const REQUIRED_METHODS = {
+  SqsRouter: ['register'],
   SqsQueue: ['dequeueFifo', 'changeVisibility', 'waitForMessages', 'processTimers', 'isFifo', 'enqueue', 'nextSequenceNumber', 'hasAvailableFifoMessages', 'notifyWaiters'],
   PersistenceManager: ['loadSqsMessages', 'updateMessageInflight', 'deleteMessage'],
 } as const;
@@ -238,8 +246,9 @@ function readRedrivePolicy(text: string | undefined): z.infer<typeof redrivePoli
 /** Takes a message in flight and locks its group for one more message. */
 function takeInFlight(queue: FauxqsQueue, groupId: string, message: FauxqsMessage, visibilityTimeoutSeconds: number): ReceivedMessage {
   const receiptHandle = randomUUID();
-  const visibilityDeadline = Date.now() + visibilityTimeoutSeconds * 1000;
-  queue.inflightMessages.set(receiptHandle, { message, receiptHandle, visibilityDeadline });
+  const receivedAt = Date.now();
+  const visibilityDeadline = receivedAt + visibilityTimeoutSeconds * 1000;
+  queue.inflightMessages.set(receiptHandle, { message, receiptHandle, visibilityDeadline, receivedAt });
   queue.persistence?.updateMessageInflight(message.messageId, receiptHandle, visibilityDeadline, message.approximateReceiveCount, message.approximateFirstReceiveTimestamp);
   queue.fifoLockedGroups.set(groupId, (queue.fifoLockedGroups.get(groupId) ?? 0) + 1);
   const received: ReceivedMessage = { MessageId: message.messageId, ReceiptHandle: receiptHandle, MD5OfBody: message.md5OfBody, Body: message.body };
@@ -373,6 +382,69 @@ function sortGroups(queue: FauxqsQueue): void {
   for (const group of queue.fifoDelayed.values()) group.sort(bySequence);
 }
 
+/** SQS's ceiling on a message's time in flight, counted from the receive: 12 hours. */
+const MAX_TOTAL_VISIBILITY_MS = 43_200_000;
+
+/** fauxqs's `SqsError`: what its router answers as an SQS error (code and message). */
+type SqsErrorClass = new (code: string, message: string) => Error;
+
+/** An action's handler as fauxqs's `SqsRouter` calls it. */
+type ActionHandler = (body: unknown, store: unknown, request: unknown) => unknown;
+
+const visibilityChangeSchema = z.looseObject({ QueueUrl: z.string(), ReceiptHandle: z.string(), VisibilityTimeout: z.number() });
+const visibilityBatchSchema = z.looseObject({
+  QueueUrl: z.string(),
+  Entries: z.array(z.looseObject({ Id: z.string(), ReceiptHandle: z.string(), VisibilityTimeout: z.number() })),
+});
+const visibilityBatchResultSchema = z.object({ Successful: z.array(z.unknown()), Failed: z.array(z.unknown()) });
+
+/**
+ * SQS's refusal of a visibility change that would keep the message in flight past 12 hours from
+ * its receive, or undefined (also for a message this override did not hand out: fauxqs then
+ * answers as it does).
+ */
+function beyondTwelveHours(store: unknown, queueUrl: string, receiptHandle: string, timeoutSeconds: number): string | undefined {
+  const getQueue: unknown = typeof store === 'object' && store !== null ? Reflect.get(store, 'getQueue') : undefined;
+  if (typeof getQueue !== 'function') return undefined;
+  const queue: unknown = Reflect.apply(getQueue, store, [queueUrl]);
+  const inflight: unknown = typeof queue === 'object' && queue !== null ? Reflect.get(queue, 'inflightMessages') : undefined;
+  const entry: unknown = inflight instanceof Map ? inflight.get(receiptHandle) : undefined;
+  const receivedAt: unknown = typeof entry === 'object' && entry !== null ? Reflect.get(entry, 'receivedAt') : undefined;
+  if (typeof receivedAt !== 'number' || Date.now() + timeoutSeconds * 1000 <= receivedAt + MAX_TOTAL_VISIBILITY_MS) return undefined;
+  return `Value ${timeoutSeconds} for parameter VisibilityTimeout is invalid. Reason: Total VisibilityTimeout for the message is beyond the limit [43200 seconds].`;
+}
+
+/**
+ * Wraps fauxqs's visibility actions so that a change past 12 hours from the receive is refused as
+ * SQS refuses it: `InvalidParameterValue`, for the request, or in a batch for that entry alone
+ * (fauxqs's batch action calls the store with no per-entry catch, so the store cannot refuse it).
+ */
+function refuseBeyondTwelveHours(action: string, handler: ActionHandler, SqsError: SqsErrorClass): ActionHandler {
+  if (action === 'ChangeMessageVisibility') {
+    return (body, store, request) => {
+      const change = visibilityChangeSchema.safeParse(body);
+      const refusal = change.success ? beyondTwelveHours(store, change.data.QueueUrl, change.data.ReceiptHandle, change.data.VisibilityTimeout) : undefined;
+      if (refusal !== undefined) throw new SqsError('InvalidParameterValue', refusal);
+      return handler(body, store, request);
+    };
+  }
+  if (action !== 'ChangeMessageVisibilityBatch') return handler;
+  return async (body, store, request) => {
+    const batch = visibilityBatchSchema.safeParse(body);
+    if (!batch.success) return handler(body, store, request);
+    const refused = batch.data.Entries.flatMap((entry) => {
+      const refusal = beyondTwelveHours(store, batch.data.QueueUrl, entry.ReceiptHandle, entry.VisibilityTimeout);
+      return refusal === undefined ? [] : [{ Id: entry.Id, SenderFault: true, Code: 'InvalidParameterValue', Message: refusal }];
+    });
+    if (refused.length === 0) return handler(body, store, request);
+    const refusedIds = new Set(refused.map((entry) => entry.Id));
+    const rest = batch.data.Entries.filter((entry) => !refusedIds.has(entry.Id));
+    if (rest.length === 0) return { Successful: [], Failed: refused };
+    const result = visibilityBatchResultSchema.parse(await handler({ ...batch.data, Entries: rest }, store, request));
+    return { Successful: result.Successful, Failed: [...refused, ...result.Failed] };
+  };
+}
+
 async function readInstalledVersion(entryUrl: string): Promise<string> {
   const packageJson: unknown = JSON.parse(await readFile(new URL('../package.json', entryUrl), 'utf8'));
   return packageJsonSchema.parse(packageJson).version;
@@ -395,18 +467,28 @@ export async function installFauxqsFifoBatches(): Promise<void> {
         'Check whether the new release still hands out one message per group, then update or remove the override.',
     );
   }
-  const [storeModule, persistenceModule]: unknown[] = await Promise.all([
+  const [storeModule, persistenceModule, routerModule, errorsModule]: unknown[] = await Promise.all([
     import(new URL('./sqs/sqsStore.js', entryUrl).href),
     import(new URL('./persistence.js', entryUrl).href),
+    import(new URL('./sqs/sqsRouter.js', entryUrl).href),
+    import(new URL('./common/errors.js', entryUrl).href),
   ]);
   const queue = methodsOf(storeModule, 'SqsQueue');
   const persistence = methodsOf(persistenceModule, 'PersistenceManager');
+  const router = methodsOf(routerModule, 'SqsRouter');
+  const sqsError: unknown = typeof errorsModule === 'object' && errorsModule !== null ? Reflect.get(errorsModule, 'SqsError') : undefined;
+  if (typeof sqsError !== 'function') throw new FauxqsPatchError('fauxqs no longer exports SqsError; the override (local/fauxqs-fifo-batches.ts) must be rewritten');
   if (Reflect.get(queue.prototype, INSTALLED) === true) return;
 
   const changeVisibility = queue.original('changeVisibility');
   const processTimers = queue.original('processTimers');
   const loadSqsMessages = persistence.original('loadSqsMessages');
   const notifyWaiters = queue.original('notifyWaiters');
+  const register = router.original('register');
+  // The router registers its actions when fauxqs builds its app, after this install.
+  Reflect.set(router.prototype, 'register', function (this: unknown, action: string, handler: ActionHandler): void {
+    Reflect.apply(register, this, [action, refuseBeyondTwelveHours(action, handler, sqsError as SqsErrorClass)]);
+  });
   Reflect.set(queue.prototype, 'dequeueFifo', dequeueFifoInBatches);
   Reflect.set(queue.prototype, 'processTimers', function (this: FauxqsQueue): void {
     if (this.isFifo()) processFifoTimers(this);

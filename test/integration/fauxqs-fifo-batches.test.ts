@@ -6,6 +6,7 @@
  */
 import {
   ChangeMessageVisibilityBatchCommand,
+  ChangeMessageVisibilityCommand,
   CreateQueueCommand,
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
@@ -17,7 +18,7 @@ import {
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLocalClients, type LocalClients } from '../../local/clients.js';
 import { startEmulators, type Emulators } from '../../local/emulators.js';
 import { uniquePrefix } from './support/api.js';
@@ -200,6 +201,43 @@ describe('local SQS FIFO batches', { timeout: 60_000 }, () => {
     const again = await receiveWhenVisible(sqs, queueUrl, 'the group handed out again');
     expect(bodies(again)).toEqual(bodiesOf(group, 1, 10));
     expect(receiveCounts(again)).toEqual(Array(10).fill('2'));
+  });
+
+  it('refuses, as SQS does, a visibility that would keep a message in flight past 12 hours from its receive: per entry in a batch', async () => {
+    const { sqs } = clients;
+    const queueUrl = await createFifoQueue(sqs, 'twelve-hours');
+    const group = uniquePrefix('group');
+    await sendToGroup(sqs, queueUrl, group, bodiesOf(group, 1, 2));
+    const [first, second] = await receive(sqs, queueUrl);
+    if (first?.ReceiptHandle === undefined || second?.ReceiptHandle === undefined) throw new Error('expected two messages in flight');
+    // A minute after the receive (the clock moved on, nothing waits for it): 12 hours less two
+    // minutes is within the limit, 12 hours less 59 s is past it.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + 60_000);
+    try {
+      const output = await sqs.send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: [
+            { Id: 'within', ReceiptHandle: first.ReceiptHandle, VisibilityTimeout: 43_200 - 120 },
+            { Id: 'past', ReceiptHandle: second.ReceiptHandle, VisibilityTimeout: 43_200 - 59 },
+          ],
+        }),
+      );
+      expect(output.Successful?.map((entry) => entry.Id)).toEqual(['within']);
+      expect(output.Failed).toEqual([
+        { Id: 'past', SenderFault: true, Code: 'InvalidParameterValue', Message: 'Value 43141 for parameter VisibilityTimeout is invalid. Reason: Total VisibilityTimeout for the message is beyond the limit [43200 seconds].' },
+      ]);
+      // fauxqs names every error's query code AWS.SimpleQueueService.<code>, which the SDK reads as the name.
+      await expect(sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: second.ReceiptHandle, VisibilityTimeout: 43_200 - 59 }))).rejects.toMatchObject({
+        name: expect.stringMatching(/InvalidParameterValue$/),
+        message: expect.stringContaining('Total VisibilityTimeout for the message is beyond the limit [43200 seconds]'),
+      });
+      // Within the limit the same message's change is taken: the refusal changed nothing.
+      await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: second.ReceiptHandle, VisibilityTimeout: 0 }));
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('gives back in their order messages whose visibility timeout expired', async () => {
