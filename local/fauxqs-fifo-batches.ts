@@ -431,7 +431,8 @@ function refuseBeyondTwelveHours(action: string, handler: ActionHandler, SqsErro
   if (action !== 'ChangeMessageVisibilityBatch') return handler;
   return async (body, store, request) => {
     const batch = visibilityBatchSchema.safeParse(body);
-    if (!batch.success) return handler(body, store, request);
+    // A malformed batch, or one with an Id twice, is fauxqs's to refuse whole, as SQS does.
+    if (!batch.success || new Set(batch.data.Entries.map((entry) => entry.Id)).size !== batch.data.Entries.length) return handler(body, store, request);
     const refused = batch.data.Entries.flatMap((entry) => {
       const refusal = beyondTwelveHours(store, batch.data.QueueUrl, entry.ReceiptHandle, entry.VisibilityTimeout);
       return refusal === undefined ? [] : [{ Id: entry.Id, SenderFault: true, Code: 'InvalidParameterValue', Message: refusal }];
