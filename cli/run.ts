@@ -9,6 +9,7 @@ import { importBackstopCommand } from './commands/import-backstop.js';
 import { lagCommand } from './commands/lag.js';
 import { redriveCommand } from './commands/redrive.js';
 import { repartitionCommand } from './commands/repartition.js';
+import { pauseCommand, resumeCommand } from './commands/pause-resume.js';
 import { rotateSecretCommand } from './commands/rotate-secret.js';
 import { skipCommand } from './commands/skip.js';
 import cliPackage from './package.json' with { type: 'json' };
@@ -18,7 +19,7 @@ import { COMMON_OPTIONS_HELP } from './options.js';
 import { writeJson, writeLine } from './output/stream.js';
 
 /** Every command, in the order the help lists them. */
-export const COMMANDS: readonly Command[] = [lagCommand, deadLettersCommand, redriveCommand, importBackstopCommand, skipCommand, repartitionCommand, rotateSecretCommand];
+export const COMMANDS: readonly Command[] = [lagCommand, deadLettersCommand, redriveCommand, importBackstopCommand, skipCommand, pauseCommand, resumeCommand, repartitionCommand, rotateSecretCommand];
 
 const HELP_FLAGS: ReadonlySet<string> = new Set(['--help', '-h']);
 

@@ -9,6 +9,8 @@ export const ROUTES = {
     'PUT /v1/subscriptions/{subscription_id}',
     'GET /v1/subscriptions/{subscription_id}',
     'POST /v1/subscriptions/{subscription_id}/secret/rotate',
+    'POST /v1/subscriptions/{subscription_id}/pause',
+    'POST /v1/subscriptions/{subscription_id}/resume',
   ],
   operations: [
     'GET /v1/lag',

@@ -15,8 +15,7 @@ import { TABLES } from '../lambda/resources.js';
 import { createLocalClients } from './clients.js';
 import { wireConsumerHandler, type DeliveryPortsWrapper } from '../lambda/handlers/consumer.js';
 import { wireOperationsHandler } from '../lambda/handlers/operations.js';
-import { createGroupStore } from '../lambda/adapters/group-store.js';
-import { idleCutoff } from '../lambda/core/lag.js';
+import { wireLagJob } from '../lambda/handlers/lag-metrics.js';
 import { LOCAL_REGION, startEmulators } from './emulators.js';
 import { startEventSourceMapping } from './event-source-mapping.js';
 import { startHttpApi } from './http-api.js';
@@ -119,12 +118,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       stoppers.unshift(mapping.stop);
     }
 
-    // The lag job's upkeep of the index of active groups, once a minute as on AWS: groups idle for
-    // IDLE_GROUP_MINUTES leave it. Its metrics are CloudWatch's, not the local stack's.
-    const groups = createGroupStore(clients.dynamo, resources.groupsTable);
+    // The lag job, once a minute as on AWS: groups idle for IDLE_GROUP_MINUTES leave the index of
+    // active groups, and groups held for a resumed subscription are let go. Its metrics are
+    // CloudWatch's, not the local stack's: published nowhere.
+    const lagJob = wireLagJob(wiring('lagMetrics'), () => undefined, clock);
     const sweepLogger = logger(SERVICE_NAMES.lagMetrics);
     const sweep = setInterval(() => {
-      groups.listActiveForgettingIdle(idleCutoff(clock?.() ?? new Date())).catch((error: unknown) => sweepLogger.warn('idle groups not taken out of the index; the next minute tries again', { error }));
+      lagJob().catch((error: unknown) => sweepLogger.warn('the lag job failed; the next minute tries again', { error }));
     }, 60_000);
     sweep.unref();
     stoppers.unshift(async () => clearInterval(sweep));

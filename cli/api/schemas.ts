@@ -31,6 +31,9 @@ export const lagRowSchema = z.looseObject({
   delivered_per_minute: z.number().optional(),
   /** Whether the group's key is falling behind (fed at least as fast as it delivers); absent from an older API. */
   is_falling_behind: z.boolean().optional(),
+  /** Whether the group is held for a paused subscription; absent from an older API. */
+  is_paused: z.boolean().optional(),
+  held_subscription_id: z.string().nullable().optional(),
 });
 export type LagRow = z.infer<typeof lagRowSchema>;
 
@@ -107,6 +110,24 @@ export const rotateSecretAnswerSchema = z.looseObject({
   previous_secret_expires_at: z.string(),
 });
 export type RotateSecretAnswer = z.infer<typeof rotateSecretAnswerSchema>;
+
+/** The answer of `POST /v1/subscriptions/{subscription_id}/pause`: the pause in force. */
+export const pauseAnswerSchema = z.looseObject({
+  subscription_id: z.string(),
+  is_paused: z.boolean(),
+  paused_at: z.string().nullable(),
+  pause_reason: z.string().nullable(),
+});
+export type PauseAnswer = z.infer<typeof pauseAnswerSchema>;
+
+/** The answer of `POST /v1/subscriptions/{subscription_id}/resume`. */
+export const resumeAnswerSchema = z.looseObject({
+  subscription_id: z.string(),
+  is_paused: z.boolean(),
+  resumed_at: z.string(),
+  released_groups: z.number().int().nonnegative(),
+});
+export type ResumeAnswer = z.infer<typeof resumeAnswerSchema>;
 
 /** The answer of `GET /v1/subscriptions/{subscription_id}` (no secret). */
 export const subscriptionSchema = z.looseObject({

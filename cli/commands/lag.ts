@@ -32,6 +32,7 @@ const COLUMNS: readonly Column<LagRow>[] = [
   { header: 'ACCEPTED/MIN', cell: (row) => (row.accepted_per_minute === undefined ? EMPTY_CELL : String(row.accepted_per_minute)), align: 'right' },
   { header: 'DELIVERED/MIN', cell: (row) => (row.delivered_per_minute === undefined ? EMPTY_CELL : String(row.delivered_per_minute)), align: 'right' },
   { header: 'BEHIND', cell: (row) => (row.is_falling_behind === true ? 'yes' : EMPTY_CELL) },
+  { header: 'PAUSED', cell: (row) => (row.is_paused === true ? 'yes' : EMPTY_CELL) },
 ];
 
 export const lagCommand: Command = {
@@ -42,9 +43,9 @@ export const lagCommand: Command = {
 Shows every message group with pending or dead-lettered events, worst first: its ordering key
 (- for a partition, which carries several keys), depth, how long the oldest pending event has
 waited, keys affected, the head's failed attempts and last error, the group's dead letters, its
-events accepted and delivered in the last full minute, and "yes" under BEHIND for a key falling
-behind: fed at least as fast as it delivers, one event or batch per round trip of its endpoint
-(GET /v1/lag, every page). --json prints the API's answer as it is, with the rows of all pages
+events accepted and delivered in the last full minute, "yes" under BEHIND for a key falling
+behind: fed at least as fast as it delivers, one event or batch per round trip of its endpoint,
+and "yes" under PAUSED for a group held for a paused subscription (GET /v1/lag, every page). --json prints the API's answer as it is, with the rows of all pages
 (only the subscription's with --subscription).
 
 Options:

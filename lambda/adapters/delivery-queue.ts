@@ -13,9 +13,12 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { VisibilityChange } from '../core/consumer-batch.js';
-import type { SendBatch, SendFailure } from '../core/enqueue-plan.js';
+import { SendFailureKind, type SendBatch, type SendFailure } from '../core/enqueue-plan.js';
 import type { AccessMap } from './access.js';
 import { classifySqsError } from './sqs-errors.js';
+
+/** SQS takes at most 10 entries per batch action. */
+const MAX_BATCH_ENTRIES = 10;
 
 /** The delivery queue's approximate counts: visible, in flight (received, not deleted) and delayed. */
 export interface QueueCounts {
@@ -38,6 +41,13 @@ export interface DeliveryQueue {
    * current visibility timeout, later than planned but still in order.
    */
   readonly changeVisibility: (changes: readonly VisibilityChange[]) => Promise<void>;
+  /**
+   * Lets held messages go (visibility 0) by their receipt handles, ten per call. A handle SQS
+   * refuses is of a message received again or deleted since: its hold is over, and it is not
+   * counted. A refusal worth a retry (throttling, SQS unavailable) throws, so that the caller's
+   * caller tries again. How many SQS let go.
+   */
+  readonly letGo: (receiptHandles: readonly string[]) => Promise<number>;
   readonly counts: () => Promise<QueueCounts>;
 }
 
@@ -47,6 +57,8 @@ export const DELIVERY_QUEUE_ACCESS = {
   sendBatch: [{ resource: 'deliveryQueueUrl', actions: ['sqs:SendMessage'] }],
   // ChangeMessageVisibilityBatch.
   changeVisibility: [{ resource: 'deliveryQueueUrl', actions: ['sqs:ChangeMessageVisibility'] }],
+  // ChangeMessageVisibilityBatch.
+  letGo: [{ resource: 'deliveryQueueUrl', actions: ['sqs:ChangeMessageVisibility'] }],
   counts: [{ resource: 'deliveryQueueUrl', actions: ['sqs:GetQueueAttributes'] }],
 } as const satisfies AccessMap<DeliveryQueue>;
 
@@ -115,6 +127,24 @@ export function createDeliveryQueue(client: SQSClient, queueUrl: string, logger:
         const change = changes[Number(failure.Id)];
         logger.warn('SQS refused a visibility change', { messageId: change?.messageId, code: failure.Code });
       }
+    },
+
+    async letGo(receiptHandles) {
+      let released = 0;
+      for (let start = 0; start < receiptHandles.length; start += MAX_BATCH_ENTRIES) {
+        const handles = receiptHandles.slice(start, start + MAX_BATCH_ENTRIES);
+        const output = await client.send(
+          new ChangeMessageVisibilityBatchCommand({ QueueUrl: queueUrl, Entries: handles.map((handle, index) => ({ Id: String(index), ReceiptHandle: handle, VisibilityTimeout: 0 })) }),
+        );
+        released += output.Successful?.length ?? 0;
+        for (const failure of output.Failed ?? []) {
+          const { kind } = classifySqsError({ source: 'entry', code: failure.Code, isSenderFault: failure.SenderFault });
+          if (kind === SendFailureKind.transient) throw new Error(`SQS could not let a held message go for now (${failure.Code ?? 'no code'}); try again`);
+          // Received again or deleted since: that receive sees the pause as it is now.
+          logger.info('a held message was let go already', { code: failure.Code });
+        }
+      }
+      return released;
     },
 
     async counts() {

@@ -10,7 +10,7 @@ import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient, t
 import * as z from 'zod';
 import type { DeadLetterPlace } from '../core/dead-letter.js';
 import { allBucketNamesOf, minuteOf, planBucketUpdate, RateCounter, type BucketUpdate, type RateBuckets } from '../core/group-rates.js';
-import { ALL_LAG_SHARDS, HeadState, isActive, lagShardOf, ownOrderingKeyOf, type GroupIntake, type GroupLag, type GroupProgress } from '../core/lag.js';
+import { ALL_LAG_SHARDS, HeadState, isActive, lagShardOf, ownOrderingKeyOf, type GroupHold, type GroupIntake, type GroupLag, type GroupProgress } from '../core/lag.js';
 import { blake2bDigest } from '../core/routing.js';
 import { TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
@@ -83,7 +83,17 @@ const groupItemSchema = z.object({
   lag_shard: z.string().optional(),
   /** When the group last drained, while it stays in the index idle; absent while it is active. */
   idle_since: z.string().optional(),
+  /** Set while the consumer holds the group for a paused subscription (`GroupHold`): all six or none. */
+  held_subscription_id: z.string().optional(),
+  held_receipt: z.string().optional(),
+  held_paused_at: z.string().optional(),
+  held_reason: z.string().optional(),
+  held_at: z.string().optional(),
+  held_until: z.string().optional(),
 });
+
+/** A hold's attributes on a group's item, removed together. */
+const HOLD_ATTRIBUTES = 'held_subscription_id, held_receipt, held_paused_at, held_reason, held_at, held_until';
 
 /** Every slot of both rings of per-minute buckets (group-rates.ts): at most three of each are on an item. */
 const RATE_BUCKET_NAMES: readonly string[] = [...allBucketNamesOf(RateCounter.accepted), ...allBucketNamesOf(RateCounter.delivered)];
@@ -132,7 +142,14 @@ function toGroupLag(item: z.infer<typeof groupItemSchema>, rateBuckets: RateBuck
     rateBuckets,
     // At the cap the set stopped growing: it may miss keys, so it names none.
     orderingKeys: (item.ordering_keys?.size ?? 0) < MAX_KEYS_TRACKED ? [...(item.ordering_keys ?? [])] : undefined,
+    hold: holdOf(item),
   };
+}
+
+function holdOf(item: z.infer<typeof groupItemSchema>): GroupHold | undefined {
+  const { held_subscription_id: subscriptionId, held_receipt: receiptHandle, held_paused_at: pausedAt, held_reason: reason, held_at: heldAt, held_until: until } = item;
+  if (subscriptionId === undefined || receiptHandle === undefined) return undefined;
+  return { subscriptionId, receiptHandle, pausedAt: pausedAt ?? '', reason: reason ?? '', heldAt: heldAt ?? '', until: until ?? '' };
 }
 
 export interface GroupStore {
@@ -170,6 +187,11 @@ export interface GroupStore {
    * nothing leaves the index.
    */
   readonly uncountDeadLetter: (place: DeadLetterPlace) => Promise<void>;
+  /**
+   * Forgets a group's hold once resume has let it go, in one conditional UpdateItem: only the hold
+   * of that receipt handle (a hold made since, by a later receive, is another and stays).
+   */
+  readonly forgetHold: (messageGroupId: string, receiptHandle: string) => Promise<void>;
 }
 
 /**
@@ -194,11 +216,14 @@ export const GROUP_STORE_ACCESS = {
   countDeadLetter: [{ resource: 'groupsTable', actions: ['dynamodb:UpdateItem', 'dynamodb:GetItem'] }],
   // The same; when refused, a read of the count to repair the copy.
   uncountDeadLetter: [{ resource: 'groupsTable', actions: ['dynamodb:UpdateItem', 'dynamodb:GetItem'] }],
+  forgetHold: [{ resource: 'groupsTable', actions: ['dynamodb:UpdateItem'] }],
 } as const satisfies AccessMap<GroupStore>;
 
 /**
  * What a drained group forgets: its oldest acceptance, keys and head. It keeps its place in the
- * index, idle, until the lag job forgets it (`listActiveForgettingIdle`).
+ * index, idle, until the lag job forgets it (`listActiveForgettingIdle`). Not a hold: a depth that
+ * drifted to 0 must not lose the handle that lets a held group go (only the group's next delivery,
+ * or the hold's release, ends a hold).
  */
 const FORGOTTEN_ATTRIBUTES = 'oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key';
 
@@ -375,7 +400,9 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
         TableName: tableName,
         Key: key(messageGroupId),
         UpdateExpression: 'REMOVE lag_shard, idle_since',
-        ConditionExpression: 'idle_since = :seen AND (attribute_not_exists(#depth) OR #depth <= :zero) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
+        // A held group stays, whatever its depth says: resume and the lag job find holds in the index.
+        ConditionExpression:
+          'idle_since = :seen AND (attribute_not_exists(#depth) OR #depth <= :zero) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero) AND attribute_not_exists(held_receipt)',
         ExpressionAttributeNames: DEPTH,
         ExpressionAttributeValues: { ':seen': idleSince, ':zero': 0 },
       }),
@@ -398,7 +425,7 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
           new UpdateCommand({
             TableName: tableName,
             Key: key(progress.messageGroupId),
-            UpdateExpression: `ADD #depth :settled SET ${['idle_since = :now', ...(rate === undefined ? [] : [rate.set])].join(', ')} REMOVE ${[FORGOTTEN_ATTRIBUTES, ...(rate?.remove ?? [])].join(', ')}`,
+            UpdateExpression: `ADD #depth :settled SET ${['idle_since = :now', ...(rate === undefined ? [] : [rate.set])].join(', ')} REMOVE ${[FORGOTTEN_ATTRIBUTES, HOLD_ATTRIBUTES, ...(rate?.remove ?? [])].join(', ')}`,
             ConditionExpression: '(attribute_not_exists(#depth) OR #depth <= :count) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
             ExpressionAttributeNames: DEPTH,
             ExpressionAttributeValues: { ':settled': -progress.settled, ':count': progress.settled, ':zero': 0, ':now': now.toISOString(), ...rate?.values },
@@ -421,8 +448,31 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
           ':headKey': progress.head.orderingKey,
           ':now': now.toISOString(),
         });
+        remove.push(HOLD_ATTRIBUTES);
+      } else if (progress.head.state === HeadState.held) {
+        // Held on purpose, not failing: no stall clock runs. The head's attempts so far stay shown.
+        const { hold } = progress.head;
+        set.push(
+          'held_subscription_id = :heldSubscription',
+          'held_receipt = :heldReceipt',
+          'held_paused_at = :heldPausedAt',
+          'held_reason = :heldReason',
+          'held_at = :heldAt',
+          'held_until = :heldUntil',
+          'oldest_accepted_at = :oldest',
+        );
+        remove.push('head_failing_since');
+        Object.assign(values, {
+          ':heldSubscription': hold.subscriptionId,
+          ':heldReceipt': hold.receiptHandle,
+          ':heldPausedAt': hold.pausedAt,
+          ':heldReason': hold.reason,
+          ':heldAt': hold.heldAt,
+          ':heldUntil': hold.until,
+          ':oldest': progress.head.acceptedAt,
+        });
       } else if (progress.head.state === HeadState.clear) {
-        remove.push('head_attempts', 'last_error', 'head_failing_since', 'head_event_id', 'head_ordering_key');
+        remove.push('head_attempts', 'last_error', 'head_failing_since', 'head_event_id', 'head_ordering_key', HOLD_ATTRIBUTES);
         if (progress.lastSettledAcceptedAt !== undefined) {
           // The next pending event was accepted no earlier than the last one settled.
           set.push('oldest_accepted_at = :oldest');
@@ -441,6 +491,19 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
       );
       const { group } = groupOf(output.Attributes, progress.messageGroupId, tableName);
       if (group.depth <= 0) await forgetIfDrained(progress.messageGroupId, group.deadLettered, now.toISOString());
+    },
+
+    async forgetHold(messageGroupId, receiptHandle) {
+      await updateIfCondition(
+        client,
+        new UpdateCommand({
+          TableName: tableName,
+          Key: key(messageGroupId),
+          UpdateExpression: `REMOVE ${HOLD_ATTRIBUTES}`,
+          ConditionExpression: 'held_receipt = :receipt',
+          ExpressionAttributeValues: { ':receipt': receiptHandle },
+        }),
+      );
     },
 
     async getGroup(messageGroupId) {

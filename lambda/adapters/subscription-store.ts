@@ -6,7 +6,7 @@ import * as z from 'zod';
 import type { DeliveryTarget } from '../core/delivery.js';
 import type { SubscriptionRouting } from '../core/ingest.js';
 import { DEFAULT_ORDERING } from '../core/routing.js';
-import { batchSizeSchema, DEFAULT_BATCH_SIZE, orderingSchema } from '../core/subscription.js';
+import { batchSizeSchema, DEFAULT_BATCH_SIZE, orderingSchema, type SubscriptionPause } from '../core/subscription.js';
 import { TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
 import { batchGetItems, ReadConsistency } from './batch-get.js';
@@ -26,19 +26,29 @@ const subscriptionItemSchema = z.object({
   // are what it was delivered with.
   batch_size: batchSizeSchema.default(DEFAULT_BATCH_SIZE),
   ordering: orderingSchema.default(DEFAULT_ORDERING),
+  /** Set while paused (see {@link SubscriptionStore.pause}); both or neither. */
+  paused_at: z.iso.datetime().optional(),
+  pause_reason: z.string().optional(),
+  /** The last resume, kept for operators. */
+  resumed_at: z.iso.datetime().optional(),
 });
 export type Subscription = z.infer<typeof subscriptionItemSchema>;
 
 const routingItemSchema = subscriptionItemSchema.pick({ subscription_id: true, tenant_id: true, ordering: true });
 
+/** The subscription's pause, or undefined while it is delivered. */
+export function pauseOf(subscription: Subscription): SubscriptionPause | undefined {
+  return subscription.paused_at === undefined ? undefined : { pausedAt: subscription.paused_at, reason: subscription.pause_reason ?? '' };
+}
+
 /**
- * The target the consumer delivers to, from the subscription as read: its URL, signing keys and
- * batch size. Undefined for no subscription.
+ * The target the consumer delivers to, from the subscription as read: its URL, signing keys,
+ * batch size and pause. Undefined for no subscription.
  */
 export function toDeliveryTarget(subscription: Subscription | undefined): DeliveryTarget | undefined {
   if (subscription === undefined) return undefined;
   const { url, secret, previous_secret, previous_secret_expires_at, batch_size } = subscription;
-  return { url, secret, previous_secret, previous_secret_expires_at, batchSize: batch_size };
+  return { url, secret, previous_secret, previous_secret_expires_at, batchSize: batch_size, pause: pauseOf(subscription) };
 }
 
 /** What a {@link SubscriptionStore.put} did. */
@@ -54,7 +64,7 @@ export type SubscriptionPutKind = (typeof SubscriptionPutKind)[keyof typeof Subs
  * The input of {@link SubscriptionStore.put}. `batch_size` and `ordering` absent: a replacement
  * keeps its stored values, a creation gets the defaults.
  */
-export type SubscriptionPutInput = Omit<Subscription, 'created_at' | 'previous_secret' | 'previous_secret_expires_at' | 'batch_size' | 'ordering'> & {
+export type SubscriptionPutInput = Omit<Subscription, 'created_at' | 'previous_secret' | 'previous_secret_expires_at' | 'batch_size' | 'ordering' | 'paused_at' | 'pause_reason' | 'resumed_at'> & {
   readonly batch_size?: Subscription['batch_size'] | undefined;
   readonly ordering?: Subscription['ordering'] | undefined;
   readonly now: string;
@@ -82,15 +92,11 @@ export type SubscriptionPutOutcome =
   | { readonly kind: typeof SubscriptionPutKind.tenantMismatch };
 
 export interface SubscriptionStore {
-  /** The subscription as last written (strongly consistent), for the API's answers. */
-  readonly get: (subscriptionId: string) => Promise<Subscription | undefined>;
   /**
-   * The subscription, read eventually consistent for half the read units: a `url` or secret
-   * replaced within about the last second may still be the previous one. An id not found is read
-   * again strongly consistent before it is called absent, so that a subscription created a moment
-   * ago is never missed. For the consumer, whose every event reads its subscription.
+   * The subscription as last written (strongly consistent): for the API's answers, and for the
+   * consumer, which must see a pause that has been answered (see `processBatch`).
    */
-  readonly getAllowingStale: (subscriptionId: string) => Promise<Subscription | undefined>;
+  readonly get: (subscriptionId: string) => Promise<Subscription | undefined>;
   /**
    * Creates or replaces, in one conditional write: an id another tenant holds is refused
    * (`tenant_mismatch`), and a replacement keeps its `created_at`. The subscription returned is
@@ -105,6 +111,17 @@ export interface SubscriptionStore {
    */
   readonly rotateSecret: (input: SecretRotationInput) => Promise<boolean>;
   /**
+   * Pauses the subscription in one conditional UpdateItem: `paused_at` and `pause_reason` are set
+   * unless a pause is already in force, which is kept as it is (pausing twice is one pause). The
+   * subscription as it now stands; undefined when there is none (nothing is written).
+   */
+  readonly pause: (input: { readonly subscriptionId: string; readonly reason: string; readonly now: string }) => Promise<Subscription | undefined>;
+  /**
+   * Ends the pause, if any, in one conditional UpdateItem and records `resumed_at`. The
+   * subscription as it now stands; undefined when there is none (nothing is written).
+   */
+  readonly resume: (input: { readonly subscriptionId: string; readonly now: string }) => Promise<Subscription | undefined>;
+  /**
    * The tenant and ordering of each existing subscription among `ids`, for ingest's routing. Read
    * eventually consistent, and the ids not found strongly consistent: a subscription's tenant never
    * changes (put refuses another tenant) and subscriptions are never deleted, so only a
@@ -118,11 +135,13 @@ export interface SubscriptionStore {
 /** The IAM actions of each method of {@link SubscriptionStore}, all on the Subscriptions table. */
 export const SUBSCRIPTION_STORE_ACCESS = {
   get: [{ resource: 'subscriptionsTable', actions: ['dynamodb:GetItem'] }],
-  getAllowingStale: [{ resource: 'subscriptionsTable', actions: ['dynamodb:GetItem'] }],
   // One conditional UpdateItem creates or replaces, returning the old item; a refused tenant is an outcome.
   put: [{ resource: 'subscriptionsTable', actions: ['dynamodb:UpdateItem'] }],
   // One conditional UpdateItem moves the secret to previous_secret; an unknown id is an outcome.
   rotateSecret: [{ resource: 'subscriptionsTable', actions: ['dynamodb:UpdateItem'] }],
+  // One conditional UpdateItem each, returning the new item; an unknown id is an outcome.
+  pause: [{ resource: 'subscriptionsTable', actions: ['dynamodb:UpdateItem'] }],
+  resume: [{ resource: 'subscriptionsTable', actions: ['dynamodb:UpdateItem'] }],
   findRouting: [{ resource: 'subscriptionsTable', actions: ['dynamodb:BatchGetItem'] }],
 } as const satisfies AccessMap<SubscriptionStore>;
 
@@ -141,13 +160,24 @@ export function createSubscriptionStore(client: DynamoDBDocumentClient, tableNam
       }),
     );
   };
+  /** One conditional UpdateItem on an existing subscription; the item as it now stands, or undefined for none. */
+  const changeState = async (subscriptionId: string, updateExpression: string, values: Record<string, unknown>): Promise<Subscription | undefined> => {
+    const output = await updateIfCondition(
+      client,
+      new UpdateCommand({
+        TableName: tableName,
+        Key: { [keyName]: subscriptionId },
+        UpdateExpression: updateExpression,
+        ConditionExpression: 'attribute_exists(#id)',
+        ExpressionAttributeNames: { '#id': keyName },
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return output?.Attributes === undefined ? undefined : parseItem(subscriptionItemSchema, output.Attributes, tableName, subscriptionId);
+  };
   return {
     get: (subscriptionId) => read(subscriptionId, ReadConsistency.strong),
-    // A stale read may give the previous url or secret for about a second: the event is then sent
-    // there or signed so, as it would have been a second earlier (a rotation keeps the previous
-    // secret valid through its grace). A stale miss would dead-letter the event as having no
-    // subscription: only a strong read may say that.
-    getAllowingStale: async (subscriptionId) => (await read(subscriptionId, ReadConsistency.eventual)) ?? read(subscriptionId, ReadConsistency.strong),
     async put(input) {
       const { now, shouldKeepExistingSecret = false, batch_size: batchSize, ordering, ...fields } = input;
       const secretAction = shouldKeepExistingSecret
@@ -209,6 +239,10 @@ export function createSubscriptionStore(client: DynamoDBDocumentClient, tableNam
       );
       return output !== undefined;
     },
+    pause: ({ subscriptionId, reason, now }) =>
+      // A pause in force keeps its time and reason: the first pause is the one an operator sees.
+      changeState(subscriptionId, 'SET paused_at = if_not_exists(paused_at, :now), pause_reason = if_not_exists(pause_reason, :reason), updated_at = :now', { ':now': now, ':reason': reason }),
+    resume: ({ subscriptionId, now }) => changeState(subscriptionId, 'SET resumed_at = :now, updated_at = :now REMOVE paused_at, pause_reason', { ':now': now }),
     async findRouting(ids) {
       const found = await readRouting(ids, ReadConsistency.eventual);
       // Ingest refuses a request naming an unknown subscription: only a strong read may say so.

@@ -11,7 +11,9 @@ import {
   healthAnswerSchema,
   importAnswerSchema,
   lagAnswerSchema,
+  pauseAnswerSchema,
   redriveAnswerSchema,
+  resumeAnswerSchema,
   skipAnswerSchema,
   subscriptionAnswerSchema,
   subscriptionPutAnswerSchema,
@@ -19,7 +21,7 @@ import {
 import { batchSchema, subscriptionIdSchema, webhookEventSchema } from '../core/event.js';
 import { pageQuerySchema } from '../core/paging.js';
 import { routingViewSchema } from '../core/routing-settings.js';
-import { rotateSecretBodySchema, rotateSecretResponseSchema, subscriptionBodySchema } from '../core/subscription.js';
+import { pauseBodySchema, rotateSecretBodySchema, rotateSecretResponseSchema, subscriptionBodySchema } from '../core/subscription.js';
 import { redriveBodySchema } from '../handlers/operations/dead-letters.js';
 import { switchBodySchema } from '../handlers/operations/routing.js';
 import { skipBodySchema } from '../handlers/operations/skip.js';
@@ -156,6 +158,30 @@ export const ROUTE_DESCRIPTIONS: RouteDescriptions = {
     body: { schema: rotateSecretBodySchema, isRequired: false, description: 'Optional: the new secret (generated when absent) and the grace.' },
     answers: { 200: { description: 'The new secret and the end of the previous one\'s grace.', schema: rotateSecretResponseSchema } },
     errors: [ErrorCode.invalidJson, ErrorCode.invalidRequest, ErrorCode.payloadTooLarge, ErrorCode.notFound],
+  },
+  'POST /v1/subscriptions/{subscription_id}/pause': {
+    operationId: 'pauseSubscription',
+    summary: 'Stop delivering a subscription\'s events, in order, until it is resumed.',
+    description:
+      'While paused, no event of the subscription is attempted and no attempt is counted; its events are still accepted (`POST /v1/events` answers as ever) and wait in order, ' +
+      'each message group held where it stands. Other subscriptions are not affected, except those sharing a partition in partition mode, which wait with it. ' +
+      'A consumer batch already under way when the pause is answered delivers what it holds (at most one receive of each of the subscription\'s groups), nothing after. ' +
+      'Idempotent: pausing a paused subscription answers the pause in force, its time and reason unchanged. `PUT` keeps a pause.',
+    path: { subscription_id: subscriptionIdSchema },
+    body: { schema: pauseBodySchema, isRequired: false, description: 'Optional: why.' },
+    answers: { 200: { description: 'The pause in force.', schema: pauseAnswerSchema } },
+    errors: [ErrorCode.invalidJson, ErrorCode.invalidRequest, ErrorCode.payloadTooLarge, ErrorCode.notFound],
+  },
+  'POST /v1/subscriptions/{subscription_id}/resume': {
+    operationId: 'resumeSubscription',
+    summary: 'Deliver a paused subscription again, from each key\'s head, in order, within seconds.',
+    description:
+      'Ends the pause, then lets go every message group held for it: each continues from its head, in order, with the sequence numbers it would have had. ' +
+      'Idempotent: resuming a subscription that is not paused answers `is_paused: false` and lets go any group still held (what an interrupted resume left). ' +
+      'A held head\'s attempts start where they stood; no attempt was counted while paused.',
+    path: { subscription_id: subscriptionIdSchema },
+    answers: { 200: { description: 'Not paused, and how many held groups were let go now.', schema: resumeAnswerSchema } },
+    errors: [ErrorCode.notFound],
   },
   'GET /v1/lag': {
     operationId: 'getLag',

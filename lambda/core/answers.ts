@@ -37,6 +37,13 @@ export const subscriptionPutAnswerSchema = z.strictObject({
 });
 export type SubscriptionPutAnswer = Output<typeof subscriptionPutAnswerSchema>;
 
+/** Whether a subscription is paused, since when and why (see `POST /v1/subscriptions/{subscription_id}/pause`). */
+const subscriptionPauseShape = {
+  is_paused: z.boolean().meta({ description: 'True while the subscription is paused: nothing of it is attempted, its events are accepted and wait in order.' }),
+  paused_at: z.iso.datetime().nullable().meta({ description: 'When the pause in force began; null while not paused.' }),
+  pause_reason: z.string().nullable().meta({ description: 'Why it is paused; null while not paused.' }),
+};
+
 /** `GET /v1/subscriptions/{subscription_id}`: the subscription, never its secret. */
 export const subscriptionAnswerSchema = z.strictObject({
   subscription_id: z.string(),
@@ -44,8 +51,24 @@ export const subscriptionAnswerSchema = z.strictObject({
   url: z.string(),
   ...subscriptionSettingsShape,
   created_at: z.iso.datetime(),
+  ...subscriptionPauseShape,
 });
 export type SubscriptionAnswer = Output<typeof subscriptionAnswerSchema>;
+
+/** `POST /v1/subscriptions/{subscription_id}/pause`: the subscription's pause as it stands, a pause already in force unchanged. */
+export const pauseAnswerSchema = z.strictObject({ subscription_id: z.string(), ...subscriptionPauseShape });
+export type PauseAnswer = Output<typeof pauseAnswerSchema>;
+
+/** `POST /v1/subscriptions/{subscription_id}/resume`: not paused any more, and the held groups let go at once. */
+export const resumeAnswerSchema = z.strictObject({
+  subscription_id: z.string(),
+  ...subscriptionPauseShape,
+  resumed_at: z.iso.datetime(),
+  released_groups: z.number().int().nonnegative().meta({
+    description: 'Message groups the consumer held for the pause and that were let go now: their heads are delivered within seconds. A group not counted here comes back by itself once its hold ends.',
+  }),
+});
+export type ResumeAnswer = Output<typeof resumeAnswerSchema>;
 
 /** `POST /v1/events` answered `202`: one result per event, in request order. */
 export const eventsAnswerSchema = z.strictObject({ results: z.array(eventResultSchema) });

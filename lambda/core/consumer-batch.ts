@@ -4,7 +4,7 @@
  * another. What must happen to SQS afterwards is returned as a value.
  */
 import { gatherBatch, startBatch, startRun, type BatchMember } from './batch-delivery.js';
-import { isDeliveredBefore, isQueueCopy, NOTHING_DELIVERED, NOTHING_SETTLED, OutcomeKind, readRecord, startRecord, type ConsumerRecord, type DeliveredLookup, type DeliveryOutcome, type DeliveryPorts, type DeliveryTarget, type SettledLookup } from './delivery.js';
+import { isDeliveredBefore, isQueueCopy, NOTHING_DELIVERED, NOTHING_SETTLED, OutcomeKind, readRecord, startRecord, waitingSince, type ConsumerRecord, type DeliveredLookup, type DeliveryOutcome, type DeliveryPorts, type DeliveryTarget, type SettledLookup } from './delivery.js';
 import { HeadState, type GroupHead, type GroupProgress } from './lag.js';
 import type { QueuedEvent } from './event.js';
 import { faultBackoffSeconds, type RetryPolicy } from './retry-policy.js';
@@ -250,6 +250,31 @@ async function processGroup(
     }
     return { next: index + result.settled.length };
   };
+  /**
+   * The plan when the record at `index` belongs to a paused subscription, or undefined: the group
+   * is held there (see `processBatch`). Nothing of the record is begun or attempted, so no attempt
+   * is counted; it and its successors go back, it invisible for the longest SQS allows.
+   */
+  const holdAt = async (index: number): Promise<GroupPlan | undefined> => {
+    const record = group[index];
+    const read = record === undefined ? undefined : readRecord(record);
+    if (record === undefined || read === undefined || 'reason' in read) return undefined;
+    const { subscription_id: subscriptionId } = read.queued.event;
+    const pause = (await ports.findTarget(subscriptionId))?.pause;
+    if (pause === undefined) return undefined;
+    // A delivery of another subscription's key still being recorded (partition mode) lands first.
+    const failed = await finishPending();
+    if (failed !== undefined) return failed;
+    const holdSeconds = policy.visibilityCeilingSeconds;
+    const now = ports.now();
+    const until = new Date(now.getTime() + holdSeconds * 1000).toISOString();
+    const head: GroupHead = {
+      state: HeadState.held,
+      acceptedAt: waitingSince(read.queued),
+      hold: { subscriptionId, receiptHandle: record.receiptHandle, pausedAt: pause.pausedAt, reason: pause.reason, heldAt: now.toISOString(), until },
+    };
+    return { ...planGroupRetry(group, index, holdSeconds), unstartedMessageIds: [], progress: summarizeGroup(messageGroupId, seen, head) };
+  };
   /** The plan when the record at `index` must wait: it and its successors go back, it after its delay. */
   const waitAt = (index: number, outcome: Extract<DeliveryOutcome, { kind: typeof OutcomeKind.retryLater }>): GroupPlan => {
     const head: GroupHead = { state: HeadState.waiting, eventId: outcome.eventId, orderingKey: outcome.orderingKey, attempts: outcome.attempts, lastError: outcome.reason, acceptedAt: outcome.acceptedAt };
@@ -292,6 +317,8 @@ async function processGroup(
     }
     let together: Together | undefined;
     try {
+      const held = await holdAt(index);
+      if (held !== undefined) return held;
       together = await togetherAt(index);
     } catch (error) {
       const failed = await finishPending();
@@ -414,6 +441,12 @@ async function readBatchState(records: readonly ConsumerRecord[], ports: Deliver
 /**
  * Processes a batch and plans what SQS must be told. A record is started only while the
  * invocation has `budget.recordMs` left; the rest of its group goes back with visibility 0.
+ *
+ * A record of a paused subscription holds its group: nothing of it is begun or attempted, and it
+ * goes back with its successors, invisible for the longest SQS allows (`HeadState.held`, recorded
+ * with the head's receipt handle for the resume to let it go at once). A batch reads each
+ * subscription once, at its start: one already under way when a pause is answered delivers the
+ * records it holds (at most one receive of each group), nothing after.
  */
 export async function processBatch(
   records: readonly ConsumerRecord[],
@@ -425,7 +458,8 @@ export async function processBatch(
   const outcomes = new Map<string, DeliveryOutcome>();
   const groups = groupByMessageGroup(records);
   // Each subscription is read once, while the batch's settled states are: whether it takes
-  // batches decides how its group starts, and must not cost a round trip of its own.
+  // batches decides how its group starts, and must not cost a round trip of its own. The read is
+  // strongly consistent (the port's), so that a batch that starts after a pause was answered sees it.
   const targets = new Map<string, ReturnType<DeliveryPorts['findTarget']>>();
   const findTarget: DeliveryPorts['findTarget'] = (subscriptionId) => {
     const target = targets.get(subscriptionId) ?? ports.findTarget(subscriptionId);

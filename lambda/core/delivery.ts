@@ -7,13 +7,16 @@ import { placeOf, type DeadLetterPlace, type DeadLetterStore } from './dead-lett
 import { readQueuedEvent, type QueuedEvent } from './event.js';
 import { attemptLimit, decideAfterFailure, FailureDecisionKind, parseRetryAfter, type RetryPolicy } from './retry-policy.js';
 import { signingSecrets, type SigningKeys } from './secret.js';
+import type { SubscriptionPause } from './subscription.js';
 import { signBatch, signWebhook, type WebhookRequest } from './webhook.js';
 
-/** The subscription fields delivery needs: its URL, its signing keys and its `batch_size`. */
+/** The subscription fields delivery needs: its URL, its signing keys, its `batch_size` and its pause. */
 export interface DeliveryTarget extends SigningKeys {
   readonly url: string;
   /** The most events of one ordering key in one POST (CONTRACT §5); above 1, every webhook has the batch shape. */
   readonly batchSize: number;
+  /** Set while the subscription is paused: nothing of it is attempted, its groups are held (see `processBatch`). */
+  readonly pause?: SubscriptionPause | undefined;
 }
 
 /** The result of one HTTP attempt, as the sender saw it. */

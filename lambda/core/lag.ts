@@ -82,6 +82,30 @@ export interface GroupLag {
   readonly rateBuckets: RateBuckets;
   /** Those keys themselves; undefined when there were more than the group tracks, or they were not read. */
   readonly orderingKeys?: readonly string[] | undefined;
+  /** Set while the consumer holds the group for a paused subscription (see {@link GroupHold}). */
+  readonly hold?: GroupHold | undefined;
+}
+
+/**
+ * A group the consumer holds for a paused subscription: its head message invisible for as long as
+ * SQS allows, nothing attempted. Resume lets it go by the head's receipt handle.
+ */
+export interface GroupHold {
+  readonly subscriptionId: string;
+  /** The receipt handle of the held head's receive: `ChangeMessageVisibility` to 0 lets the group go. */
+  readonly receiptHandle: string;
+  /** The pause's own time and reason, as the subscription had them. */
+  readonly pausedAt: string;
+  readonly reason: string;
+  /** When the consumer made the hold (its batch's time): see `letGoAll` on when it may be forgotten. */
+  readonly heldAt: string;
+  /** When the hold ends by itself (the head comes back, and is held again while still paused). */
+  readonly until: string;
+}
+
+/** The groups held for a subscription's pause (see {@link GroupHold}), for its resume. */
+export function heldGroupsOf(groups: readonly GroupLag[], subscriptionId: string): { readonly messageGroupId: string; readonly hold: GroupHold }[] {
+  return groups.flatMap(({ messageGroupId, hold }) => (hold?.subscriptionId === subscriptionId ? [{ messageGroupId, hold }] : []));
 }
 
 /** One row of `GET /v1/lag` (CONTRACT §2), with the group's dead letters added. */
@@ -105,6 +129,12 @@ export interface LagRow {
   readonly delivered_per_minute: number;
   /** The group's key is falling behind: fed at least as fast as it delivers at its ceiling (see {@link isFallingBehind}). */
   readonly is_falling_behind: boolean;
+  /** The consumer holds the group for a paused subscription (`held_subscription_id`): nothing of it is attempted until resumed. */
+  readonly is_paused: boolean;
+  /** The paused subscription holding the group; null while not held. */
+  readonly held_subscription_id: string | null;
+  readonly paused_at: string | null;
+  readonly pause_reason: string | null;
 }
 
 /** {@link LagRow} as the API document shows it: a field added to one and not the other fails type-check. */
@@ -121,6 +151,10 @@ export const lagRowSchema = schemaOf<LagRow>()(
     accepted_per_minute: z.number().int().nonnegative(),
     delivered_per_minute: z.number().int().nonnegative(),
     is_falling_behind: z.boolean(),
+    is_paused: z.boolean(),
+    held_subscription_id: z.string().nullable(),
+    paused_at: z.string().nullable(),
+    pause_reason: z.string().nullable(),
   }),
 );
 
@@ -131,13 +165,14 @@ function secondsSince(at: string | undefined, now: Date): number {
 
 /** Whether the group has anything an operator should see: pending or dead-lettered events. */
 export function isActive(group: GroupLag): boolean {
-  // A failing head shows even if the depth count drifted: a stuck key must never be hidden.
-  return group.depth > 0 || group.deadLettered > 0 || group.headFailingSince !== undefined;
+  // A failing or held head shows even if the depth count drifted: a stuck key must never be hidden,
+  // and a held group must be found by its resume.
+  return group.depth > 0 || group.deadLettered > 0 || group.headFailingSince !== undefined || group.hold !== undefined;
 }
 
 /**
  * Whether a group's key is falling behind: a whale. Its head is not failing (a failing head is a
- * stall, alarmed on its own), it has events waiting, the oldest of them has waited longer than
+ * stall, alarmed on its own) nor held for a pause, it has events waiting, the oldest of them has waited longer than
  * `waitThresholdSeconds`, and in the last full minute it accepted events and at least as many as
  * it delivered: its backlog did not shrink while the consumer kept delivering it one event (or
  * one batch) per round trip of its endpoint, which is a key's ceiling, so its oldest wait keeps
@@ -145,7 +180,8 @@ export function isActive(group: GroupLag): boolean {
  * receiver do (README, Operations).
  */
 export function isFallingBehind(group: GroupLag, now: Date, waitThresholdSeconds: number): boolean {
-  if (group.headFailingSince !== undefined || group.depth <= 0) return false;
+  // A held group delivers nothing on purpose: paused, not outrun.
+  if (group.headFailingSince !== undefined || group.hold !== undefined || group.depth <= 0) return false;
   if (secondsSince(group.oldestAcceptedAt, now) <= waitThresholdSeconds) return false;
   const rates = ratesOfLastFullMinute(group.rateBuckets, now);
   return rates.acceptedPerMinute > 0 && rates.acceptedPerMinute >= rates.deliveredPerMinute;
@@ -194,7 +230,7 @@ function toPositionedRows(groups: readonly GroupLag[], now: Date, fallingBehindW
   return groups
     .filter(isActive)
     .map((group) => {
-      const hasPending = group.depth > 0 || group.headFailingSince !== undefined;
+      const hasPending = group.depth > 0 || group.headFailingSince !== undefined || group.hold !== undefined;
       const oldestAcceptedMs = hasPending && group.oldestAcceptedAt !== undefined ? Date.parse(group.oldestAcceptedAt) : Number.NaN;
       const rates = ratesOfLastFullMinute(group.rateBuckets, now);
       const row: LagRow = {
@@ -209,6 +245,10 @@ function toPositionedRows(groups: readonly GroupLag[], now: Date, fallingBehindW
         accepted_per_minute: rates.acceptedPerMinute,
         delivered_per_minute: rates.deliveredPerMinute,
         is_falling_behind: isFallingBehind(group, now, fallingBehindWaitSeconds),
+        is_paused: group.hold !== undefined,
+        held_subscription_id: group.hold?.subscriptionId ?? null,
+        paused_at: group.hold?.pausedAt ?? null,
+        pause_reason: group.hold?.reason ?? null,
       };
       const position: LagPosition = {
         list: 'lag',
@@ -309,11 +349,14 @@ export const HeadState = {
   waiting: 'waiting',
   /** A fault stopped the group: what the head's state is, is not known. */
   unknown: 'unknown',
+  /** The head's subscription is paused: the group is held, nothing attempted (see {@link GroupHold}). */
+  held: 'held',
 } as const;
 
 export type GroupHead =
   | { readonly state: typeof HeadState.clear }
   | { readonly state: typeof HeadState.unknown }
+  | { readonly state: typeof HeadState.held; readonly hold: GroupHold; readonly acceptedAt: string }
   | {
       readonly state: typeof HeadState.waiting;
       readonly eventId: string;
@@ -342,7 +385,7 @@ export interface GroupProgress {
   readonly isLikelyDrained?: boolean;
 }
 
-/** Whether a batch changed anything worth a write (a batch of duplicates does not). */
+/** Whether a batch changed anything worth a write (a batch of duplicates does not; a hold must be recorded for its resume). */
 export function hasProgress(progress: GroupProgress): boolean {
-  return progress.settled > 0 || progress.head.state === HeadState.waiting;
+  return progress.settled > 0 || progress.head.state === HeadState.waiting || progress.head.state === HeadState.held;
 }

@@ -82,3 +82,24 @@ export const rotateSecretResponseSchema = z.strictObject({
   previous_secret_expires_at: z.iso.datetime(),
 });
 export type RotateSecretResponse = z.infer<typeof rotateSecretResponseSchema>;
+
+/** The longest reason an operator may give for a pause: a line in a lag view, not a document. */
+export const MAX_PAUSE_REASON_LENGTH = 256;
+
+/** The reason a pause is given when its request names none. */
+export const OPERATOR_PAUSE_REASON = 'paused by an operator';
+
+/**
+ * The body of `POST /v1/subscriptions/{subscription_id}/pause`, optional as a whole: why, for the
+ * lag view and whoever resumes it. A pause already in force keeps its own time and reason.
+ */
+export const pauseBodySchema = z.strictObject({
+  reason: boundedText(1, MAX_PAUSE_REASON_LENGTH).optional().meta({ description: `Why the subscription is paused, shown by \`GET /v1/subscriptions/{subscription_id}\` and the lag view. Default: "${OPERATOR_PAUSE_REASON}".` }),
+});
+export type PauseBody = z.infer<typeof pauseBodySchema>;
+
+/** A subscription's pause: since when, and why. Absent: the subscription is delivered. */
+export interface SubscriptionPause {
+  readonly pausedAt: string;
+  readonly reason: string;
+}

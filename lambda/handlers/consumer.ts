@@ -8,8 +8,9 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
 import { CONSUMER_BATCH_SIZE, maxEventsPerMessage, recordTimeBudgetMs, visibilityCeilingSeconds, type Config } from '../config.js';
 import { likelyDrainedGroups, processBatch, type VisibilityChange } from '../core/consumer-batch.js';
-import { hasProgress, type GroupProgress } from '../core/lag.js';
+import { hasProgress, HeadState, type GroupProgress } from '../core/lag.js';
 import { toMessageDecisions, unpackRecords } from '../core/message-packs.js';
+import { confirmHolds, UNRECORDED_HOLD_SECONDS, type HoldPorts, type RecordedHold } from '../core/pause.js';
 import { CONSUMER_METRICS, countOutcomes, type ConsumerCounts } from '../core/consumer-metrics.js';
 import { isSuccess, type ConsumerRecord, type DeliveryPorts } from '../core/delivery.js';
 import type { RetryPolicy } from '../core/retry-policy.js';
@@ -76,6 +77,8 @@ export interface ConsumerHandlerDeps {
   readonly changeVisibility: (changes: readonly VisibilityChange[]) => Promise<void>;
   /** Records a group's lag after the batch: one write per group per batch. */
   readonly recordGroupProgress: (progress: GroupProgress, now: Date) => Promise<void>;
+  /** What the batch's holds of paused subscriptions' groups need after they are recorded (see `confirmHolds`). */
+  readonly holds: HoldPorts;
   /** Publishes the invocation's counts (CloudWatch EMF in Lambda). */
   readonly publishCounts: (counts: ConsumerCounts) => void;
   readonly logger: Logger;
@@ -109,25 +112,53 @@ export function createConsumerHandler(deps: ConsumerHandlerDeps): ConsumerHandle
     const plan = await processBatch(records, recordLog.observe({ ...deps.ports, findTarget, send }), deps.policy, onFault, budget);
     logBatchPlan(deps.logger, plan, recordLog, context.getRemainingTimeInMillis());
     const decisions = toMessageDecisions(plan, records);
+    const now = deps.ports.now();
+    const isLikelyDrained = likelyDrainedGroups(messages, CONSUMER_BATCH_SIZE);
+    const recordProgress = async (progress: GroupProgress): Promise<boolean> => {
+      try {
+        await deps.recordGroupProgress({ ...progress, isLikelyDrained: isLikelyDrained(progress.messageGroupId) }, now);
+        return true;
+      } catch (error) {
+        // Lag is what operators see, not what receivers get: deliveries already made stand.
+        deps.logger.error('group lag not recorded', { message_group_id: progress.messageGroupId, error });
+        return false;
+      }
+    };
+    // A hold is recorded before it is applied, so that resume (or the lag job) can always let an
+    // applied hold go; one that could not be recorded is applied short (see pause.ts).
+    const progresses = plan.groups.filter(hasProgress);
+    const holds: RecordedHold[] = [];
+    const unrecorded = new Set<string>();
+    await Promise.all(
+      progresses.map(async (progress) => {
+        const { head } = progress;
+        if (head.state !== HeadState.held) return;
+        if (await recordProgress(progress)) holds.push({ messageGroupId: progress.messageGroupId, hold: head.hold });
+        else unrecorded.add(head.hold.receiptHandle);
+      }),
+    );
+    const visibilityChanges = decisions.visibilityChanges.map((change) =>
+      unrecorded.has(change.receiptHandle) && change.timeoutSeconds > UNRECORDED_HOLD_SECONDS ? { ...change, timeoutSeconds: UNRECORDED_HOLD_SECONDS } : change,
+    );
     try {
-      await deps.changeVisibility(decisions.visibilityChanges);
+      await deps.changeVisibility(visibilityChanges);
     } catch (error) {
       // The failures are still reported: the messages come back after their current visibility
       // timeout, later than planned and still in order.
-      deps.logger.error('visibility changes failed', { error, changes: decisions.visibilityChanges.length });
+      deps.logger.error('visibility changes failed', { error, changes: visibilityChanges.length });
     }
-    const now = deps.ports.now();
-    const isLikelyDrained = likelyDrainedGroups(messages, CONSUMER_BATCH_SIZE);
-    await Promise.all(
-      plan.groups.filter(hasProgress).map(async (progress) => {
-        try {
-          await deps.recordGroupProgress({ ...progress, isLikelyDrained: isLikelyDrained(progress.messageGroupId) }, now);
-        } catch (error) {
-          // Lag is what operators see, not what receivers get: deliveries already made stand.
-          deps.logger.error('group lag not recorded', { message_group_id: progress.messageGroupId, error });
-        }
-      }),
-    );
+    await Promise.all(progresses.filter((progress) => progress.head.state !== HeadState.held).map(recordProgress));
+    if (holds.length > 0 || unrecorded.size > 0) {
+      deps.logger.info('groups held for paused subscriptions', { groups: holds.map(({ messageGroupId, hold }) => ({ message_group_id: messageGroupId, subscription_id: hold.subscriptionId })), unrecorded: unrecorded.size });
+    }
+    if (holds.length > 0) {
+      try {
+        await confirmHolds(holds, deps.holds);
+      } catch (error) {
+        // The holds stand: a resume, or the lag job within a minute, lets them go (see pause.ts).
+        deps.logger.error('holds not confirmed', { error, groups: holds.length });
+      }
+    }
     deps.publishCounts(countOutcomes(plan.outcomes.values(), { failedAttempts, faults }));
     return { batchItemFailures: decisions.failedMessageIds.map((itemIdentifier) => ({ itemIdentifier })) };
   };
@@ -151,13 +182,13 @@ export function publishCountsWithPowertools(metrics: Metrics): (counts: Consumer
  * mapping, not here.
  */
 const USES = {
-  subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['getAllowingStale']),
+  subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get']),
   events: uses(EVENT_STORE_ACCESS, ['findSettled', 'recordSequence', 'markDelivered', 'markDeliveredUnlessSettled', 'markDeadLettered']),
   orderingKeys: uses(ORDERING_KEY_STORE_ACCESS, ['beginAttempt', 'beginBatch', 'findNumber', 'recordFailure', 'findDelivered', 'recordDelivered']),
   deadLetters: uses(DEAD_LETTER_STORE_ACCESS, ['put']),
   backstopQueue: uses(BACKSTOP_QUEUE_ACCESS, ['quarantine']),
-  deliveryQueue: uses(DELIVERY_QUEUE_ACCESS, ['changeVisibility']),
-  groups: uses(GROUP_STORE_ACCESS, ['recordProgress', 'countDeadLetter']),
+  deliveryQueue: uses(DELIVERY_QUEUE_ACCESS, ['changeVisibility', 'letGo']),
+  groups: uses(GROUP_STORE_ACCESS, ['recordProgress', 'countDeadLetter', 'forgetHold']),
 };
 
 /** What the consumer's calls need from IAM: exactly what the stack grants its function, beside its event source mapping's. */
@@ -177,7 +208,8 @@ export function createDeliveryPorts(input: ConsumerWiring): DeliveryPorts {
       ...pick(createEventStore(dynamo, { tableName: resources.eventsTable, ttlDays: config.deliveryStateTtlDays }), USES.events),
       ...pick(createOrderingKeyStore(dynamo, resources.orderingKeysTable), USES.orderingKeys),
     },
-    findTarget: async (subscriptionId) => toDeliveryTarget(await subscriptions.getAllowingStale(subscriptionId)),
+    // Strongly consistent: a batch that starts after a pause was answered must see it.
+    findTarget: async (subscriptionId) => toDeliveryTarget(await subscriptions.get(subscriptionId)),
     send: createWebhookSender({ timeoutMs: config.deliveryTimeoutMs, allowPrivateEndpoints: config.allowPrivateEndpoints }),
     deadLetters: pick(
       createDeadLetterStore(dynamo, {
@@ -219,13 +251,17 @@ export function wireConsumerHandler(
   wrapPorts: DeliveryPortsWrapper = (ports) => ports,
   publishCounts: (counts: ConsumerCounts) => void = () => undefined,
 ): ConsumerHandler {
+  const queue = pick(createDeliveryQueue(input.sqs, input.resources.deliveryQueueUrl, input.logger), USES.deliveryQueue);
+  const groups = pick(createGroupStore(input.dynamo, input.resources.groupsTable), USES.groups);
+  const ports = wrapPorts(createDeliveryPorts(input));
   return createConsumerHandler({
     publishCounts,
-    ports: wrapPorts(createDeliveryPorts(input)),
+    ports,
     policy: retryPolicyOf(input.config),
     recordTimeBudgetMs: recordTimeBudgetMs(input.config),
-    changeVisibility: pick(createDeliveryQueue(input.sqs, input.resources.deliveryQueueUrl, input.logger), USES.deliveryQueue).changeVisibility,
-    recordGroupProgress: pick(createGroupStore(input.dynamo, input.resources.groupsTable), USES.groups).recordProgress,
+    changeVisibility: queue.changeVisibility,
+    recordGroupProgress: groups.recordProgress,
+    holds: { isPaused: async (subscriptionId) => (await ports.findTarget(subscriptionId))?.pause !== undefined, letGo: queue.letGo, forgetHold: groups.forgetHold },
     logger: input.logger,
   });
 }

@@ -3,19 +3,30 @@
  * table), takes out of it the groups idle for `IDLE_GROUP_MINUTES`, and publishes, through
  * Powertools Metrics (EMF), what the lag alarms watch: the longest wait of any group, the stalled
  * groups, the backlog and the keys falling behind. It also logs
- * the worst keys falling behind with their rates, one line each, which the dashboard tabulates.
+ * the worst keys falling behind with their rates, one line each, which the dashboard tabulates,
+ * and lets go any group still held for a subscription no longer paused (see `letGoStaleHolds`).
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { FALLING_BEHIND_MESSAGE, idleCutoff, LAG_METRICS, summarizeLag, type GroupLag, type LagSummary, type LagThresholds } from '../core/lag.js';
+import { holdsSettledBefore, letGoStaleHolds, type HoldPorts } from '../core/pause.js';
+import { consumerTimeoutSeconds } from '../config.js';
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
+import { createDeliveryQueue, DELIVERY_QUEUE_ACCESS } from '../adapters/delivery-queue.js';
 import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js';
+import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS } from '../adapters/subscription-store.js';
 import type { LambdaHandler } from './logger.js';
 import { lambdaEntry, type HandlerWiring } from './wiring.js';
 
-/** The adapter methods the lag job calls: the index of active groups, read, and its idle groups taken out. */
+/**
+ * The adapter methods the lag job calls: the index of active groups, read, and its idle groups
+ * taken out; and for a group held for a subscription no longer paused, the subscription read and
+ * the hold let go.
+ */
 const USES = {
-  groups: uses(GROUP_STORE_ACCESS, ['listActiveForgettingIdle']),
+  groups: uses(GROUP_STORE_ACCESS, ['listActiveForgettingIdle', 'forgetHold']),
+  subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get']),
+  deliveryQueue: uses(DELIVERY_QUEUE_ACCESS, ['letGo']),
 };
 
 /** What the lag job's calls need from IAM: exactly what the stack grants it. */
@@ -26,11 +37,14 @@ export const LAG_METRICS_RESOURCES = resourcesOf(LAG_METRICS_ACCESS);
 
 export type LagMetricsHandler = () => Promise<LagSummary>;
 
-
 export interface LagMetricsHandlerDeps {
   /** The active groups, each group idle since before `idleBefore` taken out of the index. */
   readonly listActiveForgettingIdle: (idleBefore: string) => Promise<GroupLag[]>;
   readonly publish: (summary: LagSummary) => void;
+  /** Lets go the groups held for subscriptions no longer paused. */
+  readonly holds: HoldPorts;
+  /** The consumer's timeout: a hold made longer ago than this can no longer be applied again (see pause.ts). */
+  readonly consumerTimeoutSeconds: number;
   readonly thresholds: LagThresholds;
   readonly now: () => Date;
   readonly logger: Logger;
@@ -40,6 +54,12 @@ export function createLagMetricsHandler(deps: LagMetricsHandlerDeps): LagMetrics
   return async () => {
     const now = deps.now();
     const groups = await deps.listActiveForgettingIdle(idleCutoff(now));
+    try {
+      const released = await letGoStaleHolds(groups, deps.holds, holdsSettledBefore(now, deps.consumerTimeoutSeconds));
+      if (released > 0) deps.logger.warn('held groups of resumed subscriptions let go', { released_groups: released });
+    } catch (error) {
+      deps.logger.error('held groups of resumed subscriptions not let go; the next minute tries again', { error });
+    }
     const summary = summarizeLag(groups, now, deps.thresholds);
     deps.publish(summary);
     const { worstFallingBehind, ...counts } = summary;
@@ -71,15 +91,31 @@ export function publishWithPowertools(metrics: Metrics): (summary: LagSummary) =
   };
 }
 
-/** The lag job from a configuration and clients. */
-export function wireLagMetricsHandler(input: Omit<HandlerWiring<(typeof LAG_METRICS_RESOURCES)[number]>, 'sqs'>, metrics: Metrics): LagMetricsHandler {
+/**
+ * The lag job from a configuration and clients, publishing its summary with `publish`: Lambda's
+ * through EMF, the local stack's nowhere (it has no CloudWatch).
+ */
+export function wireLagJob(input: HandlerWiring<(typeof LAG_METRICS_RESOURCES)[number]>, publish: (summary: LagSummary) => void, now: () => Date = () => new Date()): LagMetricsHandler {
+  const groups = pick(createGroupStore(input.dynamo, input.resources.groupsTable), USES.groups);
+  const subscriptions = pick(createSubscriptionStore(input.dynamo, input.resources.subscriptionsTable), USES.subscriptions);
   return createLagMetricsHandler({
-    listActiveForgettingIdle: pick(createGroupStore(input.dynamo, input.resources.groupsTable), USES.groups).listActiveForgettingIdle,
-    publish: publishWithPowertools(metrics),
+    listActiveForgettingIdle: groups.listActiveForgettingIdle,
+    publish,
+    holds: {
+      isPaused: async (subscriptionId) => (await subscriptions.get(subscriptionId))?.paused_at !== undefined,
+      letGo: pick(createDeliveryQueue(input.sqs, input.resources.deliveryQueueUrl, input.logger), USES.deliveryQueue).letGo,
+      forgetHold: groups.forgetHold,
+    },
+    consumerTimeoutSeconds: consumerTimeoutSeconds(input.config),
     thresholds: { stallThresholdSeconds: input.config.stallThresholdSeconds, fallingBehindWaitSeconds: input.config.fallingBehindWaitSeconds },
-    now: () => new Date(),
+    now,
     logger: input.logger,
   });
+}
+
+/** The lag job as Lambda runs it, its summary published through Powertools Metrics. */
+export function wireLagMetricsHandler(input: HandlerWiring<(typeof LAG_METRICS_RESOURCES)[number]>, metrics: Metrics): LagMetricsHandler {
+  return wireLagJob(input, publishWithPowertools(metrics));
 }
 
 /** Lambda entry point (EventBridge schedule). */

@@ -1,30 +1,45 @@
 /**
- * Subscriptions function: `PUT` and `GET /v1/subscriptions/{subscription_id}` (CONTRACT §2) and
- * `POST /v1/subscriptions/{subscription_id}/secret/rotate`.
+ * Subscriptions function: `PUT` and `GET /v1/subscriptions/{subscription_id}` (CONTRACT §2),
+ * `POST /v1/subscriptions/{subscription_id}/secret/rotate`, and its `/pause` and `/resume`.
  */
 import { randomBytes } from 'node:crypto';
+import { consumerTimeoutSeconds } from '../config.js';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { ErrorCode } from '../core/api-error.js';
-import type { SubscriptionAnswer, SubscriptionPutAnswer } from '../core/answers.js';
+import type { PauseAnswer, ResumeAnswer, SubscriptionAnswer, SubscriptionPutAnswer } from '../core/answers.js';
 import { readJsonBody } from '../core/event.js';
-import type { GroupLag } from '../core/lag.js';
+import { heldGroupsOf, type GroupLag } from '../core/lag.js';
+import { holdsSettledBefore, letGoAll, type HoldPorts } from '../core/pause.js';
 import { pendingOfSubscription, refuseOrderingChange } from '../core/ordering-change.js';
 import { DEFAULT_ROTATION_GRACE_SECONDS, generateSecret, previousSecretExpiry } from '../core/secret.js';
-import { parseSubscriptionBody, parseSubscriptionId, rotateSecretBodySchema, type RotateSecretResponse } from '../core/subscription.js';
+import { OPERATOR_PAUSE_REASON, parseSubscriptionBody, parseSubscriptionId, pauseBodySchema, rotateSecretBodySchema, type RotateSecretResponse } from '../core/subscription.js';
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
+import { createDeliveryQueue, DELIVERY_QUEUE_ACCESS } from '../adapters/delivery-queue.js';
 import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js';
-import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS, SubscriptionPutKind, type SubscriptionStore } from '../adapters/subscription-store.js';
+import { createSubscriptionStore, pauseOf, SUBSCRIPTION_STORE_ACCESS, SubscriptionPutKind, type Subscription, type SubscriptionStore } from '../adapters/subscription-store.js';
 import { checkEndpoint, type EndpointCheck } from '../adapters/endpoint-check.js';
 import { createHttpHandler, HTTP_LOG_CONTEXT, parseBody, type HttpEntry, type HttpHandler } from './http.js';
 import { errorResponse, type Answer } from './responses.js';
 import { lambdaEntry, type HandlerWiring } from './wiring.js';
 
+/** A subscription's pause as the API answers it. */
+function pauseFields(subscription: Subscription): Pick<SubscriptionAnswer, 'is_paused' | 'paused_at' | 'pause_reason'> {
+  const pause = pauseOf(subscription);
+  return { is_paused: pause !== undefined, paused_at: pause?.pausedAt ?? null, pause_reason: pause?.reason ?? null };
+}
+
+const NO_SUCH_SUBSCRIPTION = { code: ErrorCode.notFound, message: 'No such subscription.' } as const;
+
 export interface SubscriptionsHandlerDeps {
-  readonly store: Pick<SubscriptionStore, 'get' | 'put' | 'rotateSecret'>;
+  readonly store: Pick<SubscriptionStore, 'get' | 'put' | 'rotateSecret' | 'pause' | 'resume'>;
   /** Refuses endpoints that resolve to private addresses (deployed), or allows all (local). */
   readonly checkEndpoint: (url: string) => Promise<EndpointCheck>;
-  /** The lag view's active groups: what is pending when a PUT changes `ordering`. */
+  /** The lag view's active groups: what is pending when a PUT changes `ordering`, and the groups a resume lets go. */
   readonly listActiveGroups: () => Promise<readonly GroupLag[]>;
+  /** Lets the held groups of a resumed subscription go (see `letGoAll`). */
+  readonly holds: Pick<HoldPorts, 'letGo' | 'forgetHold'>;
+  /** The consumer's timeout: a hold made longer ago than this can no longer be applied again (see pause.ts). */
+  readonly consumerTimeoutSeconds: number;
   readonly randomBytes: (size: number) => Uint8Array;
   readonly now: () => Date;
   readonly logger: Logger;
@@ -88,10 +103,36 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
         // An id no PUT can create names no subscription: the contract answers GET with 200 or 404.
         const subscription = id.ok ? await deps.store.get(id.value) : undefined;
         if (!id.ok || subscription === undefined) {
-          return errorResponse({ code: ErrorCode.notFound, message: 'No such subscription.' });
+          return errorResponse(NO_SUCH_SUBSCRIPTION);
         }
         const { subscription_id, tenant_id, url, batch_size, ordering, created_at } = subscription;
-        return { statusCode: 200, body: { subscription_id, tenant_id, url, batch_size, ordering, created_at } };
+        return { statusCode: 200, body: { subscription_id, tenant_id, url, batch_size, ordering, created_at, ...pauseFields(subscription) } };
+      },
+      'POST /v1/subscriptions/{subscription_id}/pause': async (event): Answer<PauseAnswer> => {
+        const id = parseSubscriptionId(event.pathParameters?.subscription_id);
+        if (!id.ok) return errorResponse(id.refusal);
+        const body = parseBody(event, pauseBodySchema, { isOptional: true });
+        if (!body.ok) return errorResponse(body.refusal);
+        const subscription = await deps.store.pause({ subscriptionId: id.value, reason: body.value.reason ?? OPERATOR_PAUSE_REASON, now: deps.now().toISOString() });
+        if (subscription === undefined) return errorResponse(NO_SUCH_SUBSCRIPTION);
+        const answer: PauseAnswer = { subscription_id: id.value, ...pauseFields(subscription) };
+        // The reason is the operator's text: it stays in the store and the answers, not in logs.
+        deps.logger.info('subscription paused', { subscription_id: id.value, paused_at: answer.paused_at });
+        return { statusCode: 200, body: answer };
+      },
+      'POST /v1/subscriptions/{subscription_id}/resume': async (event): Answer<ResumeAnswer> => {
+        const id = parseSubscriptionId(event.pathParameters?.subscription_id);
+        if (!id.ok) return errorResponse(id.refusal);
+        const now = deps.now();
+        const subscription = await deps.store.resume({ subscriptionId: id.value, now: now.toISOString() });
+        if (subscription === undefined || subscription.resumed_at === undefined) return errorResponse(NO_SUCH_SUBSCRIPTION);
+        // After the pause ended, never before: a group held after this read sees the pause ended
+        // itself (see pause.ts). A resume of a subscription not paused lets go what a resume
+        // interrupted earlier left held.
+        const released = await letGoAll(heldGroupsOf(await deps.listActiveGroups(), id.value), deps.holds, { forgetMadeBefore: holdsSettledBefore(now, deps.consumerTimeoutSeconds) });
+        deps.logger.info('subscription resumed', { subscription_id: id.value, released_groups: released });
+        const answer: ResumeAnswer = { subscription_id: id.value, ...pauseFields(subscription), resumed_at: subscription.resumed_at, released_groups: released };
+        return { statusCode: 200, body: answer };
       },
       'POST /v1/subscriptions/{subscription_id}/secret/rotate': async (event): Answer<RotateSecretResponse> => {
         const id = parseSubscriptionId(event.pathParameters?.subscription_id);
@@ -102,7 +143,7 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
         const secret = body.value.secret ?? generateSecret(deps.randomBytes);
         const expiresAt = previousSecretExpiry(now, body.value.grace_seconds ?? DEFAULT_ROTATION_GRACE_SECONDS).toISOString();
         const isRotated = await deps.store.rotateSecret({ subscriptionId: id.value, secret, previousSecretExpiresAt: expiresAt, now: now.toISOString() });
-        if (!isRotated) return errorResponse({ code: ErrorCode.notFound, message: 'No such subscription.' });
+        if (!isRotated) return errorResponse(NO_SUCH_SUBSCRIPTION);
         deps.logger.info('subscription secret rotated', { subscription_id: id.value, previous_secret_expires_at: expiresAt });
         const answer: RotateSecretResponse = { subscription_id: id.value, secret, previous_secret_expires_at: expiresAt };
         return { statusCode: 200, body: answer };
@@ -114,8 +155,9 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
 
 /** The adapter methods the subscriptions function calls: the wiring takes these alone, and its function is granted their accesses. */
 const USES = {
-  subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get', 'put', 'rotateSecret']),
-  groups: uses(GROUP_STORE_ACCESS, ['listActiveGroups']),
+  subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get', 'put', 'rotateSecret', 'pause', 'resume']),
+  groups: uses(GROUP_STORE_ACCESS, ['listActiveGroups', 'forgetHold']),
+  deliveryQueue: uses(DELIVERY_QUEUE_ACCESS, ['letGo']),
 };
 
 /** What the subscriptions function's calls need from IAM: exactly what the stack grants it. */
@@ -125,11 +167,14 @@ export const SUBSCRIPTIONS_ACCESS = accessOf(USES);
 export const SUBSCRIPTIONS_RESOURCES = resourcesOf(SUBSCRIPTIONS_ACCESS);
 
 /** The subscriptions handler from a configuration and clients: shared by Lambda and the local stack. */
-export function wireSubscriptionsHandler(input: Omit<HandlerWiring<(typeof SUBSCRIPTIONS_RESOURCES)[number]>, 'sqs'>): HttpHandler {
+export function wireSubscriptionsHandler(input: HandlerWiring<(typeof SUBSCRIPTIONS_RESOURCES)[number]>): HttpHandler {
+  const groups = pick(createGroupStore(input.dynamo, input.resources.groupsTable), USES.groups);
   return createSubscriptionsHandler({
     store: pick(createSubscriptionStore(input.dynamo, input.resources.subscriptionsTable), USES.subscriptions),
     checkEndpoint: (url) => checkEndpoint(url, input.config.allowPrivateEndpoints),
-    listActiveGroups: pick(createGroupStore(input.dynamo, input.resources.groupsTable), USES.groups).listActiveGroups,
+    listActiveGroups: groups.listActiveGroups,
+    holds: { letGo: pick(createDeliveryQueue(input.sqs, input.resources.deliveryQueueUrl, input.logger), USES.deliveryQueue).letGo, forgetHold: groups.forgetHold },
+    consumerTimeoutSeconds: consumerTimeoutSeconds(input.config),
     randomBytes,
     now: () => new Date(),
     logger: input.logger,

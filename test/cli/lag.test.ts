@@ -38,10 +38,10 @@ describe('lag command', () => {
     expect(run.stderr).toBe('');
     const lines = run.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatch(/^GROUP\s+ORDERING KEY\s+DEPTH\s+OLDEST WAIT\s+KEYS\s+HEAD ATTEMPTS\s+LAST ERROR\s+DEAD LETTERS\s+ACCEPTED\/MIN\s+DELIVERED\/MIN\s+BEHIND$/);
+    expect(lines[0]).toMatch(/^GROUP\s+ORDERING KEY\s+DEPTH\s+OLDEST WAIT\s+KEYS\s+HEAD ATTEMPTS\s+LAST ERROR\s+DEAD LETTERS\s+ACCEPTED\/MIN\s+DELIVERED\/MIN\s+BEHIND\s+PAUSED$/);
     // An API without `ordering_key` and the rates (an older one): those columns show "-".
-    expect(lines[1]?.split(/\s{2,}/)).toEqual([STUCK.message_group_id, '-', '12', '3m12s', '1', '4', 'HTTP 503', '2', '-', '-', '-']);
-    expect(lines[2]?.split(/\s{2,}/)).toEqual(['partition-7', '-', '1', '3s', '3', '0', '-', '0', '-', '-', '-']);
+    expect(lines[1]?.split(/\s{2,}/)).toEqual([STUCK.message_group_id, '-', '12', '3m12s', '1', '4', 'HTTP 503', '2', '-', '-', '-', '-']);
+    expect(lines[2]?.split(/\s{2,}/)).toEqual(['partition-7', '-', '1', '3s', '3', '0', '-', '0', '-', '-', '-', '-']);
     expect(api.calls()).toEqual(['GET /v1/lag']);
   });
 
@@ -53,8 +53,18 @@ describe('lag command', () => {
 
     expect(run.exitCode).toBe(ExitCode.ok);
     const lines = run.stdout.trimEnd().split('\n');
-    expect(lines[1]?.split(/\s{2,}/).slice(-3)).toEqual(['3000', '2950', 'yes']);
-    expect(lines[2]?.split(/\s{2,}/).slice(-3)).toEqual(['12', '40', '-']);
+    expect(lines[1]?.split(/\s{2,}/).slice(-4, -1)).toEqual(['3000', '2950', 'yes']);
+    expect(lines[2]?.split(/\s{2,}/).slice(-4, -1)).toEqual(['12', '40', '-']);
+  });
+
+  it('marks a group held for a paused subscription', async () => {
+    api.on('GET /v1/lag', lagPage([{ ...STUCK, is_paused: true, held_subscription_id: 'sub_alice' }, { ...FLOWING, is_paused: false, held_subscription_id: null }]));
+
+    const run = await runCommand(['lag', '--url', api.url]);
+
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines[1]?.split(/\s{2,}/).at(-1)).toBe('yes');
+    expect(lines[2]?.split(/\s{2,}/).at(-1)).toBe('-');
   });
 
   it('shows the ordering key beside the group hash, and - for a partition whose key is null', async () => {

@@ -544,13 +544,16 @@ describe('permissions', () => {
     expect(writers).toEqual(['operations']);
   });
 
-  it('lets the subscriptions function write its table alone, and only read the lag\'s active groups (for an ordering change)', () => {
+  it('lets the subscriptions function write its table, read the lag\'s active groups (for an ordering change and a resume), and let held groups go', () => {
     expect(actionsByResource(permissions('subscriptions'))).toEqual(
       expected([
         [logGroup('subscriptions'), LOG_WRITES],
         [table('subscriptions'), ['dynamodb:GetItem', 'dynamodb:UpdateItem']],
         [activeGroupsIndex(), ['dynamodb:Query']],
-        [table('groups'), ['dynamodb:BatchGetItem']],
+        // The hold a resume let go is forgotten on its group's item.
+        [table('groups'), ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem']],
+        // A resume lets held heads go, and does nothing else to the queue: no receive, no delete, no send.
+        [deliveryQueue(), ['sqs:ChangeMessageVisibility']],
       ]),
     );
   });
@@ -560,13 +563,16 @@ describe('permissions', () => {
     expect(reaching.sort()).toEqual(['consumer', 'operations']);
   });
 
-  it('lets the lag job only query the active-group-keys index, read those groups by key and take idle ones out, and publish metrics through its logs alone', () => {
+  it('lets the lag job only query the active-group-keys index, read those groups by key and take idle ones out, let go the holds of resumed subscriptions, and publish metrics through its logs alone', () => {
     // Embedded metric format: CloudWatch reads the metrics from the log lines, no PutMetricData.
     expect(actionsByResource(permissions('lagMetrics'))).toEqual(
       expected([
         [logGroup('lagMetrics'), LOG_WRITES],
         [activeGroupsIndex(), ['dynamodb:Query']],
         [table('groups'), ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem']],
+        // Whether a held group's subscription is still paused, and its head let go when it is not.
+        [table('subscriptions'), ['dynamodb:GetItem']],
+        [deliveryQueue(), ['sqs:ChangeMessageVisibility']],
       ]),
     );
   });

@@ -82,6 +82,14 @@ describe('local stack API document', { timeout: 90_000 }, () => {
     await expectStatus(200, call(url, 'POST', `/v1/subscriptions/${key}/secret/rotate`, { grace_seconds: 3600 }));
     await expectStatus(400, call(url, 'POST', `/v1/subscriptions/${key}/secret/rotate`, { grace_seconds: -1 }));
     await expectStatus(404, call(url, 'POST', `/v1/subscriptions/${prefix}-nobody/secret/rotate`));
+    const paused = `${prefix}-paused`;
+    await expectStatus(201, call(url, 'PUT', `/v1/subscriptions/${paused}`, { tenant_id: tenant, url: receiver().endpointFor(paused) }));
+    await expectStatus(200, call(url, 'POST', `/v1/subscriptions/${paused}/pause`, { reason: 'maintenance' }));
+    await expectStatus(200, call(url, 'GET', `/v1/subscriptions/${paused}`));
+    await expectStatus(400, call(url, 'POST', `/v1/subscriptions/${paused}/pause`, { reason: '' }));
+    await expectStatus(404, call(url, 'POST', `/v1/subscriptions/${prefix}-nobody/pause`));
+    await expectStatus(200, call(url, 'POST', `/v1/subscriptions/${paused}/resume`));
+    await expectStatus(404, call(url, 'POST', `/v1/subscriptions/${prefix}-nobody/resume`));
 
     // Events: accepted, a duplicate, malformed, not JSON, of an unknown subscription, refused by SQS.
     refusedByReceiver.add(`${key}-1`);
@@ -161,6 +169,9 @@ describe('local stack API document', { timeout: 90_000 }, () => {
         'GET /v1/subscriptions/{subscription_id} 404',
         'POST /v1/subscriptions/{subscription_id}/secret/rotate 400',
         'POST /v1/subscriptions/{subscription_id}/secret/rotate 404',
+        'POST /v1/subscriptions/{subscription_id}/pause 400',
+        'POST /v1/subscriptions/{subscription_id}/pause 404',
+        'POST /v1/subscriptions/{subscription_id}/resume 404',
         'POST /v1/groups/{message_group_id}/skip 409',
         'POST /v1/dead-letters/redrive 409',
         'PUT /v1/routing 409',

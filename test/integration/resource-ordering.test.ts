@@ -147,6 +147,9 @@ describe('resource ordering on the local stack', { timeout: 60_000 }, () => {
       batch_size: 7,
       ordering: 'resource',
       created_at: expect.any(String),
+      is_paused: false,
+      paused_at: null,
+      pause_reason: null,
     });
 
     for (const [body, path] of [

@@ -15,7 +15,7 @@ export type ResourceRef =
   | { readonly kind: 'bucket'; readonly key: string };
 
 /** The functions whose calls the simulation checks, by their HANDLER_ENTRIES names. */
-export type FunctionName = 'ingest' | 'subscriptions' | 'consumer' | 'operations';
+export type FunctionName = 'ingest' | 'subscriptions' | 'consumer' | 'operations' | 'lagMetrics';
 
 export interface DeployedGrants {
   /** Whether the function's role allows `action` on the resource. */
@@ -40,7 +40,7 @@ export function readDeployedGrants(): DeployedGrants {
     [QUEUES.deadLetter.localName]: json(stack.queues.deadLetterQueue.queueArn),
   };
   const granted = new Map<FunctionName, Set<string>>();
-  for (const fn of ['ingest', 'subscriptions', 'consumer', 'operations'] as const) {
+  for (const fn of ['ingest', 'subscriptions', 'consumer', 'operations', 'lagMetrics'] as const) {
     const role = stack.functions[fn]?.role;
     if (role === undefined) throw new Error(`the stack has no function ${fn}`);
     const permissions = permissionsOf(synthesized.template, stack.resolve(role.roleName));

@@ -6,21 +6,24 @@
  * deletion, the 12-hour visibility limit) and S3, under Lambda's event source mapping, on a
  * simulated clock. Faults are injected at every call: errors before and after the effect,
  * throttling, crashes between any two steps, receivers that fail, time out or reset. An operator
- * redrives, skips and imports at random moments. Every history is checked at the end.
+ * redrives, skips and imports at random moments, and pauses and resumes subscriptions. Every
+ * history is checked at the end.
  *
  * The harness uses only what every version of the project has (the wiring factories, the HTTP
  * routes, the resource definitions), so the same seed runs on an older commit too.
  */
 import type { APIGatewayProxyEventV2, Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
-import { backstopMaxReceiveCount, consumerTimeoutSeconds, Deployment, loadConfig, queueVisibilityTimeoutSeconds, type Config } from '../../lambda/config.js';
+import { backstopMaxReceiveCount, consumerTimeoutSeconds, maxEventsPerMessage, visibilityCeilingSeconds, Deployment, loadConfig, queueVisibilityTimeoutSeconds, type Config } from '../../lambda/config.js';
 import type { AttemptResult } from '../../lambda/core/delivery.js';
+import { faultBackoffSeconds } from '../../lambda/core/retry-policy.js';
 import { readQueuedMessage } from '../../lambda/core/event.js';
 import type { WebhookRequest } from '../../lambda/core/webhook.js';
 import { wireConsumerHandler } from '../../lambda/handlers/consumer.js';
 import type { HttpHandler } from '../../lambda/handlers/http.js';
 import { wireIngestHandler } from '../../lambda/handlers/ingest.js';
 import { createLogger } from '../../lambda/handlers/logger.js';
+import { wireLagJob } from '../../lambda/handlers/lag-metrics.js';
 import { wireOperationsHandler } from '../../lambda/handlers/operations.js';
 import { wireSubscriptionsHandler } from '../../lambda/handlers/subscriptions.js';
 import { QUEUES, TABLES, type TableDefinition } from '../../lambda/resources.js';
@@ -68,6 +71,10 @@ export interface SimulationPlan {
   readonly maxEventsPerRequest: number;
   /** Per key: its subscription's `batch_size` (1: one event per POST, the webhook of CONTRACT §3). */
   readonly batchSizes: readonly number[];
+  /** Whether an operator pauses and resumes subscriptions at random moments while faults are on (issue 28). */
+  readonly hasPauses?: boolean;
+  /** Pauses and resumes at fixed moments (ms after the start), instead of random ones: for scenarios. */
+  readonly pauseScript?: readonly { readonly atMs: number; readonly keyIndex: number; readonly action: 'pause' | 'resume' }[];
 }
 
 export interface SimulationResult {
@@ -136,7 +143,13 @@ export function planOf(seed: number, random: SeededRandom): SimulationPlan {
     crashLoopEvents: hasCrashLoop ? [`e-${seed}-0-${random.between(1, eventsPerKey[0] ?? 1)}`] : [],
     groupLock: random.pick(['inFlightPrefix', 'anyInFlight'] as const),
     batchSizes: batchSizesOf(seed, keys),
+    hasPauses: hasPausesOf(seed),
   };
+}
+
+/** Whether a plan pauses, from a source of its own, for the same reason as {@link batchSizesOf}. */
+function hasPausesOf(seed: number): boolean {
+  return new SeededRandom(seed ^ 0x2545f491).chance(0.35);
 }
 
 /**
@@ -178,6 +191,20 @@ export const SCENARIOS = {
     maxEventsPerRequest: 30,
     refusalWindows: [[{ fromMs: 0, toMs: 2 * 3_600_000 }]],
     healAtMs: 2 * 3_600_000,
+  }),
+  /**
+   * Pauses while events arrive (issue 28): one key paused twice, events accepted while it is held,
+   * resumed by the operator and, the second time, by the final recovery: nothing attempted while
+   * paused, nothing held after the resume, everything delivered in order.
+   */
+  pauseHold: (seed: number): SimulationPlan => ({
+    ...quiet(seed, [12]),
+    pauseScript: [
+      { atMs: 2_000, keyIndex: 0, action: 'pause' },
+      { atMs: 60_000, keyIndex: 0, action: 'resume' },
+      { atMs: 70_000, keyIndex: 0, action: 'pause' },
+    ],
+    healAtMs: 5 * 60_000,
   }),
   /** 1,200 dead letters of one key: every answer stays a page, every redrive step bounded. */
   scale: (seed: number): SimulationPlan => ({
@@ -316,6 +343,8 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   const isHealed = (): boolean => scheduler.now() - START_MS >= plan.healAtMs;
   /** Events an invocation held when a fault or crash hit it: a duplicate of them is allowed. */
   const eventsOfLife = new WeakMap<Life, readonly string[]>();
+  /** When each consumer invocation started: a batch reads its subscriptions after that. */
+  const invokedAt = new WeakMap<Life, number>();
   const exposed = new Set<string>();
   const expose = (life: Life | undefined): void => {
     for (const eventId of (life === undefined ? undefined : eventsOfLife.get(life)) ?? []) exposed.add(eventId);
@@ -343,7 +372,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     call.service === 'sqs' && call.operation === 'SendMessage' && (call.input as { QueueUrl?: string }).QueueUrl === deadLetterQueueUrl;
   const functionOf = (life: Life | undefined): FunctionName | undefined => {
     const name = life?.name ?? '';
-    for (const fn of ['consumer', 'ingest', 'operations', 'subscriptions'] as const) if (name.startsWith(fn)) return fn;
+    for (const fn of ['consumer', 'ingest', 'operations', 'subscriptions', 'lagMetrics'] as const) if (name.startsWith(fn)) return fn;
     return undefined;
   };
 
@@ -419,11 +448,27 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     logger: createLogger(service, 'SILENT'),
   });
 
+  // Pauses (issue 28): per subscription, each pause from its answer to the request that ended it.
+  // A consumer invocation that started after a pause was answered, and attempts before the resume
+  // that ended it was even asked for, read a subscription that was paused: it must not attempt.
+  const pauses = new Map<string, { readonly answeredAt: number; resumeAskedAt?: number }[]>();
+  const checkNotPaused = (subscriptionId: string): void => {
+    const life = scheduler.currentLife();
+    const startedAt = life === undefined ? undefined : invokedAt.get(life);
+    if (startedAt === undefined) return;
+    const now = scheduler.now();
+    const during = (pauses.get(subscriptionId) ?? []).find((pause) => pause.answeredAt < startedAt && (pause.resumeAskedAt === undefined || now < pause.resumeAskedAt));
+    if (during !== undefined) {
+      violate(`${subscriptionId}: attempted at ${now - START_MS} ms by an invocation started at ${startedAt - START_MS} ms, after its pause was answered at ${during.answeredAt - START_MS} ms and before any resume`);
+    }
+  };
+
   // Receivers: one endpoint per subscription, with windows of refusal and random faults.
   const processed = new Map<string, Processed[]>();
   let processedOrder = 0;
   const send = async (url: string, request: WebhookRequest): Promise<AttemptResult> => {
     const key = decodeURIComponent(new URL(url).pathname.slice(1));
+    checkNotPaused(key);
     const keyIndex = Number(key.replace('key-', ''));
     await scheduler.sleep(random.between(2, 40));
     const sinceStart = scheduler.now() - START_MS;
@@ -460,6 +505,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   const ingest = wireIngestHandler(wiring('ingest'));
   const subscriptions = wireSubscriptionsHandler(wiring('subscriptions'));
   const operations = wireOperationsHandler(wiring('operations'));
+  const lagJob = wireLagJob(wiring('lagMetrics'), () => undefined, () => scheduler.nowDate());
 
   let requestSerial = 0;
   /** One API request in its own life (one Lambda invocation); undefined when it crashed or timed out. */
@@ -541,6 +587,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
         return read.items.map((item) => ('queued' in item ? item.queued.event.event_id : record.messageId));
       });
       if (life !== undefined) eventsOfLife.set(life, eventIds);
+      if (life !== undefined) invokedAt.set(life, scheduler.now());
       // A throttled batch invoked late may overlap another receive of the same messages (AWS's own hazard).
       if (plan.throttleChance > 0) for (const eventId of eventIds) exposed.add(eventId);
       return invokeConsumer(event, lambdaContext(scheduler, scheduler.now(), functionTimeoutMs, 'consumer'));
@@ -618,6 +665,66 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     });
   }
 
+  const pauseOf = async (subscriptionId: string): Promise<void> => {
+    const answer = await call('subscriptions', subscriptions, 'POST /v1/subscriptions/{subscription_id}/pause', { reason: 'sim' }, { pathParameters: { subscription_id: subscriptionId } });
+    if (answer?.statusCode !== 200) return;
+    const list = pauses.get(subscriptionId) ?? [];
+    const last = list.at(-1);
+    if (last === undefined || last.resumeAskedAt !== undefined) list.push({ answeredAt: scheduler.now() });
+    pauses.set(subscriptionId, list);
+  };
+  /** Resumes; true once answered (404: a version without the route, nothing to resume). */
+  const resumeOf = async (subscriptionId: string): Promise<boolean> => {
+    const open = pauses.get(subscriptionId)?.at(-1);
+    if (open !== undefined && open.resumeAskedAt === undefined) open.resumeAskedAt = scheduler.now();
+    const answer = await call('subscriptions', subscriptions, 'POST /v1/subscriptions/{subscription_id}/resume', undefined, { pathParameters: { subscription_id: subscriptionId } });
+    return answer?.statusCode === 200 || answer?.statusCode === 404;
+  };
+  let isPauserDone = plan.hasPauses !== true && plan.pauseScript === undefined;
+  if (plan.pauseScript !== undefined) {
+    scheduler.spawn('pauser', async () => {
+      for (const { atMs, keyIndex, action } of plan.pauseScript ?? []) {
+        await scheduler.sleep(Math.max(0, START_MS + atMs - scheduler.now()));
+        if (action === 'pause') await pauseOf(`key-${keyIndex}`);
+        else await resumeOf(`key-${keyIndex}`);
+      }
+      isPauserDone = true;
+    });
+  } else if (plan.hasPauses === true) {
+    // A source of its own: the plan's other draws, and so the regression seeds, stay as they were.
+    const pauseRandom = new SeededRandom(plan.seed ^ 0x68e31da4);
+    // A few actions, spread over the faulty period: each resume reads every shard of the lag index.
+    const actions = pauseRandom.between(2, 8);
+    scheduler.spawn('pauser', async () => {
+      for (let action = 0; action < actions && !isHealed(); action += 1) {
+        await scheduler.sleep(pauseRandom.between(500, Math.max(15_000, Math.floor(plan.healAtMs / actions))));
+        const subscriptionId = pauseRandom.pick(subscriptionIds);
+        const open = pauses.get(subscriptionId)?.at(-1);
+        if (open !== undefined && open.resumeAskedAt === undefined) await resumeOf(subscriptionId);
+        else await pauseOf(subscriptionId);
+      }
+      isPauserDone = true;
+    });
+  }
+  /**
+   * Once resumed for good, no message of a subscription may stay held: a hold lasts ~12 hours and
+   * only resume's release (or the consumer's own, when it sees the pause ended) ends it early. A
+   * message invisible for hours that no fault backoff explains (its receive count too low for such
+   * a backoff) was held and not let go.
+   */
+  const checkNothingHeld = (): void => {
+    const policy = { maxDeliveryAttempts: config.maxDeliveryAttempts, onExhausted: config.onExhausted, retryBaseSeconds: config.retryBaseSeconds, retryMaxSeconds: config.retryMaxSeconds, visibilityCeilingSeconds: visibilityCeilingSeconds(config), eventsPerMessage: maxEventsPerMessage(config) };
+    const hoursMs = 2 * 3_600_000;
+    for (const message of sqsModel.messages(deliveryQueueUrl)) {
+      const invisibleMs = message.visibleAt - scheduler.now();
+      const longestFaultMs = faultBackoffSeconds(message.receiveCount, policy, () => 0.999_999) * 1000;
+      if (invisibleMs > hoursMs && longestFaultMs < hoursMs) {
+        const subscriptionId = /"subscription_id":"([^"]+)"/.exec(message.body)?.[1] ?? '?';
+        violate(`${subscriptionId}: a message is still held ${Math.round(invisibleMs / 60_000)} minutes after the last resume (received ${message.receiveCount} times)`);
+      }
+    }
+  };
+
   const totalEvents = events.reduce((sum, list) => sum + list.length, 0);
   const isAllAccepted = (): boolean => [...accepted.values()].reduce((sum, list) => sum + list.length, 0) === totalEvents;
   const deliveredIds = (): Set<string> => new Set([...processed.values()].flat().map((p) => p.eventId));
@@ -627,10 +734,29 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   // everything accepted was delivered.
   let isRecovered = false;
   let gapsChecked = false;
+  let isResumed = plan.hasPauses !== true && plan.pauseScript === undefined;
   scheduler.spawn('recovery', async () => {
     await scheduler.sleep(plan.healAtMs);
     while (scheduler.now() - START_MS < plan.healAtMs + RECOVERY_DEADLINE_MS) {
       await scheduler.sleep(30_000);
+      if (!isResumed) {
+        // Every subscription resumed for good, once nobody pauses any more.
+        if (!isPauserDone) continue;
+        const answered = await Promise.all(subscriptionIds.map(resumeOf));
+        if (!answered.every(Boolean)) continue;
+        isResumed = true;
+        // The lag job, once a minute as deployed, lets go what a consumer that died left held;
+        // three runs: a hold may be let go, then forgotten only a run later (see pause.ts).
+        scheduler.spawn('held-check', async () => {
+          for (let run = 1; run <= 3; run += 1) {
+            await scheduler.sleep(60_000);
+            const life = new Life(`lagMetrics-run-${run}`);
+            await scheduler.runIn(life, () => lagJob()).catch(() => undefined);
+          }
+          await scheduler.sleep(functionTimeoutMs);
+          checkNothingHeld();
+        });
+      }
       if (!isAllAccepted() || !isQueueEmpty()) continue;
       await importAll(20);
       const lists = await Promise.all(subscriptionIds.map((id) => page('GET /v1/dead-letters', { subscription_id: id, limit: '50' })));

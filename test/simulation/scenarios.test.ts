@@ -43,6 +43,10 @@ describe('simulation scenarios', () => {
     expect(await run(SCENARIOS.packsOutage(1))).toEqual([]);
   });
 
+  it('holds a paused key without an attempt and delivers it in order once resumed, nothing held after', { timeout: 120_000 }, async () => {
+    expect(await run(SCENARIOS.pauseHold(1))).toEqual([]);
+  });
+
   it('keeps every answer a page and every step bounded with 1,200 dead letters of one key (once unbounded)', { timeout: 120_000 }, async () => {
     expect(await run(SCENARIOS.scale(1))).toEqual([]);
   });

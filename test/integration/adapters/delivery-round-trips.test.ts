@@ -74,7 +74,7 @@ function portsOnDynalite(): DeliveryPorts {
       findDelivered: keys.findDelivered,
       recordDelivered: keys.recordDelivered,
     },
-    findTarget: async (subscriptionId) => toDeliveryTarget(await subscriptions.getAllowingStale(subscriptionId)),
+    findTarget: async (subscriptionId) => toDeliveryTarget(await subscriptions.get(subscriptionId)),
     send: async (_url, request) => {
       const step: Step = { what: `POST ${request.headers['webhook-id'] ?? ''}`, start: (clock += 1), end: Number.POSITIVE_INFINITY };
       steps.push(step);
@@ -129,6 +129,7 @@ async function deliverThree(withPlaces: boolean): Promise<{ readonly key: string
     recordTimeBudgetMs: 0,
     changeVisibility: async () => undefined,
     recordGroupProgress: createGroupStore(tables.dynamo, TABLES.groups.localName).recordProgress,
+    holds: { isPaused: async () => false, letGo: async () => 0, forgetHold: async () => undefined },
     publishCounts: () => undefined,
     logger: createLogger('test', 'SILENT'),
   });

@@ -49,6 +49,26 @@ const clear = (messageGroupId: string, settled: number): GroupProgress => ({
 });
 
 describe('createGroupStore on dynalite', () => {
+  it('keeps a hold through a drifted drain and the idle upkeep, and forgets it only by its own handle or the next delivery', async () => {
+    const group = newGroup();
+    const hold = { subscriptionId: 'sub-held', receiptHandle: 'rh-1', pausedAt: T0, reason: 'maintenance', heldAt: T1, until: '2026-12-03T00:00:00.000Z' };
+    // No intake counted (a drifted depth): the held write drains the group to 0.
+    await store.recordProgress({ messageGroupId: group, settled: 0, lastSettledAcceptedAt: undefined, head: { state: HeadState.held, hold, acceptedAt: T0 } }, NOW);
+    expect(await store.getGroup(group)).toMatchObject({ depth: 0, hold });
+    // Idle for longer than the lag job waits: still in the index, still held, still listed.
+    await store.listActiveForgettingIdle(idleCutoff(new Date(NOW.getTime() + (IDLE_GROUP_MINUTES + 1) * 60_000)));
+    expect((await store.listActiveGroups()).find((row) => row.messageGroupId === group)?.hold).toEqual(hold);
+    await store.forgetHold(group, 'rh-other');
+    expect((await store.getGroup(group))?.hold).toEqual(hold);
+    await store.forgetHold(group, 'rh-1');
+    expect((await store.getGroup(group))?.hold).toBeUndefined();
+
+    await store.recordProgress({ messageGroupId: group, settled: 0, lastSettledAcceptedAt: undefined, head: { state: HeadState.held, hold: { ...hold, receiptHandle: 'rh-2' }, acceptedAt: T0 } }, NOW);
+    await store.recordIntake({ messageGroupId: group, events: 1, orderingKeys: ['sub-held'], acceptedAt: T0 });
+    await store.recordProgress(clear(group, 1), LATER);
+    expect((await store.getGroup(group))?.hold).toBeUndefined();
+  });
+
   it('counts intake into a group, keeps its oldest acceptance and its keys, and lists it as active', async () => {
     const group = newGroup();
     expect(await store.getGroup(group)).toBeUndefined();

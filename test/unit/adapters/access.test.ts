@@ -237,13 +237,21 @@ const ADAPTERS = {
         },
         { path: 'it does not', run: (store) => store.get('sub_1') },
       ],
-      getAllowingStale: [
+      pause: [
         {
-          path: 'the subscription is found at once',
-          answer: () => dynamoMock.on(GetCommand).resolves({ Item: { subscription_id: 'sub_1', tenant_id: 't', url: 'https://example.com/hook', secret: 'whsec_x', created_at: at } }),
-          run: (store) => store.getAllowingStale('sub_1'),
+          path: 'the subscription exists',
+          answer: () => dynamoMock.on(UpdateCommand).resolves({ Attributes: { subscription_id: 'sub_1', tenant_id: 't', url: 'https://example.com/hook', secret: 'whsec_x', created_at: at, paused_at: at, pause_reason: 'r' } }),
+          run: (store) => store.pause({ subscriptionId: 'sub_1', reason: 'r', now: at }),
         },
-        { path: 'it is not found (read again, strongly consistent)', run: (store) => store.getAllowingStale('sub_1') },
+        { path: 'it does not', answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()), run: (store) => store.pause({ subscriptionId: 'sub_1', reason: 'r', now: at }) },
+      ],
+      resume: [
+        {
+          path: 'the subscription exists',
+          answer: () => dynamoMock.on(UpdateCommand).resolves({ Attributes: { subscription_id: 'sub_1', tenant_id: 't', url: 'https://example.com/hook', secret: 'whsec_x', created_at: at, resumed_at: at } }),
+          run: (store) => store.resume({ subscriptionId: 'sub_1', now: at }),
+        },
+        { path: 'it does not', answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()), run: (store) => store.resume({ subscriptionId: 'sub_1', now: at }) },
       ],
       put: [
         { path: 'it is new', run: (store) => store.put({ subscription_id: 'sub_1', tenant_id: 't', url: 'https://example.com/hook', secret: 'whsec_x', now: at }) },
@@ -422,6 +430,10 @@ const ADAPTERS = {
           run: (store) => store.recordProgress({ messageGroupId: 'g1', settled: 2, lastSettledAcceptedAt: at, head: { state: HeadState.clear } }, new Date(at)),
         },
       ],
+      forgetHold: [
+        { path: 'the hold is the one let go', answer: () => dynamoMock.on(UpdateCommand).resolves({}), run: (store) => store.forgetHold('g1', 'rh-1') },
+        { path: 'a later hold replaced it', answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()), run: (store) => store.forgetHold('g1', 'rh-1') },
+      ],
       listActiveGroups: [
         {
           path: 'a shard holds a group',
@@ -599,6 +611,13 @@ const ADAPTERS = {
         },
       ],
       changeVisibility: [{ path: 'a head backs off', run: (queue) => queue.changeVisibility([{ messageId: 'm1', receiptHandle: 'rh-1', timeoutSeconds: 40 }]) }],
+      letGo: [
+        {
+          path: 'a held message is let go',
+          answer: () => sqsMock.on(ChangeMessageVisibilityBatchCommand).resolves({ Successful: [{ Id: '0' }], Failed: [] }),
+          run: (queue) => queue.letGo(['rh-1']),
+        },
+      ],
       counts: [{ path: 'always', answer: () => sqsMock.on(GetQueueAttributesCommand).resolves({ Attributes: { ApproximateNumberOfMessages: '1' } }), run: (queue) => queue.counts() }],
     },
   }),

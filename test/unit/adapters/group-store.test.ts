@@ -82,7 +82,7 @@ describe('recordProgress', () => {
     const calls = dynamo.commandCalls(UpdateCommand);
     expect(calls).toHaveLength(1);
     expect(calls[0]?.args[0].input).toMatchObject({
-      UpdateExpression: `ADD #depth :settled SET lag_shard = :shard, ${delivered.set}, head_attempts = :attempts, last_error = :error, oldest_accepted_at = :oldest, head_event_id = :head, head_ordering_key = :headKey, head_failing_since = :now REMOVE ${delivered.remove}`,
+      UpdateExpression: `ADD #depth :settled SET lag_shard = :shard, ${delivered.set}, head_attempts = :attempts, last_error = :error, oldest_accepted_at = :oldest, head_event_id = :head, head_ordering_key = :headKey, head_failing_since = :now REMOVE ${delivered.remove}, held_subscription_id, held_receipt, held_paused_at, held_reason, held_at, held_until`,
       ExpressionAttributeValues: { ':settled': -1, ':deliveredBase': delivered.base, ':deliveredEvents': 1, ':attempts': 1, ':error': 'HTTP 500', ':oldest': 'a1', ':head': 'e1', ':headKey': 'k1', ':now': now.toISOString() },
       ReturnValues: 'ALL_NEW',
     });
@@ -102,12 +102,35 @@ describe('recordProgress', () => {
     await store.recordProgress({ messageGroupId: 'g1', settled: 2, lastSettledAcceptedAt: 'a2', head: { state: HeadState.clear } }, now);
     const calls = dynamo.commandCalls(UpdateCommand);
     expect(calls[0]?.args[0].input.UpdateExpression).toBe(
-      `ADD #depth :settled SET lag_shard = :shard, ${delivered.set}, oldest_accepted_at = :oldest REMOVE ${delivered.remove}, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key`,
+      `ADD #depth :settled SET lag_shard = :shard, ${delivered.set}, oldest_accepted_at = :oldest REMOVE ${delivered.remove}, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key, held_subscription_id, held_receipt, held_paused_at, held_reason, held_at, held_until`,
     );
     expect(calls[1]?.args[0].input).toMatchObject({
       UpdateExpression: 'SET idle_since = :at REMOVE oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key',
       ConditionExpression: '(attribute_not_exists(#depth) OR #depth <= :zero) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
       ExpressionAttributeValues: { ':zero': 0, ':at': now.toISOString() },
+    });
+  });
+
+  it('records a hold with its receipt handle, stopping the stall clock and keeping the head\'s attempts, in one write', async () => {
+    dynamo.on(UpdateCommand).resolves({ Attributes: { message_group_id: 'g1', depth: 3 } });
+    const hold = { subscriptionId: 'sub_1', receiptHandle: 'rh-1', pausedAt: 'p', reason: 'r', heldAt: 'h', until: 'u' };
+    await store.recordProgress({ messageGroupId: 'g1', settled: 0, lastSettledAcceptedAt: undefined, head: { state: HeadState.held, hold, acceptedAt: 'a1' } }, now);
+    const calls = dynamo.commandCalls(UpdateCommand);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.args[0].input).toMatchObject({
+      UpdateExpression:
+        'ADD #depth :settled SET lag_shard = :shard, held_subscription_id = :heldSubscription, held_receipt = :heldReceipt, held_paused_at = :heldPausedAt, held_reason = :heldReason, held_at = :heldAt, held_until = :heldUntil, oldest_accepted_at = :oldest REMOVE head_failing_since',
+      ExpressionAttributeValues: { ':settled': -0, ':heldSubscription': 'sub_1', ':heldReceipt': 'rh-1', ':heldPausedAt': 'p', ':heldReason': 'r', ':heldAt': 'h', ':heldUntil': 'u', ':oldest': 'a1' },
+    });
+  });
+
+  it('forgets a hold only while it is the one let go', async () => {
+    dynamo.on(UpdateCommand).resolves({});
+    await store.forgetHold('g1', 'rh-1');
+    expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({
+      UpdateExpression: 'REMOVE ' + 'held_subscription_id, held_receipt, held_paused_at, held_reason, held_at, held_until',
+      ConditionExpression: 'held_receipt = :receipt',
+      ExpressionAttributeValues: { ':receipt': 'rh-1' },
     });
   });
 
@@ -129,7 +152,7 @@ describe('recordProgress', () => {
     const calls = dynamo.commandCalls(UpdateCommand);
     expect(calls).toHaveLength(1);
     expect(calls[0]?.args[0].input).toMatchObject({
-      UpdateExpression: `ADD #depth :settled SET idle_since = :now, ${delivered.set} REMOVE oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key, ${delivered.remove}`,
+      UpdateExpression: `ADD #depth :settled SET idle_since = :now, ${delivered.set} REMOVE oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key, held_subscription_id, held_receipt, held_paused_at, held_reason, held_at, held_until, ${delivered.remove}`,
       ConditionExpression: '(attribute_not_exists(#depth) OR #depth <= :count) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
       ExpressionAttributeValues: { ':settled': -2, ':count': 2, ':zero': 0, ':now': now.toISOString(), ':deliveredBase': delivered.base, ':deliveredEvents': 2 },
     });
@@ -141,8 +164,8 @@ describe('recordProgress', () => {
     await store.recordProgress(drained, now);
     // The refused write counted nothing; the one that follows counts the settled events once.
     expect(dynamo.commandCalls(UpdateCommand).map((call) => call.args[0].input.UpdateExpression)).toEqual([
-      `ADD #depth :settled SET idle_since = :now, ${delivered.set} REMOVE oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key, ${delivered.remove}`,
-      `ADD #depth :settled SET lag_shard = :shard, ${delivered.set}, oldest_accepted_at = :oldest REMOVE ${delivered.remove}, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key`,
+      `ADD #depth :settled SET idle_since = :now, ${delivered.set} REMOVE oldest_accepted_at, ordering_keys, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key, held_subscription_id, held_receipt, held_paused_at, held_reason, held_at, held_until, ${delivered.remove}`,
+      `ADD #depth :settled SET lag_shard = :shard, ${delivered.set}, oldest_accepted_at = :oldest REMOVE ${delivered.remove}, head_attempts, last_error, head_failing_since, head_event_id, head_ordering_key, held_subscription_id, held_receipt, held_paused_at, held_reason, held_at, held_until`,
     ]);
   });
 
@@ -239,7 +262,7 @@ describe('listActiveForgettingIdle', () => {
         TableName: 'Groups',
         Key: { message_group_id: 'idle-long' },
         UpdateExpression: 'REMOVE lag_shard, idle_since',
-        ConditionExpression: 'idle_since = :seen AND (attribute_not_exists(#depth) OR #depth <= :zero) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
+        ConditionExpression: 'idle_since = :seen AND (attribute_not_exists(#depth) OR #depth <= :zero) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero) AND attribute_not_exists(held_receipt)',
         ExpressionAttributeNames: { '#depth': 'depth' },
         ExpressionAttributeValues: { ':seen': before(20), ':zero': 0 },
       },

@@ -115,25 +115,6 @@ describe('subscription store reads', () => {
     expect(dynamo.commandCalls(GetCommand).map((call) => call.args[0].input)).toEqual([{ TableName: 'Subscriptions', Key: { subscription_id: 'sub_1' }, ConsistentRead: true }]);
   });
 
-  it('reads a subscription for delivery once, eventually consistent, when it is found', async () => {
-    dynamo.on(GetCommand).resolves({ Item: old });
-    expect(await store.getAllowingStale('sub_1')).toEqual({ ...old, ...DEFAULTS });
-    expect(dynamo.commandCalls(GetCommand).map((call) => call.args[0].input)).toEqual([{ TableName: 'Subscriptions', Key: { subscription_id: 'sub_1' }, ConsistentRead: false }]);
-  });
-
-  it('reads a subscription for delivery again, strongly consistent, when the first read misses it', async () => {
-    // As a replica that has not yet seen a subscription created a moment ago.
-    dynamo.on(GetCommand, { ConsistentRead: false }).resolves({}).on(GetCommand, { ConsistentRead: true }).resolves({ Item: old });
-    expect(await store.getAllowingStale('sub_1')).toEqual({ ...old, ...DEFAULTS });
-    expect(dynamo.commandCalls(GetCommand).map((call) => call.args[0].input.ConsistentRead)).toEqual([false, true]);
-  });
-
-  it('answers no subscription for delivery only after a strongly consistent read', async () => {
-    dynamo.on(GetCommand).resolves({});
-    expect(await store.getAllowingStale('sub_1')).toBeUndefined();
-    expect(dynamo.commandCalls(GetCommand).map((call) => call.args[0].input.ConsistentRead)).toEqual([false, true]);
-  });
-
   it('finds tenants and orderings with one eventually consistent read when every subscription is found', async () => {
     dynamo.on(BatchGetCommand).resolves({ Responses: { Subscriptions: [{ subscription_id: 'sub_1', tenant_id: 't1' }, { subscription_id: 'sub_2', tenant_id: 't2', ordering: 'resource' }] } });
     expect(await store.findRouting(['sub_1', 'sub_2'])).toEqual(

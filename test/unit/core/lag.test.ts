@@ -53,7 +53,7 @@ describe('ownOrderingKeyOf', () => {
 });
 
 describe('toLagRows', () => {
-  const noRates = { accepted_per_minute: 0, delivered_per_minute: 0, is_falling_behind: false };
+  const noRates = { accepted_per_minute: 0, delivered_per_minute: 0, is_falling_behind: false, is_paused: false, held_subscription_id: null, paused_at: null, pause_reason: null };
 
   it('lists active groups worst first, in the contract’s shape', () => {
     const rows = toLagRows(
@@ -242,6 +242,11 @@ describe('isFallingBehind', () => {
     { case: 'a key whose rates are of an older minute', overrides: { rateBuckets: bucketsOf(lastMinute - 1, 600, 300) }, expected: false },
     { case: 'a key whose head is failing (a stall, not a whale)', overrides: { headFailingSince: '2026-12-02T12:07:00.000Z', headAttempts: 3 }, expected: false },
     { case: 'a key with nothing pending', overrides: { depth: 0 }, expected: false },
+    {
+      case: 'a key held for a paused subscription (paused, not outrun)',
+      overrides: { hold: { subscriptionId: 'sub_1', receiptHandle: 'rh', pausedAt: '2026-12-02T12:00:00.000Z', reason: 'r', heldAt: '2026-12-02T12:00:05.000Z', until: '2026-12-03T00:00:00.000Z' } },
+      expected: false,
+    },
     { case: 'a key waiting exactly the threshold', overrides: { oldestAcceptedAt: '2026-12-02T12:08:00.000Z' }, expected: false },
     { case: 'a key waiting a second past the threshold', overrides: { oldestAcceptedAt: '2026-12-02T12:07:59.000Z' }, expected: true },
   ])('is $expected for $case', ({ overrides, expected }) => {
@@ -257,6 +262,14 @@ describe('isFallingBehind', () => {
       ['healthy', 10, 40, false],
       ['whale', 600, 300, true],
     ]);
+  });
+
+  it('shows a held group as paused, with its subscription, time and reason', () => {
+    const hold = { subscriptionId: 'sub_1', receiptHandle: 'rh', pausedAt: '2026-12-02T12:00:00.000Z', reason: 'maintenance', heldAt: '2026-12-02T12:00:05.000Z', until: '2026-12-03T00:00:00.000Z' };
+    const [row] = toLagRows([{ ...whale, hold }], now, WAIT);
+    expect(row).toMatchObject({ is_paused: true, held_subscription_id: 'sub_1', paused_at: '2026-12-02T12:00:00.000Z', pause_reason: 'maintenance' });
+    // The receipt handle is the consumer's and resume's, never shown.
+    expect(JSON.stringify(row)).not.toContain('"rh"');
   });
 
   it('is counted and named by the lag summary, worst first', () => {

@@ -6,7 +6,8 @@ import type { QueuedEvent } from '../../../lambda/core/event.js';
 import { Deployment, loadConfig } from '../../../lambda/config.js';
 import { createConsumerHandler, retryPolicyOf, toConsumerRecord, type ConsumerContext } from '../../../lambda/handlers/consumer.js';
 import { createLogger } from '../../../lambda/handlers/logger.js';
-import type { GroupProgress } from '../../../lambda/core/lag.js';
+import { HeadState, type GroupProgress } from '../../../lambda/core/lag.js';
+import { UNRECORDED_HOLD_SECONDS } from '../../../lambda/core/pause.js';
 import type { ConsumerCounts } from '../../../lambda/core/consumer-metrics.js';
 import { sqsPackRecordOf, sqsRecordOf } from '../../support/sqs-record.js';
 import { InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
@@ -37,8 +38,17 @@ const plentyOfTime: ConsumerContext = { getRemainingTimeInMillis: () => 300_000 
 /** The time a record needs left to be started, in these tests. */
 const RECORD_TIME_BUDGET_MS = 15_000;
 
-function setup(failing: ReadonlySet<string>, changeVisibility?: (changes: readonly VisibilityChange[]) => Promise<void>) {
+interface PauseOptions {
+  /** Subscriptions paused now; the test may change it meanwhile. */
+  readonly paused: Set<string>;
+  /** Called for each group's lag write, before it lands (it may throw). */
+  readonly onRecordProgress?: (progress: GroupProgress) => void;
+}
+
+function setup(failing: ReadonlySet<string>, changeVisibility?: (changes: readonly VisibilityChange[]) => Promise<void>, pauses: PauseOptions = { paused: new Set() }) {
   const changes: VisibilityChange[] = [];
+  const letGo: string[] = [];
+  const forgotten: string[] = [];
   const sent: string[] = [];
   const lookups: string[] = [];
   const progressed: GroupProgress[] = [];
@@ -49,7 +59,8 @@ function setup(failing: ReadonlySet<string>, changeVisibility?: (changes: readon
     store,
     findTarget: async (subscriptionId) => {
       lookups.push(subscriptionId);
-      return { url: 'https://example.com', secret: 'whsec_' + Buffer.alloc(24).toString('base64'), batchSize: 1 };
+      const pause = pauses.paused.has(subscriptionId) ? { pausedAt: '2026-12-02T11:00:00.000Z', reason: 'maintenance' } : undefined;
+      return { url: 'https://example.com', secret: 'whsec_' + Buffer.alloc(24).toString('base64'), batchSize: 1, pause };
     },
     send: async (_url, request) => {
       const eventId = request.headers['webhook-id'] ?? '';
@@ -74,14 +85,25 @@ function setup(failing: ReadonlySet<string>, changeVisibility?: (changes: readon
         changes.push(...batch);
       }),
     recordGroupProgress: async (progress) => {
+      pauses.onRecordProgress?.(progress);
       progressed.push(progress);
+    },
+    holds: {
+      isPaused: async (subscriptionId) => pauses.paused.has(subscriptionId),
+      letGo: async (handles) => {
+        letGo.push(...handles);
+        return handles.length;
+      },
+      forgetHold: async (messageGroupId, receiptHandle) => {
+        forgotten.push(`${messageGroupId}:${receiptHandle}`);
+      },
     },
     publishCounts: (counts) => {
       published.push(counts);
     },
     logger: createLogger('test', 'SILENT'),
   });
-  return { handler, changes, sent, quarantined, lookups, progressed, published, store };
+  return { handler, changes, sent, quarantined, lookups, progressed, published, store, letGo, forgotten };
 }
 
 describe('consumer handler', () => {
@@ -247,5 +269,57 @@ describe('toConsumerRecord', () => {
     expect(toConsumerRecord({ body: 'x' }, 3)).toMatchObject({ messageId: 'record-3', receiptHandle: '', body: 'x', messageGroupId: 'malformed-record-3', receiveCount: 1 });
     expect(toConsumerRecord({ body: 'x' }, 3).problem).toMatch(/messageId/);
     expect(toConsumerRecord(null, 4)).toMatchObject({ messageId: 'record-4', messageGroupId: 'malformed-record-4' });
+  });
+});
+
+describe('consumer handler, paused subscriptions', () => {
+  it('holds a paused subscription\'s group without an attempt and delivers the others', async () => {
+    const { handler, changes, sent, progressed, letGo, store } = setup(new Set(), undefined, { paused: new Set(['a']) });
+    const event: SQSEvent = { Records: [sqsRecord('a1', 'a'), sqsRecord('b1', 'b'), sqsRecord('a2', 'a')] };
+    const response = await handler(event, plentyOfTime);
+    expect(sent).toEqual(['b1']);
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'a1' }, { itemIdentifier: 'a2' }] });
+    // The head for as long as SQS allows (the policy's ceiling), its successor visible at once.
+    expect(changes.map((c) => [c.receiptHandle, c.timeoutSeconds])).toEqual([['rh-a1', 43_070], ['rh-a2', 0]]);
+    const held = progressed.find((progress) => progress.messageGroupId === 'g-a');
+    expect(held?.head).toMatchObject({ state: HeadState.held, hold: { subscriptionId: 'a', receiptHandle: 'rh-a1', pausedAt: '2026-12-02T11:00:00.000Z', reason: 'maintenance' } });
+    // No attempt was begun, so none is counted.
+    expect(store.writes.filter((write) => write.includes('a1') || write.includes('a2'))).toEqual([]);
+    expect(letGo).toEqual([]);
+  });
+
+  it('lets a hold go at once when the subscription was resumed before the hold was recorded', async () => {
+    const paused = new Set(['a']);
+    // The resume lands between the consumer's read of the pause and its record of the hold: the
+    // resume read no hold, so the consumer's second read must let it go.
+    const { handler, letGo, forgotten } = setup(new Set(), undefined, { paused, onRecordProgress: () => paused.delete('a') });
+    await handler({ Records: [sqsRecord('a1', 'a')] }, plentyOfTime);
+    expect(letGo).toEqual(['rh-a1']);
+    expect(forgotten).toEqual(['g-a:rh-a1']);
+  });
+
+  it('records a hold before it applies it', async () => {
+    const order: string[] = [];
+    const { handler } = setup(
+      new Set(),
+      async (batch) => {
+        order.push(...batch.map((change) => `visibility ${change.receiptHandle} ${change.timeoutSeconds}`));
+      },
+      { paused: new Set(['a']), onRecordProgress: (progress) => order.push(`record ${progress.head.state}`) },
+    );
+    await handler({ Records: [sqsRecord('a1', 'a')] }, plentyOfTime);
+    expect(order).toEqual(['record held', 'visibility rh-a1 43070']);
+  });
+
+  it('keeps a hold short when it could not be recorded, so that it is made again and recorded', async () => {
+    const { handler, changes, letGo } = setup(new Set(), undefined, {
+      paused: new Set(['a']),
+      onRecordProgress: () => {
+        throw new Error('DynamoDB unavailable');
+      },
+    });
+    await handler({ Records: [sqsRecord('a1', 'a')] }, plentyOfTime);
+    expect(changes.map((c) => [c.receiptHandle, c.timeoutSeconds])).toEqual([['rh-a1', UNRECORDED_HOLD_SECONDS]]);
+    expect(letGo).toEqual([]);
   });
 });

@@ -71,6 +71,7 @@ function consumer(options: { readonly failing?: ReadonlySet<string>; readonly fa
       recordTimeBudgetMs: 15_000,
       changeVisibility: async () => undefined,
       recordGroupProgress: async () => undefined,
+      holds: { isPaused: async () => false, letGo: async () => 0, forgetHold: async () => undefined },
       publishCounts: () => undefined,
       logger,
     }),

@@ -90,7 +90,7 @@ describe('operations handler', () => {
     const result = await handler(lagEvent());
     expect(result.statusCode).toBe(200);
     expect(jsonOf(result)).toEqual({
-      groups: [{ message_group_id: 'g1', depth: 2, oldest_wait_seconds: 600, keys_affected: 1, head_attempts: 3, last_error: 'HTTP 500', dead_lettered: 0, ordering_key: 'sub_1', accepted_per_minute: 0, delivered_per_minute: 0, is_falling_behind: false }],
+      groups: [{ message_group_id: 'g1', depth: 2, oldest_wait_seconds: 600, keys_affected: 1, head_attempts: 3, last_error: 'HTTP 500', dead_lettered: 0, ordering_key: 'sub_1', accepted_per_minute: 0, delivered_per_minute: 0, is_falling_behind: false, is_paused: false, held_subscription_id: null, paused_at: null, pause_reason: null }],
       next_cursor: null,
     });
   });
@@ -262,6 +262,40 @@ describe('operations handler: logs', () => {
 
 describe('lag job', () => {
   afterEach(() => vi.restoreAllMocks());
+  const NO_HOLDS = { isPaused: async () => true, letGo: async () => 0, forgetHold: async () => undefined };
+
+  it('lets go the groups held for a subscription no longer paused, and only those', async () => {
+    const hold = (subscriptionId: string, receiptHandle: string, heldAt = '2026-12-02T11:00:00.000Z') => ({ subscriptionId, receiptHandle, pausedAt: '2026-12-02T11:00:00.000Z', reason: 'r', heldAt, until: '2026-12-02T23:00:00.000Z' });
+    const letGo: string[] = [];
+    const forgotten: string[] = [];
+    const handler = createLagMetricsHandler({
+      listActiveForgettingIdle: async () => [
+        { ...stuck, messageGroupId: 'resumed', hold: hold('sub_resumed', 'rh-1') },
+        { ...stuck, messageGroupId: 'paused', hold: hold('sub_paused', 'rh-2') },
+        // Made a moment ago: its consumer may still apply it, so it is let go again next minute.
+        { ...stuck, messageGroupId: 'young', hold: hold('sub_resumed', 'rh-3', new Date(now.getTime() - 10_000).toISOString()) },
+        stuck,
+      ],
+      publish: () => undefined,
+      holds: {
+        isPaused: async (subscriptionId) => subscriptionId === 'sub_paused',
+        letGo: async (handles) => {
+          letGo.push(...handles);
+          return handles.length;
+        },
+        forgetHold: async (group, handle) => {
+          forgotten.push(`${group}:${handle}`);
+        },
+      },
+      consumerTimeoutSeconds: 130,
+      thresholds: { stallThresholdSeconds: 300, fallingBehindWaitSeconds: 120 },
+      now: () => now,
+      logger: createLogger('test', 'SILENT'),
+    });
+    await handler();
+    expect(letGo).toEqual(['rh-1', 'rh-3']);
+    expect(forgotten).toEqual(['resumed:rh-1']);
+  });
 
   it('publishes the summary of the active groups', async () => {
     const published: unknown[] = [];
@@ -272,6 +306,8 @@ describe('lag job', () => {
         return [stuck, { ...stuck, messageGroupId: 'g2', depth: 5, oldestAcceptedAt: '2026-12-02T12:09:00.000Z', headFailingSince: undefined }];
       },
       publish: (summary) => published.push(summary),
+      holds: NO_HOLDS,
+      consumerTimeoutSeconds: 130,
       thresholds: { stallThresholdSeconds: 300, fallingBehindWaitSeconds: 120 },
       now: () => now,
       logger: createLogger('test', 'SILENT'),
@@ -301,6 +337,8 @@ describe('lag job', () => {
         stuck,
       ],
       publish: () => undefined,
+      holds: NO_HOLDS,
+      consumerTimeoutSeconds: 130,
       thresholds: { stallThresholdSeconds: 300, fallingBehindWaitSeconds: 120 },
       now: () => now,
       logger: createLogger('lag', 'INFO'),

@@ -12,7 +12,6 @@ function setup(allowPrivateEndpoints: boolean) {
   const activeGroups: GroupLag[] = [];
   const store: SubscriptionStore = {
     get: async (id) => items.get(id),
-    getAllowingStale: async (id) => items.get(id),
     // As the table's one conditional write: another tenant's id is refused, a kept secret stays, and
     // so do settings not given.
     put: async ({ now, shouldKeepExistingSecret = false, batch_size, ordering, ...fields }) => {
@@ -37,12 +36,40 @@ function setup(allowPrivateEndpoints: boolean) {
       return true;
     },
     findRouting: async () => new Map(),
+    // As the table's conditional updates: a pause in force is kept, a resume ends it.
+    pause: async ({ subscriptionId, reason, now }) => {
+      const current = items.get(subscriptionId);
+      if (current === undefined) return undefined;
+      const paused: Subscription = { ...current, paused_at: current.paused_at ?? now, pause_reason: current.pause_reason ?? reason };
+      items.set(subscriptionId, paused);
+      return paused;
+    },
+    resume: async ({ subscriptionId, now }) => {
+      const current = items.get(subscriptionId);
+      if (current === undefined) return undefined;
+      const { paused_at: _pausedAt, pause_reason: _reason, ...rest } = current;
+      const resumed: Subscription = { ...rest, resumed_at: now };
+      items.set(subscriptionId, resumed);
+      return resumed;
+    },
   };
+  const letGo: string[] = [];
+  const forgotten: string[] = [];
   let clock = Date.parse('2026-12-02T12:00:00Z');
   const handler = createSubscriptionsHandler({
     store,
     checkEndpoint: (url) => checkEndpoint(url, allowPrivateEndpoints),
     listActiveGroups: async () => activeGroups,
+    consumerTimeoutSeconds: 130,
+    holds: {
+      letGo: async (handles) => {
+        letGo.push(...handles);
+        return handles.length;
+      },
+      forgetHold: async (messageGroupId, receiptHandle) => {
+        forgotten.push(`${messageGroupId}:${receiptHandle}`);
+      },
+    },
     randomBytes,
     now: () => new Date((clock += 1000)),
     logger: createLogger('test', 'SILENT'),
@@ -58,7 +85,16 @@ function setup(allowPrivateEndpoints: boolean) {
         ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
       }),
     );
-  return { items, activeGroups, put, get, rotate };
+  const pause = (id: string, body?: unknown) =>
+    handler(
+      apiEvent({
+        routeKey: 'POST /v1/subscriptions/{subscription_id}/pause',
+        pathParameters: { subscription_id: id },
+        ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+      }),
+    );
+  const resume = (id: string) => handler(apiEvent({ routeKey: 'POST /v1/subscriptions/{subscription_id}/resume', pathParameters: { subscription_id: id } }));
+  return { items, activeGroups, put, get, rotate, pause, resume, letGo, forgotten };
 }
 
 const secret = 'whsec_' + Buffer.alloc(24, 3).toString('base64');
@@ -78,7 +114,7 @@ describe('subscriptions handler', () => {
 
     const read = await get('sub_1');
     expect(read.statusCode).toBe(200);
-    expect(jsonOf(read)).toEqual({ subscription_id: 'sub_1', tenant_id: 't1', url: 'https://example.com/hooks', batch_size: 1, ordering: 'subscription', created_at: '2026-12-02T12:00:01.000Z' });
+    expect(jsonOf(read)).toEqual({ subscription_id: 'sub_1', tenant_id: 't1', url: 'https://example.com/hooks', batch_size: 1, ordering: 'subscription', created_at: '2026-12-02T12:00:01.000Z', is_paused: false, paused_at: null, pause_reason: null });
     expect(read.body).not.toContain('whsec_');
   });
 
@@ -280,5 +316,101 @@ describe('subscriptions handler secret rotation', () => {
     const result = await rotate('s'.repeat(129));
     expect(result.statusCode).toBe(400);
     expect(jsonOf(result)).toMatchObject({ error: { code: 'invalid_request', details: [{ path: 'subscription_id' }] } });
+  });
+});
+
+describe('pause and resume', () => {
+  /** A hold made at `heldAt` (long before the handler's clock, 2026-12-02T12:00:0x, by default). */
+  const hold = (subscriptionId: string, receiptHandle: string, heldAt = '2026-12-02T11:00:00.000Z'): GroupLag['hold'] => ({
+    subscriptionId,
+    receiptHandle,
+    pausedAt: '2026-12-02T12:00:02.000Z',
+    reason: 'r',
+    heldAt,
+    until: '2026-12-03T00:00:00.000Z',
+  });
+  const heldGroup = (messageGroupId: string, groupHold: GroupLag['hold']): GroupLag => ({
+    messageGroupId,
+    depth: 3,
+    oldestAcceptedAt: undefined,
+    headAttempts: undefined,
+    lastError: undefined,
+    headFailingSince: undefined,
+    headEventId: undefined,
+    headOrderingKey: undefined,
+    orderingKey: undefined,
+    deadLettered: 0,
+    keysAffected: 1,
+    rateBuckets: {},
+    hold: groupHold,
+  });
+
+  it('pauses once: a second pause answers the first, its time and reason unchanged, and GET shows it', async () => {
+    const { put, pause, get } = setup(true);
+    await put('sub_1', { tenant_id: 't1', url: 'http://127.0.0.1:4000/hooks' });
+    const first = await pause('sub_1', { reason: 'receiver migration' });
+    expect(first.statusCode).toBe(200);
+    expect(jsonOf(first)).toEqual({ subscription_id: 'sub_1', is_paused: true, paused_at: '2026-12-02T12:00:02.000Z', pause_reason: 'receiver migration' });
+    const second = await pause('sub_1');
+    expect(jsonOf(second)).toEqual(jsonOf(first));
+    expect(jsonOf(await get('sub_1'))).toMatchObject({ is_paused: true, paused_at: '2026-12-02T12:00:02.000Z', pause_reason: 'receiver migration' });
+  });
+
+  it('gives a pause without a reason the operator\'s', async () => {
+    const { put, pause } = setup(true);
+    await put('sub_1', { tenant_id: 't1', url: 'http://127.0.0.1:4000/hooks' });
+    expect(jsonOf(await pause('sub_1'))).toMatchObject({ pause_reason: 'paused by an operator' });
+  });
+
+  it('refuses a reason that is not text of 1 to 256 characters, naming the field, and pauses nothing', async () => {
+    const { put, pause, items } = setup(true);
+    await put('sub_1', { tenant_id: 't1', url: 'http://127.0.0.1:4000/hooks' });
+    for (const body of [{ reason: '' }, { reason: 'x'.repeat(257) }, { reason: 3 }, { why: 'x' }]) {
+      const answer = await pause('sub_1', body);
+      expect(answer.statusCode).toBe(400);
+      expect(JSON.stringify(jsonOf(answer))).toMatch(/reason|why/);
+    }
+    expect((await pause('sub_1', '{')).statusCode).toBe(400);
+    expect(items.get('sub_1')?.paused_at).toBeUndefined();
+  });
+
+  it('answers 404 for a pause or resume of no subscription', async () => {
+    const { pause, resume } = setup(true);
+    expect(jsonOf(await pause('nobody'))).toMatchObject({ error: { code: 'not_found' } });
+    expect((await pause('nobody')).statusCode).toBe(404);
+    expect((await resume('nobody')).statusCode).toBe(404);
+  });
+
+  it('resumes by ending the pause and letting go the groups held for this subscription only', async () => {
+    const { put, pause, resume, get, activeGroups, letGo, forgotten } = setup(true);
+    await put('sub_1', { tenant_id: 't1', url: 'http://127.0.0.1:4000/hooks' });
+    await pause('sub_1');
+    activeGroups.push(heldGroup('g1', hold('sub_1', 'rh-1')), heldGroup('g2', hold('sub_2', 'rh-2')), heldGroup('g3', undefined), heldGroup('g4', hold('sub_1', 'rh-4')));
+    const answer = await resume('sub_1');
+    expect(answer.statusCode).toBe(200);
+    expect(jsonOf(answer)).toEqual({ subscription_id: 'sub_1', is_paused: false, paused_at: null, pause_reason: null, resumed_at: '2026-12-02T12:00:03.000Z', released_groups: 2 });
+    expect(letGo).toEqual(['rh-1', 'rh-4']);
+    expect(forgotten).toEqual(['g1:rh-1', 'g4:rh-4']);
+    expect(jsonOf(await get('sub_1'))).toMatchObject({ is_paused: false });
+  });
+
+  it('lets go a hold made within the consumer\'s timeout but keeps its record: the consumer may still apply it', async () => {
+    const { put, pause, resume, activeGroups, letGo, forgotten } = setup(true);
+    await put('sub_1', { tenant_id: 't1', url: 'http://127.0.0.1:4000/hooks' });
+    await pause('sub_1');
+    // The handler's clock reads 12:00:03 at the resume; 130 s of consumer timeout before it is 11:57:52.
+    activeGroups.push(heldGroup('young', hold('sub_1', 'rh-young', '2026-12-02T11:59:00.000Z')), heldGroup('old', hold('sub_1', 'rh-old', '2026-12-02T11:57:00.000Z')));
+    expect(jsonOf(await resume('sub_1'))).toMatchObject({ released_groups: 2 });
+    expect(letGo).toEqual(['rh-young', 'rh-old']);
+    expect(forgotten).toEqual(['old:rh-old']);
+  });
+
+  it('resumes a subscription that is not paused as a no-op that still lets go what is held for it', async () => {
+    const { put, resume, activeGroups, letGo } = setup(true);
+    await put('sub_1', { tenant_id: 't1', url: 'http://127.0.0.1:4000/hooks' });
+    expect(jsonOf(await resume('sub_1'))).toMatchObject({ is_paused: false, released_groups: 0 });
+    activeGroups.push(heldGroup('g1', hold('sub_1', 'rh-1')));
+    expect(jsonOf(await resume('sub_1'))).toMatchObject({ is_paused: false, released_groups: 1 });
+    expect(letGo).toEqual(['rh-1']);
   });
 });

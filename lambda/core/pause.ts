@@ -1,0 +1,97 @@
+/**
+ * Holding and letting go the groups of a paused subscription. The consumer holds a group by its
+ * head's visibility (see `processBatch`) and records the head's receipt handle on the group's
+ * item; resume lets each held group go by that handle. The two run concurrently, so each side
+ * checks after its own steps what the other may have done meanwhile:
+ *
+ * - the consumer first records the hold (W), then applies it (V: the head's visibility), then
+ *   reads the subscription again, strongly (R): still paused, the hold stands; resumed meanwhile,
+ *   it lets the group go itself (and forgets the record: its own V is behind it);
+ * - resume first ends the pause (E), then reads the recorded holds (L) and lets each go (G).
+ *
+ * Whichever order these land in, the group is let go after its hold was applied: if L saw the
+ * hold, either G came after V, or G came before V and then E < G < V < R, so R sees the resume;
+ * if L missed the hold, E < L < W < R, and R sees the resume. A hold that could not be recorded is
+ * applied short ({@link UNRECORDED_HOLD_SECONDS}), so that it is made again, and recorded, soon.
+ *
+ * A consumer can die between V and R (or fail to read in R). Its hold must then stay recorded for
+ * someone else to let go, even if a resume's G came before that V: so resume and the lag job let
+ * go every hold they find, but forget only one made longer ago than the consumer's timeout, when
+ * no V of it can still come (Lambda stops an invocation at its timeout). The lag job, every
+ * minute, lets go and in time forgets each recorded hold of a subscription no longer paused
+ * ({@link letGoStaleHolds}). Letting go twice is harmless: SQS refuses a handle whose message was
+ * received again since, or deleted, and any refusal means the hold is over; a head let go before
+ * its hold was applied was not attempted, and is held or delivered by its next receive as the
+ * pause then stands.
+ */
+import type { GroupHold, GroupLag } from './lag.js';
+
+/**
+ * How long a head stays invisible when its hold could not be recorded: without the receipt
+ * handle on the group's item, resume cannot let it go, so the hold is kept short and is made again
+ * (and recorded then) at the next receive.
+ */
+export const UNRECORDED_HOLD_SECONDS = 60;
+
+/** A held group, as the consumer recorded it and resume finds it on its item. */
+export interface RecordedHold {
+  readonly messageGroupId: string;
+  readonly hold: GroupHold;
+}
+
+export interface HoldPorts {
+  /** Whether the subscription is paused now, read strongly consistent. */
+  readonly isPaused: (subscriptionId: string) => Promise<boolean>;
+  /** Lets held heads go (visibility 0); a handle SQS refuses counts as let go already. How many SQS took. */
+  readonly letGo: (receiptHandles: readonly string[]) => Promise<number>;
+  /** Forgets a hold on its group's item, unless a later hold (another handle) replaced it. */
+  readonly forgetHold: (messageGroupId: string, receiptHandle: string) => Promise<void>;
+}
+
+/** Each hold whose subscription is not paused now (one strong read per subscription). */
+async function ofResumed(holds: readonly RecordedHold[], ports: Pick<HoldPorts, 'isPaused'>): Promise<RecordedHold[]> {
+  const subscriptions = [...new Set(holds.map(({ hold }) => hold.subscriptionId))];
+  const paused = new Map(await Promise.all(subscriptions.map(async (id) => [id, await ports.isPaused(id)] as const)));
+  return holds.filter(({ hold }) => paused.get(hold.subscriptionId) === false);
+}
+
+/**
+ * The consumer's last step for the holds it recorded and applied: each whose subscription was
+ * resumed meanwhile is let go at once and forgotten (see the module's comment). How many SQS let go.
+ */
+export async function confirmHolds(holds: readonly RecordedHold[], ports: HoldPorts): Promise<number> {
+  // Its own holds: their V is behind this invocation, so they may be forgotten at once.
+  return letGoAll(await ofResumed(holds, ports), ports, { forgetMadeBefore: undefined });
+}
+
+/**
+ * The lag job's sweep: every recorded hold of a subscription no longer paused is let go, whatever
+ * left it, and forgotten once made before `forgetMadeBefore` (see the module's comment). How many
+ * SQS let go.
+ */
+export async function letGoStaleHolds(groups: readonly GroupLag[], ports: HoldPorts, forgetMadeBefore: string): Promise<number> {
+  const holds = groups.flatMap(({ messageGroupId, hold }) => (hold === undefined ? [] : [{ messageGroupId, hold }]));
+  return holds.length === 0 ? 0 : letGoAll(await ofResumed(holds, ports), ports, { forgetMadeBefore });
+}
+
+/**
+ * The time before which a hold was made by a consumer invocation that has surely ended: `now`
+ * less the consumer's timeout, and a second for clocks.
+ */
+export function holdsSettledBefore(now: Date, consumerTimeoutSeconds: number): string {
+  return new Date(now.getTime() - (consumerTimeoutSeconds + 1) * 1000).toISOString();
+}
+
+/**
+ * Lets every hold go, then forgets on its group's item each made before `forgetMadeBefore`
+ * (undefined: all of them, for the consumer's own). How many SQS let go now.
+ */
+export async function letGoAll(holds: readonly RecordedHold[], ports: Pick<HoldPorts, 'letGo' | 'forgetHold'>, { forgetMadeBefore }: { readonly forgetMadeBefore: string | undefined }): Promise<number> {
+  if (holds.length === 0) return 0;
+  const released = await ports.letGo(holds.map(({ hold }) => hold.receiptHandle));
+  // Only once SQS has them back: a hold forgotten first and then not let go would be lost. One made
+  // by an invocation that may still apply it stays, for the lag job to let go again later.
+  const settled = forgetMadeBefore === undefined ? holds : holds.filter(({ hold }) => hold.heldAt < forgetMadeBefore);
+  await Promise.all(settled.map(({ messageGroupId, hold }) => ports.forgetHold(messageGroupId, hold.receiptHandle)));
+  return released;
+}
