@@ -28,8 +28,8 @@ export const pauseCommand: Command = {
 Pauses the subscription (POST /v1/subscriptions/{subscription_id}/pause): none of its events is
 attempted and no attempt is counted; new events are still accepted and wait, in order, behind
 each key's head. A batch already being delivered when the pause is answered finishes (at most one
-receive of each of its keys). Pausing a paused subscription changes nothing and prints the pause
-in force. In partition mode, the other keys of the subscription's partitions wait with it.
+receive of each of its keys). Pausing a paused subscription keeps the pause in force, its time
+and reason, and prints it. In partition mode, the other keys of the subscription's partitions wait with it.
 
 Options:
   --subscription <id>   the subscription (required)
@@ -54,8 +54,8 @@ export const resumeCommand: Command = {
 
 Resumes the subscription (POST /v1/subscriptions/{subscription_id}/resume) and lets go every
 message group held for its pause: each key goes on from its head, in order, within seconds.
-Resuming a subscription that is not paused changes nothing, and lets go any group an interrupted
-resume left held.
+Resuming a subscription that is not paused only records the time, and lets go any group an
+interrupted resume left held.
 
 Options:
   --subscription <id>   the subscription (required)`,

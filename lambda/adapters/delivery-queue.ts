@@ -42,7 +42,8 @@ export interface DeliveryQueue {
    */
   readonly changeVisibility: (changes: readonly VisibilityChange[]) => Promise<void>;
   /**
-   * Lets held messages go (visibility 0) by their receipt handles, ten per call. A handle SQS
+   * Lets held messages go (visibility 0) by their receipt handles, ten per call, the calls side by
+   * side (the caller bounds how many handles it gives at once). A handle SQS
    * refuses is of a message received again or deleted since: its hold is over, and it is not
    * counted. A refusal worth a retry (throttling, SQS unavailable) throws, so that the caller's
    * caller tries again. How many SQS let go.
@@ -130,21 +131,23 @@ export function createDeliveryQueue(client: SQSClient, queueUrl: string, logger:
     },
 
     async letGo(receiptHandles) {
-      let released = 0;
-      for (let start = 0; start < receiptHandles.length; start += MAX_BATCH_ENTRIES) {
-        const handles = receiptHandles.slice(start, start + MAX_BATCH_ENTRIES);
-        const output = await client.send(
-          new ChangeMessageVisibilityBatchCommand({ QueueUrl: queueUrl, Entries: handles.map((handle, index) => ({ Id: String(index), ReceiptHandle: handle, VisibilityTimeout: 0 })) }),
-        );
-        released += output.Successful?.length ?? 0;
-        for (const failure of output.Failed ?? []) {
-          const { kind } = classifySqsError({ source: 'entry', code: failure.Code, isSenderFault: failure.SenderFault });
-          if (kind === SendFailureKind.transient) throw new Error(`SQS could not let a held message go for now (${failure.Code ?? 'no code'}); try again`);
-          // Received again or deleted since: that receive sees the pause as it is now.
-          logger.info('a held message was let go already', { code: failure.Code });
-        }
-      }
-      return released;
+      const batches: string[][] = [];
+      for (let start = 0; start < receiptHandles.length; start += MAX_BATCH_ENTRIES) batches.push(receiptHandles.slice(start, start + MAX_BATCH_ENTRIES));
+      const released = await Promise.all(
+        batches.map(async (handles) => {
+          const output = await client.send(
+            new ChangeMessageVisibilityBatchCommand({ QueueUrl: queueUrl, Entries: handles.map((handle, index) => ({ Id: String(index), ReceiptHandle: handle, VisibilityTimeout: 0 })) }),
+          );
+          for (const failure of output.Failed ?? []) {
+            const { kind } = classifySqsError({ source: 'entry', code: failure.Code, isSenderFault: failure.SenderFault });
+            if (kind === SendFailureKind.transient) throw new Error(`SQS could not let a held message go for now (${failure.Code ?? 'no code'}); try again`);
+            // Received again or deleted since: that receive sees the pause as it is now.
+            logger.info('a held message was let go already', { code: failure.Code });
+          }
+          return output.Successful?.length ?? 0;
+        }),
+      );
+      return released.reduce((sum, count) => sum + count, 0);
     },
 
     async counts() {

@@ -158,7 +158,7 @@ export interface GroupStore {
   /** Records what a consumer batch did to a group; marks it idle (still in the index) when it drains. */
   readonly recordProgress: (progress: GroupProgress, now: Date) => Promise<void>;
   /** Every active group of the index (`isActive`): the idle ones it still holds are left out. */
-  readonly listActiveGroups: () => Promise<GroupLag[]>;
+  readonly listActiveGroups: (options?: { readonly isConsistent?: boolean }) => Promise<GroupLag[]>;
   /**
    * The same list, from the same one read of the index, and each group idle since before
    * `idleBefore` taken out of the index: one conditional write each, refused when the group took
@@ -247,10 +247,11 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
         TableName: tableName,
         Key: key(messageGroupId),
         UpdateExpression: `${becomesIdle ? 'SET idle_since = :at ' : ''}REMOVE ${leavesIndex ? 'lag_shard, idle_since, ' : ''}${FORGOTTEN_ATTRIBUTES}`,
-        // A group only a dead letter was counted in (before ingest's intake) has no depth yet.
+        // A group only a dead letter was counted in (before ingest's intake) has no depth yet. A
+        // held group never leaves the index, whatever its depth says: resume finds holds there.
         ConditionExpression: hasDeadLetters
           ? '(attribute_not_exists(#depth) OR #depth <= :zero)'
-          : '(attribute_not_exists(#depth) OR #depth <= :zero) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
+          : `(attribute_not_exists(#depth) OR #depth <= :zero) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)${leavesIndex ? ' AND attribute_not_exists(held_receipt)' : ''}`,
         ExpressionAttributeNames: DEPTH,
         ExpressionAttributeValues: { ':zero': 0, ...(becomesIdle ? { ':at': at } : {}) },
       }),
@@ -360,7 +361,7 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
    * lag changes on every write; its keys only when it enters or leaves the index), so each shard
    * is Queried for them, then those groups are read.
    */
-  const readIndexedGroups = async (): Promise<ReturnType<typeof groupOf>[]> => {
+  const readIndexedGroups = async (consistency: ReadConsistency = ReadConsistency.eventual): Promise<ReturnType<typeof groupOf>[]> => {
     const shards = await Promise.all(
       ALL_LAG_SHARDS.map(async (shard) => {
         const ids: string[] = [];
@@ -381,10 +382,12 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
         return ids;
       }),
     );
-    // Eventually consistent, at half the read units: the index itself is eventually consistent,
-    // so a strongly consistent read would not make the list any more current; the lag view and
-    // the lag job (once a minute) show a moment's lag, and a second-old copy of it is as good.
-    const items = await batchGetItems(client, { tableName, keyName: TABLES.groups.partitionKey, keys: shards.flat(), attributes: GROUP_ATTRIBUTES, consistency: ReadConsistency.eventual });
+    // Eventually consistent by default, at half the read units: the index itself is eventually
+    // consistent, so for a group new to it a strongly consistent read would not make the list any
+    // more current; the lag view and the lag job (once a minute) show a moment's lag, and a
+    // second-old copy of it is as good. A resume reads strongly: a held group has been in the index
+    // since its first events, and its hold may have been written a moment ago.
+    const items = await batchGetItems(client, { tableName, keyName: TABLES.groups.partitionKey, keys: shards.flat(), attributes: GROUP_ATTRIBUTES, consistency });
     // A group forgotten (or vanished) between the Query and the read is not in the index any more.
     return items.map((item) => groupOf(item, String(item[TABLES.groups.partitionKey]), tableName)).filter(({ item }) => item.lag_shard !== undefined);
   };
@@ -448,7 +451,8 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
           ':headKey': progress.head.orderingKey,
           ':now': now.toISOString(),
         });
-        remove.push(HOLD_ATTRIBUTES);
+        // A hold stays: this write can land after the head's backoff let another batch hold the
+        // group anew (a hold is forgotten by its own handle, or by a clear write, see pause.ts).
       } else if (progress.head.state === HeadState.held) {
         // Held on purpose, not failing: no stall clock runs. The head's attempts so far stay shown.
         const { hold } = progress.head;
@@ -571,8 +575,9 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
       if (group !== undefined && group.depth <= 0) await forgetIfDrained(place.messageGroupId, group.deadLettered, undefined);
     },
 
-    async listActiveGroups() {
-      return (await readIndexedGroups()).filter(({ group }) => isActive(group)).map(({ group }) => group);
+    async listActiveGroups(options) {
+      const consistency = options?.isConsistent === true ? ReadConsistency.strong : ReadConsistency.eventual;
+      return (await readIndexedGroups(consistency)).filter(({ group }) => isActive(group)).map(({ group }) => group);
     },
 
     async listActiveForgettingIdle(idleBefore) {

@@ -177,7 +177,7 @@ export const ROUTE_DESCRIPTIONS: RouteDescriptions = {
     summary: 'Deliver a paused subscription again, from each key\'s head, in order, within seconds.',
     description:
       'Ends the pause, then lets go every message group held for it: each continues from its head, in order, with the sequence numbers it would have had. ' +
-      'Idempotent: resuming a subscription that is not paused answers `is_paused: false` and lets go any group still held (what an interrupted resume left). ' +
+      'Idempotent: resuming a subscription that is not paused answers `is_paused: false` (recording `resumed_at`) and lets go any group still held (what an interrupted resume left). ' +
       'A held head\'s attempts start where they stood; no attempt was counted while paused.',
     path: { subscription_id: subscriptionIdSchema },
     answers: { 200: { description: 'Not paused, and how many held groups were let go now.', schema: resumeAnswerSchema } },

@@ -65,7 +65,8 @@ export const resumeAnswerSchema = z.strictObject({
   ...subscriptionPauseShape,
   resumed_at: z.iso.datetime(),
   released_groups: z.number().int().nonnegative().meta({
-    description: 'Message groups the consumer held for the pause and that were let go now: their heads are delivered within seconds. A group not counted here comes back by itself once its hold ends.',
+    description:
+      'Message groups the consumer held for the pause and that SQS let go now: their heads are delivered within seconds. A group being held while the resume ran is let go by the consumer that holds it, or by the lag job within a minute.',
   }),
 });
 export type ResumeAnswer = Output<typeof resumeAnswerSchema>;

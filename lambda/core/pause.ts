@@ -9,6 +9,10 @@
  *   it lets the group go itself (and forgets the record: its own V is behind it);
  * - resume first ends the pause (E), then reads the recorded holds (L) and lets each go (G).
  *
+ * L reads the groups' items strongly consistent; it finds them through the index of active groups,
+ * which is eventually consistent, but a held group has been in it since its first events were
+ * accepted, and never leaves it while held.
+ *
  * Whichever order these land in, the group is let go after its hold was applied: if L saw the
  * hold, either G came after V, or G came before V and then E < G < V < R, so R sees the resume;
  * if L missed the hold, E < L < W < R, and R sees the resume. A hold that could not be recorded is
@@ -23,6 +27,11 @@
  * received again since, or deleted, and any refusal means the hold is over; a head let go before
  * its hold was applied was not attempted, and is held or delivered by its next receive as the
  * pause then stands.
+ *
+ * A hold's record goes only by its own handle (`forgetHold`) or by a write of a batch that
+ * delivered everything it held of the group (the group stays locked until that batch ends, so no
+ * later hold can be overwritten); a failing head's write keeps it, since it can land after the
+ * head's backoff let another batch hold the group anew.
  */
 import type { GroupHold, GroupLag } from './lag.js';
 
@@ -82,16 +91,24 @@ export function holdsSettledBefore(now: Date, consumerTimeoutSeconds: number): s
   return new Date(now.getTime() - (consumerTimeoutSeconds + 1) * 1000).toISOString();
 }
 
+/** Holds let go and forgotten at a time: ten SQS batch calls side by side, then as many writes. */
+export const HOLDS_PER_STEP = 100;
+
 /**
  * Lets every hold go, then forgets on its group's item each made before `forgetMadeBefore`
- * (undefined: all of them, for the consumer's own). How many SQS let go now.
+ * (undefined: all of them, for the consumer's own), {@link HOLDS_PER_STEP} at a time, so that a
+ * run cut short by its time limit keeps what it did and the next one goes on from there. How many
+ * SQS let go now.
  */
 export async function letGoAll(holds: readonly RecordedHold[], ports: Pick<HoldPorts, 'letGo' | 'forgetHold'>, { forgetMadeBefore }: { readonly forgetMadeBefore: string | undefined }): Promise<number> {
-  if (holds.length === 0) return 0;
-  const released = await ports.letGo(holds.map(({ hold }) => hold.receiptHandle));
-  // Only once SQS has them back: a hold forgotten first and then not let go would be lost. One made
-  // by an invocation that may still apply it stays, for the lag job to let go again later.
-  const settled = forgetMadeBefore === undefined ? holds : holds.filter(({ hold }) => hold.heldAt < forgetMadeBefore);
-  await Promise.all(settled.map(({ messageGroupId, hold }) => ports.forgetHold(messageGroupId, hold.receiptHandle)));
+  let released = 0;
+  for (let start = 0; start < holds.length; start += HOLDS_PER_STEP) {
+    const step = holds.slice(start, start + HOLDS_PER_STEP);
+    released += await ports.letGo(step.map(({ hold }) => hold.receiptHandle));
+    // Only once SQS has them back: a hold forgotten first and then not let go would be lost. One
+    // made by an invocation that may still apply it stays, for the lag job to let go again later.
+    const settled = forgetMadeBefore === undefined ? step : step.filter(({ hold }) => hold.heldAt < forgetMadeBefore);
+    await Promise.all(settled.map(({ messageGroupId, hold }) => ports.forgetHold(messageGroupId, hold.receiptHandle)));
+  }
   return released;
 }

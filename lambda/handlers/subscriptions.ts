@@ -35,7 +35,7 @@ export interface SubscriptionsHandlerDeps {
   /** Refuses endpoints that resolve to private addresses (deployed), or allows all (local). */
   readonly checkEndpoint: (url: string) => Promise<EndpointCheck>;
   /** The lag view's active groups: what is pending when a PUT changes `ordering`, and the groups a resume lets go. */
-  readonly listActiveGroups: () => Promise<readonly GroupLag[]>;
+  readonly listActiveGroups: (options?: { readonly isConsistent?: boolean }) => Promise<readonly GroupLag[]>;
   /** Lets the held groups of a resumed subscription go (see `letGoAll`). */
   readonly holds: Pick<HoldPorts, 'letGo' | 'forgetHold'>;
   /** The consumer's timeout: a hold made longer ago than this can no longer be applied again (see pause.ts). */
@@ -110,7 +110,8 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
       },
       'POST /v1/subscriptions/{subscription_id}/pause': async (event): Answer<PauseAnswer> => {
         const id = parseSubscriptionId(event.pathParameters?.subscription_id);
-        if (!id.ok) return errorResponse(id.refusal);
+        // As GET: an id no PUT can create names no subscription.
+        if (!id.ok) return errorResponse(NO_SUCH_SUBSCRIPTION);
         const body = parseBody(event, pauseBodySchema, { isOptional: true });
         if (!body.ok) return errorResponse(body.refusal);
         const subscription = await deps.store.pause({ subscriptionId: id.value, reason: body.value.reason ?? OPERATOR_PAUSE_REASON, now: deps.now().toISOString() });
@@ -122,14 +123,16 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
       },
       'POST /v1/subscriptions/{subscription_id}/resume': async (event): Answer<ResumeAnswer> => {
         const id = parseSubscriptionId(event.pathParameters?.subscription_id);
-        if (!id.ok) return errorResponse(id.refusal);
+        if (!id.ok) return errorResponse(NO_SUCH_SUBSCRIPTION);
         const now = deps.now();
         const subscription = await deps.store.resume({ subscriptionId: id.value, now: now.toISOString() });
         if (subscription === undefined || subscription.resumed_at === undefined) return errorResponse(NO_SUCH_SUBSCRIPTION);
         // After the pause ended, never before: a group held after this read sees the pause ended
         // itself (see pause.ts). A resume of a subscription not paused lets go what a resume
         // interrupted earlier left held.
-        const released = await letGoAll(heldGroupsOf(await deps.listActiveGroups(), id.value), deps.holds, { forgetMadeBefore: holdsSettledBefore(now, deps.consumerTimeoutSeconds) });
+        // Read strongly: a hold recorded a moment ago must be seen (see pause.ts).
+        const held = heldGroupsOf(await deps.listActiveGroups({ isConsistent: true }), id.value);
+        const released = await letGoAll(held, deps.holds, { forgetMadeBefore: holdsSettledBefore(now, deps.consumerTimeoutSeconds) });
         deps.logger.info('subscription resumed', { subscription_id: id.value, released_groups: released });
         const answer: ResumeAnswer = { subscription_id: id.value, ...pauseFields(subscription), resumed_at: subscription.resumed_at, released_groups: released };
         return { statusCode: 200, body: answer };

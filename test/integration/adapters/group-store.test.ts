@@ -49,7 +49,16 @@ const clear = (messageGroupId: string, settled: number): GroupProgress => ({
 });
 
 describe('createGroupStore on dynalite', () => {
-  it('keeps a hold through a drifted drain and the idle upkeep, and forgets it only by its own handle or the next delivery', async () => {
+  it('keeps a held group in the index when its last dead letter is redriven away, whatever its depth says', async () => {
+    const group = newGroup();
+    const hold = { subscriptionId: 'sub-held', receiptHandle: 'rh-1', pausedAt: T0, reason: 'r', heldAt: T1, until: '2026-12-03T00:00:00.000Z' };
+    await store.recordProgress({ messageGroupId: group, settled: 0, lastSettledAcceptedAt: undefined, head: { state: HeadState.held, hold, acceptedAt: T0 } }, NOW);
+    await store.countDeadLetter(place(group, '1'));
+    await store.uncountDeadLetter(place(group, '1'));
+    expect((await store.listActiveGroups({ isConsistent: true })).find((row) => row.messageGroupId === group)?.hold).toEqual(hold);
+  });
+
+  it('keeps a hold through a drifted drain, the idle upkeep and a late failing write, and forgets it only by its own handle or the next delivery', async () => {
     const group = newGroup();
     const hold = { subscriptionId: 'sub-held', receiptHandle: 'rh-1', pausedAt: T0, reason: 'maintenance', heldAt: T1, until: '2026-12-03T00:00:00.000Z' };
     // No intake counted (a drifted depth): the held write drains the group to 0.
@@ -64,6 +73,9 @@ describe('createGroupStore on dynalite', () => {
     expect((await store.getGroup(group))?.hold).toBeUndefined();
 
     await store.recordProgress({ messageGroupId: group, settled: 0, lastSettledAcceptedAt: undefined, head: { state: HeadState.held, hold: { ...hold, receiptHandle: 'rh-2' }, acceptedAt: T0 } }, NOW);
+    // A failing head's write may land after a later batch held the group anew: it keeps the hold.
+    await store.recordProgress({ messageGroupId: group, settled: 0, lastSettledAcceptedAt: undefined, head: { state: HeadState.waiting, eventId: 'e1', orderingKey: 'sub-held', attempts: 2, lastError: 'HTTP 500', acceptedAt: T0 } }, NOW);
+    expect((await store.getGroup(group))?.hold?.receiptHandle).toBe('rh-2');
     await store.recordIntake({ messageGroupId: group, events: 1, orderingKeys: ['sub-held'], acceptedAt: T0 });
     await store.recordProgress(clear(group, 1), LATER);
     expect((await store.getGroup(group))?.hold).toBeUndefined();

@@ -82,7 +82,7 @@ describe('recordProgress', () => {
     const calls = dynamo.commandCalls(UpdateCommand);
     expect(calls).toHaveLength(1);
     expect(calls[0]?.args[0].input).toMatchObject({
-      UpdateExpression: `ADD #depth :settled SET lag_shard = :shard, ${delivered.set}, head_attempts = :attempts, last_error = :error, oldest_accepted_at = :oldest, head_event_id = :head, head_ordering_key = :headKey, head_failing_since = :now REMOVE ${delivered.remove}, held_subscription_id, held_receipt, held_paused_at, held_reason, held_at, held_until`,
+      UpdateExpression: `ADD #depth :settled SET lag_shard = :shard, ${delivered.set}, head_attempts = :attempts, last_error = :error, oldest_accepted_at = :oldest, head_event_id = :head, head_ordering_key = :headKey, head_failing_since = :now REMOVE ${delivered.remove}`,
       ExpressionAttributeValues: { ':settled': -1, ':deliveredBase': delivered.base, ':deliveredEvents': 1, ':attempts': 1, ':error': 'HTTP 500', ':oldest': 'a1', ':head': 'e1', ':headKey': 'k1', ':now': now.toISOString() },
       ReturnValues: 'ALL_NEW',
     });

@@ -374,11 +374,13 @@ describe('pause and resume', () => {
     expect(items.get('sub_1')?.paused_at).toBeUndefined();
   });
 
-  it('answers 404 for a pause or resume of no subscription', async () => {
+  it('answers 404 for a pause or resume of no subscription, or of an id no PUT can create (as GET does)', async () => {
     const { pause, resume } = setup(true);
     expect(jsonOf(await pause('nobody'))).toMatchObject({ error: { code: 'not_found' } });
-    expect((await pause('nobody')).statusCode).toBe(404);
-    expect((await resume('nobody')).statusCode).toBe(404);
+    for (const id of ['nobody', '', 'x'.repeat(129)]) {
+      expect((await pause(id)).statusCode).toBe(404);
+      expect((await resume(id)).statusCode).toBe(404);
+    }
   });
 
   it('resumes by ending the pause and letting go the groups held for this subscription only', async () => {
