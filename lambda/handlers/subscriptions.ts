@@ -9,6 +9,7 @@ import { ErrorCode } from '../core/api-error.js';
 import type { PauseAnswer, ResumeAnswer, SubscriptionAnswer, SubscriptionPutAnswer } from '../core/answers.js';
 import { readJsonBody } from '../core/event.js';
 import { heldGroupsOf, type GroupLag } from '../core/lag.js';
+import { messageGroupIdFor, Ordering } from '../core/routing.js';
 import { holdsSettledBefore, letGoAll, type HoldPorts } from '../core/pause.js';
 import { pendingOfSubscription, refuseOrderingChange } from '../core/ordering-change.js';
 import { DEFAULT_ROTATION_GRACE_SECONDS, generateSecret, previousSecretExpiry } from '../core/secret.js';
@@ -16,6 +17,7 @@ import { OPERATOR_PAUSE_REASON, parseSubscriptionBody, parseSubscriptionId, paus
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
 import { createDeliveryQueue, DELIVERY_QUEUE_ACCESS } from '../adapters/delivery-queue.js';
 import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js';
+import { createSettingsStore, SETTINGS_STORE_ACCESS } from '../adapters/settings-store.js';
 import { createSubscriptionStore, pauseOf, SUBSCRIPTION_STORE_ACCESS, SubscriptionPutKind, type Subscription, type SubscriptionStore } from '../adapters/subscription-store.js';
 import { checkEndpoint, type EndpointCheck } from '../adapters/endpoint-check.js';
 import { createHttpHandler, HTTP_LOG_CONTEXT, parseBody, type HttpEntry, type HttpHandler } from './http.js';
@@ -34,8 +36,12 @@ export interface SubscriptionsHandlerDeps {
   readonly store: Pick<SubscriptionStore, 'get' | 'put' | 'rotateSecret' | 'pause' | 'resume'>;
   /** Refuses endpoints that resolve to private addresses (deployed), or allows all (local). */
   readonly checkEndpoint: (url: string) => Promise<EndpointCheck>;
-  /** The lag view's active groups: what is pending when a PUT changes `ordering`, and the groups a resume lets go. */
+  /** The lag view's active groups: what is pending when a PUT changes `ordering`, and the groups a resume of a subscription ordered by resource lets go. */
   readonly listActiveGroups: (options?: { readonly isConsistent?: boolean }) => Promise<readonly GroupLag[]>;
+  /** One group as last written (strongly consistent): the one group of a subscription ordered by subscription. */
+  readonly getGroup: (messageGroupId: string) => Promise<GroupLag | undefined>;
+  /** The partition count of the routing in force (strongly consistent); undefined: one group per key. */
+  readonly partitionCount: () => Promise<number | undefined>;
   /** Lets the held groups of a resumed subscription go (see `letGoAll`). */
   readonly holds: Pick<HoldPorts, 'letGo' | 'forgetHold'>;
   /** The consumer's timeout: a hold made longer ago than this can no longer be applied again (see pause.ts). */
@@ -46,6 +52,17 @@ export interface SubscriptionsHandlerDeps {
 }
 
 export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): HttpHandler {
+  /**
+   * The groups a subscription's messages can be in now, each read strongly. Ordered by
+   * subscription, its one key's group under the routing in force: a routing switch waits for an
+   * empty queue, so no message, and no hold, is left in a group of an earlier routing. Ordered by
+   * resource, every active group, read through the index (a resource key's group is its own).
+   */
+  const groupsOfSubscription = async (subscription: Subscription): Promise<readonly GroupLag[]> => {
+    if (subscription.ordering === Ordering.resource) return deps.listActiveGroups({ isConsistent: true });
+    const group = await deps.getGroup(messageGroupIdFor(subscription.subscription_id, await deps.partitionCount()));
+    return group === undefined ? [] : [group];
+  };
   return createHttpHandler(
     {
       'PUT /v1/subscriptions/{subscription_id}': async (event): Answer<SubscriptionPutAnswer> => {
@@ -131,7 +148,7 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
         // itself (see pause.ts). A resume of a subscription not paused lets go what a resume
         // interrupted earlier left held.
         // Read strongly: a hold recorded a moment ago must be seen (see pause.ts).
-        const held = heldGroupsOf(await deps.listActiveGroups({ isConsistent: true }), id.value);
+        const held = heldGroupsOf(await groupsOfSubscription(subscription), id.value);
         const released = await letGoAll(held, deps.holds, { forgetMadeBefore: holdsSettledBefore(now, deps.consumerTimeoutSeconds) });
         deps.logger.info('subscription resumed', { subscription_id: id.value, released_groups: released });
         const answer: ResumeAnswer = { subscription_id: id.value, ...pauseFields(subscription), resumed_at: subscription.resumed_at, released_groups: released };
@@ -159,7 +176,8 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
 /** The adapter methods the subscriptions function calls: the wiring takes these alone, and its function is granted their accesses. */
 const USES = {
   subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get', 'put', 'rotateSecret', 'pause', 'resume']),
-  groups: uses(GROUP_STORE_ACCESS, ['listActiveGroups', 'forgetHold']),
+  groups: uses(GROUP_STORE_ACCESS, ['listActiveGroups', 'getGroup', 'forgetHold']),
+  settings: uses(SETTINGS_STORE_ACCESS, ['getRouting']),
   deliveryQueue: uses(DELIVERY_QUEUE_ACCESS, ['letGo']),
 };
 
@@ -172,10 +190,13 @@ export const SUBSCRIPTIONS_RESOURCES = resourcesOf(SUBSCRIPTIONS_ACCESS);
 /** The subscriptions handler from a configuration and clients: shared by Lambda and the local stack. */
 export function wireSubscriptionsHandler(input: HandlerWiring<(typeof SUBSCRIPTIONS_RESOURCES)[number]>): HttpHandler {
   const groups = pick(createGroupStore(input.dynamo, input.resources.groupsTable), USES.groups);
+  const settings = pick(createSettingsStore(input.dynamo, input.resources.settingsTable, input.config.partitionCount), USES.settings);
   return createSubscriptionsHandler({
     store: pick(createSubscriptionStore(input.dynamo, input.resources.subscriptionsTable), USES.subscriptions),
     checkEndpoint: (url) => checkEndpoint(url, input.config.allowPrivateEndpoints),
     listActiveGroups: groups.listActiveGroups,
+    getGroup: groups.getGroup,
+    partitionCount: async () => (await settings.getRouting()).partitionCount,
     holds: { letGo: pick(createDeliveryQueue(input.sqs, input.resources.deliveryQueueUrl, input.logger), USES.deliveryQueue).letGo, forgetHold: groups.forgetHold },
     consumerTimeoutSeconds: consumerTimeoutSeconds(input.config),
     randomBytes,

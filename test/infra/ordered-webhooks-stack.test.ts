@@ -531,13 +531,13 @@ describe('permissions', () => {
     expect(granting('sqs:SendMessage').sort()).toEqual(['ingest', 'operations']);
   });
 
-  it('lets only ingest and the operations function reach the settings table, and only operations write it', () => {
+  it('lets only ingest, the operations function and subscriptions (a resume reads the routing) reach the settings table, and only operations write it', () => {
     const { stack } = synthesized;
     const settingsId = logicalIdOf(stack, stack.tables.table('settings').tableName);
     const reaching = HANDLERS.filter((handler) =>
       permissions(handler).some((permission) => JSON.stringify(permission.resource).includes(`"${settingsId}"`)),
     );
-    expect(reaching.sort()).toEqual(['ingest', 'operations']);
+    expect(reaching.sort()).toEqual(['ingest', 'operations', 'subscriptions']);
     const writers = HANDLERS.filter((handler) =>
       actionsOn(permissions(handler), table('settings')).some((action) => DYNAMODB_WRITES.includes(action)),
     );
@@ -550,8 +550,10 @@ describe('permissions', () => {
         [logGroup('subscriptions'), LOG_WRITES],
         [table('subscriptions'), ['dynamodb:GetItem', 'dynamodb:UpdateItem']],
         [activeGroupsIndex(), ['dynamodb:Query']],
-        // The hold a resume let go is forgotten on its group's item.
-        [table('groups'), ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem']],
+        // A resume reads its key's group (or the active ones) and forgets the holds it let go.
+        [table('groups'), ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem']],
+        // The routing in force, for the group of a subscription's key.
+        [table('settings'), ['dynamodb:GetItem']],
         // A resume lets held heads go, and does nothing else to the queue: no receive, no delete, no send.
         [deliveryQueue(), ['sqs:ChangeMessageVisibility']],
       ]),

@@ -665,7 +665,10 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     });
   }
 
+  /** Subscriptions a pause was asked for: only they need the final resume. */
+  const everPaused = new Set<string>();
   const pauseOf = async (subscriptionId: string): Promise<void> => {
+    everPaused.add(subscriptionId);
     const answer = await call('subscriptions', subscriptions, 'POST /v1/subscriptions/{subscription_id}/pause', { reason: 'sim' }, { pathParameters: { subscription_id: subscriptionId } });
     if (answer?.statusCode !== 200) return;
     const list = pauses.get(subscriptionId) ?? [];
@@ -694,7 +697,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     // A source of its own: the plan's other draws, and so the regression seeds, stay as they were.
     const pauseRandom = new SeededRandom(plan.seed ^ 0x68e31da4);
     // A few actions, spread over the faulty period: each resume reads every shard of the lag index.
-    const actions = pauseRandom.between(2, 8);
+    const actions = pauseRandom.between(2, 5);
     scheduler.spawn('pauser', async () => {
       for (let action = 0; action < actions && !isHealed(); action += 1) {
         await scheduler.sleep(pauseRandom.between(500, Math.max(15_000, Math.floor(plan.healAtMs / actions))));
@@ -742,17 +745,15 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
       if (!isResumed) {
         // Every subscription resumed for good, once nobody pauses any more.
         if (!isPauserDone) continue;
-        const answered = await Promise.all(subscriptionIds.map(resumeOf));
+        const answered = await Promise.all([...everPaused].map(resumeOf));
         if (!answered.every(Boolean)) continue;
         isResumed = true;
-        // The lag job, once a minute as deployed, lets go what a consumer that died left held;
-        // three runs: a hold may be let go, then forgotten only a run later (see pause.ts).
+        // The lag job, a minute later as deployed, lets go what a consumer that died left held (one
+        // run: every invocation that began before the resume has ended by then). It reads every
+        // shard of the index, hundreds of calls: once per plan keeps the simulation's pace.
         scheduler.spawn('held-check', async () => {
-          for (let run = 1; run <= 3; run += 1) {
-            await scheduler.sleep(60_000);
-            const life = new Life(`lagMetrics-run-${run}`);
-            await scheduler.runIn(life, () => lagJob()).catch(() => undefined);
-          }
+          await scheduler.sleep(Math.max(60_000, functionTimeoutMs + 1_000));
+          await scheduler.runIn(new Life('lagMetrics-run'), () => lagJob()).catch(() => undefined);
           await scheduler.sleep(functionTimeoutMs);
           checkNothingHeld();
         });

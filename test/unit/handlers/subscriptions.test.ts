@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { SubscriptionPutKind, type Subscription, type SubscriptionStore } from '../../../lambda/adapters/subscription-store.js';
 import type { GroupLag } from '../../../lambda/core/lag.js';
+import { messageGroupIdFor } from '../../../lambda/core/routing.js';
 import { checkEndpoint } from '../../../lambda/adapters/endpoint-check.js';
 import { createLogger } from '../../../lambda/handlers/logger.js';
 import { createSubscriptionsHandler } from '../../../lambda/handlers/subscriptions.js';
@@ -55,11 +56,14 @@ function setup(allowPrivateEndpoints: boolean) {
   };
   const letGo: string[] = [];
   const forgotten: string[] = [];
+  const partitionCount: { value: number | undefined } = { value: undefined };
   let clock = Date.parse('2026-12-02T12:00:00Z');
   const handler = createSubscriptionsHandler({
     store,
     checkEndpoint: (url) => checkEndpoint(url, allowPrivateEndpoints),
     listActiveGroups: async () => activeGroups,
+    getGroup: async (messageGroupId) => activeGroups.find((group) => group.messageGroupId === messageGroupId),
+    partitionCount: async () => partitionCount.value,
     consumerTimeoutSeconds: 130,
     holds: {
       letGo: async (handles) => {
@@ -94,7 +98,7 @@ function setup(allowPrivateEndpoints: boolean) {
       }),
     );
   const resume = (id: string) => handler(apiEvent({ routeKey: 'POST /v1/subscriptions/{subscription_id}/resume', pathParameters: { subscription_id: id } }));
-  return { items, activeGroups, put, get, rotate, pause, resume, letGo, forgotten };
+  return { items, activeGroups, put, get, rotate, pause, resume, letGo, forgotten, partitionCount };
 }
 
 const secret = 'whsec_' + Buffer.alloc(24, 3).toString('base64');
@@ -383,24 +387,49 @@ describe('pause and resume', () => {
     }
   });
 
-  it('resumes by ending the pause and letting go the groups held for this subscription only', async () => {
+  it('resumes by ending the pause and letting go the one group of a subscription ordered by subscription, read directly', async () => {
     const { put, pause, resume, get, activeGroups, letGo, forgotten } = setup(true);
     await put('sub_1', { tenant_id: 't1', url: 'http://127.0.0.1:4000/hooks' });
     await pause('sub_1');
-    activeGroups.push(heldGroup('g1', hold('sub_1', 'rh-1')), heldGroup('g2', hold('sub_2', 'rh-2')), heldGroup('g3', undefined), heldGroup('g4', hold('sub_1', 'rh-4')));
+    const own = messageGroupIdFor('sub_1', undefined);
+    // Only the key's own group is read: another group held for it (none can be) is not looked for.
+    activeGroups.push(heldGroup(own, hold('sub_1', 'rh-1')), heldGroup('g2', hold('sub_2', 'rh-2')), heldGroup('g4', hold('sub_1', 'rh-4')));
     const answer = await resume('sub_1');
     expect(answer.statusCode).toBe(200);
-    expect(jsonOf(answer)).toEqual({ subscription_id: 'sub_1', is_paused: false, paused_at: null, pause_reason: null, resumed_at: '2026-12-02T12:00:03.000Z', released_groups: 2 });
+    expect(jsonOf(answer)).toEqual({ subscription_id: 'sub_1', is_paused: false, paused_at: null, pause_reason: null, resumed_at: '2026-12-02T12:00:03.000Z', released_groups: 1 });
+    expect(letGo).toEqual(['rh-1']);
+    expect(forgotten).toEqual([`${own}:rh-1`]);
+    expect(jsonOf(await get('sub_1'))).toMatchObject({ is_paused: false });
+  });
+
+  it('looks in its partition in partition mode, and lets go only a hold of its own there', async () => {
+    const { put, pause, resume, activeGroups, letGo, partitionCount } = setup(true);
+    partitionCount.value = 8;
+    await put('sub_1', { tenant_id: 't1', url: 'http://127.0.0.1:4000/hooks' });
+    await pause('sub_1');
+    activeGroups.push(heldGroup(messageGroupIdFor('sub_1', 8), hold('sub_2', 'rh-other')));
+    expect(jsonOf(await resume('sub_1'))).toMatchObject({ released_groups: 0 });
+    activeGroups[0] = heldGroup(messageGroupIdFor('sub_1', 8), hold('sub_1', 'rh-own'));
+    expect(jsonOf(await resume('sub_1'))).toMatchObject({ released_groups: 1 });
+    expect(letGo).toEqual(['rh-own']);
+  });
+
+  it('lets go every group held for a subscription ordered by resource, and only those', async () => {
+    const { put, pause, resume, activeGroups, letGo, forgotten } = setup(true);
+    await put('sub_1', { tenant_id: 't1', url: 'http://127.0.0.1:4000/hooks', ordering: 'resource' });
+    await pause('sub_1');
+    activeGroups.push(heldGroup('g1', hold('sub_1', 'rh-1')), heldGroup('g2', hold('sub_2', 'rh-2')), heldGroup('g3', undefined), heldGroup('g4', hold('sub_1', 'rh-4')));
+    expect(jsonOf(await resume('sub_1'))).toMatchObject({ released_groups: 2 });
     expect(letGo).toEqual(['rh-1', 'rh-4']);
     expect(forgotten).toEqual(['g1:rh-1', 'g4:rh-4']);
-    expect(jsonOf(await get('sub_1'))).toMatchObject({ is_paused: false });
   });
 
   it('lets go a hold made within the consumer\'s timeout but keeps its record: the consumer may still apply it', async () => {
     const { put, pause, resume, activeGroups, letGo, forgotten } = setup(true);
     await put('sub_1', { tenant_id: 't1', url: 'http://127.0.0.1:4000/hooks' });
     await pause('sub_1');
-    // The handler's clock reads 12:00:03 at the resume; 130 s of consumer timeout before it is 11:57:52.
+    // The handler's clock reads 12:00:04 at the resume; 130 s of consumer timeout before it is 11:57:53.
+    await put('sub_1', { tenant_id: 't1', url: 'http://127.0.0.1:4000/hooks', ordering: 'resource' });
     activeGroups.push(heldGroup('young', hold('sub_1', 'rh-young', '2026-12-02T11:59:00.000Z')), heldGroup('old', hold('sub_1', 'rh-old', '2026-12-02T11:57:00.000Z')));
     expect(jsonOf(await resume('sub_1'))).toMatchObject({ released_groups: 2 });
     expect(letGo).toEqual(['rh-young', 'rh-old']);
@@ -411,7 +440,7 @@ describe('pause and resume', () => {
     const { put, resume, activeGroups, letGo } = setup(true);
     await put('sub_1', { tenant_id: 't1', url: 'http://127.0.0.1:4000/hooks' });
     expect(jsonOf(await resume('sub_1'))).toMatchObject({ is_paused: false, released_groups: 0 });
-    activeGroups.push(heldGroup('g1', hold('sub_1', 'rh-1')));
+    activeGroups.push(heldGroup(messageGroupIdFor('sub_1', undefined), hold('sub_1', 'rh-1')));
     expect(jsonOf(await resume('sub_1'))).toMatchObject({ is_paused: false, released_groups: 1 });
     expect(letGo).toEqual(['rh-1']);
   });
