@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { SubscriptionPutKind, type Subscription, type SubscriptionStore } from '../../../lambda/adapters/subscription-store.js';
 import type { GroupLag } from '../../../lambda/core/lag.js';
+import { groupLag } from '../../support/group-lag.js';
 import { messageGroupIdFor } from '../../../lambda/core/routing.js';
 import { checkEndpoint } from '../../../lambda/adapters/endpoint-check.js';
 import { createLogger } from '../../../lambda/handlers/logger.js';
@@ -333,21 +334,7 @@ describe('pause and resume', () => {
     heldAt,
     until: '2026-12-03T00:00:00.000Z',
   });
-  const heldGroup = (messageGroupId: string, groupHold: GroupLag['hold']): GroupLag => ({
-    messageGroupId,
-    depth: 3,
-    oldestAcceptedAt: undefined,
-    headAttempts: undefined,
-    lastError: undefined,
-    headFailingSince: undefined,
-    headEventId: undefined,
-    headOrderingKey: undefined,
-    orderingKey: undefined,
-    deadLettered: 0,
-    keysAffected: 1,
-    rateBuckets: {},
-    hold: groupHold,
-  });
+  const heldGroup = (messageGroupId: string, groupHold: GroupLag['hold']): GroupLag => groupLag({ messageGroupId, depth: 3, hold: groupHold });
 
   it('pauses once: a second pause answers the first, its time and reason unchanged, and GET shows it', async () => {
     const { put, pause, get } = setup(true);
