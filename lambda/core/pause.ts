@@ -9,9 +9,10 @@
  *   it lets the group go itself (and forgets the record: its own V is behind it);
  * - resume first ends the pause (E), then reads the recorded holds (L) and lets each go (G).
  *
- * L reads the groups' items strongly consistent; it finds them through the index of active groups,
- * which is eventually consistent, but a held group has been in it since its first events were
- * accepted, and never leaves it while held.
+ * L reads the groups' items strongly consistent: for a subscription ordered by subscription, its
+ * key's one group directly; ordered by resource, the groups of the index of active groups, which is
+ * eventually consistent, but a held group has been in it since its first events were accepted, and
+ * never leaves it while held.
  *
  * Whichever order these land in, the group is let go after its hold was applied: if L saw the
  * hold, either G came after V, or G came before V and then E < G < V < R, so R sees the resume;
