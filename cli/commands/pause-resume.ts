@@ -2,23 +2,13 @@
  * `pause` and `resume`: stop delivering a subscription's events, in order, and deliver them again
  * from each key's head (`POST /v1/subscriptions/{subscription_id}/pause` and `/resume`).
  */
-import { pathSegment, type ApiClient } from '../api/client.js';
+import { pathSegment } from '../api/client.js';
 import { pauseAnswerSchema, resumeAnswerSchema } from '../api/schemas.js';
+import { aboutSubscription } from '../api/subscriptions.js';
 import { connect, type Command } from '../command.js';
-import { ApiError, UnknownSubscriptionError } from '../errors.js';
 import { ExitCode } from '../exit-codes.js';
 import { COMMON_OPTIONS, parseOptions, requireOption } from '../options.js';
 import { writeJson, writeLine } from '../output/stream.js';
-
-/** Sends a request about one subscription; a 404 is "there is no subscription named X" (exit 1). */
-async function aboutSubscription<T>(api: ApiClient, subscriptionId: string, send: (api: ApiClient) => Promise<T>): Promise<T> {
-  try {
-    return await send(api);
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) throw new UnknownSubscriptionError(subscriptionId);
-    throw error;
-  }
-}
 
 export const pauseCommand: Command = {
   name: 'pause',
@@ -38,9 +28,8 @@ Options:
     const values = parseOptions(args, { ...COMMON_OPTIONS, subscription: { type: 'string' }, reason: { type: 'string' } } as const);
     const subscriptionId = requireOption('subscription', values.subscription);
     const body = values.reason === undefined ? {} : { reason: values.reason };
-    const answer = await aboutSubscription(connect(values, io), subscriptionId, (api) =>
-      api.send({ method: 'POST', path: `/v1/subscriptions/${pathSegment(subscriptionId)}/pause`, body }, pauseAnswerSchema),
-    );
+    const api = connect(values, io);
+    const answer = await aboutSubscription(subscriptionId, api.send({ method: 'POST', path: `/v1/subscriptions/${pathSegment(subscriptionId)}/pause`, body }, pauseAnswerSchema));
     if (values.json === true) writeJson(io.stdout, answer);
     else writeLine(io.stdout, `Subscription ${answer.subscription_id} is paused since ${answer.paused_at} (${answer.pause_reason}). Resume it with: ordered-webhooks resume --subscription ${subscriptionId}`);
     return ExitCode.ok;
@@ -62,9 +51,8 @@ Options:
   run: async (args, io) => {
     const values = parseOptions(args, { ...COMMON_OPTIONS, subscription: { type: 'string' } } as const);
     const subscriptionId = requireOption('subscription', values.subscription);
-    const answer = await aboutSubscription(connect(values, io), subscriptionId, (api) =>
-      api.send({ method: 'POST', path: `/v1/subscriptions/${pathSegment(subscriptionId)}/resume` }, resumeAnswerSchema),
-    );
+    const api = connect(values, io);
+    const answer = await aboutSubscription(subscriptionId, api.send({ method: 'POST', path: `/v1/subscriptions/${pathSegment(subscriptionId)}/resume` }, resumeAnswerSchema));
     if (values.json === true) writeJson(io.stdout, answer);
     else {
       const groups = answer.released_groups === 1 ? '1 held group' : `${answer.released_groups} held groups`;
