@@ -151,7 +151,7 @@ export async function runSpec(checkout: Checkout, meter: Meter, spec: RunSpec): 
       checkout.lag === undefined
         ? undefined
         : checkout.lag.wireLagMetricsHandler(
-            { config, resources: stack.resources, dynamo: stack.clients.dynamo, sqs: stack.clients.sqs, s3: stack.clients.s3, logger: checkout.logger.createTerminalLogger('lag', config.logLevel) },
+            { config, resources: stack.resources, dynamo: stack.clients.dynamo, sqs: stack.clients.sqs, s3: stack.clients.s3, sns: stack.clients.sns, logger: checkout.logger.createTerminalLogger('lag', config.logLevel) },
             new checkout.metrics.Metrics({ namespace: 'OrderedWebhooks', serviceName: 'lag' }),
           );
 

@@ -51,6 +51,11 @@ export interface Config {
   readonly maxDeliveryAttempts: number;
   /** What happens to an event that used all its attempts. */
   readonly onExhausted: OnExhausted;
+  /**
+   * Set: a subscription is paused instead of giving up a head once its key has been failing this
+   * long (the automatic pause); unset: never.
+   */
+  readonly autoPauseAfterSeconds: number | undefined;
   /** Lower bound of every retry delay; 0 allowed. */
   readonly retryBaseSeconds: number;
   /** Upper bound of every retry delay, `Retry-After` included. */
@@ -144,6 +149,8 @@ const environmentSchema = (deployment: Deployment) =>
         .toLowerCase()
         .pipe(z.enum(OnExhausted, `must be one of ${Object.values(OnExhausted).join(', ')}`))
         .default(OnExhausted.deadLetter),
+      // Up to SQS's 14 days of retention: a key failing longer has lost messages already.
+      AUTO_PAUSE_AFTER_SECONDS: integer(1, 1_209_600).optional(),
       RETRY_BASE_SECONDS: integer(0, MAX_VISIBILITY_SECONDS).default(5),
       RETRY_MAX_SECONDS: integer(1, MAX_VISIBILITY_SECONDS).default(900),
       // 10 records of one group may be delivered one after another in one invocation, and Lambda
@@ -173,6 +180,10 @@ const environmentSchema = (deployment: Deployment) =>
       path: ['RETRY_MAX_SECONDS'],
       message: 'must be at least RETRY_BASE_SECONDS',
     })
+    .refine((env) => env.AUTO_PAUSE_AFTER_SECONDS === undefined || env.ON_EXHAUSTED !== OnExhausted.stall, {
+      path: ['AUTO_PAUSE_AFTER_SECONDS'],
+      message: `must be unset with ON_EXHAUSTED=${OnExhausted.stall}: a stalled head is never given up, so there is nothing to pause instead`,
+    })
     .superRefine(
       (env, context) => {
         const ceiling = visibilityCeilingSecondsFor(env.DELIVERY_TIMEOUT_MS);
@@ -199,6 +210,7 @@ export const CONFIG_VARIABLES = {
   port: 'PORT',
   maxDeliveryAttempts: 'MAX_DELIVERY_ATTEMPTS',
   onExhausted: 'ON_EXHAUSTED',
+  autoPauseAfterSeconds: 'AUTO_PAUSE_AFTER_SECONDS',
   retryBaseSeconds: 'RETRY_BASE_SECONDS',
   retryMaxSeconds: 'RETRY_MAX_SECONDS',
   deliveryTimeoutMs: 'DELIVERY_TIMEOUT_MS',
@@ -247,6 +259,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     port: v.PORT,
     maxDeliveryAttempts: v.MAX_DELIVERY_ATTEMPTS,
     onExhausted: v.ON_EXHAUSTED,
+    autoPauseAfterSeconds: v.AUTO_PAUSE_AFTER_SECONDS,
     retryBaseSeconds: v.RETRY_BASE_SECONDS,
     retryMaxSeconds: v.RETRY_MAX_SECONDS,
     deliveryTimeoutMs: v.DELIVERY_TIMEOUT_MS,
@@ -285,6 +298,7 @@ export function toEnvironment(config: Config): Record<string, string> {
     LOG_LEVEL: config.logLevel,
   };
   if (config.partitionCount !== undefined) environment.PARTITION_COUNT = String(config.partitionCount);
+  if (config.autoPauseAfterSeconds !== undefined) environment.AUTO_PAUSE_AFTER_SECONDS = String(config.autoPauseAfterSeconds);
   return environment;
 }
 

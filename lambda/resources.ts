@@ -176,6 +176,12 @@ export const PAYLOAD_BUCKET = { localName: 'ordered-webhooks-payloads', envVar: 
 /** Every object of the payload bucket is under this prefix: the functions are granted it alone. */
 export const PAYLOAD_OBJECT_PREFIX = 'dead-letters/';
 
+/**
+ * The SNS topic of operational notices (an automatic pause): one message per notice, ids and
+ * reasons only, never an event's payload. Its ARN is the name handlers receive.
+ */
+export const NOTICE_TOPIC = { localName: 'ordered-webhooks-notices', envVar: 'NOTICE_TOPIC_ARN' } as const;
+
 /** Physical names of every resource, as handlers receive them. */
 export interface ResourceNames {
   readonly subscriptionsTable: string;
@@ -187,6 +193,8 @@ export interface ResourceNames {
   readonly deliveryQueueUrl: string;
   readonly deadLetterQueueUrl: string;
   readonly payloadBucket: string;
+  /** The ARN of the notice topic. */
+  readonly noticeTopic: string;
 }
 
 /** The environment variable that carries each resource name to the handlers. */
@@ -200,4 +208,5 @@ export const RESOURCE_ENV_VARS = {
   deliveryQueueUrl: QUEUES.delivery.envVar,
   deadLetterQueueUrl: QUEUES.deadLetter.envVar,
   payloadBucket: PAYLOAD_BUCKET.envVar,
+  noticeTopic: NOTICE_TOPIC.envVar,
 } as const satisfies Record<keyof ResourceNames, string>;

@@ -2,6 +2,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { mergeAccesses, type Access, type IamAction, type ResourceName } from '../lambda/adapters/access.js';
 import type { TableName } from '../lambda/resources.js';
 import type { DeliveryQueues, QueueName } from './delivery-queues.js';
+import type { NoticeTopic } from './notice-topic.js';
 import type { PayloadBucket } from './payload-bucket.js';
 import type { StateTables } from './state-tables.js';
 
@@ -10,13 +11,14 @@ export interface AccessGrantsProps {
   readonly tables: StateTables;
   readonly queues: DeliveryQueues;
   readonly payloads: PayloadBucket;
+  readonly notices: NoticeTopic;
 }
 
 /** Grants one merged access to a function, on the construct that holds its resource. */
 type Grantor = (fn: lambda.Function, access: Access) => void;
 
 /** The actions of `access` that belong to `service`; any other is a declaration on the wrong resource. */
-function actionsOf<S extends 'dynamodb' | 'sqs' | 's3'>(service: S, access: Access): Extract<IamAction, `${S}:${string}`>[] {
+function actionsOf<S extends 'dynamodb' | 'sqs' | 's3' | 'sns'>(service: S, access: Access): Extract<IamAction, `${S}:${string}`>[] {
   const isOfService = (action: IamAction): action is Extract<IamAction, `${S}:${string}`> => action.startsWith(`${service}:`);
   const foreign = access.actions.filter((action) => !isOfService(action));
   if (foreign.length > 0) throw new Error(`${access.resource} is declared with ${foreign.join(', ')}, which no ${service} resource takes`);
@@ -35,7 +37,7 @@ export class AccessGrants {
   private readonly grantors: Readonly<Record<ResourceName, Grantor>>;
 
   constructor(props: AccessGrantsProps) {
-    const { tables, queues, payloads } = props;
+    const { tables, queues, payloads, notices } = props;
     const onTable =
       (name: TableName): Grantor =>
       (fn, access) => {
@@ -63,6 +65,7 @@ export class AccessGrants {
       deliveryQueueUrl: onQueue('delivery'),
       deadLetterQueueUrl: onQueue('deadLetter'),
       payloadBucket: withoutIndex((fn, access) => payloads.grantObjectActions(fn, actionsOf('s3', access))),
+      noticeTopic: withoutIndex((fn, access) => notices.grantTopicActions(fn, actionsOf('sns', access))),
     };
   }
 

@@ -51,6 +51,7 @@ export class OrderedWebhooksStack extends Stack {
       new CfnOutput(this, `${TABLES[name].localName}TableName`, { value: tables.table(name).tableName });
     }
     new CfnOutput(this, 'AlarmTopicArn', { value: webhooks.alarmTopic.topicArn });
+    new CfnOutput(this, 'NoticeTopicArn', { value: webhooks.noticeTopic.topicArn });
     new CfnOutput(this, 'DashboardName', { value: dashboard.dashboardName });
     const consoleHome = `https://console.aws.amazon.com/cloudwatch/home?region=${Aws.REGION}`;
     new CfnOutput(this, 'DashboardUrl', {

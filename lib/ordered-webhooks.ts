@@ -31,6 +31,7 @@ import { consumerMetric } from './consumer-metrics.js';
 import { DeliveryQueues } from './delivery-queues.js';
 import { HandlerFunction, type HandlerName } from './handler-function.js';
 import { LagMetricsJob } from './lag-metrics-job.js';
+import { NoticeTopic } from './notice-topic.js';
 import { OperationsDashboard } from './operations-dashboard.js';
 import { PayloadBucket } from './payload-bucket.js';
 import { StateTables } from './state-tables.js';
@@ -77,6 +78,13 @@ export interface OrderedWebhooksProps {
    * @default 'dead_letter'
    */
   readonly onExhausted?: OnExhausted;
+  /**
+   * Pause a subscription instead of giving up a head once its key has been failing this long, in
+   * seconds (`AUTO_PAUSE_AFTER_SECONDS`, 1 to 1,209,600; not with `onExhausted: 'stall'`): nothing
+   * more is dead-lettered, a notice goes to `noticeTopic`, and a resume delivers from the head.
+   * @default - never: exhausted heads are dead-lettered
+   */
+  readonly autoPauseAfterSeconds?: number;
   /**
    * Lower bound of every retry delay, in seconds (`RETRY_BASE_SECONDS`); 0 makes retries immediate.
    * @default 5
@@ -214,6 +222,7 @@ export function propsOf(config: Config): OrderedWebhooksProps {
   return {
     maxDeliveryAttempts: config.maxDeliveryAttempts,
     onExhausted: config.onExhausted,
+    autoPauseAfterSeconds: config.autoPauseAfterSeconds,
     retryBaseSeconds: config.retryBaseSeconds,
     retryMaxSeconds: config.retryMaxSeconds,
     deliveryTimeoutMs: config.deliveryTimeoutMs,
@@ -254,6 +263,8 @@ export class OrderedWebhooks extends Construct {
   readonly alarmTopic: sns.ITopic;
   /** The alarms themselves. */
   readonly alarms: DeliveryAlarms;
+  /** The SNS topic of operational notices: one JSON message per automatic pause (`AUTO_PAUSE_AFTER_SECONDS`). */
+  readonly noticeTopic: sns.ITopic;
   /** The bucket of dead letters too large for a DynamoDB item. */
   readonly payloads: PayloadBucket;
   /** The five functions, by handler name. */
@@ -277,7 +288,8 @@ export class OrderedWebhooks extends Construct {
 
     // Each function is granted exactly the calls of the adapter methods its handler declares
     // (`<HANDLER>_ACCESS`), each on exactly its resource.
-    const grants = new AccessGrants({ tables, queues, payloads });
+    const notices = new NoticeTopic(this, 'Notices', { ...(config.alarmEmail === undefined ? {} : { email: config.alarmEmail }) });
+    const grants = new AccessGrants({ tables, queues, payloads, notices });
 
     const ingest = new HandlerFunction(this, 'Ingest', { handler: 'ingest', environment });
     grants.grant(ingest.function, INGEST_ACCESS);
@@ -342,6 +354,7 @@ export class OrderedWebhooks extends Construct {
     this.api = api;
     this.alarms = alarms;
     this.alarmTopic = alarms.topic;
+    this.noticeTopic = notices.topic;
     this.dashboard = dashboard;
   }
 

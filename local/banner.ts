@@ -7,6 +7,7 @@
  */
 import type { Config } from '../lambda/config.js';
 import { OnExhausted } from '../lambda/core/retry-policy.js';
+import { NOTICE_TOPIC } from '../lambda/resources.js';
 import { LOCAL_REGION } from './emulators.js';
 
 /**
@@ -55,7 +56,11 @@ export function formatMode(config: Config): string {
   const exhausted =
     config.onExhausted === OnExhausted.stall
       ? `after MAX_DELIVERY_ATTEMPTS=${config.maxDeliveryAttempts} failed attempts an event is retried every ${config.retryMaxSeconds} s and its key waits`
-      : `after MAX_DELIVERY_ATTEMPTS=${config.maxDeliveryAttempts} failed attempts an event is dead-lettered and its key moves on`;
+      : `after MAX_DELIVERY_ATTEMPTS=${config.maxDeliveryAttempts} failed attempts an event is dead-lettered and its key moves on${
+          config.autoPauseAfterSeconds === undefined
+            ? ''
+            : `, unless its key has failed for AUTO_PAUSE_AFTER_SECONDS=${config.autoPauseAfterSeconds}: then its subscription is paused (a notice goes to the SNS topic ${NOTICE_TOPIC.localName})`
+        }`;
   return `ON_EXHAUSTED=${config.onExhausted}: ${exhausted}; retries back off ${config.retryBaseSeconds}–${config.retryMaxSeconds} s (RETRY_BASE_SECONDS, RETRY_MAX_SECONDS)`;
 }
 
@@ -68,7 +73,7 @@ export function formatBanner(url: string, endpoints: EmulatorEndpoints, config: 
     '',
     `ordered-webhooks local stack listening on ${url}`,
     `  API:       ${url}`,
-    `  SQS:       ${endpoints.sqs}   (fauxqs; S3 for large payloads too)`,
+    `  SQS:       ${endpoints.sqs}   (fauxqs; S3 for large payloads and SNS for notices too)`,
     `  DynamoDB:  ${endpoints.dynamo}   (dynalite)`,
     `  look at them with the AWS CLI (region ${LOCAL_REGION}, any credentials):`,
     `    ${formatAwsCliExample(endpoints.sqs)}`,

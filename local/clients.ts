@@ -4,9 +4,10 @@
  * than over its loopback socket (in-process-http.ts).
  */
 import type { S3Client } from '@aws-sdk/client-s3';
+import type { SNSClient } from '@aws-sdk/client-sns';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient, createS3Client, createSqsClient, type ClientOptions } from '../lambda/adapters/aws-clients.js';
+import { createDocumentClient, createS3Client, createSnsClient, createSqsClient, type ClientOptions } from '../lambda/adapters/aws-clients.js';
 import { LOCAL_REGION, type Emulators } from './emulators.js';
 import { createUnsignedRequestSigner } from './unsigned-requests.js';
 
@@ -31,6 +32,8 @@ export interface LocalClients {
   readonly dynamo: DynamoDBDocumentClient;
   /** fauxqs's S3, on the same endpoint as its SQS, with path-style bucket addresses. */
   readonly s3: S3Client;
+  /** fauxqs's SNS, on the same endpoint as its SQS. */
+  readonly sns: SNSClient;
   /** Closes the clients' keep-alive sockets. */
   readonly destroy: () => void;
 }
@@ -51,11 +54,14 @@ export function createLocalClients(emulators: Pick<Emulators, 'sqsEndpoint' | 'd
     dynamo.config.requestHandler = emulators.dynamoHandler;
   }
   const s3 = createS3Client({ ...localClientOptions('s3', emulators.sqsEndpoint), forcePathStyle: true });
+  const sns = createSnsClient(localClientOptions('sns', emulators.sqsEndpoint));
   return {
     sqs,
     dynamo,
     s3,
+    sns,
     destroy: () => {
+      sns.destroy();
       sqs.destroy();
       dynamo.destroy();
       s3.destroy();

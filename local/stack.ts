@@ -4,6 +4,7 @@
  * Lambda's event source mapping. `npm start` runs it; integration tests start it in-process.
  */
 import type { S3Client } from '@aws-sdk/client-s3';
+import type { SNSClient } from '@aws-sdk/client-sns';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { consumerTimeoutSeconds, SERVICE_NAMES, type Config, type FunctionName } from '../lambda/config.js';
@@ -19,6 +20,7 @@ import { wireLagJob } from '../lambda/handlers/lag-metrics.js';
 import { LOCAL_REGION, startEmulators } from './emulators.js';
 import { startEventSourceMapping } from './event-source-mapping.js';
 import { startHttpApi } from './http-api.js';
+import { ensureNoticeTopic } from './notice-topic.js';
 import { ensurePayloadBucket } from './payload-bucket.js';
 import { ensureQueues } from './queues.js';
 import { ensureTables } from './tables.js';
@@ -53,7 +55,7 @@ export interface LocalStack {
   readonly url: string;
   readonly config: Config;
   readonly resources: ResourceNames;
-  readonly clients: { readonly sqs: SQSClient; readonly dynamo: DynamoDBDocumentClient; readonly s3: S3Client };
+  readonly clients: { readonly sqs: SQSClient; readonly dynamo: DynamoDBDocumentClient; readonly s3: S3Client; readonly sns: SNSClient };
   /** Where the embedded emulators listen: `http://127.0.0.1:<port>` each. */
   readonly emulatorEndpoints: { readonly sqs: string; readonly dynamo: string };
   /**
@@ -90,7 +92,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const clients = createLocalClients(emulators);
     stoppers.unshift(clients.destroy);
 
-    const [queues, , payloadBucket] = await Promise.all([ensureQueues(clients.sqs, config), ensureTables(clients.dynamo), ensurePayloadBucket(clients.s3)]);
+    const [queues, , payloadBucket, noticeTopic] = await Promise.all([
+      ensureQueues(clients.sqs, config),
+      ensureTables(clients.dynamo),
+      ensurePayloadBucket(clients.s3),
+      ensureNoticeTopic(clients.sns),
+    ]);
     const resources: ResourceNames = {
       subscriptionsTable: TABLES.subscriptions.localName,
       eventsTable: TABLES.events.localName,
@@ -101,9 +108,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       deliveryQueueUrl: queues.delivery.url,
       deadLetterQueueUrl: queues.deadLetter.url,
       payloadBucket,
+      noticeTopic,
     };
     // Each function logs under its deployed service name.
-    const wiring = (name: FunctionName): HandlerWiring => ({ config, resources, dynamo: clients.dynamo, sqs: clients.sqs, s3: clients.s3, logger: logger(SERVICE_NAMES[name]) });
+    const wiring = (name: FunctionName): HandlerWiring => ({ config, resources, dynamo: clients.dynamo, sqs: clients.sqs, s3: clients.s3, sns: clients.sns, logger: logger(SERVICE_NAMES[name]) });
 
     if (options.isConsumerEnabled !== false) {
       const mapping = startEventSourceMapping({
@@ -148,7 +156,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       url: api.url,
       config,
       resources,
-      clients: { sqs: clients.sqs, dynamo: clients.dynamo, s3: clients.s3 },
+      clients: { sqs: clients.sqs, dynamo: clients.dynamo, s3: clients.s3, sns: clients.sns },
       emulatorEndpoints: { sqs: emulators.sqsEndpoint, dynamo: emulators.dynamoEndpoint },
       stop: stopAll,
     };

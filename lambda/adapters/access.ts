@@ -28,13 +28,14 @@ export const IamAction = {
   putObject: 's3:PutObject',
   getObject: 's3:GetObject',
   deleteObject: 's3:DeleteObject',
+  publish: 'sns:Publish',
 } as const;
 export type IamAction = (typeof IamAction)[keyof typeof IamAction];
 
 /** A resource the handlers use, by its key in ResourceNames. */
 export type ResourceName = keyof ResourceNames;
 
-/** Actions on one resource: a table, one secondary index of a table, a queue, or the payload bucket's objects. */
+/** Actions on one resource: a table, one secondary index of a table, a queue, the payload bucket's objects, or the notice topic. */
 export interface Access<R extends ResourceName = ResourceName> {
   readonly resource: R;
   /** A secondary index of the table `resource`: the actions (a Query) reach the index, not the table. */

@@ -4,6 +4,7 @@
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, type UpdateCommand, type UpdateCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { SNSClient } from '@aws-sdk/client-sns';
 import { SQSClient } from '@aws-sdk/client-sqs';
 
 /** How the SDK's clients sign a request (`RequestSigner` of `@smithy/types`, the same for every client). */
@@ -29,6 +30,10 @@ export function createDocumentClient(options: ClientOptions = {}): DynamoDBDocum
 
 export function createSqsClient(options: ClientOptions = {}): SQSClient {
   return new SQSClient({ ...options });
+}
+
+export function createSnsClient(options: ClientOptions = {}): SNSClient {
+  return new SNSClient({ ...options });
 }
 
 /** `forcePathStyle` for an emulator that serves every bucket on one host (fauxqs). */

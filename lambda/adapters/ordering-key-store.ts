@@ -52,6 +52,20 @@ const headSchema = z.object({
   ahead_base: z.number().int().nonnegative().optional(),
   prev_ahead: z.record(z.string(), z.number().int().positive()).optional(),
   prev_ahead_base: z.number().int().nonnegative().optional(),
+  /**
+   * When the key's endpoint began failing: the first failed attempt (or batch) since its last
+   * delivery, across heads (see `DeliveryStore.recordFailure`); absent while it delivers.
+   */
+  failing_since: z.iso.datetime().optional(),
+  /**
+   * Set when an automatic pause took the head instead of giving it up (`grantAttempts`): the
+   * attempts it had then, and the most it may have from there, so that a resume gets it a full
+   * round of attempts. Both or neither; removed by the key's next head.
+   */
+  head_attempts_base: z.number().int().nonnegative().optional(),
+  head_allowed_attempts: z.number().int().positive().optional(),
+  /** The head whose give-up began (`recordFailure` with `isGivingUp`): it is finished as one. */
+  head_giving_up: z.string().optional(),
 });
 
 /**
@@ -148,7 +162,7 @@ export class HeadChangedError extends Error {
   }
 }
 
-export type OrderingKeyStore = Pick<DeliveryStore, 'beginAttempt' | 'beginBatch' | 'findNumber' | 'recordFailure' | 'findDelivered' | 'recordDelivered'> & {
+export type OrderingKeyStore = Pick<DeliveryStore, 'beginAttempt' | 'beginBatch' | 'findNumber' | 'recordFailure' | 'recordRecovered' | 'grantAttempts' | 'findDelivered' | 'recordDelivered'> & {
   /** The key's head as the consumer last began it, or undefined for a key never attempted. */
   readonly findHead: (orderingKey: string) => Promise<KeyHead | undefined>;
   /**
@@ -167,13 +181,26 @@ export const ORDERING_KEY_STORE_ACCESS = {
   findDelivered: [{ resource: 'orderingKeysTable', actions: ['dynamodb:BatchGetItem'] }],
   recordDelivered: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
   recordFailure: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
+  recordRecovered: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
+  grantAttempts: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
   findHead: [{ resource: 'orderingKeysTable', actions: ['dynamodb:GetItem'] }],
   requestSkip: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
 } as const satisfies AccessMap<OrderingKeyStore>;
 
 function ticketOf(kind: AttemptTicketKind, head: z.infer<typeof headSchema>): AttemptTicket {
-  return { kind, sequence: head.head_sequence, attempts: head.head_attempts, ...previousOf(head) };
+  return {
+    kind,
+    sequence: head.head_sequence,
+    attempts: head.head_attempts,
+    ...(head.head_attempts_base === undefined ? {} : { attemptsBefore: head.head_attempts_base }),
+    ...(head.failing_since === undefined ? {} : { failingSince: head.failing_since }),
+    ...(head.head_giving_up === head.head_event_id ? { isGivingUp: true } : {}),
+    ...previousOf(head),
+  };
 }
+
+/** What a new head removes of the one before it: its error, its skip and the attempts an automatic pause granted it. */
+const HEAD_REMOVALS = 'head_last_error, skip_event_id, skip_requested_at, head_attempts_base, head_allowed_attempts, head_giving_up';
 
 export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName: string): OrderingKeyStore {
   const orderingKey = TABLES.orderingKeys.partitionKey;
@@ -205,7 +232,7 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
           ', head_event_id = :event, head_attempts = :one',
           place.setTail,
           // Taken out of the batch's numbers: from here the key keeps it as its head, then previous heads.
-          ' REMOVE ahead.#event, head_last_error, skip_event_id, skip_requested_at',
+          ` REMOVE ahead.#event, ${HEAD_REMOVALS}`,
           place.removeTail,
         ].join(''),
         ConditionExpression: `attribute_exists(ahead.#event) AND head_event_id <> :event${message === undefined ? '' : ` AND ${NEWER_THAN_HEAD}`}`,
@@ -244,7 +271,7 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
             MOVE_AHEAD,
             ', head_event_id = :event, head_attempts = :one',
             place.setTail,
-            ' REMOVE head_last_error, skip_event_id, skip_requested_at, ahead, ahead_base',
+            ` REMOVE ${HEAD_REMOVALS}, ahead, ahead_base`,
             place.removeTail,
           ].join(''),
           ConditionExpression: [
@@ -280,13 +307,14 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
               new UpdateCommand({
                 TableName: tableName,
                 Key: { [orderingKey]: key },
-                UpdateExpression: 'SET head_attempts = :one, head_redrive = :redrive REMOVE head_last_error, skip_event_id, skip_requested_at',
+                UpdateExpression: `SET head_attempts = :one, head_redrive = :redrive REMOVE ${HEAD_REMOVALS}`,
                 ConditionExpression: 'head_event_id = :event AND (attribute_not_exists(head_redrive) OR head_redrive <> :redrive)',
                 ExpressionAttributeValues: { ':one': 1, ':event': eventId, ':redrive': redrive.redrivenAt },
                 ReturnValues: 'ALL_NEW',
               }),
             ));
-      // Otherwise the same head again (a retry): keep its number, count one more real attempt.
+      // Otherwise the same head again (a retry): keep its number, count one more real attempt, within
+      // the policy's limit or the round an automatic pause granted it (`grantAttempts`).
       const counted =
         renumbered ??
         (await updateIfCondition(
@@ -295,7 +323,7 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
             TableName: tableName,
             Key: { [orderingKey]: key },
             UpdateExpression: 'SET head_attempts = head_attempts + :one',
-            ConditionExpression: `head_event_id = :event AND head_attempts < :max AND (attribute_not_exists(skip_event_id) OR skip_event_id <> :event)${redrive === undefined ? '' : ' AND head_redrive = :redrive'}`,
+            ConditionExpression: `head_event_id = :event AND (head_attempts < :max OR head_attempts < head_allowed_attempts) AND (attribute_not_exists(skip_event_id) OR skip_event_id <> :event)${redrive === undefined ? '' : ' AND head_redrive = :redrive'}`,
             ExpressionAttributeValues: { ':one': 1, ':event': eventId, ':max': maxAttempts, ...redriveValues },
             ReturnValues: 'ALL_NEW',
           }),
@@ -344,7 +372,7 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
             MOVE_AHEAD,
             ', ahead = :ahead, head_event_id = :event, head_attempts = :zero',
             batchPlace.setTail,
-            ' REMOVE head_last_error, skip_event_id, skip_requested_at',
+            ` REMOVE ${HEAD_REMOVALS}`,
             batchPlace.removeTail,
           ].join(''),
           ConditionExpression: [
@@ -372,7 +400,11 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
       const numbers = new Map(numbersOf(head.ahead, head.ahead_base).map((numbered) => [numbered.eventId, numbered.sequence]));
       const sequences = events.map((event, index) => (index === 0 ? head.head_sequence : numbers.get(event.eventId)));
       if (sequences.some((sequence) => sequence === undefined)) throw new Error(`batch of ordering key ${key} was not numbered whole`);
-      const ticket: BatchTicket = { sequences: sequences.filter((sequence) => sequence !== undefined), ...previousOf(head) };
+      const ticket: BatchTicket = {
+        sequences: sequences.filter((sequence) => sequence !== undefined),
+        ...previousOf(head),
+        ...(head.failing_since === undefined ? {} : { failingSince: head.failing_since }),
+      };
       return ticket;
     },
 
@@ -445,18 +477,47 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
       return output !== undefined;
     },
 
-    async recordFailure({ orderingKey: key, eventId, reason }) {
+    async recordFailure({ orderingKey: key, eventId, reason, at, isGivingUp }) {
       // Refused when another event is head already: its own state matters, this note does not.
+      // A failure streak keeps the time it began (`failing_since`) until a delivery ends it.
       await updateIfCondition(
         client,
         new UpdateCommand({
           TableName: tableName,
           Key: { [orderingKey]: key },
-          UpdateExpression: 'SET head_last_error = :reason',
+          UpdateExpression: `SET head_last_error = :reason, failing_since = if_not_exists(failing_since, :at)${isGivingUp === true ? ', head_giving_up = :event' : ''}`,
           ConditionExpression: 'head_event_id = :event',
-          ExpressionAttributeValues: { ':reason': reason, ':event': eventId },
+          ExpressionAttributeValues: { ':reason': reason, ':event': eventId, ':at': at },
         }),
       );
+    },
+
+    async recordRecovered({ orderingKey: key, failingSince }) {
+      // Refused when the streak is over already, or a later one began: nothing to end then.
+      await updateIfCondition(
+        client,
+        new UpdateCommand({
+          TableName: tableName,
+          Key: { [orderingKey]: key },
+          UpdateExpression: 'REMOVE failing_since',
+          ConditionExpression: 'failing_since = :since',
+          ExpressionAttributeValues: { ':since': failingSince },
+        }),
+      );
+    },
+
+    async grantAttempts({ orderingKey: key, eventId, attempts, more }) {
+      const output = await updateIfCondition(
+        client,
+        new UpdateCommand({
+          TableName: tableName,
+          Key: { [orderingKey]: key },
+          UpdateExpression: 'SET head_attempts_base = :attempts, head_allowed_attempts = :allowed',
+          ConditionExpression: 'head_event_id = :event AND head_attempts = :attempts',
+          ExpressionAttributeValues: { ':event': eventId, ':attempts': attempts, ':allowed': attempts + more },
+        }),
+      );
+      return output !== undefined;
     },
   };
   return store;

@@ -41,7 +41,7 @@ export type SubscriptionPutAnswer = Output<typeof subscriptionPutAnswerSchema>;
 const subscriptionPauseShape = {
   is_paused: z.boolean().meta({ description: 'True while the subscription is paused: nothing of it is attempted, its events are accepted and wait in order.' }),
   paused_at: z.iso.datetime().nullable().meta({ description: 'When the pause in force began; null while not paused.' }),
-  pause_reason: z.string().nullable().meta({ description: 'Why it is paused; null while not paused.' }),
+  pause_reason: z.string().nullable().meta({ description: 'Why it is paused: the reason an operator gave, or for an automatic pause (AUTO_PAUSE_AFTER_SECONDS) "auto: failing since <time>; <how the head’s last round of attempts ended>". Null while not paused.' }),
 };
 
 /** `GET /v1/subscriptions/{subscription_id}`: the subscription, never its secret. */

@@ -7,7 +7,7 @@
 import {
   AttemptTicketKind,
   describeAttempt,
-  giveUp,
+  giveUpOrPause,
   isRecordedMessage,
   isSuccess,
   NOTHING_SETTLED,
@@ -15,6 +15,8 @@ import {
   readRecord,
   messagePlaceOf,
   recordPreviousNumber,
+  recordRecovery,
+  roundAttempts,
   waitingSince,
   AttemptResultKind,
   type ConsumerRecord,
@@ -77,7 +79,7 @@ async function numberTogether(
   members: readonly BatchMember[],
   ports: DeliveryPorts,
   context: RecordContext,
-): Promise<{ readonly sequences: readonly number[]; readonly numbering: Promise<void> } | undefined> {
+): Promise<{ readonly sequences: readonly number[]; readonly numbering: Promise<void>; readonly failingSince: string | undefined } | undefined> {
   const [first] = members;
   if (first === undefined || members.length < 2) throw new Error('a batch or a run holds at least two events');
   const ticket = await ports.store.beginBatch({
@@ -90,7 +92,11 @@ async function numberTogether(
   if (ticket === undefined) return undefined;
   const together = new Set(members.map((member) => member.queued.event.event_id));
   const isSeenSettled = (eventId: string): boolean => context.settledEarlier.has(eventId) || context.numberedEarlier.has(eventId);
-  return { sequences: ticket.sequences, numbering: recordPreviousNumber(ports, first.queued.ordering_key, ticket, (eventId) => together.has(eventId), isSeenSettled) };
+  return {
+    sequences: ticket.sequences,
+    numbering: recordPreviousNumber(ports, first.queued.ordering_key, ticket, (eventId) => together.has(eventId), isSeenSettled),
+    failingSince: ticket.failingSince,
+  };
 }
 
 /** A delivered member's outcome: its event was accepted, and counted in its group's lag, or not. */
@@ -174,7 +180,7 @@ export async function startBatch(
   const [first] = members;
   const numbered = await numberTogether(members, ports, context);
   if (first === undefined || numbered === undefined) return undefined;
-  const { sequences, numbering } = numbered;
+  const { sequences, numbering, failingSince } = numbered;
   const isRecorded = recordedMessages(members, ports, context.wasSettled);
   const items = members.map((member, index): BatchItem => ({ queued: member.queued, sequence: sequences[index] ?? 0 }));
   const attemptedAt = ports.now();
@@ -186,6 +192,7 @@ export async function startBatch(
   if (isSuccess(result)) {
     // Recorded at once: on the key, in one write, for the members that are their event's
     // recorded message, and on their records for the others.
+    const recovering = recordRecovery(ports, first.queued.ordering_key, failingSince);
     const recorded = await Promise.all(members.map(isRecorded));
     const onKeyMembers = members.flatMap((member, index) => (recorded[index] === true ? [{ member, item: items[index] }] : []));
     const last = onKeyMembers.at(-1);
@@ -203,11 +210,12 @@ export async function startBatch(
         }
       }),
     );
+    await recovering;
     return { kind: 'delivered', settled };
   }
 
   const reason = `batch of ${members.length} events: ${describeAttempt(result)}; delivering them one at a time`;
-  await ports.store.recordFailure({ orderingKey: first.queued.ordering_key, eventId: first.queued.event.event_id, reason });
+  await ports.store.recordFailure({ orderingKey: first.queued.ordering_key, eventId: first.queued.event.event_id, reason, at: ports.now().toISOString() });
   const retryAfter = parseRetryAfter(result.kind === AttemptResultKind.response ? result.retryAfter : undefined, ports.now());
   return {
     kind: 'failed',
@@ -260,8 +268,10 @@ export async function startRun(
 ): Promise<RunResult | undefined> {
   const numbered = await numberTogether(members, ports, context);
   if (numbered === undefined) return undefined;
-  const { sequences, numbering } = numbered;
+  const { sequences, numbering, failingSince } = numbered;
   const isRecorded = recordedMessages(members, ports, context.wasSettled);
+  /** The end of the key's failure streak, written once, at the run's first delivery. */
+  let recovering: Promise<void> | undefined;
   /** Each member's entry by its place in the run: filled as its record lands or its failure is decided. */
   const entries: (RunResult['settled'][number] | undefined)[] = members.map(() => undefined);
   /** The entries of the members the run reached, in its order. */
@@ -290,7 +300,8 @@ export async function startRun(
   };
   const awaitRecords = async (): Promise<void> => {
     await recordWaitingOnKey();
-    await Promise.all([older, newer, onKeyWriting]);
+    // The streak's end too: a member that fails after it must not count the streak a delivery ended.
+    await Promise.all([older, newer, onKeyWriting, recovering]);
     older = undefined;
     newer = undefined;
     onKeyWriting = undefined;
@@ -319,6 +330,7 @@ export async function startRun(
       const request = signWebhook({ queued: item.queued, sequence: item.sequence, secrets: signingSecrets(target, attemptedAt), attemptedAt });
       const [result] = await Promise.all([ports.send(target.url, request), index === 0 ? numbering : undefined]);
       if (isSuccess(result)) {
+        recovering ??= recordRecovery(ports, item.queued.ordering_key, failingSince);
         newer = record(index, item, await isRecorded(member));
         if (newer === undefined) {
           onKeyWaiting.push({ index, member, item });
@@ -339,7 +351,7 @@ export async function startRun(
       }
       entries[index] = { outcome };
       if (entries.some((entry) => entry !== undefined && 'error' in entry)) break;
-      if (outcome.kind === OutcomeKind.retryLater) return { settled: reached(), waitingAt: index };
+      if (outcome.kind === OutcomeKind.retryLater || outcome.kind === OutcomeKind.paused) return { settled: reached(), waitingAt: index };
       // Given up: the key moves on to the run's next member, numbered already.
     }
   } finally {
@@ -366,9 +378,9 @@ async function failMember(member: BatchMember, item: BatchItem, result: Awaited<
   }
   const reason = describeAttempt(result);
   const retryAfter = result.kind === AttemptResultKind.response ? result.retryAfter : undefined;
-  const decision = decideAfterFailure({ attempts: counted.attempts, reason, retryAfterSeconds: parseRetryAfter(retryAfter, ports.now()) }, policy, ports.random);
-  if (decision.kind === FailureDecisionKind.deadLetter) return giveUp(ports, queued, counted, decision.reason);
-  await ports.store.recordFailure({ orderingKey: queued.ordering_key, eventId: queued.event.event_id, reason });
+  const decision = decideAfterFailure({ attempts: roundAttempts(counted), reason, retryAfterSeconds: parseRetryAfter(retryAfter, ports.now()) }, policy, ports.random);
+  if (decision.kind === FailureDecisionKind.deadLetter) return giveUpOrPause(ports, policy, queued, counted, decision.reason);
+  await ports.store.recordFailure({ orderingKey: queued.ordering_key, eventId: queued.event.event_id, reason, at: ports.now().toISOString() });
   return {
     kind: OutcomeKind.retryLater,
     delaySeconds: decision.delaySeconds,
@@ -377,6 +389,6 @@ async function failMember(member: BatchMember, item: BatchItem, result: Awaited<
     acceptedAt: waitingSince(queued),
     eventId: queued.event.event_id,
     orderingKey: queued.ordering_key,
-    isHeld: counted.attempts >= policy.maxDeliveryAttempts,
+    isHeld: roundAttempts(counted) >= policy.maxDeliveryAttempts,
   };
 }

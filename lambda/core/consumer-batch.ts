@@ -7,6 +7,7 @@ import { gatherBatch, startBatch, startRun, type BatchMember } from './batch-del
 import { isDeliveredBefore, isQueueCopy, NOTHING_DELIVERED, NOTHING_SETTLED, OutcomeKind, readRecord, startRecord, waitingSince, type ConsumerRecord, type DeliveredLookup, type DeliveryOutcome, type DeliveryPorts, type DeliveryTarget, type SettledLookup } from './delivery.js';
 import { HeadState, type GroupHead, type GroupProgress } from './lag.js';
 import type { QueuedEvent } from './event.js';
+import type { SubscriptionPause } from './subscription.js';
 import { faultBackoffSeconds, type RetryPolicy } from './retry-policy.js';
 
 /** A visibility change to make before the invocation returns. */
@@ -156,7 +157,7 @@ async function processGroup(
     if (eventId === undefined) return;
     // A duplicate settles no other copy: a redriven copy is settled only by what came after its redrive.
     if (outcome.kind === OutcomeKind.duplicate && outcome.isCounted === undefined) numbered.add(eventId);
-    else if (outcome.kind !== OutcomeKind.retryLater) settled.add(eventId);
+    else if (outcome.kind !== OutcomeKind.retryLater && outcome.kind !== OutcomeKind.paused) settled.add(eventId);
   };
   /**
    * A fault at record `index` (a dependency down, a crash before the outcome was recorded): the
@@ -244,6 +245,9 @@ async function processGroup(
     if (waitingAt !== undefined && waiting !== undefined && 'outcome' in waiting && waiting.outcome.kind === OutcomeKind.retryLater) {
       return { plan: waitAt(index + waitingAt, waiting.outcome) };
     }
+    if (waitingAt !== undefined && waiting !== undefined && 'outcome' in waiting && waiting.outcome.kind === OutcomeKind.paused) {
+      return { plan: heldAt(index + waitingAt, waiting.outcome.subscriptionId, waiting.outcome.pause, waiting.outcome.acceptedAt) };
+    }
     if (result.settled.length === 0) {
       // Nothing sent (no time left): the run's records go back untouched, visible at once.
       return { plan: { ...planGroupRetry(group, index, 0), unstartedMessageIds: group.slice(index).map((waiting) => waiting.messageId), progress: summarizeGroup(messageGroupId, seen, { state: HeadState.unknown }) } };
@@ -265,13 +269,21 @@ async function processGroup(
     // A delivery of another subscription's key still being recorded (partition mode) lands first.
     const failed = await finishPending();
     if (failed !== undefined) return failed;
+    return heldAt(index, subscriptionId, pause, waitingSince(read.queued));
+  };
+  /**
+   * The plan that holds the group at `index` for a paused subscription: the record and its
+   * successors go back, it invisible for the longest SQS allows, its handle recorded for resume.
+   */
+  const heldAt = (index: number, subscriptionId: string, pause: SubscriptionPause, acceptedAt: string): GroupPlan => {
+    const record = group[index];
     const holdSeconds = policy.visibilityCeilingSeconds;
     const now = ports.now();
     const until = new Date(now.getTime() + holdSeconds * 1000).toISOString();
     const head: GroupHead = {
       state: HeadState.held,
-      acceptedAt: waitingSince(read.queued),
-      hold: { subscriptionId, receiptHandle: record.receiptHandle, pausedAt: pause.pausedAt, reason: pause.reason, heldAt: now.toISOString(), until },
+      acceptedAt,
+      hold: { subscriptionId, receiptHandle: record?.receiptHandle ?? '', pausedAt: pause.pausedAt, reason: pause.reason, heldAt: now.toISOString(), until },
     };
     return { ...planGroupRetry(group, index, holdSeconds), unstartedMessageIds: [], progress: summarizeGroup(messageGroupId, seen, head) };
   };
@@ -347,7 +359,14 @@ async function processGroup(
     let step: Awaited<ReturnType<typeof startRecord>> | undefined;
     let startError: { readonly error: unknown } | undefined;
     try {
-      step = await startRecord(record, ports, policy, { settledEarlier: settledOrSettling, numberedEarlier: numbered, wasSettled, wasDelivered, laterSettledNumbers: laterSettledNumbers(index) });
+      step = await startRecord(record, ports, policy, {
+        settledEarlier: settledOrSettling,
+        numberedEarlier: numbered,
+        wasSettled,
+        wasDelivered,
+        laterSettledNumbers: laterSettledNumbers(index),
+        isAfterDelivery: recordedBefore !== undefined,
+      });
       // Awaited below or by the next record; marked handled now, since it may fail meanwhile.
       if ('recording' in step) step.recording.catch(() => undefined);
     } catch (error) {
@@ -392,6 +411,7 @@ async function processGroup(
       };
       return { ...planGroupRetry(group, index, outcome.delaySeconds), unstartedMessageIds: [], progress: summarizeGroup(messageGroupId, seen, head) };
     }
+    if (outcome.kind === OutcomeKind.paused) return heldAt(index, outcome.subscriptionId, outcome.pause, outcome.acceptedAt);
   }
   const failed = await finishPending();
   if (failed !== undefined) return failed;

@@ -7,7 +7,7 @@ import { placeOf, type DeadLetterPlace, type DeadLetterStore } from './dead-lett
 import { readQueuedEvent, type QueuedEvent } from './event.js';
 import { attemptLimit, decideAfterFailure, FailureDecisionKind, parseRetryAfter, type RetryPolicy } from './retry-policy.js';
 import { signingSecrets, type SigningKeys } from './secret.js';
-import type { SubscriptionPause } from './subscription.js';
+import { MAX_PAUSE_REASON_LENGTH, type SubscriptionPause } from './subscription.js';
 import { signBatch, signWebhook, type WebhookRequest } from './webhook.js';
 
 /** The subscription fields delivery needs: its URL, its signing keys, its `batch_size` and its pause. */
@@ -93,6 +93,15 @@ export interface AttemptTicket {
   /** The later events of the key's last batch, numbered with it (see `DeliveryStore.beginBatch`). */
   readonly ahead?: readonly NumberedEvent[];
   /**
+   * The attempts the head had when an automatic pause granted it a new round (see
+   * `DeliveryStore.grantAttempts`): the retry policy counts the round's attempts, those after it.
+   */
+  readonly attemptsBefore?: number;
+  /** When the key's endpoint began failing, if it is failing (see `DeliveryStore.recordFailure`). */
+  readonly failingSince?: string;
+  /** Set when the head's give-up began (see `giveUpOrPause`): it is finished as a give-up, whatever the time. */
+  readonly isGivingUp?: boolean;
+  /**
    * The batch's numbers before that, moved aside when a head from outside that batch began: the
    * consumer writes each on its event's record unless it saw it settled, as for `previous`.
    */
@@ -106,7 +115,7 @@ export interface NumberedEvent {
 }
 
 /** The store's answer to `beginBatch`: each event's number, in the batch's order. */
-export interface BatchTicket extends Pick<AttemptTicket, 'previous' | 'earlier' | 'movedAhead'> {
+export interface BatchTicket extends Pick<AttemptTicket, 'previous' | 'earlier' | 'movedAhead' | 'failingSince'> {
   readonly sequences: readonly number[];
 }
 
@@ -176,8 +185,21 @@ export interface DeliveryStore {
    * gap the receiver sees.
    */
   readonly recordSequence: (input: { readonly eventId: string; readonly sequence: number }) => Promise<void>;
-  /** Remembers why the head's last attempt failed. */
-  readonly recordFailure: (input: { readonly orderingKey: string; readonly eventId: string; readonly reason: string }) => Promise<void>;
+  /**
+   * Remembers why the head's last attempt failed, and, unless the key is failing already, that it
+   * began failing `at` (`failingSince`): a streak that lasts across heads, given up or not, until
+   * {@link recordRecovered} ends it. The automatic pause measures it. `isGivingUp` marks the head
+   * as being given up (`AttemptTicket.isGivingUp`), until the key's next head.
+   */
+  readonly recordFailure: (input: { readonly orderingKey: string; readonly eventId: string; readonly reason: string; readonly at: string; readonly isGivingUp?: boolean }) => Promise<void>;
+  /** Ends the key's failure streak that began at `failingSince` (a delivery went through); one that began later stays. */
+  readonly recordRecovered: (input: { readonly orderingKey: string; readonly failingSince: string }) => Promise<void>;
+  /**
+   * Grants the head `more` attempts beyond the `attempts` it has, instead of giving it up (an
+   * automatic pause: resume then starts it on a new round, see `AttemptTicket.attemptsBefore`).
+   * @returns false when `eventId` is no longer the key's head with those attempts
+   */
+  readonly grantAttempts: (input: { readonly orderingKey: string; readonly eventId: string; readonly attempts: number; readonly more: number }) => Promise<boolean>;
   readonly markDelivered: (input: SettledEvent) => Promise<SettleResult>;
   /**
    * Records a delivery only if the event is not settled yet (it may have been dead-lettered since
@@ -328,6 +350,12 @@ export interface DeliveryPorts {
   readonly countDeadLetter: (place: DeadLetterPlace) => Promise<void>;
   /** Sends a record that is not a queued event to the backstop dead-letter queue. */
   readonly quarantine: (record: UnreadableRecord) => Promise<void>;
+  /**
+   * Pauses a subscription (an automatic pause, see {@link giveUpOrPause}), keeping a pause in
+   * force as it is: the pause that stands, and whether this call made it. Undefined for a
+   * subscription that no longer exists.
+   */
+  readonly pause: (input: { readonly subscriptionId: string; readonly reason: string; readonly now: string }) => Promise<{ readonly pause: SubscriptionPause; readonly isNew: boolean } | undefined>;
   readonly now: () => Date;
   readonly random: () => number;
 }
@@ -338,6 +366,8 @@ export const OutcomeKind = {
   duplicate: 'duplicate',
   deadLettered: 'dead_lettered',
   retryLater: 'retry_later',
+  /** Exhausted while its key had been failing for `AUTO_PAUSE_AFTER_SECONDS`: its subscription is paused instead. */
+  paused: 'paused',
 } as const;
 
 export type DeliveryOutcome =
@@ -366,6 +396,22 @@ export type DeliveryOutcome =
       readonly orderingKey: string;
       /** The head used its attempts and is held (`ON_EXHAUSTED=stall`) rather than given up. */
       readonly isHeld: boolean;
+    }
+  | {
+      readonly kind: typeof OutcomeKind.paused;
+      /** Why the head's last attempt failed, as a dead letter would say. */
+      readonly reason: string;
+      readonly attempts: number;
+      readonly acceptedAt: string;
+      readonly eventId: string;
+      readonly orderingKey: string;
+      readonly subscriptionId: string;
+      /** Since when the key has been failing. */
+      readonly failingSince: string;
+      /** The pause that stands: this one, or one in force before it (an operator's, another key's). */
+      readonly pause: SubscriptionPause;
+      /** Whether this record paused the subscription: only then is a notice sent. */
+      readonly isNewPause: boolean;
     };
 
 /** The SQS record fields delivery reads. */
@@ -470,6 +516,72 @@ export async function giveUp(
   return { kind: OutcomeKind.deadLettered, reason, acceptedAt: waitingSince(queued), isCounted: wasAccepted };
 }
 
+/** The attempts of the head's current round: those after an automatic pause granted it a new one. */
+export function roundAttempts(ticket: Pick<AttemptTicket, 'attempts' | 'attemptsBefore'>): number {
+  return ticket.attempts - (ticket.attemptsBefore ?? 0);
+}
+
+/** The reason an automatic pause gives: since when the key failed, and how its head's last round ended. */
+export function autoPauseReason(failingSince: string, reason: string): string {
+  return `auto: failing since ${failingSince}; ${reason}`.slice(0, MAX_PAUSE_REASON_LENGTH);
+}
+
+/**
+ * Gives up a head that used its attempts, or pauses its subscription instead (the automatic pause)
+ * when its key has been failing for `policy.autoPauseAfterSeconds`: the endpoint has refused
+ * everything for that long, and giving up its events one after another would only turn its
+ * backlog into dead letters. The head is granted a new round of attempts first (`grantAttempts`),
+ * then the subscription is paused (a pause in force is kept as it is), and the caller holds the
+ * group as for any paused subscription. Nothing is given up; a resume starts the head's new round.
+ *
+ * The grant comes before the pause: a crash between them leaves a head with a new round and no
+ * pause, which makes that round and then pauses; the other order would leave a paused head whose
+ * resume finds it exhausted and gives it up unattempted.
+ */
+export async function giveUpOrPause(ports: DeliveryPorts, policy: RetryPolicy, queued: QueuedEvent, ticket: AttemptTicket, reason: string): Promise<DeliveryOutcome> {
+  const after = policy.autoPauseAfterSeconds;
+  // A give-up begun before a crash is finished as one, whatever the time now: its dead letter may
+  // be counted or stored already.
+  if (after === undefined || ticket.isGivingUp === true) return giveUp(ports, queued, ticket, reason);
+  const now = ports.now();
+  const { ordering_key: orderingKey, event } = queued;
+  const { failingSince } = ticket;
+  if (failingSince === undefined || now.getTime() - Date.parse(failingSince) < after * 1000) {
+    // Marked before any step of the give-up, so that a crash in it is finished the same way; and
+    // the key's failure streak begins here if it had not (its only attempt failed).
+    await ports.store.recordFailure({ orderingKey, eventId: event.event_id, reason, at: now.toISOString(), isGivingUp: true });
+    return giveUp(ports, queued, ticket, reason);
+  }
+  const isGranted = await ports.store.grantAttempts({ orderingKey, eventId: event.event_id, attempts: ticket.attempts, more: policy.maxDeliveryAttempts });
+  // Only one consumer holds a group at a time: a head that changed meanwhile is a fault.
+  if (!isGranted) throw new Error(`ordering key ${orderingKey} changed while its head ${event.event_id} was being paused`);
+  const paused = await ports.pause({ subscriptionId: event.subscription_id, reason: autoPauseReason(failingSince, reason), now: now.toISOString() });
+  // Deleted meanwhile: nowhere to deliver it any more.
+  if (paused === undefined) return giveUp(ports, queued, ticket, `subscription "${event.subscription_id}" no longer exists`);
+  return {
+    kind: OutcomeKind.paused,
+    reason,
+    attempts: ticket.attempts,
+    acceptedAt: waitingSince(queued),
+    eventId: event.event_id,
+    orderingKey,
+    subscriptionId: event.subscription_id,
+    failingSince,
+    pause: paused.pause,
+    isNewPause: paused.isNew,
+  };
+}
+
+/**
+ * Ends the key's failure streak once a delivery went through, when its ticket showed one. A write
+ * that fails is not a fault: the key's next delivery tries again (its ticket still shows the
+ * streak), and until then the streak can only make an automatic pause come sooner.
+ */
+export function recordRecovery(ports: DeliveryPorts, orderingKey: string, failingSince: string | undefined): Promise<void> {
+  if (failingSince === undefined) return Promise.resolve();
+  return ports.store.recordRecovered({ orderingKey, failingSince }).catch(() => undefined);
+}
+
 /**
  * Writes the numbers of the key's two previous heads (and of a batch's events moved aside, see
  * `AttemptTicket.movedAhead`) on their records, unless one is this event or was seen settled (its
@@ -518,6 +630,11 @@ export interface RecordContext {
    * in the queue, with a lower number; it proves nothing.
    */
   readonly laterSettledNumbers?: readonly number[];
+  /**
+   * Set when the group's previous record was delivered and its record (which ends the key's failure
+   * streak, see `recordRecovery`) may still be landing: the streak this record's ticket shows is over.
+   */
+  readonly isAfterDelivery?: boolean;
 }
 
 /** A record's outcome, or (for a delivery) the recording of it, still under way. */
@@ -574,6 +691,7 @@ export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, 
     return { outcome: result === undefined ? { kind: OutcomeKind.duplicate } : { kind: OutcomeKind.duplicate, acceptedAt: waitingSince(queued), isCounted: result.wasAccepted } };
   }
   const numbering = recordPreviousNumber(ports, queued.ordering_key, ticket, (id) => id === eventId, (id) => context.settledEarlier.has(id) || context.numberedEarlier.has(id));
+  const current: AttemptTicket = context.isAfterDelivery === true ? { ...ticket, failingSince: undefined } : ticket;
   if (target === undefined) {
     // Nowhere to send it: give up at once. The event keeps a sequence number so that the receiver
     // sees the gap; the ticket's own attempt is not made, so it is not counted.
@@ -587,7 +705,7 @@ export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, 
   }
   if (ticket.kind === AttemptTicketKind.exhausted) {
     await numbering;
-    return { outcome: await giveUp(ports, queued, ticket, `${ticket.attempts} of ${policy.maxDeliveryAttempts} attempts made; giving up`) };
+    return { outcome: await giveUpOrPause(ports, policy, queued, current, `${roundAttempts(ticket)} of ${policy.maxDeliveryAttempts} attempts made; giving up`) };
   }
 
   const attemptedAt = ports.now();
@@ -597,21 +715,22 @@ export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, 
   // The previous head's number is written while the receiver works on this one.
   const [result] = await Promise.all([ports.send(target.url, request), numbering]);
   if (isSuccess(result)) {
-    const recording = ports.store
-      .markDelivered({ queued, sequence: ticket.sequence, attempts: ticket.attempts, at: ports.now().toISOString() })
-      .then(({ wasAccepted }): DeliveryOutcome => ({ kind: OutcomeKind.delivered, sequence: ticket.sequence, attempts: ticket.attempts, acceptedAt: waitingSince(queued), isCounted: wasAccepted }));
+    const recording = Promise.all([
+      ports.store.markDelivered({ queued, sequence: ticket.sequence, attempts: ticket.attempts, at: ports.now().toISOString() }),
+      recordRecovery(ports, queued.ordering_key, current.failingSince),
+    ]).then(([{ wasAccepted }]): DeliveryOutcome => ({ kind: OutcomeKind.delivered, sequence: ticket.sequence, attempts: ticket.attempts, acceptedAt: waitingSince(queued), isCounted: wasAccepted }));
     return { recording };
   }
 
   const reason = describeAttempt(result);
   const retryAfter = result.kind === AttemptResultKind.response ? result.retryAfter : undefined;
   const decision = decideAfterFailure(
-    { attempts: ticket.attempts, reason, retryAfterSeconds: parseRetryAfter(retryAfter, ports.now()) },
+    { attempts: roundAttempts(ticket), reason, retryAfterSeconds: parseRetryAfter(retryAfter, ports.now()) },
     policy,
     ports.random,
   );
-  if (decision.kind === FailureDecisionKind.deadLetter) return { outcome: await giveUp(ports, queued, ticket, decision.reason) };
-  await ports.store.recordFailure({ orderingKey: queued.ordering_key, eventId, reason });
+  if (decision.kind === FailureDecisionKind.deadLetter) return { outcome: await giveUpOrPause(ports, policy, queued, current, decision.reason) };
+  await ports.store.recordFailure({ orderingKey: queued.ordering_key, eventId, reason, at: ports.now().toISOString() });
   return {
     outcome: {
     kind: OutcomeKind.retryLater,
@@ -621,7 +740,7 @@ export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, 
     acceptedAt: waitingSince(queued),
     eventId,
     orderingKey: queued.ordering_key,
-    isHeld: ticket.attempts >= policy.maxDeliveryAttempts,
+    isHeld: roundAttempts(ticket) >= policy.maxDeliveryAttempts,
     },
   };
 }

@@ -34,6 +34,7 @@
  * later hold can be overwritten); a failing head's write keeps it, since it can land after the
  * head's backoff let another batch hold the group anew.
  */
+import { OutcomeKind, type DeliveryOutcome } from './delivery.js';
 import type { GroupHold, GroupLag } from './lag.js';
 
 /**
@@ -112,4 +113,48 @@ export async function letGoAll(holds: readonly RecordedHold[], ports: Pick<HoldP
     await Promise.all(settled.map(({ messageGroupId, hold }) => ports.forgetHold(messageGroupId, hold.receiptHandle)));
   }
   return released;
+}
+
+/** The kind of notice an automatic pause publishes (the notice topic's `notice` attribute). */
+export const AUTO_PAUSE_NOTICE = 'subscription_auto_paused';
+
+/**
+ * The notice of an automatic pause, as published on the notice topic and logged: ids, times and
+ * the reason the endpoint gave (a status, a timeout), never an event's payload or ordering key.
+ */
+export interface PauseNotice {
+  readonly notice: typeof AUTO_PAUSE_NOTICE;
+  readonly subscription_id: string;
+  /** The group held at the head that made the pause: the one key's group, or its partition's. */
+  readonly message_group_id: string;
+  /** The head that was not given up; it waits for the resume, with its number and attempts. */
+  readonly event_id: string;
+  readonly attempts: number;
+  /** Since when the key had been failing, without a delivery. */
+  readonly failing_since: string;
+  readonly paused_at: string;
+  /** The subscription's `pause_reason`: `auto: failing since …; <the last failure>`. */
+  readonly pause_reason: string;
+}
+
+/**
+ * The notices of the automatic pauses a batch made, one per subscription it paused (not one that
+ * was paused already: a notice per pause, not per key that met it).
+ */
+export function pauseNoticesOf(outcomes: Iterable<readonly [messageGroupId: string, outcome: DeliveryOutcome]>): PauseNotice[] {
+  const notices = new Map<string, PauseNotice>();
+  for (const [messageGroupId, outcome] of outcomes) {
+    if (outcome.kind !== OutcomeKind.paused || !outcome.isNewPause || notices.has(outcome.subscriptionId)) continue;
+    notices.set(outcome.subscriptionId, {
+      notice: AUTO_PAUSE_NOTICE,
+      subscription_id: outcome.subscriptionId,
+      message_group_id: messageGroupId,
+      event_id: outcome.eventId,
+      attempts: outcome.attempts,
+      failing_since: outcome.failingSince,
+      paused_at: outcome.pause.pausedAt,
+      pause_reason: outcome.pause.reason,
+    });
+  }
+  return [...notices.values()];
 }

@@ -29,6 +29,11 @@ export interface RetryPolicy {
    * much faster than an event's, and the fault backoff counts receives per event.
    */
   readonly eventsPerMessage?: number;
+  /**
+   * Set: a head that used its attempts while its key had been failing this long is not given up;
+   * its subscription is paused instead (`AUTO_PAUSE_AFTER_SECONDS`, see `giveUpOrPause`).
+   */
+  readonly autoPauseAfterSeconds?: number | undefined;
 }
 
 /** The longest a failed attempt waits: RETRY_MAX_SECONDS, and never past the visibility ceiling. */

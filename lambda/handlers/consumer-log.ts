@@ -150,6 +150,15 @@ export function logBatchPlan(logger: Logger, plan: BatchPlan, recordLog: RecordL
         else logger.info('delivery failed; retrying later', details);
         break;
       }
+      case OutcomeKind.paused:
+        logger.warn('head exhausted its attempts while its key kept failing; its subscription is paused instead of giving it up', {
+          ...keys,
+          attempt: outcome.attempts,
+          reason: outcome.reason,
+          failing_since: outcome.failingSince,
+          paused_at: outcome.pause.pausedAt,
+        });
+        break;
     }
   }
   for (const [messageGroupId, summary] of groups) {

@@ -10,7 +10,7 @@ import { CONSUMER_BATCH_SIZE, maxEventsPerMessage, recordTimeBudgetMs, visibilit
 import { likelyDrainedGroups, processBatch, type VisibilityChange } from '../core/consumer-batch.js';
 import { hasProgress, HeadState, type GroupProgress } from '../core/lag.js';
 import { toMessageDecisions, unpackRecords } from '../core/message-packs.js';
-import { confirmHolds, UNRECORDED_HOLD_SECONDS, type HoldPorts, type RecordedHold } from '../core/pause.js';
+import { confirmHolds, pauseNoticesOf, UNRECORDED_HOLD_SECONDS, type HoldPorts, type PauseNotice, type RecordedHold } from '../core/pause.js';
 import { CONSUMER_METRICS, countOutcomes, type ConsumerCounts } from '../core/consumer-metrics.js';
 import { isSuccess, type ConsumerRecord, type DeliveryPorts } from '../core/delivery.js';
 import type { RetryPolicy } from '../core/retry-policy.js';
@@ -22,7 +22,8 @@ import { createEventStore, EVENT_STORE_ACCESS } from '../adapters/event-store.js
 import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js';
 import { createOrderingKeyStore, ORDERING_KEY_STORE_ACCESS } from '../adapters/ordering-key-store.js';
 import { createPayloadBucket } from '../adapters/payload-bucket.js';
-import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS, toDeliveryTarget } from '../adapters/subscription-store.js';
+import { createNoticeTopic, NOTICE_TOPIC_ACCESS } from '../adapters/notice-topic.js';
+import { createSubscriptionStore, pauseOf, SUBSCRIPTION_STORE_ACCESS, toDeliveryTarget } from '../adapters/subscription-store.js';
 import { createWebhookSender } from '../adapters/webhook-sender.js';
 import { createRecordLog, logBatchPlan } from './consumer-log.js';
 import type { LambdaHandler } from './logger.js';
@@ -79,6 +80,8 @@ export interface ConsumerHandlerDeps {
   readonly recordGroupProgress: (progress: GroupProgress, now: Date) => Promise<void>;
   /** What the batch's holds of paused subscriptions' groups need after they are recorded (see `confirmHolds`). */
   readonly holds: HoldPorts;
+  /** Publishes the notice of an automatic pause (the notice topic). */
+  readonly publishPauseNotice: (notice: PauseNotice) => Promise<void>;
   /** Publishes the invocation's counts (CloudWatch EMF in Lambda). */
   readonly publishCounts: (counts: ConsumerCounts) => void;
   readonly logger: Logger;
@@ -159,6 +162,20 @@ export function createConsumerHandler(deps: ConsumerHandlerDeps): ConsumerHandle
         deps.logger.error('holds not confirmed', { error, groups: holds.length });
       }
     }
+    // One notice per subscription this batch paused, once its groups are held.
+    const groupOf = new Map(records.map((record) => [record.messageId, record.messageGroupId]));
+    const notices = pauseNoticesOf([...plan.outcomes].map(([messageId, outcome]) => [groupOf.get(messageId) ?? '', outcome] as const));
+    await Promise.all(
+      notices.map(async (notice) => {
+        deps.logger.warn('subscription paused automatically: its key failed for AUTO_PAUSE_AFTER_SECONDS; resume it once its endpoint is fixed', { ...notice });
+        try {
+          await deps.publishPauseNotice(notice);
+        } catch (error) {
+          // The pause stands and shows in GET /v1/subscriptions/{id} and the lag view; the line above is its notice.
+          deps.logger.error('pause notice not published', { subscription_id: notice.subscription_id, error });
+        }
+      }),
+    );
     deps.publishCounts(countOutcomes(plan.outcomes.values(), { failedAttempts, faults }));
     return { batchItemFailures: decisions.failedMessageIds.map((itemIdentifier) => ({ itemIdentifier })) };
   };
@@ -182,13 +199,14 @@ export function publishCountsWithPowertools(metrics: Metrics): (counts: Consumer
  * mapping, not here.
  */
 const USES = {
-  subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get']),
+  subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get', 'pause']),
   events: uses(EVENT_STORE_ACCESS, ['findSettled', 'recordSequence', 'markDelivered', 'markDeliveredUnlessSettled', 'markDeadLettered']),
-  orderingKeys: uses(ORDERING_KEY_STORE_ACCESS, ['beginAttempt', 'beginBatch', 'findNumber', 'recordFailure', 'findDelivered', 'recordDelivered']),
+  orderingKeys: uses(ORDERING_KEY_STORE_ACCESS, ['beginAttempt', 'beginBatch', 'findNumber', 'recordFailure', 'recordRecovered', 'grantAttempts', 'findDelivered', 'recordDelivered']),
   deadLetters: uses(DEAD_LETTER_STORE_ACCESS, ['put']),
   backstopQueue: uses(BACKSTOP_QUEUE_ACCESS, ['quarantine']),
   deliveryQueue: uses(DELIVERY_QUEUE_ACCESS, ['changeVisibility', 'letGo']),
   groups: uses(GROUP_STORE_ACCESS, ['recordProgress', 'countDeadLetter', 'forgetHold']),
+  notices: uses(NOTICE_TOPIC_ACCESS, ['publishPause']),
 };
 
 /** What the consumer's calls need from IAM: exactly what the stack grants its function, beside its event source mapping's. */
@@ -222,6 +240,12 @@ export function createDeliveryPorts(input: ConsumerWiring): DeliveryPorts {
     ),
     countDeadLetter: pick(createGroupStore(dynamo, resources.groupsTable), USES.groups).countDeadLetter,
     quarantine: pick(createBackstopQueue(input.sqs, resources.deadLetterQueueUrl), USES.backstopQueue).quarantine,
+    pause: async ({ subscriptionId, reason, now }) => {
+      const subscription = await subscriptions.pause({ subscriptionId, reason, now });
+      const pause = subscription === undefined ? undefined : pauseOf(subscription);
+      // The pause made now carries this call's time; one in force before keeps its own.
+      return pause === undefined ? undefined : { pause, isNew: pause.pausedAt === now };
+    },
     now: () => new Date(),
     random: Math.random,
   };
@@ -236,6 +260,7 @@ export function retryPolicyOf(config: Config): RetryPolicy {
     retryMaxSeconds: config.retryMaxSeconds,
     visibilityCeilingSeconds: visibilityCeilingSeconds(config),
     eventsPerMessage: maxEventsPerMessage(config),
+    autoPauseAfterSeconds: config.autoPauseAfterSeconds,
   };
 }
 
@@ -253,9 +278,11 @@ export function wireConsumerHandler(
 ): ConsumerHandler {
   const queue = pick(createDeliveryQueue(input.sqs, input.resources.deliveryQueueUrl, input.logger), USES.deliveryQueue);
   const groups = pick(createGroupStore(input.dynamo, input.resources.groupsTable), USES.groups);
+  const notices = pick(createNoticeTopic(input.sns, input.resources.noticeTopic), USES.notices);
   const ports = wrapPorts(createDeliveryPorts(input));
   return createConsumerHandler({
     publishCounts,
+    publishPauseNotice: notices.publishPause,
     ports,
     policy: retryPolicyOf(input.config),
     recordTimeBudgetMs: recordTimeBudgetMs(input.config),

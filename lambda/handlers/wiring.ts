@@ -1,8 +1,9 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { S3Client } from '@aws-sdk/client-s3';
+import type { SNSClient } from '@aws-sdk/client-sns';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createDocumentClient, createS3Client, createSqsClient } from '../adapters/aws-clients.js';
+import { createDocumentClient, createS3Client, createSnsClient, createSqsClient } from '../adapters/aws-clients.js';
 import { Deployment, loadProcessConfig, loadProcessResourceNames, SERVICE_NAMES, type Config, type FunctionName } from '../config.js';
 import type { ResourceNames } from '../resources.js';
 import { createLogger, withLambdaContext, type LambdaContextOptions, type LambdaHandler } from './logger.js';
@@ -18,6 +19,7 @@ export interface HandlerWiring<K extends keyof ResourceNames = keyof ResourceNam
   readonly dynamo: DynamoDBDocumentClient;
   readonly sqs: SQSClient;
   readonly s3: S3Client;
+  readonly sns: SNSClient;
   readonly logger: Logger;
 }
 
@@ -33,6 +35,7 @@ export function wiringFromEnvironment<K extends keyof ResourceNames>(name: Funct
     dynamo: createDocumentClient(),
     sqs: createSqsClient(),
     s3: createS3Client(),
+    sns: createSnsClient(),
     logger: createLogger(SERVICE_NAMES[name], config.logLevel),
   };
 }

@@ -24,7 +24,7 @@ import { INGEST_ACCESS, INGEST_RESOURCES } from '../../lambda/handlers/ingest.js
 import { LAG_METRICS_ACCESS, LAG_METRICS_RESOURCES } from '../../lambda/handlers/lag-metrics.js';
 import { OPERATIONS_ACCESS, OPERATIONS_RESOURCES } from '../../lambda/handlers/operations.js';
 import { SUBSCRIPTIONS_ACCESS, SUBSCRIPTIONS_RESOURCES } from '../../lambda/handlers/subscriptions.js';
-import { PAYLOAD_BUCKET, PAYLOAD_OBJECT_PREFIX, QUEUES, RESOURCE_ENV_VARS, TABLES, type ResourceNames, type TableDefinition } from '../../lambda/resources.js';
+import { NOTICE_TOPIC, PAYLOAD_BUCKET, PAYLOAD_OBJECT_PREFIX, QUEUES, RESOURCE_ENV_VARS, TABLES, type ResourceNames, type TableDefinition } from '../../lambda/resources.js';
 import { HANDLER_ENTRIES, ROUTES, type ApiFunction } from '../../lambda/routes.js';
 import type { HandlerName } from '../../lib/handler-function.js';
 import { OrderedWebhooksStack } from '../../lib/ordered-webhooks-stack.js';
@@ -422,6 +422,7 @@ describe('permissions', () => {
   const payloadObjects = (): unknown => synthesized.stack.resolve(synthesized.stack.payloads.bucket.arnForObjects(`${PAYLOAD_OBJECT_PREFIX}*`));
   const deliveryQueue = (): unknown => synthesized.stack.resolve(synthesized.stack.queues.deliveryQueue.queueArn);
   const deadLetterQueue = (): unknown => synthesized.stack.resolve(synthesized.stack.queues.deadLetterQueue.queueArn);
+  const noticeTopic = (): unknown => synthesized.stack.resolve(synthesized.stack.webhooks.noticeTopic.topicArn);
   const logGroup = (handler: HandlerName): unknown =>
     synthesized.stack.resolve(synthesized.stack.functions[handler].logGroup.logGroupArn);
   const asJson = (values: readonly unknown[]): string[] => values.map((value) => JSON.stringify(value)).sort();
@@ -476,6 +477,7 @@ describe('permissions', () => {
         envVar: PAYLOAD_BUCKET.envVar,
         name: () => synthesized.stack.resolve(synthesized.stack.payloads.bucket.bucketName),
       },
+      noticeTopic: { arn: noticeTopic, arns: () => [noticeTopic()], envVar: NOTICE_TOPIC.envVar, name: noticeTopic },
     };
   })();
 
@@ -861,7 +863,9 @@ describe('DeliveryAlarms', () => {
 
   it('refuses publications to the topic without TLS', () => {
     const { stack, template } = synthesized;
-    const policies = [...resourcesOfType(template, 'AWS::SNS::TopicPolicy').values()];
+    const policies = [...resourcesOfType(template, 'AWS::SNS::TopicPolicy').values()].filter((policy) =>
+      JSON.stringify(policy.Properties?.Topics) === JSON.stringify([stack.resolve(stack.alarms.topic.topicArn)]),
+    );
     expect(policies).toHaveLength(1);
     expect(policies[0]?.Properties).toMatchObject({
       Topics: [stack.resolve(stack.alarms.topic.topicArn)],
@@ -882,16 +886,42 @@ describe('DeliveryAlarms', () => {
     expect(resourcesOfType(synthesized.template, 'AWS::SNS::Subscription').size).toBe(0);
   });
 
-  it('subscribes the address when ALARM_EMAIL is set', () => {
+  it('subscribes the address when ALARM_EMAIL is set, to the alarms and to the notices', () => {
     const { stack, template } = synthesize({ ...CONFIGURED, ALARM_EMAIL: 'oncall@example.com' });
     const subscriptions = [...resourcesOfType(template, 'AWS::SNS::Subscription').values()];
     expect(subscriptions.map((subscription) => subscription.Properties)).toEqual([
-      expect.objectContaining({
-        Protocol: 'email',
-        Endpoint: 'oncall@example.com',
-        TopicArn: stack.resolve(stack.alarms.topic.topicArn),
-      }),
+      expect.objectContaining({ Protocol: 'email', Endpoint: 'oncall@example.com', TopicArn: stack.resolve(stack.webhooks.noticeTopic.topicArn) }),
+      expect.objectContaining({ Protocol: 'email', Endpoint: 'oncall@example.com', TopicArn: stack.resolve(stack.alarms.topic.topicArn) }),
     ]);
+  });
+});
+
+describe('NoticeTopic', () => {
+  const noticeTopicArn = (): unknown => synthesized.stack.resolve(synthesized.stack.webhooks.noticeTopic.topicArn);
+
+  it('is a topic of its own, encrypted with the AWS managed key of SNS', () => {
+    const topics = [...resourcesOfType(synthesized.template, 'AWS::SNS::Topic')];
+    expect(topics).toHaveLength(2);
+    const notices = topics.find(([logicalId]) => JSON.stringify({ Ref: logicalId }) === JSON.stringify(noticeTopicArn()));
+    // The alias's ARN in the stack's account and Region: the key SNS manages there.
+    expect(JSON.stringify(notices?.[1].Properties?.KmsMasterKeyId)).toMatch(/":alias\/aws\/sns"\]\]\}$/);
+  });
+
+  it('refuses publications without TLS', () => {
+    const policies = [...resourcesOfType(synthesized.template, 'AWS::SNS::TopicPolicy').values()].filter((policy) => JSON.stringify(policy.Properties?.Topics) === JSON.stringify([noticeTopicArn()]));
+    expect(policies).toHaveLength(1);
+    expect(policies[0]?.Properties?.PolicyDocument).toMatchObject({
+      Statement: expect.arrayContaining([expect.objectContaining({ Effect: 'Deny', Action: 'sns:Publish', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]),
+    });
+  });
+
+  it('tells the consumer its ARN, and no other function', () => {
+    const withArn = [...resourcesOfType(synthesized.template, 'AWS::Lambda::Function').values()].filter(
+      (fn) => (fn.Properties?.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables?.[NOTICE_TOPIC.envVar] !== undefined,
+    );
+    expect(withArn).toHaveLength(1);
+    expect((withArn[0]?.Properties?.Environment as { Variables: Record<string, unknown> }).Variables[NOTICE_TOPIC.envVar]).toEqual(noticeTopicArn());
+    expect(withArn[0]?.Properties?.Timeout).toBe(consumerTimeoutSeconds(synthesized.config));
   });
 });
 
@@ -1029,6 +1059,7 @@ describe('outputs', () => {
         'DashboardUrl',
         'DeadLetterQueueUrl',
         'DeliveryQueueUrl',
+        'NoticeTopicArn',
         ...TABLE_NAMES.map((name) => `${TABLES[name].localName}TableName`),
       ].sort(),
     );

@@ -114,7 +114,7 @@ describe('OrderedWebhooksProps', () => {
 });
 
 describe('OrderedWebhooks', () => {
-  it('exposes the API, the queues, the tables and the alarm topic', () => {
+  it('exposes the API, the queues, the tables, the alarm topic and the notice topic', () => {
     const stack = new Stack(createApp(), 'Exposed');
     const webhooks = new OrderedWebhooks(stack, 'Webhooks');
     const template = Template.fromStack(stack);
@@ -125,7 +125,7 @@ describe('OrderedWebhooks', () => {
     expect(stack.resolve(webhooks.url)).toEqual(stack.resolve(webhooks.api.stage.url));
     expect(refsOf('AWS::SQS::Queue')).toEqual(resolved([webhooks.queues.deliveryQueue.queueUrl, webhooks.queues.deadLetterQueue.queueUrl]));
     expect(refsOf('AWS::DynamoDB::Table')).toEqual(resolved(TABLE_NAMES.map((name) => webhooks.tables.table(name).tableName)));
-    expect(refsOf('AWS::SNS::Topic')).toEqual(resolved([webhooks.alarmTopic.topicArn]));
+    expect(refsOf('AWS::SNS::Topic')).toEqual(resolved([webhooks.alarmTopic.topicArn, webhooks.noticeTopic.topicArn]));
   });
 
   it('grants publish, with grantPublish, on the producer routes of its stage and on nothing else', () => {

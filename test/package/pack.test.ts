@@ -106,12 +106,14 @@ describe('the packed ordered-webhooks package', () => {
 });
 
 describe('OrderedWebhooks from the installed package', () => {
-  it('synthesizes the API, the FIFO queues, the tables and the alarm topic with the props given', () => {
+  it('synthesizes the API, the FIFO queues, the tables, the alarm and notice topics with the props given', () => {
     expect(resourcesOfType(template, 'AWS::ApiGatewayV2::Api')).toHaveLength(1);
     const queues = resourcesOfType(template, 'AWS::SQS::Queue').map(([, queue]) => queue.Properties.FifoQueue);
     expect(queues).toEqual([true, true]);
     expect(resourcesOfType(template, 'AWS::DynamoDB::Table')).toHaveLength(6);
+    // The alarm e-mail gets the alarms and the notices (an automatic pause).
     expect(resourcesOfType(template, 'AWS::SNS::Subscription').map(([, subscription]) => subscription.Properties)).toEqual([
+      expect.objectContaining({ Protocol: 'email', Endpoint: 'ops@example.com' }),
       expect.objectContaining({ Protocol: 'email', Endpoint: 'ops@example.com' }),
     ]);
     const functions = resourcesOfType(template, 'AWS::Lambda::Function');

@@ -12,7 +12,8 @@ import { permissionsOf, synthesize } from '../infra/synthesize.js';
 export type ResourceRef =
   | { readonly kind: 'table'; readonly table: string; readonly index?: string }
   | { readonly kind: 'queue'; readonly queue: string }
-  | { readonly kind: 'bucket'; readonly key: string };
+  | { readonly kind: 'bucket'; readonly key: string }
+  | { readonly kind: 'topic' };
 
 /** The functions whose calls the simulation checks, by their HANDLER_ENTRIES names. */
 export type FunctionName = 'ingest' | 'subscriptions' | 'consumer' | 'operations' | 'lagMetrics';
@@ -27,6 +28,7 @@ interface StackShape extends Stack {
   readonly tables: { table(name: string): { readonly tableArn: string }; indexArn(name: string, index: string): string };
   readonly queues: { readonly deliveryQueue: { readonly queueArn: string }; readonly deadLetterQueue: { readonly queueArn: string } };
   readonly payloads?: { readonly bucket: { arnForObjects(pattern: string): string } };
+  readonly webhooks: { readonly noticeTopic?: { readonly topicArn: string } };
 }
 
 /** Synthesizes the stack with the default configuration (no bundling, about a second) and reads its grants. */
@@ -62,6 +64,10 @@ export function readDeployedGrants(): DeployedGrants {
       case 'bucket':
         // Only keys under the prefix the grant names are allowed.
         return resource.key.startsWith('dead-letters/') ? objectPatterns() : objectPatterns().slice(1);
+      case 'topic': {
+        const topic = stack.webhooks.noticeTopic;
+        return topic === undefined ? [] : [json(topic.topicArn)];
+      }
     }
   };
   return {

@@ -32,6 +32,7 @@ import type { DeployedGrants, FunctionName, ResourceRef } from './deployed-grant
 import { createModelDocumentClient, DynamoModel, ExpressionParser, type ModelTableDefinition } from './models/dynamo-model.js';
 import { startEventSourceMappingModel } from './models/event-source-mapping-model.js';
 import { createModelS3Client, S3Model } from './models/s3-model.js';
+import { createModelSnsClient, SnsModel } from './models/sns-model.js';
 import { createModelSqsClient, SqsFifoModel, type CallGate } from './models/sqs-fifo-model.js';
 import { Life, Scheduler, StepLimitError } from './scheduler.js';
 import { SeededRandom } from './random.js';
@@ -86,6 +87,8 @@ export interface SimulationResult {
   readonly violations: readonly string[];
   readonly simulatedMs: number;
   readonly steps: number;
+  /** Subscriptions paused automatically (AUTO_PAUSE_AFTER_SECONDS): the notices published. */
+  readonly autoPauses: number;
 }
 
 /** One attempt a receiver processed (answered 2xx to, whether or not the answer arrived). */
@@ -121,6 +124,7 @@ export function planOf(seed: number, random: SeededRandom): SimulationPlan {
       DELIVERY_TIMEOUT_MS: '1000',
       CONSUMER_CONCURRENCY: String(random.between(2, 4)),
       ...(random.chance(0.2) ? { PARTITION_COUNT: String(random.between(1, 2)) } : {}),
+      ...autoPauseOf(seed),
       LOG_LEVEL: 'SILENT',
     },
     errorRate: random.pick([0, 0.01, 0.03, 0.06]),
@@ -145,6 +149,16 @@ export function planOf(seed: number, random: SeededRandom): SimulationPlan {
     batchSizes: batchSizesOf(seed, keys),
     hasPauses: hasPausesOf(seed),
   };
+}
+
+/**
+ * Whether a plan pauses subscriptions automatically (AUTO_PAUSE_AFTER_SECONDS, issue 28), and
+ * after how long: a few simulated seconds, within the receivers' refusal windows. From a source of
+ * its own, for the same reason as {@link batchSizesOf}.
+ */
+function autoPauseOf(seed: number): Record<string, string> {
+  const random = new SeededRandom(seed ^ 0x1b873593);
+  return random.chance(0.35) ? { AUTO_PAUSE_AFTER_SECONDS: String(random.between(1, 20)) } : {};
 }
 
 /** Whether a plan pauses, from a source of its own, for the same reason as {@link batchSizesOf}. */
@@ -205,6 +219,19 @@ export const SCENARIOS = {
       { atMs: 70_000, keyIndex: 0, action: 'pause' },
     ],
     healAtMs: 5 * 60_000,
+  }),
+  /**
+   * The automatic pause (issue 28) through a long outage, with crashes: one key's receiver refuses
+   * everything for ten minutes while its 20 events arrive; its subscription is paused instead of
+   * its head being given up, resumed by the final recovery, and everything is delivered in order
+   * with no dead letter but those given up before the key had failed AUTO_PAUSE_AFTER_SECONDS.
+   */
+  autoPause: (seed: number): SimulationPlan => ({
+    ...quiet(seed, [20]),
+    environment: { ...quiet(seed, [20]).environment, MAX_DELIVERY_ATTEMPTS: '2', RETRY_BASE_SECONDS: '1', RETRY_MAX_SECONDS: '4', AUTO_PAUSE_AFTER_SECONDS: '3' },
+    crashRate: 0.02,
+    refusalWindows: [[{ fromMs: 0, toMs: 10 * 60_000 }]],
+    healAtMs: 10 * 60_000,
   }),
   /** 1,200 dead letters of one key: every answer stays a page, every redrive step bounded. */
   scale: (seed: number): SimulationPlan => ({
@@ -287,6 +314,7 @@ function accessOf(call: { readonly service: string; readonly operation: string; 
   if (call.service === 'sqs') {
     return { action: SQS_ACTIONS[call.operation] ?? `sqs:${call.operation}`, resources: [{ kind: 'queue', queue: queueNameOf(String(input.QueueUrl)) }] };
   }
+  if (call.service === 'sns') return { action: `sns:${call.operation}`, resources: [{ kind: 'topic' }] };
   return { action: `s3:${call.operation}`, resources: [{ kind: 'bucket', key: String(input.Key) }] };
 }
 
@@ -328,6 +356,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   const dynamoModel = new DynamoModel(modelTables(), { parser: sharedParser });
   const sqsModel = new SqsFifoModel({ now: () => scheduler.now() }, { groupLock: plan.groupLock });
   const s3Model = new S3Model();
+  const snsModel = new SnsModel();
   const deadLetterQueueUrl = sqsModel.createQueue({ name: QUEUES.deadLetter.localName, visibilityTimeoutSeconds: 30, deduplicationScope: 'messageGroup' });
   const deliveryQueueUrl = sqsModel.createQueue({
     name: QUEUES.delivery.localName,
@@ -438,6 +467,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     deliveryQueueUrl,
     deadLetterQueueUrl,
     payloadBucket: 'sim-payloads',
+    noticeTopic: 'arn:aws:sns:us-east-1:000000000000:sim-notices',
   };
   const wiring = (service: string) => ({
     config,
@@ -445,6 +475,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     dynamo: createModelDocumentClient(dynamoModel, gate),
     sqs: createModelSqsClient(sqsModel, gate),
     s3: createModelS3Client(s3Model, gate),
+    sns: createModelSnsClient(snsModel, gate),
     logger: createLogger(service, 'SILENT'),
   });
 
@@ -665,6 +696,12 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     });
   }
 
+  /** Whether a subscription is paused now, as its item says (an operator's pause, or an automatic one). */
+  const isPausedNow = (subscriptionId: string): boolean => {
+    const { Item } = dynamoModel.execute('Get', { TableName: TABLES.subscriptions.localName, Key: { subscription_id: subscriptionId } }) as { Item?: { paused_at?: unknown } };
+    return Item?.paused_at !== undefined;
+  };
+
   /** Subscriptions a pause was asked for: only they need the final resume. */
   const everPaused = new Set<string>();
   const pauseOf = async (subscriptionId: string): Promise<void> => {
@@ -716,13 +753,16 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
    * a backoff) was held and not let go.
    */
   const checkNothingHeld = (): void => {
+    const pausedNow = new Set(subscriptionIds.filter(isPausedNow));
     const policy = { maxDeliveryAttempts: config.maxDeliveryAttempts, onExhausted: config.onExhausted, retryBaseSeconds: config.retryBaseSeconds, retryMaxSeconds: config.retryMaxSeconds, visibilityCeilingSeconds: visibilityCeilingSeconds(config), eventsPerMessage: maxEventsPerMessage(config) };
     const hoursMs = 2 * 3_600_000;
     for (const message of sqsModel.messages(deliveryQueueUrl)) {
       const invisibleMs = message.visibleAt - scheduler.now();
       const longestFaultMs = faultBackoffSeconds(message.receiveCount, policy, () => 0.999_999) * 1000;
+      const subscriptionId = /"subscription_id":"([^"]+)"/.exec(message.body)?.[1] ?? '?';
+      // Paused again since (an automatic pause right after the faults stopped): held on purpose.
+      if (pausedNow.has(subscriptionId)) continue;
       if (invisibleMs > hoursMs && longestFaultMs < hoursMs) {
-        const subscriptionId = /"subscription_id":"([^"]+)"/.exec(message.body)?.[1] ?? '?';
         violate(`${subscriptionId}: a message is still held ${Math.round(invisibleMs / 60_000)} minutes after the last resume (received ${message.receiveCount} times)`);
       }
     }
@@ -732,6 +772,21 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   const isAllAccepted = (): boolean => [...accepted.values()].reduce((sum, list) => sum + list.length, 0) === totalEvents;
   const deliveredIds = (): Set<string> => new Set([...processed.values()].flat().map((p) => p.eventId));
   const isQueueEmpty = (): boolean => sqsModel.messages(deliveryQueueUrl).length === 0;
+
+  /**
+   * The lag job, a minute after a resume as deployed, lets go what a consumer that died left held
+   * (one run: every invocation that began before the resume has ended by then), then nothing may
+   * be held. It reads every shard of the index, hundreds of calls: once per resume round keeps the
+   * simulation's pace.
+   */
+  const spawnHeldCheck = (): void => {
+    scheduler.spawn('held-check', async () => {
+      await scheduler.sleep(Math.max(60_000, functionTimeoutMs + 1_000));
+      await scheduler.runIn(new Life('lagMetrics-run'), () => lagJob()).catch(() => undefined);
+      await scheduler.sleep(functionTimeoutMs);
+      checkNothingHeld();
+    });
+  };
 
   // Final recovery, once healed: import what the backstop moved, redrive every dead letter, until
   // everything accepted was delivered.
@@ -748,15 +803,14 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
         const answered = await Promise.all([...everPaused].map(resumeOf));
         if (!answered.every(Boolean)) continue;
         isResumed = true;
-        // The lag job, a minute later as deployed, lets go what a consumer that died left held (one
-        // run: every invocation that began before the resume has ended by then). It reads every
-        // shard of the index, hundreds of calls: once per plan keeps the simulation's pace.
-        scheduler.spawn('held-check', async () => {
-          await scheduler.sleep(Math.max(60_000, functionTimeoutMs + 1_000));
-          await scheduler.runIn(new Life('lagMetrics-run'), () => lagJob()).catch(() => undefined);
-          await scheduler.sleep(functionTimeoutMs);
-          checkNothingHeld();
-        });
+        spawnHeldCheck();
+      }
+      // Paused automatically (AUTO_PAUSE_AFTER_SECONDS) while the endpoints failed: resumed, as an
+      // operator would once they are fixed, and checked as an operator's resume is.
+      const autoPaused = isResumed ? subscriptionIds.filter(isPausedNow) : [];
+      if (autoPaused.length > 0) {
+        if ((await Promise.all(autoPaused.map(resumeOf))).every(Boolean)) spawnHeldCheck();
+        continue;
       }
       if (!isAllAccepted() || !isQueueEmpty()) continue;
       await importAll(20);
@@ -868,6 +922,16 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
       if (count !== 0) violate(`group ${group.message_group_id} counts ${count} dead letters once every dead letter was redriven and delivered`);
     }
   }
+  // Automatic pauses: one notice per pause made, each of a pause the consumer made itself.
+  const noticed = new Set<string>();
+  for (const { message } of snsModel.published) {
+    const notice = JSON.parse(message) as { subscription_id?: string; paused_at?: string; pause_reason?: string };
+    if (config.autoPauseAfterSeconds === undefined) violate(`a notice was published with AUTO_PAUSE_AFTER_SECONDS unset: ${message}`);
+    if (notice.pause_reason?.startsWith('auto: failing since ') !== true) violate(`${notice.subscription_id ?? '?'}: a notice of a pause the consumer did not make: ${notice.pause_reason ?? '?'}`);
+    const pause = `${notice.subscription_id ?? '?'} at ${notice.paused_at ?? '?'}`;
+    if (noticed.has(pause)) violate(`${pause}: the same pause was noticed twice`);
+    noticed.add(pause);
+  }
   if (process.env.SIM_DEBUG !== undefined && violations.length > 0) {
     for (const [key, list] of processed) {
       console.log(key, list.map((p) => `${p.eventId}#${p.sequence}${p.isRedelivery ? 'r' : ''}@${p.at - START_MS}`).join(' '));
@@ -887,5 +951,6 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     violations,
     simulatedMs: scheduler.now() - START_MS,
     steps: scheduler.steps,
+    autoPauses: snsModel.published.length,
   };
 }

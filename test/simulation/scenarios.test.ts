@@ -47,6 +47,13 @@ describe('simulation scenarios', () => {
     expect(await run(SCENARIOS.pauseHold(1))).toEqual([]);
   });
 
+  it('pauses a key failing through an outage instead of dead-lettering it, and delivers it in order once resumed', { timeout: 120_000 }, async () => {
+    const result = await simulate(SCENARIOS.autoPause(1));
+    expect(result.violations).toEqual([]);
+    // Paused, and noticed, once its key had failed long enough; resumed by the final recovery.
+    expect(result.autoPauses).toBeGreaterThan(0);
+  });
+
   it('keeps every answer a page and every step bounded with 1,200 dead letters of one key (once unbounded)', { timeout: 120_000 }, async () => {
     expect(await run(SCENARIOS.scale(1))).toEqual([]);
   });

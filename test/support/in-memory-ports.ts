@@ -25,6 +25,13 @@ interface KeyState {
   ahead?: Map<string, number>;
   /** The batch's numbers before that, moved aside by a head from outside it (`prev_ahead`). */
   movedAhead?: NumberedEvent[];
+  /** When the key began failing (`failing_since`): kept across heads until a delivery ends it. */
+  failingSince?: string;
+  /** The round an automatic pause granted the head (`head_attempts_base`, `head_allowed_attempts`). */
+  attemptsBefore?: number;
+  allowedAttempts?: number;
+  /** The head whose give-up began (`head_giving_up`). */
+  givingUp?: string;
 }
 
 export interface StoredEvent {
@@ -92,6 +99,9 @@ export class InMemoryDeliveryStore implements DeliveryStore {
       state.headRedrive = input.redrive.redrivenAt;
       state.headLastError = undefined;
       delete state.skipEventId;
+      delete state.attemptsBefore;
+      delete state.allowedAttempts;
+      delete state.givingUp;
       return this.ticketOf(AttemptTicketKind.attempt, input.orderingKey);
     }
     const position = input.message === undefined ? undefined : { group: input.message.messageGroupId, position: messagePositionOf(input.message) };
@@ -101,7 +111,7 @@ export class InMemoryDeliveryStore implements DeliveryStore {
     const aheadSequence = state?.ahead?.get(input.eventId);
     if (state !== undefined && aheadSequence !== undefined && input.redrive?.sequence === undefined && state.headEventId !== input.eventId && !isStale) {
       // As the adapter: an event its batch numbered begins alone with that number.
-      const { earlier: _replaced, ...kept } = state;
+      const { earlier: _replaced, attemptsBefore: _before, allowedAttempts: _allowed, givingUp: _givingUp, ...kept } = state;
       const ahead = new Map(state.ahead);
       ahead.delete(input.eventId);
       this.keys.set(input.orderingKey, {
@@ -132,6 +142,7 @@ export class InMemoryDeliveryStore implements DeliveryStore {
         headSequence: sequence,
         headAttempts: 1,
         headLastError: undefined,
+        ...(state?.failingSince === undefined ? {} : { failingSince: state.failingSince }),
         ...(input.redrive === undefined ? {} : { headRedrive: input.redrive.redrivenAt }),
         ...(position === undefined ? {} : { headPosition: position }),
       });
@@ -141,7 +152,7 @@ export class InMemoryDeliveryStore implements DeliveryStore {
     const isOtherSeries = input.redrive !== undefined && state.headRedrive !== input.redrive.redrivenAt;
     if (state.skipEventId === input.eventId) return this.ticketOf(AttemptTicketKind.skipped, input.orderingKey);
     if (isOtherSeries) return this.ticketOf(AttemptTicketKind.exhausted, input.orderingKey);
-    if (state.headAttempts >= input.maxAttempts) return this.ticketOf(AttemptTicketKind.exhausted, input.orderingKey);
+    if (state.headAttempts >= input.maxAttempts && state.headAttempts >= (state.allowedAttempts ?? 0)) return this.ticketOf(AttemptTicketKind.exhausted, input.orderingKey);
     state.headAttempts += 1;
     return this.ticketOf(AttemptTicketKind.attempt, input.orderingKey);
   };
@@ -166,6 +177,7 @@ export class InMemoryDeliveryStore implements DeliveryStore {
       headSequence: base,
       headAttempts: 0,
       headLastError: undefined,
+      ...(state?.failingSince === undefined ? {} : { failingSince: state.failingSince }),
       ahead: new Map(input.events.slice(1).map((event, index) => [event.eventId, base + index + 1])),
       movedAhead: [...(state?.ahead ?? [])].map(([eventId, sequence]) => ({ eventId, sequence })),
       ...(position === undefined ? {} : { headPosition: position }),
@@ -176,6 +188,7 @@ export class InMemoryDeliveryStore implements DeliveryStore {
       ...(previous === undefined ? {} : { previous }),
       ...(earlier === undefined ? {} : { earlier }),
       ...(movedAhead === undefined ? {} : { movedAhead }),
+      ...(state?.failingSince === undefined ? {} : { failingSince: state.failingSince }),
     };
   };
 
@@ -200,6 +213,9 @@ export class InMemoryDeliveryStore implements DeliveryStore {
       ...(state.earlier === undefined ? {} : { earlier: state.earlier }),
       ...(state.ahead === undefined || state.ahead.size === 0 ? {} : { ahead: [...state.ahead].map(([eventId, sequence]) => ({ eventId, sequence })) }),
       ...(state.movedAhead === undefined || state.movedAhead.length === 0 ? {} : { movedAhead: state.movedAhead }),
+      ...(state.attemptsBefore === undefined ? {} : { attemptsBefore: state.attemptsBefore }),
+      ...(state.failingSince === undefined ? {} : { failingSince: state.failingSince }),
+      ...(state.givingUp === state.headEventId ? { isGivingUp: true } : {}),
     };
   };
 
@@ -218,10 +234,28 @@ export class InMemoryDeliveryStore implements DeliveryStore {
 
   readonly findSequence = async (eventId: string): Promise<number | undefined> => this.events.get(eventId)?.sequence;
 
-  readonly recordFailure = async (input: { orderingKey: string; eventId: string; reason: string }): Promise<void> => {
+  readonly recordFailure = async (input: { orderingKey: string; eventId: string; reason: string; at: string; isGivingUp?: boolean }): Promise<void> => {
     this.writes.push(`recordFailure ${input.eventId}`);
     const state = this.keys.get(input.orderingKey);
-    if (state?.headEventId === input.eventId) state.headLastError = input.reason;
+    if (state?.headEventId !== input.eventId) return;
+    state.headLastError = input.reason;
+    state.failingSince ??= input.at;
+    if (input.isGivingUp === true) state.givingUp = input.eventId;
+  };
+
+  readonly recordRecovered = async (input: { orderingKey: string; failingSince: string }): Promise<void> => {
+    this.writes.push(`recordRecovered ${input.orderingKey}`);
+    const state = this.keys.get(input.orderingKey);
+    if (state?.failingSince === input.failingSince) delete state.failingSince;
+  };
+
+  readonly grantAttempts = async (input: { orderingKey: string; eventId: string; attempts: number; more: number }): Promise<boolean> => {
+    this.writes.push(`grantAttempts ${input.eventId}`);
+    const state = this.keys.get(input.orderingKey);
+    if (state?.headEventId !== input.eventId || state.headAttempts !== input.attempts) return false;
+    state.attemptsBefore = input.attempts;
+    state.allowedAttempts = input.attempts + input.more;
+    return true;
   };
 
   readonly markDelivered = async (input: SettledEvent): Promise<SettleResult> => {

@@ -110,6 +110,9 @@ describe('loadConfig', () => {
     { env: { MAX_GROUP_WAIT_ALARM_SECONDS: '10' }, variable: 'MAX_GROUP_WAIT_ALARM_SECONDS' },
     { env: { STALLED_GROUPS_ALARM_THRESHOLD: '0' }, variable: 'STALLED_GROUPS_ALARM_THRESHOLD' },
     { env: { FALLING_BEHIND_WAIT_SECONDS: '0' }, variable: 'FALLING_BEHIND_WAIT_SECONDS' },
+    { env: { AUTO_PAUSE_AFTER_SECONDS: '0' }, variable: 'AUTO_PAUSE_AFTER_SECONDS' },
+    { env: { AUTO_PAUSE_AFTER_SECONDS: '1209601' }, variable: 'AUTO_PAUSE_AFTER_SECONDS' },
+    { env: { AUTO_PAUSE_AFTER_SECONDS: '1d' }, variable: 'AUTO_PAUSE_AFTER_SECONDS' },
   ])('refuses $env, naming $variable', ({ env, variable }) => {
     expect(() => loadConfig(env, Deployment.local)).toThrow(ConfigError);
     expect(() => loadConfig(env, Deployment.local)).toThrow(new RegExp(`^Invalid configuration:\\n  - ${variable}: `));
@@ -123,6 +126,14 @@ describe('loadConfig', () => {
     const refused = { DELIVERY_TIMEOUT_MS: timeoutMs, RETRY_MAX_SECONDS: String(ceiling + 1) };
     expect(() => loadConfig(refused, Deployment.local)).toThrow(
       new RegExp(`^Invalid configuration:\\n  - RETRY_MAX_SECONDS: must be at most ${ceiling}: SQS's 12-hour visibility limit .* less the consumer's timeout .*DELIVERY_TIMEOUT_MS=${timeoutMs}\\) \\(got "${ceiling + 1}"\\)$`),
+    );
+  });
+
+  it('reads AUTO_PAUSE_AFTER_SECONDS, unset by default, and refuses it beside ON_EXHAUSTED=stall, which gives nothing up', () => {
+    expect(loadConfig({}, Deployment.local).autoPauseAfterSeconds).toBeUndefined();
+    expect(loadConfig({ AUTO_PAUSE_AFTER_SECONDS: '86400' }, Deployment.deployed).autoPauseAfterSeconds).toBe(86_400);
+    expect(() => loadConfig({ AUTO_PAUSE_AFTER_SECONDS: '86400', ON_EXHAUSTED: 'stall' }, Deployment.local)).toThrow(
+      /^Invalid configuration:\n {2}- AUTO_PAUSE_AFTER_SECONDS: must be unset with ON_EXHAUSTED=stall: .* \(got "86400"\)$/,
     );
   });
 
@@ -162,6 +173,12 @@ describe('toEnvironment', () => {
       deliveryTimeoutMs: config.deliveryTimeoutMs,
       deliveryStateTtlDays: config.deliveryStateTtlDays,
     });
+  });
+
+  it('writes AUTO_PAUSE_AFTER_SECONDS out only when it is set', () => {
+    expect(toEnvironment(loadConfig({}, Deployment.deployed)).AUTO_PAUSE_AFTER_SECONDS).toBeUndefined();
+    const environment = toEnvironment(loadConfig({ AUTO_PAUSE_AFTER_SECONDS: '3600' }, Deployment.deployed));
+    expect(loadConfig(environment, Deployment.deployed).autoPauseAfterSeconds).toBe(3600);
   });
 });
 

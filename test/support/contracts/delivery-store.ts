@@ -188,6 +188,73 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
       });
     });
 
+    describe('failure streak (recordFailure, recordRecovered)', () => {
+      it('keeps when a key began failing across heads, until the streak it was seen with is ended', async () => {
+        const store = makeStore();
+        const key = newKey();
+        const begin = (n: number) => store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(n), maxAttempts: MAX });
+        expect((await begin(1)).failingSince).toBeUndefined();
+        await store.recordFailure({ orderingKey: key.orderingKey, eventId: key.eventId(1), reason: 'HTTP 500', at: T1 });
+        await store.recordFailure({ orderingKey: key.orderingKey, eventId: key.eventId(1), reason: 'HTTP 502', at: T2 });
+        expect((await begin(1)).failingSince).toBe(T1);
+        // A new head (the one before was given up) keeps the streak; so does a batch.
+        expect((await begin(2)).failingSince).toBe(T1);
+        expect((await store.beginBatch({ orderingKey: key.orderingKey, events: [{ eventId: key.eventId(3) }, { eventId: key.eventId(4) }] }))?.failingSince).toBe(T1);
+        // Ending a later streak than the one there ends nothing.
+        await store.recordRecovered({ orderingKey: key.orderingKey, failingSince: T2 });
+        expect((await begin(5)).failingSince).toBe(T1);
+        await store.recordRecovered({ orderingKey: key.orderingKey, failingSince: T1 });
+        expect((await begin(6)).failingSince).toBeUndefined();
+      });
+
+      it('marks a head as being given up until the key’s next head, and says so when it comes back exhausted', async () => {
+        const store = makeStore();
+        const key = newKey();
+        const begin = (n: number) => store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(n), maxAttempts: 1 });
+        expect((await begin(1)).isGivingUp).toBeUndefined();
+        await store.recordFailure({ orderingKey: key.orderingKey, eventId: key.eventId(1), reason: 'HTTP 500', at: T1, isGivingUp: true });
+        expect(await begin(1)).toMatchObject({ kind: 'exhausted', isGivingUp: true, failingSince: T1 });
+        expect((await begin(2)).isGivingUp).toBeUndefined();
+      });
+
+      it('starts no streak from a failure of an event that is not the key head', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX });
+        await store.recordFailure({ orderingKey: key.orderingKey, eventId: key.eventId(1), reason: 'HTTP 500', at: T1 });
+        expect((await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX })).failingSince).toBeUndefined();
+      });
+    });
+
+    describe('grantAttempts', () => {
+      it('gives an exhausted head a new round of attempts, counted on from its total, and the next head none of it', async () => {
+        const store = makeStore();
+        const key = newKey();
+        const begin = (n: number) => store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(n), maxAttempts: 2 });
+        await begin(1);
+        await begin(1);
+        expect(ticketOnly(await begin(1))).toEqual({ kind: 'exhausted', sequence: 1, attempts: 2 });
+        expect(await store.grantAttempts({ orderingKey: key.orderingKey, eventId: key.eventId(1), attempts: 2, more: 2 })).toBe(true);
+        const third = await begin(1);
+        expect({ ...ticketOnly(third), attemptsBefore: third.attemptsBefore }).toEqual({ kind: 'attempt', sequence: 1, attempts: 3, attemptsBefore: 2 });
+        expect(ticketOnly(await begin(1))).toEqual({ kind: 'attempt', sequence: 1, attempts: 4 });
+        expect(ticketOnly(await begin(1))).toEqual({ kind: 'exhausted', sequence: 1, attempts: 4 });
+        const next = await begin(2);
+        expect({ ...ticketOnly(next), attemptsBefore: next.attemptsBefore }).toEqual({ kind: 'attempt', sequence: 2, attempts: 1, attemptsBefore: undefined });
+        await begin(2);
+        expect(ticketOnly(await begin(2))).toEqual({ kind: 'exhausted', sequence: 2, attempts: 2 });
+      });
+
+      it('refuses when the event is not the head with those attempts any more', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(1), maxAttempts: MAX });
+        expect(await store.grantAttempts({ orderingKey: key.orderingKey, eventId: key.eventId(1), attempts: 2, more: 2 })).toBe(false);
+        expect(await store.grantAttempts({ orderingKey: key.orderingKey, eventId: key.eventId(2), attempts: 1, more: 2 })).toBe(false);
+        expect(await store.grantAttempts({ orderingKey: key.orderingKey, eventId: key.eventId(1), attempts: 1, more: 2 })).toBe(true);
+      });
+    });
+
     describe('requestSkip', () => {
       it('refuses when the event is not the key head, or the key was never attempted', async () => {
         const store = makeStore();

@@ -9,6 +9,7 @@
 import { Readable } from 'node:stream';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import {
   ChangeMessageVisibilityBatchCommand,
   ChangeMessageVisibilityCommand,
@@ -25,12 +26,13 @@ import { sdkStreamMixin } from '@smithy/core/serde';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { AccessMap, IamAction, ResourceName } from '../../../lambda/adapters/access.js';
-import { createDocumentClient, createS3Client, createSqsClient } from '../../../lambda/adapters/aws-clients.js';
+import { createDocumentClient, createS3Client, createSnsClient, createSqsClient } from '../../../lambda/adapters/aws-clients.js';
 import { BACKSTOP_QUEUE_ACCESS, createBackstopQueue } from '../../../lambda/adapters/backstop-queue.js';
 import { createDeadLetterStore, DEAD_LETTER_STORE_ACCESS, MAX_INLINE_EVENT_BYTES } from '../../../lambda/adapters/dead-letter-store.js';
 import { createDeliveryQueue, DELIVERY_QUEUE_ACCESS } from '../../../lambda/adapters/delivery-queue.js';
 import { createEventStore, EVENT_STORE_ACCESS } from '../../../lambda/adapters/event-store.js';
 import { createGroupStore, GROUP_STORE_ACCESS } from '../../../lambda/adapters/group-store.js';
+import { createNoticeTopic, NOTICE_TOPIC_ACCESS } from '../../../lambda/adapters/notice-topic.js';
 import { createOrderingKeyStore, deliveredItemKey, ORDERING_KEY_STORE_ACCESS } from '../../../lambda/adapters/ordering-key-store.js';
 import { createPayloadBucket, PAYLOAD_BUCKET_ACCESS } from '../../../lambda/adapters/payload-bucket.js';
 import { createSettingsStore, SETTINGS_STORE_ACCESS } from '../../../lambda/adapters/settings-store.js';
@@ -45,9 +47,11 @@ import { PAYLOAD_OBJECT_PREFIX, type ResourceNames } from '../../../lambda/resou
 const dynamoMock = mockClient(DynamoDBDocumentClient);
 const sqsMock = mockClient(SQSClient);
 const s3Mock = mockClient(S3Client);
+const snsMock = mockClient(SNSClient);
 const dynamo = createDocumentClient({ region: 'us-east-1' });
 const sqs = createSqsClient({ region: 'us-east-1' });
 const s3 = createS3Client({ region: 'us-east-1' });
+const sns = createSnsClient({ region: 'us-east-1' });
 const logger = createLogger('test', 'SILENT');
 
 /** A distinct physical name per resource, so that each command's resource can be told. */
@@ -61,6 +65,7 @@ const NAMES: ResourceNames = {
   deliveryQueueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/delivery.fifo',
   deadLetterQueueUrl: 'https://sqs.us-east-1.amazonaws.com/123456789012/dead-letter.fifo',
   payloadBucket: 'payloads',
+  noticeTopic: 'arn:aws:sns:us-east-1:123456789012:notices',
 };
 
 /** The resource whose physical name is `name`. */
@@ -109,12 +114,13 @@ function accessesOfCommand(command: object): SentAccess[] {
   if (command instanceof PutObjectCommand) return object('s3:PutObject', command.input);
   if (command instanceof GetObjectCommand) return object('s3:GetObject', command.input);
   if (command instanceof DeleteObjectCommand) return object('s3:DeleteObject', command.input);
+  if (command instanceof PublishCommand) return [{ action: 'sns:Publish', resource: resourceNamed(command.input.TopicArn) }];
   throw new Error(`no IAM action is known for ${command.constructor.name}: add it here, and to IamAction`);
 }
 
 /** Every command sent to the mocked clients since the last reset, as the accesses IAM checks. */
 function sentAccesses(): SentAccess[] {
-  const commands: object[] = [...dynamoMock.calls(), ...sqsMock.calls(), ...s3Mock.calls()].map((call) => call.args[0]);
+  const commands: object[] = [...dynamoMock.calls(), ...sqsMock.calls(), ...s3Mock.calls(), ...snsMock.calls()].map((call) => call.args[0]);
   return commands.flatMap(accessesOfCommand);
 }
 
@@ -176,7 +182,7 @@ function rowsOf<T>(adapterCase: AdapterCase<T>): { readonly paths: readonly Path
 }
 
 function resetMocks(): void {
-  for (const mock of [dynamoMock, sqsMock, s3Mock]) mock.reset();
+  for (const mock of [dynamoMock, sqsMock, s3Mock, snsMock]) mock.reset();
   dynamoMock.onAnyCommand().resolves({});
   sqsMock.onAnyCommand().resolves({});
   s3Mock.onAnyCommand().resolves({});
@@ -547,8 +553,16 @@ const ADAPTERS = {
         },
       ],
       recordFailure: [
-        { path: 'the event is the head', run: (store) => store.recordFailure({ orderingKey: 'k1', eventId: 'evt_1', reason: 'HTTP 500' }) },
-        { path: 'another event is (refused condition)', answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()), run: (store) => store.recordFailure({ orderingKey: 'k1', eventId: 'evt_1', reason: 'HTTP 500' }) },
+        { path: 'the event is the head', run: (store) => store.recordFailure({ orderingKey: 'k1', eventId: 'evt_1', reason: 'HTTP 500', at }) },
+        { path: 'another event is (refused condition)', answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()), run: (store) => store.recordFailure({ orderingKey: 'k1', eventId: 'evt_1', reason: 'HTTP 500', at }) },
+      ],
+      recordRecovered: [
+        { path: 'the streak is the one seen', run: (store) => store.recordRecovered({ orderingKey: 'k1', failingSince: at }) },
+        { path: 'it is over already (refused condition)', answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()), run: (store) => store.recordRecovered({ orderingKey: 'k1', failingSince: at }) },
+      ],
+      grantAttempts: [
+        { path: 'the event is the head', run: (store) => store.grantAttempts({ orderingKey: 'k1', eventId: 'evt_1', attempts: 5, more: 5 }) },
+        { path: 'it is not (refused condition)', answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()), run: (store) => store.grantAttempts({ orderingKey: 'k1', eventId: 'evt_1', attempts: 5, more: 5 }) },
       ],
       findHead: [
         { path: 'the key has a head', answer: () => dynamoMock.on(GetCommand).resolves({ Item: head }), run: (store) => store.findHead('k1') },
@@ -619,6 +633,29 @@ const ADAPTERS = {
         },
       ],
       counts: [{ path: 'always', answer: () => sqsMock.on(GetQueueAttributesCommand).resolves({ Attributes: { ApproximateNumberOfMessages: '1' } }), run: (queue) => queue.counts() }],
+    },
+  }),
+
+  NoticeTopic: rowsOf({
+    create: () => createNoticeTopic(sns, NAMES.noticeTopic),
+    access: NOTICE_TOPIC_ACCESS,
+    paths: {
+      publishPause: [
+        {
+          path: 'a subscription was paused',
+          run: (topic) =>
+            topic.publishPause({
+              notice: 'subscription_auto_paused',
+              subscription_id: 'sub_1',
+              message_group_id: 'g1',
+              event_id: 'evt_1',
+              attempts: 5,
+              failing_since: at,
+              paused_at: at,
+              pause_reason: 'auto: failing since …; HTTP 500',
+            }),
+        },
+      ],
     },
   }),
 };

@@ -103,7 +103,7 @@ describe('beginAttempt', () => {
     });
     // The head it replaces stays on the item as prev_*, and the one before as prev2_*, read before the write.
     expect(calls[0]?.args[0].input.UpdateExpression).toBe(
-      'SET last_sequence = if_not_exists(last_sequence, :zero) + :one, head_sequence = if_not_exists(last_sequence, :zero) + :one, prev2_event_id = if_not_exists(prev_event_id, :none), prev2_sequence = if_not_exists(prev_sequence, :nothing), prev_event_id = if_not_exists(head_event_id, :none), prev_sequence = if_not_exists(head_sequence, :nothing), prev_ahead = if_not_exists(ahead, :noNumbers), prev_ahead_base = if_not_exists(ahead_base, :nothing), head_event_id = :event, head_attempts = :one REMOVE head_last_error, skip_event_id, skip_requested_at, ahead, ahead_base, head_redrive, head_group, head_position',
+      'SET last_sequence = if_not_exists(last_sequence, :zero) + :one, head_sequence = if_not_exists(last_sequence, :zero) + :one, prev2_event_id = if_not_exists(prev_event_id, :none), prev2_sequence = if_not_exists(prev_sequence, :nothing), prev_event_id = if_not_exists(head_event_id, :none), prev_sequence = if_not_exists(head_sequence, :nothing), prev_ahead = if_not_exists(ahead, :noNumbers), prev_ahead_base = if_not_exists(ahead_base, :nothing), head_event_id = :event, head_attempts = :one REMOVE head_last_error, skip_event_id, skip_requested_at, head_attempts_base, head_allowed_attempts, head_giving_up, ahead, ahead_base, head_redrive, head_group, head_position',
     );
   });
 
@@ -124,7 +124,7 @@ describe('beginAttempt', () => {
     expect(await store.beginAttempt({ orderingKey: 'sub_1', eventId: 'evt_1', maxAttempts: 5 })).toEqual({ kind: 'attempt', sequence: 4, attempts: 3 });
     expect(dynamo.commandCalls(UpdateCommand)[1]?.args[0].input).toMatchObject({
       UpdateExpression: 'SET head_attempts = head_attempts + :one',
-      ConditionExpression: 'head_event_id = :event AND head_attempts < :max AND (attribute_not_exists(skip_event_id) OR skip_event_id <> :event)',
+      ConditionExpression: 'head_event_id = :event AND (head_attempts < :max OR head_attempts < head_allowed_attempts) AND (attribute_not_exists(skip_event_id) OR skip_event_id <> :event)',
       ExpressionAttributeValues: { ':one': 1, ':event': 'evt_1', ':max': 5 },
     });
   });
@@ -141,7 +141,7 @@ describe('beginAttempt', () => {
     const redrive = { redrivenAt: '2026-12-02T13:00:00.000Z', sequence: 2 };
     expect(await store.beginAttempt({ orderingKey: 'sub_1', eventId: 'evt_1', maxAttempts: 5, redrive })).toEqual({ kind: 'attempt', sequence: 2, attempts: 1 });
     const input = dynamo.commandCalls(UpdateCommand)[0]?.args[0].input;
-    expect(input?.UpdateExpression).toBe('SET head_sequence = :kept, prev2_event_id = if_not_exists(prev_event_id, :none), prev2_sequence = if_not_exists(prev_sequence, :nothing), prev_event_id = if_not_exists(head_event_id, :none), prev_sequence = if_not_exists(head_sequence, :nothing), prev_ahead = if_not_exists(ahead, :noNumbers), prev_ahead_base = if_not_exists(ahead_base, :nothing), head_event_id = :event, head_attempts = :one, head_redrive = :redrive REMOVE head_last_error, skip_event_id, skip_requested_at, ahead, ahead_base, head_group, head_position');
+    expect(input?.UpdateExpression).toBe('SET head_sequence = :kept, prev2_event_id = if_not_exists(prev_event_id, :none), prev2_sequence = if_not_exists(prev_sequence, :nothing), prev_event_id = if_not_exists(head_event_id, :none), prev_sequence = if_not_exists(head_sequence, :nothing), prev_ahead = if_not_exists(ahead, :noNumbers), prev_ahead_base = if_not_exists(ahead_base, :nothing), head_event_id = :event, head_attempts = :one, head_redrive = :redrive REMOVE head_last_error, skip_event_id, skip_requested_at, head_attempts_base, head_allowed_attempts, head_giving_up, ahead, ahead_base, head_group, head_position');
     // Even as the key's last head (dead-lettered with its attempts spent), a redrive starts afresh.
     expect(input?.ConditionExpression).toBe('(attribute_not_exists(head_event_id) OR head_event_id <> :event OR attribute_not_exists(head_redrive) OR head_redrive <> :redrive)');
     expect(input?.ExpressionAttributeValues).toEqual({ ':one': 1, ':event': 'evt_1', ':none': '', ':nothing': 0, ':noNumbers': {}, ':kept': 2, ':redrive': '2026-12-02T13:00:00.000Z' });
@@ -220,7 +220,7 @@ describe('settling', () => {
 
   it('notes the head’s last error only while it is still the head', async () => {
     dynamo.on(UpdateCommand).rejects(conditionFailed());
-    await expect(store.recordFailure({ orderingKey: 'sub_1', eventId: 'evt_1', reason: 'HTTP 500' })).resolves.toBeUndefined();
+    await expect(store.recordFailure({ orderingKey: 'sub_1', eventId: 'evt_1', reason: 'HTTP 500', at: '2026-01-01T00:00:00.000Z' })).resolves.toBeUndefined();
     expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({ ConditionExpression: 'head_event_id = :event' });
   });
 });

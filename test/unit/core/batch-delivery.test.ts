@@ -54,6 +54,7 @@ function harness(batchSize: number, respond: (post: Post) => AttemptResult = () 
     deadLetters: { put: async (deadLetter) => void deadLetters.push(deadLetter) },
     countDeadLetter: async () => undefined,
     quarantine: async () => undefined,
+    pause: async () => undefined,
     now: () => new Date(),
     random: () => 0.5,
   };
@@ -240,6 +241,7 @@ describe('deliveries recorded on the key', () => {
       deadLetters: { put: async () => undefined },
       countDeadLetter: async () => undefined,
       quarantine: async () => undefined,
+      pause: async () => undefined,
       now: () => new Date(),
       random: () => 0.5,
     };

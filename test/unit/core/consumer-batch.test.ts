@@ -12,6 +12,8 @@ import {
 } from '../../../lambda/core/delivery.js';
 import { placeOf, type DeadLetter, type DeadLetterPlace } from '../../../lambda/core/dead-letter.js';
 import type { QueuedEvent } from '../../../lambda/core/event.js';
+import { HeadState } from '../../../lambda/core/lag.js';
+import type { SubscriptionPause } from '../../../lambda/core/subscription.js';
 import { faultBackoffSeconds, type RetryPolicy } from '../../../lambda/core/retry-policy.js';
 import type { WebhookRequest } from '../../../lambda/core/webhook.js';
 import { InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
@@ -54,9 +56,11 @@ function harness(respond: (eventId: string, attempt: number) => AttemptResult = 
   const quarantined: UnreadableRecord[] = [];
   const faults: string[] = [];
   const counted: DeadLetterPlace[] = [];
+  /** The subscriptions paused, as the store's conditional write keeps them: the first pause stands. */
+  const paused = new Map<string, SubscriptionPause>();
   const ports: DeliveryPorts = {
     store,
-    findTarget: async (subscriptionId) => (subscriptionId === 'gone' ? undefined : { url: `https://example.com/${subscriptionId}`, secret, batchSize: 1 }),
+    findTarget: async (subscriptionId) => (subscriptionId === 'gone' ? undefined : { url: `https://example.com/${subscriptionId}`, secret, batchSize: 1, pause: paused.get(subscriptionId) }),
     send: async (_url, request) => {
       const eventId = request.headers['webhook-id'] ?? '';
       const attempt = sent.filter((s) => s.eventId === eventId).length + 1;
@@ -74,12 +78,20 @@ function harness(respond: (eventId: string, attempt: number) => AttemptResult = 
     quarantine: async (record) => {
       quarantined.push(record);
     },
+    pause: async ({ subscriptionId, reason, now }) => {
+      if (subscriptionId === 'gone') return undefined;
+      const known = paused.get(subscriptionId);
+      if (known !== undefined) return { pause: known, isNew: false };
+      const pause = { pausedAt: now, reason };
+      paused.set(subscriptionId, pause);
+      return { pause, isNew: true };
+    },
     now: () => new Date(),
     random: () => 0.5,
   };
-  const run = (records: ConsumerRecord[], budget: TimeBudget = plentyOfTime) =>
-    processBatch(records, ports, policy, (_error, r) => faults.push(r.messageId), budget);
-  return { store, sent, deadLetters, quarantined, faults, counted, ports, run };
+  const run = (records: ConsumerRecord[], budget: TimeBudget = plentyOfTime, runPolicy: RetryPolicy = policy) =>
+    processBatch(records, ports, runPolicy, (_error, r) => faults.push(r.messageId), budget);
+  return { store, sent, deadLetters, quarantined, faults, counted, paused, ports, run };
 }
 
 /** The ports with `eventId`'s first delivery record failing, after `delayMs` (a crash or a fault between its 2xx and its record). */
@@ -757,5 +769,150 @@ describe('processBatch', () => {
     };
     const plan = await processBatch([record('a1', 'a'), record('b1', 'b')], concurrent, policy, () => undefined, plentyOfTime);
     expect(plan.failedMessageIds).toEqual([]);
+  });
+});
+
+describe('processBatch: the automatic pause', () => {
+  const autoPausing: RetryPolicy = { ...policy, maxDeliveryAttempts: 2, autoPauseAfterSeconds: 3600 };
+  const hoursAgo = (hours: number): string => new Date(Date.now() - hours * 3_600_000).toISOString();
+  /** The key's failure streak, as if it had begun `hours` ago. */
+  const failingFor = (store: InMemoryDeliveryStore, key: string, hours: number): void => {
+    const state = store.keys.get(key);
+    if (state === undefined) throw new Error(`no head on ${key}`);
+    state.failingSince = hoursAgo(hours);
+  };
+
+  it('pauses the subscription instead of giving up a head whose key has failed that long, holds the group and gives up nothing', async () => {
+    let isEndpointUp = false;
+    const { store, sent, deadLetters, paused, run } = harness((eventId) => ({ kind: AttemptResultKind.response, statusCode: isEndpointUp || eventId === 'never' ? 204 : 503 }));
+    const batch = [record('e1', 'k'), record('e2', 'k')];
+    const first = await run(batch, plentyOfTime, autoPausing);
+    expect(first.outcomes.get('e1')?.kind).toBe(OutcomeKind.retryLater);
+    expect(store.keys.get('k')?.failingSince).toBeDefined();
+    failingFor(store, 'k', 2);
+
+    const second = await run(batch, plentyOfTime, autoPausing);
+    const outcome = second.outcomes.get('e1');
+    expect(outcome).toMatchObject({ kind: OutcomeKind.paused, subscriptionId: 'k', attempts: 2, isNewPause: true });
+    expect(paused.get('k')?.reason).toMatch(/^auto: failing since .+; 2 of 2 attempts failed; last: HTTP 503$/);
+    expect(second.failedMessageIds).toEqual(['e1', 'e2']);
+    expect(second.visibilityChanges).toEqual([
+      { messageId: 'e1', receiptHandle: 'rh-e1', timeoutSeconds: policy.visibilityCeilingSeconds },
+      { messageId: 'e2', receiptHandle: 'rh-e2', timeoutSeconds: 0 },
+    ]);
+    expect(second.groups[0]?.head).toMatchObject({ state: HeadState.held, hold: { subscriptionId: 'k', receiptHandle: 'rh-e1' } });
+    expect(deadLetters).toEqual([]);
+
+    // While paused: held at once, nothing attempted.
+    const attemptsBefore = sent.length;
+    const third = await run(batch, plentyOfTime, autoPausing);
+    expect(third.groups[0]?.head.state).toBe(HeadState.held);
+    expect(sent).toHaveLength(attemptsBefore);
+
+    // Resumed with the endpoint fixed: the head has a new round, and everything goes in order.
+    paused.delete('k');
+    isEndpointUp = true;
+    const fourth = await run(batch, plentyOfTime, autoPausing);
+    expect(fourth.failedMessageIds).toEqual([]);
+    expect(sent.slice(attemptsBefore).map(({ eventId, sequence }) => [eventId, sequence])).toEqual([['e1', 1], ['e2', 2]]);
+    expect(store.events.get('e1')).toMatchObject({ status: 'delivered', attempts: 3 });
+    expect(store.keys.get('k')?.failingSince).toBeUndefined();
+    expect(deadLetters).toEqual([]);
+  });
+
+  it('pauses again after the new round fails too, still giving nothing up', async () => {
+    const { store, deadLetters, paused, run } = harness(() => ({ kind: AttemptResultKind.response, statusCode: 500 }));
+    const batch = [record('e1', 'k')];
+    await run(batch, plentyOfTime, autoPausing);
+    failingFor(store, 'k', 2);
+    await run(batch, plentyOfTime, autoPausing);
+    expect(paused.has('k')).toBe(true);
+    paused.delete('k');
+    const outcomes = [];
+    for (let receive = 0; receive < 3; receive += 1) outcomes.push((await run(batch, plentyOfTime, autoPausing)).outcomes.get('e1')?.kind);
+    expect(outcomes).toEqual([OutcomeKind.retryLater, OutcomeKind.paused, undefined]);
+    expect(store.keys.get('k')?.headAttempts).toBe(4);
+    expect(deadLetters).toEqual([]);
+  });
+
+  it('gives the head up as before when its key has failed for less than AUTO_PAUSE_AFTER_SECONDS', async () => {
+    const { store, deadLetters, paused, run } = harness(() => ({ kind: AttemptResultKind.response, statusCode: 500 }));
+    const batch = [record('e1', 'k')];
+    await run(batch, plentyOfTime, autoPausing);
+    failingFor(store, 'k', 0.5);
+    const plan = await run(batch, plentyOfTime, autoPausing);
+    expect(plan.outcomes.get('e1')?.kind).toBe(OutcomeKind.deadLettered);
+    expect(deadLetters.map((letter) => letter.queued.event.event_id)).toEqual(['e1']);
+    expect(paused.size).toBe(0);
+  });
+
+  it('counts the streak across heads given up, and a delivery ends it: the next failing head is given up, not paused', async () => {
+    const onceOnly: RetryPolicy = { ...autoPausing, maxDeliveryAttempts: 1 };
+    const { store, deadLetters, paused, run } = harness((eventId) => ({ kind: AttemptResultKind.response, statusCode: eventId === 'ok' ? 204 : 500 }));
+    // A head given up (its only attempt) starts the streak; the next head's exhaustion measures it.
+    await run([record('e1', 'k')], plentyOfTime, onceOnly);
+    expect(store.keys.get('k')?.failingSince).toBeDefined();
+    failingFor(store, 'k', 2);
+    // Delivered, then failing in the same receive: the delivery ended the streak, so e2 is given up.
+    const plan = await run([record('ok', 'k'), record('e2', 'k')], plentyOfTime, onceOnly);
+    expect(plan.outcomes.get('ok')?.kind).toBe(OutcomeKind.delivered);
+    expect(plan.outcomes.get('e2')?.kind).toBe(OutcomeKind.deadLettered);
+    expect(deadLetters.map((letter) => letter.queued.event.event_id)).toEqual(['e1', 'e2']);
+    expect(paused.size).toBe(0);
+  });
+
+  it('does not count a streak that a delivery just before it in the same receive ended, while its record is still landing', async () => {
+    const onceOnly: RetryPolicy = { ...autoPausing, maxDeliveryAttempts: 1 };
+    const { store, deadLetters, paused, run } = harness((eventId) => ({ kind: AttemptResultKind.response, statusCode: eventId === 'ok' ? 204 : 500 }));
+    await run([record('e1', 'k')], plentyOfTime, onceOnly);
+    failingFor(store, 'k', 2);
+    // The end of the streak lands late, as a write can: after the next head has begun.
+    const endStreak = store.recordRecovered;
+    Object.assign(store, { recordRecovered: async (input: Parameters<typeof endStreak>[0]) => new Promise<void>((resolve) => setTimeout(resolve, 20)).then(() => endStreak(input)) });
+    // A redriven dead letter goes alone, so the head after it begins while its delivery is recorded.
+    const redriven: ConsumerRecord = { ...record('ok', 'k'), body: JSON.stringify({ ...queued('ok', 'k'), redrive: { redriven_at: hoursAgo(0.01) } }) };
+    const plan = await run([redriven, record('e2', 'k')], plentyOfTime, onceOnly);
+    expect(plan.outcomes.get('ok')?.kind).toBe(OutcomeKind.delivered);
+    expect(plan.outcomes.get('e2')?.kind).toBe(OutcomeKind.deadLettered);
+    expect(deadLetters.map((letter) => letter.queued.event.event_id)).toEqual(['e1', 'e2']);
+    expect(paused.size).toBe(0);
+  });
+
+  it('finishes a give-up that a crash interrupted as a give-up, even once the key has failed long enough for a pause', async () => {
+    const { store, ports, counted, deadLetters, paused } = harness(() => ({ kind: AttemptResultKind.response, statusCode: 500 }));
+    const batch = [record('e1', 'k')];
+    const crashing: DeliveryPorts = {
+      ...ports,
+      countDeadLetter: async () => {
+        throw new Error('the process died while counting the dead letter');
+      },
+    };
+    const crashed = await processBatch(batch, crashing, { ...autoPausing, maxDeliveryAttempts: 1 }, () => undefined, plentyOfTime);
+    expect(crashed.failedMessageIds).toEqual(['e1']);
+    // The message comes back once the key has been failing for hours.
+    failingFor(store, 'k', 2);
+    const plan = await processBatch(batch, ports, { ...autoPausing, maxDeliveryAttempts: 1 }, () => undefined, plentyOfTime);
+    expect(plan.outcomes.get('e1')?.kind).toBe(OutcomeKind.deadLettered);
+    expect(deadLetters.map((letter) => letter.queued.event.event_id)).toEqual(['e1']);
+    expect(counted).toHaveLength(1);
+    expect(paused.size).toBe(0);
+  });
+
+  it('keeps a pause that came first, an operator’s, with its reason, and makes no second one', async () => {
+    const operators = { pausedAt: hoursAgo(0.1), reason: 'maintenance' };
+    let pausedMeanwhile: (() => void) | undefined;
+    const { store, paused, run } = harness(() => {
+      // An operator pauses the subscription after this batch read it, while its last attempt is under way.
+      pausedMeanwhile?.();
+      return { kind: AttemptResultKind.response, statusCode: 500 };
+    });
+    const batch = [record('e1', 'k')];
+    await run(batch, plentyOfTime, autoPausing);
+    failingFor(store, 'k', 2);
+    pausedMeanwhile = () => paused.set('k', operators);
+    const plan = await run(batch, plentyOfTime, autoPausing);
+    expect(plan.outcomes.get('e1')).toMatchObject({ kind: OutcomeKind.paused, isNewPause: false, pause: operators });
+    expect(plan.groups[0]?.head).toMatchObject({ state: HeadState.held, hold: { reason: 'maintenance', pausedAt: operators.pausedAt } });
+    expect(paused.get('k')).toBe(operators);
   });
 });

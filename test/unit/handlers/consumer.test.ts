@@ -7,7 +7,7 @@ import { Deployment, loadConfig } from '../../../lambda/config.js';
 import { createConsumerHandler, retryPolicyOf, toConsumerRecord, type ConsumerContext } from '../../../lambda/handlers/consumer.js';
 import { createLogger } from '../../../lambda/handlers/logger.js';
 import { HeadState, type GroupProgress } from '../../../lambda/core/lag.js';
-import { UNRECORDED_HOLD_SECONDS } from '../../../lambda/core/pause.js';
+import { UNRECORDED_HOLD_SECONDS, type PauseNotice } from '../../../lambda/core/pause.js';
 import type { ConsumerCounts } from '../../../lambda/core/consumer-metrics.js';
 import { sqsPackRecordOf, sqsRecordOf } from '../../support/sqs-record.js';
 import { InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
@@ -43,6 +43,10 @@ interface PauseOptions {
   readonly paused: Set<string>;
   /** Called for each group's lag write, before it lands (it may throw). */
   readonly onRecordProgress?: (progress: GroupProgress) => void;
+  /** The consumer's AUTO_PAUSE_AFTER_SECONDS; unset by default. */
+  readonly autoPauseAfterSeconds?: number;
+  /** Whether publishing a notice fails (SNS down). */
+  readonly isNoticeFailing?: boolean;
 }
 
 function setup(failing: ReadonlySet<string>, changeVisibility?: (changes: readonly VisibilityChange[]) => Promise<void>, pauses: PauseOptions = { paused: new Set() }) {
@@ -54,6 +58,7 @@ function setup(failing: ReadonlySet<string>, changeVisibility?: (changes: readon
   const progressed: GroupProgress[] = [];
   const quarantined: UnreadableRecord[] = [];
   const published: ConsumerCounts[] = [];
+  const notices: PauseNotice[] = [];
   const store = new InMemoryDeliveryStore();
   const ports: DeliveryPorts = {
     store,
@@ -72,12 +77,17 @@ function setup(failing: ReadonlySet<string>, changeVisibility?: (changes: readon
     quarantine: async (record) => {
       quarantined.push(record);
     },
+    pause: async ({ subscriptionId, reason, now }) => {
+      const isNew = !pauses.paused.has(subscriptionId);
+      pauses.paused.add(subscriptionId);
+      return { pause: isNew ? { pausedAt: now, reason } : { pausedAt: '2026-12-02T11:00:00.000Z', reason: 'maintenance' }, isNew };
+    },
     now: () => new Date(),
     random: () => 0,
   };
   const handler = createConsumerHandler({
     ports,
-    policy: { maxDeliveryAttempts: 5, retryBaseSeconds: 5, retryMaxSeconds: 900, onExhausted: 'dead_letter', visibilityCeilingSeconds: 43_070 },
+    policy: { maxDeliveryAttempts: 5, retryBaseSeconds: 5, retryMaxSeconds: 900, onExhausted: 'dead_letter', visibilityCeilingSeconds: 43_070, autoPauseAfterSeconds: pauses.autoPauseAfterSeconds },
     recordTimeBudgetMs: RECORD_TIME_BUDGET_MS,
     changeVisibility:
       changeVisibility ??
@@ -101,10 +111,61 @@ function setup(failing: ReadonlySet<string>, changeVisibility?: (changes: readon
     publishCounts: (counts) => {
       published.push(counts);
     },
+    publishPauseNotice: async (notice) => {
+      if (pauses.isNoticeFailing === true) throw new Error('SNS unavailable');
+      notices.push(notice);
+    },
     logger: createLogger('test', 'SILENT'),
   });
-  return { handler, changes, sent, quarantined, lookups, progressed, published, store, letGo, forgotten };
+  return { handler, changes, sent, quarantined, lookups, progressed, published, notices, store, letGo, forgotten };
 }
+
+describe('consumer handler: the automatic pause', () => {
+  /** Runs `a1` of key `a` until it is one attempt short of exhausted, its key failing for two hours. */
+  async function failingForHours(consumer: ReturnType<typeof setup>): Promise<void> {
+    for (let attempt = 1; attempt < 5; attempt += 1) await consumer.handler({ Records: [sqsRecord('a1', 'a'), sqsRecord('a2', 'a')] }, plentyOfTime);
+    const key = consumer.store.keys.get('a');
+    if (key === undefined) throw new Error('key a was never attempted');
+    key.failingSince = new Date(Date.now() - 2 * 3_600_000).toISOString();
+  }
+
+  it('publishes one notice per subscription it paused, once the group is held', async () => {
+    const paused = new Set<string>();
+    const consumer = setup(new Set(['a1']), undefined, { paused, autoPauseAfterSeconds: 3600 });
+    await failingForHours(consumer);
+    consumer.changes.length = 0;
+    const response = await consumer.handler({ Records: [sqsRecord('a1', 'a'), sqsRecord('a2', 'a'), sqsRecord('b1', 'b')] }, plentyOfTime);
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'a1' }, { itemIdentifier: 'a2' }] });
+    expect(paused).toEqual(new Set(['a']));
+    expect(consumer.changes.map((change) => [change.receiptHandle, change.timeoutSeconds])).toEqual([['rh-a1', 43_070], ['rh-a2', 0]]);
+    expect(consumer.notices).toEqual([
+      {
+        notice: 'subscription_auto_paused',
+        subscription_id: 'a',
+        message_group_id: 'g-a',
+        event_id: 'a1',
+        attempts: 5,
+        failing_since: expect.any(String),
+        paused_at: expect.any(String),
+        pause_reason: expect.stringMatching(/^auto: failing since .+; 5 of 5 attempts failed; last: HTTP 503$/),
+      },
+    ]);
+    expect(consumer.published.at(-1)).toMatchObject({ deadLettered: 0 });
+    // Held from then on, with no second notice.
+    await consumer.handler({ Records: [sqsRecord('a1', 'a'), sqsRecord('a2', 'a')] }, plentyOfTime);
+    expect(consumer.notices).toHaveLength(1);
+  });
+
+  it('keeps the pause and the hold when the notice cannot be published', async () => {
+    const paused = new Set<string>();
+    const consumer = setup(new Set(['a1']), undefined, { paused, autoPauseAfterSeconds: 3600, isNoticeFailing: true });
+    await failingForHours(consumer);
+    const response = await consumer.handler({ Records: [sqsRecord('a1', 'a'), sqsRecord('a2', 'a')] }, plentyOfTime);
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'a1' }, { itemIdentifier: 'a2' }] });
+    expect(paused).toEqual(new Set(['a']));
+    expect(consumer.progressed.at(-1)?.head.state).toBe(HeadState.held);
+  });
+});
 
 describe('consumer handler', () => {
   it('reports the failing head and its successors, and changes their visibility', async () => {

@@ -59,6 +59,7 @@ function consumer(options: { readonly failing?: ReadonlySet<string>; readonly fa
     deadLetters,
     countDeadLetter: async () => undefined,
     quarantine: async () => undefined,
+    pause: async () => undefined,
     now: () => new Date('2026-12-03T12:00:01.000Z'),
     random: () => 0,
   };
@@ -70,6 +71,7 @@ function consumer(options: { readonly failing?: ReadonlySet<string>; readonly fa
       policy: POLICY,
       recordTimeBudgetMs: 15_000,
       changeVisibility: async () => undefined,
+      publishPauseNotice: async () => undefined,
       recordGroupProgress: async () => undefined,
       holds: { isPaused: async () => false, letGo: async () => 0, forgetHold: async () => undefined },
       publishCounts: () => undefined,

@@ -27,6 +27,10 @@ describe('formatBanner', () => {
   it.each([
     [{}, 'mode: ON_EXHAUSTED=dead_letter: after MAX_DELIVERY_ATTEMPTS=5 failed attempts an event is dead-lettered and its key moves on; retries back off 5–900 s'],
     [
+      { AUTO_PAUSE_AFTER_SECONDS: '3600' },
+      'mode: ON_EXHAUSTED=dead_letter: after MAX_DELIVERY_ATTEMPTS=5 failed attempts an event is dead-lettered and its key moves on, unless its key has failed for AUTO_PAUSE_AFTER_SECONDS=3600: then its subscription is paused (a notice goes to the SNS topic ordered-webhooks-notices); retries back off 5–900 s',
+    ],
+    [
       { ON_EXHAUSTED: 'stall', MAX_DELIVERY_ATTEMPTS: '3', RETRY_BASE_SECONDS: '0', RETRY_MAX_SECONDS: '60' },
       'mode: ON_EXHAUSTED=stall: after MAX_DELIVERY_ATTEMPTS=3 failed attempts an event is retried every 60 s and its key waits; retries back off 0–60 s',
     ],
