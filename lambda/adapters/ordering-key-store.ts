@@ -57,6 +57,8 @@ const headSchema = z.object({
    * delivery, across heads (see `DeliveryStore.recordFailure`); absent while it delivers.
    */
   failing_since: z.iso.datetime().optional(),
+  /** When the key's last failure was recorded (see `liveStreak`). */
+  failed_at: z.iso.datetime().optional(),
   /**
    * Set when an automatic pause took the head instead of giving it up (`grantAttempts`): the
    * attempts it had then, and the most it may have from there, so that a resume gets it a full
@@ -187,13 +189,21 @@ export const ORDERING_KEY_STORE_ACCESS = {
   requestSkip: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
 } as const satisfies AccessMap<OrderingKeyStore>;
 
+/** The key's failure streak as the item keeps it (see `DeliveryStore.recordFailure`). */
+function streakOf(head: z.infer<typeof headSchema>): Pick<AttemptTicket, 'failingSince' | 'failedAt'> {
+  return {
+    ...(head.failing_since === undefined ? {} : { failingSince: head.failing_since }),
+    ...(head.failed_at === undefined ? {} : { failedAt: head.failed_at }),
+  };
+}
+
 function ticketOf(kind: AttemptTicketKind, head: z.infer<typeof headSchema>): AttemptTicket {
   return {
     kind,
     sequence: head.head_sequence,
     attempts: head.head_attempts,
     ...(head.head_attempts_base === undefined ? {} : { attemptsBefore: head.head_attempts_base }),
-    ...(head.failing_since === undefined ? {} : { failingSince: head.failing_since }),
+    ...streakOf(head),
     ...(head.head_giving_up === head.head_event_id ? { isGivingUp: true } : {}),
     ...previousOf(head),
   };
@@ -403,7 +413,7 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
       const ticket: BatchTicket = {
         sequences: sequences.filter((sequence) => sequence !== undefined),
         ...previousOf(head),
-        ...(head.failing_since === undefined ? {} : { failingSince: head.failing_since }),
+        ...streakOf(head),
       };
       return ticket;
     },
@@ -477,17 +487,16 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
       return output !== undefined;
     },
 
-    async recordFailure({ orderingKey: key, eventId, reason, at, isGivingUp }) {
+    async recordFailure({ orderingKey: key, eventId, reason, at, failingSince, isGivingUp }) {
       // Refused when another event is head already: its own state matters, this note does not.
-      // A failure streak keeps the time it began (`failing_since`) until a delivery ends it.
       await updateIfCondition(
         client,
         new UpdateCommand({
           TableName: tableName,
           Key: { [orderingKey]: key },
-          UpdateExpression: `SET head_last_error = :reason, failing_since = if_not_exists(failing_since, :at)${isGivingUp === true ? ', head_giving_up = :event' : ''}`,
+          UpdateExpression: `SET head_last_error = :reason, failing_since = :since, failed_at = :at${isGivingUp === true ? ', head_giving_up = :event' : ''}`,
           ConditionExpression: 'head_event_id = :event',
-          ExpressionAttributeValues: { ':reason': reason, ':event': eventId, ':at': at },
+          ExpressionAttributeValues: { ':reason': reason, ':event': eventId, ':at': at, ':since': failingSince },
         }),
       );
     },
@@ -499,7 +508,7 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
         new UpdateCommand({
           TableName: tableName,
           Key: { [orderingKey]: key },
-          UpdateExpression: 'REMOVE failing_since',
+          UpdateExpression: 'REMOVE failing_since, failed_at',
           ConditionExpression: 'failing_since = :since',
           ExpressionAttributeValues: { ':since': failingSince },
         }),

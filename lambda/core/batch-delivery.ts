@@ -15,6 +15,7 @@ import {
   readRecord,
   messagePlaceOf,
   recordPreviousNumber,
+  liveStreak,
   recordRecovery,
   roundAttempts,
   waitingSince,
@@ -25,6 +26,7 @@ import {
   type DeliveryTarget,
   type RecordContext,
   type SettledLookup,
+  type BatchTicket,
 } from './delivery.js';
 import type { QueuedEvent } from './event.js';
 import { attemptLimit, decideAfterFailure, delayAfterFailedBatch, FailureDecisionKind, parseRetryAfter, type RetryPolicy } from './retry-policy.js';
@@ -79,7 +81,7 @@ async function numberTogether(
   members: readonly BatchMember[],
   ports: DeliveryPorts,
   context: RecordContext,
-): Promise<{ readonly sequences: readonly number[]; readonly numbering: Promise<void>; readonly failingSince: string | undefined } | undefined> {
+): Promise<{ readonly sequences: readonly number[]; readonly numbering: Promise<void>; readonly streak: Pick<BatchTicket, 'failingSince' | 'failedAt'> } | undefined> {
   const [first] = members;
   if (first === undefined || members.length < 2) throw new Error('a batch or a run holds at least two events');
   const ticket = await ports.store.beginBatch({
@@ -95,7 +97,7 @@ async function numberTogether(
   return {
     sequences: ticket.sequences,
     numbering: recordPreviousNumber(ports, first.queued.ordering_key, ticket, (eventId) => together.has(eventId), isSeenSettled),
-    failingSince: ticket.failingSince,
+    streak: { ...(ticket.failingSince === undefined ? {} : { failingSince: ticket.failingSince }), ...(ticket.failedAt === undefined ? {} : { failedAt: ticket.failedAt }) },
   };
 }
 
@@ -180,7 +182,7 @@ export async function startBatch(
   const [first] = members;
   const numbered = await numberTogether(members, ports, context);
   if (first === undefined || numbered === undefined) return undefined;
-  const { sequences, numbering, failingSince } = numbered;
+  const { sequences, numbering, streak } = numbered;
   const isRecorded = recordedMessages(members, ports, context.wasSettled);
   const items = members.map((member, index): BatchItem => ({ queued: member.queued, sequence: sequences[index] ?? 0 }));
   const attemptedAt = ports.now();
@@ -192,7 +194,7 @@ export async function startBatch(
   if (isSuccess(result)) {
     // Recorded at once: on the key, in one write, for the members that are their event's
     // recorded message, and on their records for the others.
-    const recovering = recordRecovery(ports, first.queued.ordering_key, failingSince);
+    const recovering = recordRecovery(ports, first.queued.ordering_key, streak.failingSince);
     const recorded = await Promise.all(members.map(isRecorded));
     const onKeyMembers = members.flatMap((member, index) => (recorded[index] === true ? [{ member, item: items[index] }] : []));
     const last = onKeyMembers.at(-1);
@@ -215,7 +217,14 @@ export async function startBatch(
   }
 
   const reason = `batch of ${members.length} events: ${describeAttempt(result)}; delivering them one at a time`;
-  await ports.store.recordFailure({ orderingKey: first.queued.ordering_key, eventId: first.queued.event.event_id, reason, at: ports.now().toISOString() });
+  const failedAt = ports.now();
+  await ports.store.recordFailure({
+    orderingKey: first.queued.ordering_key,
+    eventId: first.queued.event.event_id,
+    reason,
+    at: failedAt.toISOString(),
+    failingSince: liveStreak(streak, failedAt, policy) ?? failedAt.toISOString(),
+  });
   const retryAfter = parseRetryAfter(result.kind === AttemptResultKind.response ? result.retryAfter : undefined, ports.now());
   return {
     kind: 'failed',
@@ -268,9 +277,10 @@ export async function startRun(
 ): Promise<RunResult | undefined> {
   const numbered = await numberTogether(members, ports, context);
   if (numbered === undefined) return undefined;
-  const { sequences, numbering, failingSince } = numbered;
+  const { sequences, numbering } = numbered;
+  let { failingSince } = numbered.streak;
   const isRecorded = recordedMessages(members, ports, context.wasSettled);
-  /** The end of the key's failure streak, written once, at the run's first delivery. */
+  /** The end of the key's failure streak, written at the run's first delivery, and again at the first after a give-up that began one. */
   let recovering: Promise<void> | undefined;
   /** Each member's entry by its place in the run: filled as its record lands or its failure is decided. */
   const entries: (RunResult['settled'][number] | undefined)[] = members.map(() => undefined);
@@ -352,7 +362,12 @@ export async function startRun(
       entries[index] = { outcome };
       if (entries.some((entry) => entry !== undefined && 'error' in entry)) break;
       if (outcome.kind === OutcomeKind.retryLater || outcome.kind === OutcomeKind.paused) return { settled: reached(), waitingAt: index };
-      // Given up: the key moves on to the run's next member, numbered already.
+      // Given up: the key moves on to the run's next member, numbered already. A streak the
+      // give-up recorded is ended by the run's next delivery.
+      if (outcome.kind === OutcomeKind.deadLettered && outcome.failingSince !== undefined) {
+        failingSince = outcome.failingSince;
+        recovering = undefined;
+      }
     }
   } finally {
     await awaitRecords();
@@ -380,7 +395,8 @@ async function failMember(member: BatchMember, item: BatchItem, result: Awaited<
   const retryAfter = result.kind === AttemptResultKind.response ? result.retryAfter : undefined;
   const decision = decideAfterFailure({ attempts: roundAttempts(counted), reason, retryAfterSeconds: parseRetryAfter(retryAfter, ports.now()) }, policy, ports.random);
   if (decision.kind === FailureDecisionKind.deadLetter) return giveUpOrPause(ports, policy, queued, counted, decision.reason);
-  await ports.store.recordFailure({ orderingKey: queued.ordering_key, eventId: queued.event.event_id, reason, at: ports.now().toISOString() });
+  const failedAt = ports.now();
+  await ports.store.recordFailure({ orderingKey: queued.ordering_key, eventId: queued.event.event_id, reason, at: failedAt.toISOString(), failingSince: liveStreak(counted, failedAt, policy) ?? failedAt.toISOString() });
   return {
     kind: OutcomeKind.retryLater,
     delaySeconds: decision.delaySeconds,

@@ -126,6 +126,12 @@ export function summarizeGroup(messageGroupId: string, outcomes: readonly Delive
   return { messageGroupId, settled, lastSettledAcceptedAt, head };
 }
 
+/** The ordering key of a record, or undefined for one that is no queued event. */
+function orderingKeyOf(record: ConsumerRecord): string | undefined {
+  const read = readRecord(record);
+  return 'reason' in read ? undefined : read.queued.ordering_key;
+}
+
 /** The event id of a record, or undefined for one that is no queued event. */
 function eventIdOf(record: ConsumerRecord): string | undefined {
   const read = readRecord(record);
@@ -365,7 +371,8 @@ async function processGroup(
         wasSettled,
         wasDelivered,
         laterSettledNumbers: laterSettledNumbers(index),
-        isAfterDelivery: recordedBefore !== undefined,
+        // Only a delivery of the same key ends its streak: in partition mode a group holds many keys.
+        isAfterDelivery: recordedBefore !== undefined && orderingKeyOf(recordedBefore.record) === orderingKeyOf(record),
       });
       // Awaited below or by the next record; marked handled now, since it may fail meanwhile.
       if ('recording' in step) step.recording.catch(() => undefined);

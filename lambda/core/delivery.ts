@@ -5,7 +5,7 @@
  */
 import { placeOf, type DeadLetterPlace, type DeadLetterStore } from './dead-letter.js';
 import { readQueuedEvent, type QueuedEvent } from './event.js';
-import { attemptLimit, decideAfterFailure, FailureDecisionKind, parseRetryAfter, type RetryPolicy } from './retry-policy.js';
+import { attemptLimit, decideAfterFailure, FailureDecisionKind, parseRetryAfter, streakGapSeconds, type RetryPolicy } from './retry-policy.js';
 import { signingSecrets, type SigningKeys } from './secret.js';
 import { MAX_PAUSE_REASON_LENGTH, type SubscriptionPause } from './subscription.js';
 import { signBatch, signWebhook, type WebhookRequest } from './webhook.js';
@@ -99,6 +99,8 @@ export interface AttemptTicket {
   readonly attemptsBefore?: number;
   /** When the key's endpoint began failing, if it is failing (see `DeliveryStore.recordFailure`). */
   readonly failingSince?: string;
+  /** When the key's last failure was recorded, beside `failingSince` (see {@link liveStreak}). */
+  readonly failedAt?: string;
   /** Set when the head's give-up began (see `giveUpOrPause`): it is finished as a give-up, whatever the time. */
   readonly isGivingUp?: boolean;
   /**
@@ -115,7 +117,7 @@ export interface NumberedEvent {
 }
 
 /** The store's answer to `beginBatch`: each event's number, in the batch's order. */
-export interface BatchTicket extends Pick<AttemptTicket, 'previous' | 'earlier' | 'movedAhead' | 'failingSince'> {
+export interface BatchTicket extends Pick<AttemptTicket, 'previous' | 'earlier' | 'movedAhead' | 'failingSince' | 'failedAt'> {
   readonly sequences: readonly number[];
 }
 
@@ -186,12 +188,20 @@ export interface DeliveryStore {
    */
   readonly recordSequence: (input: { readonly eventId: string; readonly sequence: number }) => Promise<void>;
   /**
-   * Remembers why the head's last attempt failed, and, unless the key is failing already, that it
-   * began failing `at` (`failingSince`): a streak that lasts across heads, given up or not, until
-   * {@link recordRecovered} ends it. The automatic pause measures it. `isGivingUp` marks the head
+   * Remembers why the head's last attempt failed, and when (`at`), with the key's failure streak
+   * as the caller found it: `failingSince`, its beginning (`at` for a new streak, see
+   * {@link liveStreak}). A streak lasts across heads, given up or not, until
+   * {@link recordRecovered} ends it; the automatic pause measures it. `isGivingUp` marks the head
    * as being given up (`AttemptTicket.isGivingUp`), until the key's next head.
    */
-  readonly recordFailure: (input: { readonly orderingKey: string; readonly eventId: string; readonly reason: string; readonly at: string; readonly isGivingUp?: boolean }) => Promise<void>;
+  readonly recordFailure: (input: {
+    readonly orderingKey: string;
+    readonly eventId: string;
+    readonly reason: string;
+    readonly at: string;
+    readonly failingSince: string;
+    readonly isGivingUp?: boolean;
+  }) => Promise<void>;
   /** Ends the key's failure streak that began at `failingSince` (a delivery went through); one that began later stays. */
   readonly recordRecovered: (input: { readonly orderingKey: string; readonly failingSince: string }) => Promise<void>;
   /**
@@ -384,8 +394,11 @@ export type DeliveryOutcome =
    * late (see `AttemptTicketKind.superseded`): then it leaves its group's depth as a delivery would.
    */
   | { readonly kind: typeof OutcomeKind.duplicate; readonly acceptedAt?: string; readonly isCounted?: boolean }
-  /** `acceptedAt` is absent, and `isCounted` false, for a record that could not be read. */
-  | { readonly kind: typeof OutcomeKind.deadLettered; readonly reason: string; readonly acceptedAt: string | undefined; readonly isCounted: boolean }
+  /**
+   * `acceptedAt` is absent, and `isCounted` false, for a record that could not be read.
+   * `failingSince` is the failure streak the give-up recorded on its key, when it recorded one.
+   */
+  | { readonly kind: typeof OutcomeKind.deadLettered; readonly reason: string; readonly acceptedAt: string | undefined; readonly isCounted: boolean; readonly failingSince?: string }
   | {
       readonly kind: typeof OutcomeKind.retryLater;
       readonly delaySeconds: number;
@@ -502,7 +515,7 @@ export async function giveUp(
   queued: QueuedEvent,
   ticket: { sequence: number; attempts: number },
   reason: string,
-): Promise<DeliveryOutcome> {
+): Promise<Extract<DeliveryOutcome, { readonly kind: typeof OutcomeKind.deadLettered }>> {
   const at = ports.now().toISOString();
   // Counted in the lag by its place first, then written to the store, then the event's record,
   // the message last (by the batch's response): a crash in between leaves the message, which is
@@ -519,6 +532,18 @@ export async function giveUp(
 /** The attempts of the head's current round: those after an automatic pause granted it a new one. */
 export function roundAttempts(ticket: Pick<AttemptTicket, 'attempts' | 'attemptsBefore'>): number {
   return ticket.attempts - (ticket.attemptsBefore ?? 0);
+}
+
+/**
+ * The beginning of the key's failure streak as a ticket shows it, at `now`: undefined when the key
+ * is not failing, or when its last failure is older than `streakGapSeconds` (it was not being
+ * tried since, so the streak is over and the next failure begins another).
+ */
+export function liveStreak(ticket: Pick<AttemptTicket, 'failingSince' | 'failedAt'>, now: Date, policy: RetryPolicy): string | undefined {
+  const { failingSince, failedAt } = ticket;
+  if (failingSince === undefined) return undefined;
+  const lastFailure = Date.parse(failedAt ?? failingSince);
+  return now.getTime() - lastFailure > streakGapSeconds(policy) * 1000 ? undefined : failingSince;
 }
 
 /** The reason an automatic pause gives: since when the key failed, and how its head's last round ended. */
@@ -545,12 +570,13 @@ export async function giveUpOrPause(ports: DeliveryPorts, policy: RetryPolicy, q
   if (after === undefined || ticket.isGivingUp === true) return giveUp(ports, queued, ticket, reason);
   const now = ports.now();
   const { ordering_key: orderingKey, event } = queued;
-  const { failingSince } = ticket;
+  const failingSince = liveStreak(ticket, now, policy);
   if (failingSince === undefined || now.getTime() - Date.parse(failingSince) < after * 1000) {
     // Marked before any step of the give-up, so that a crash in it is finished the same way; and
     // the key's failure streak begins here if it had not (its only attempt failed).
-    await ports.store.recordFailure({ orderingKey, eventId: event.event_id, reason, at: now.toISOString(), isGivingUp: true });
-    return giveUp(ports, queued, ticket, reason);
+    const streak = failingSince ?? now.toISOString();
+    await ports.store.recordFailure({ orderingKey, eventId: event.event_id, reason, at: now.toISOString(), failingSince: streak, isGivingUp: true });
+    return { ...(await giveUp(ports, queued, ticket, reason)), failingSince: streak };
   }
   const isGranted = await ports.store.grantAttempts({ orderingKey, eventId: event.event_id, attempts: ticket.attempts, more: policy.maxDeliveryAttempts });
   // Only one consumer holds a group at a time: a head that changed meanwhile is a fault.
@@ -705,7 +731,7 @@ export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, 
   }
   if (ticket.kind === AttemptTicketKind.exhausted) {
     await numbering;
-    return { outcome: await giveUpOrPause(ports, policy, queued, current, `${roundAttempts(ticket)} of ${policy.maxDeliveryAttempts} attempts made; giving up`) };
+    return { outcome: await giveUpOrPause(ports, policy, queued, current, `${roundAttempts(ticket)} of ${policy.maxDeliveryAttempts} attempts made, the last one's answer unknown`) };
   }
 
   const attemptedAt = ports.now();
@@ -730,7 +756,8 @@ export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, 
     ports.random,
   );
   if (decision.kind === FailureDecisionKind.deadLetter) return { outcome: await giveUpOrPause(ports, policy, queued, current, decision.reason) };
-  await ports.store.recordFailure({ orderingKey: queued.ordering_key, eventId, reason, at: ports.now().toISOString() });
+  const failedAt = ports.now();
+  await ports.store.recordFailure({ orderingKey: queued.ordering_key, eventId, reason, at: failedAt.toISOString(), failingSince: liveStreak(current, failedAt, policy) ?? failedAt.toISOString() });
   return {
     outcome: {
     kind: OutcomeKind.retryLater,

@@ -41,6 +41,22 @@ export function maxRetryDelaySeconds(policy: RetryPolicy): number {
   return Math.min(policy.retryMaxSeconds, policy.visibilityCeilingSeconds);
 }
 
+/**
+ * Slack, beside the longest retry delay, between two failures of one failure streak: the receive
+ * after a backoff, the consumer's own time, the next head of a key begun after one given up.
+ */
+const STREAK_SLACK_SECONDS = 300;
+
+/**
+ * The longest time between two failures of a key that still counts as one failure streak (see
+ * `liveStreak`): the longest retry delay and some slack. A key that went longer without a failed
+ * attempt (idle, held by a pause, or waiting out a fault) was not being tried: its endpoint may
+ * have recovered meanwhile, so its next failure begins a new streak.
+ */
+export function streakGapSeconds(policy: RetryPolicy): number {
+  return maxRetryDelaySeconds(policy) + STREAK_SLACK_SECONDS;
+}
+
 /** The most attempts the store may count: unbounded when exhausted heads stall instead of giving up. */
 export function attemptLimit(policy: RetryPolicy): number {
   return policy.onExhausted === OnExhausted.stall ? Number.MAX_SAFE_INTEGER : policy.maxDeliveryAttempts;

@@ -89,6 +89,8 @@ export interface SimulationResult {
   readonly steps: number;
   /** Subscriptions paused automatically (AUTO_PAUSE_AFTER_SECONDS): the notices published. */
   readonly autoPauses: number;
+  /** Events given up at least once (written to the store of dead letters, or sent to the backstop queue). */
+  readonly deadLettered: number;
 }
 
 /** One attempt a receiver processed (answered 2xx to, whether or not the answer arrived). */
@@ -696,11 +698,12 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     });
   }
 
-  /** Whether a subscription is paused now, as its item says (an operator's pause, or an automatic one). */
-  const isPausedNow = (subscriptionId: string): boolean => {
-    const { Item } = dynamoModel.execute('Get', { TableName: TABLES.subscriptions.localName, Key: { subscription_id: subscriptionId } }) as { Item?: { paused_at?: unknown } };
-    return Item?.paused_at !== undefined;
+  /** The pause of a subscription now, as its item says (an operator's, or an automatic one): its reason, or undefined. */
+  const pauseReasonNow = (subscriptionId: string): string | undefined => {
+    const { Item } = dynamoModel.execute('Get', { TableName: TABLES.subscriptions.localName, Key: { subscription_id: subscriptionId } }) as { Item?: { paused_at?: unknown; pause_reason?: unknown } };
+    return Item?.paused_at === undefined ? undefined : String(Item.pause_reason);
   };
+  const isPausedNow = (subscriptionId: string): boolean => pauseReasonNow(subscriptionId) !== undefined;
 
   /** Subscriptions a pause was asked for: only they need the final resume. */
   const everPaused = new Set<string>();
@@ -753,14 +756,14 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
    * a backoff) was held and not let go.
    */
   const checkNothingHeld = (): void => {
-    const pausedNow = new Set(subscriptionIds.filter(isPausedNow));
+    // Paused automatically again since (right after the faults stopped): held on purpose, until the recovery resumes it.
+    const pausedNow = new Set(subscriptionIds.filter((id) => pauseReasonNow(id)?.startsWith('auto: ') === true));
     const policy = { maxDeliveryAttempts: config.maxDeliveryAttempts, onExhausted: config.onExhausted, retryBaseSeconds: config.retryBaseSeconds, retryMaxSeconds: config.retryMaxSeconds, visibilityCeilingSeconds: visibilityCeilingSeconds(config), eventsPerMessage: maxEventsPerMessage(config) };
     const hoursMs = 2 * 3_600_000;
     for (const message of sqsModel.messages(deliveryQueueUrl)) {
       const invisibleMs = message.visibleAt - scheduler.now();
       const longestFaultMs = faultBackoffSeconds(message.receiveCount, policy, () => 0.999_999) * 1000;
       const subscriptionId = /"subscription_id":"([^"]+)"/.exec(message.body)?.[1] ?? '?';
-      // Paused again since (an automatic pause right after the faults stopped): held on purpose.
       if (pausedNow.has(subscriptionId)) continue;
       if (invisibleMs > hoursMs && longestFaultMs < hoursMs) {
         violate(`${subscriptionId}: a message is still held ${Math.round(invisibleMs / 60_000)} minutes after the last resume (received ${message.receiveCount} times)`);
@@ -952,5 +955,6 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     simulatedMs: scheduler.now() - START_MS,
     steps: scheduler.steps,
     autoPauses: snsModel.published.length,
+    deadLettered: deadLetteredAt.size,
   };
 }

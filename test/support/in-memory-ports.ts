@@ -27,6 +27,8 @@ interface KeyState {
   movedAhead?: NumberedEvent[];
   /** When the key began failing (`failing_since`): kept across heads until a delivery ends it. */
   failingSince?: string;
+  /** When its last failure was recorded (`failed_at`). */
+  failedAt?: string;
   /** The round an automatic pause granted the head (`head_attempts_base`, `head_allowed_attempts`). */
   attemptsBefore?: number;
   allowedAttempts?: number;
@@ -143,6 +145,7 @@ export class InMemoryDeliveryStore implements DeliveryStore {
         headAttempts: 1,
         headLastError: undefined,
         ...(state?.failingSince === undefined ? {} : { failingSince: state.failingSince }),
+        ...(state?.failedAt === undefined ? {} : { failedAt: state.failedAt }),
         ...(input.redrive === undefined ? {} : { headRedrive: input.redrive.redrivenAt }),
         ...(position === undefined ? {} : { headPosition: position }),
       });
@@ -178,6 +181,7 @@ export class InMemoryDeliveryStore implements DeliveryStore {
       headAttempts: 0,
       headLastError: undefined,
       ...(state?.failingSince === undefined ? {} : { failingSince: state.failingSince }),
+      ...(state?.failedAt === undefined ? {} : { failedAt: state.failedAt }),
       ahead: new Map(input.events.slice(1).map((event, index) => [event.eventId, base + index + 1])),
       movedAhead: [...(state?.ahead ?? [])].map(([eventId, sequence]) => ({ eventId, sequence })),
       ...(position === undefined ? {} : { headPosition: position }),
@@ -189,6 +193,7 @@ export class InMemoryDeliveryStore implements DeliveryStore {
       ...(earlier === undefined ? {} : { earlier }),
       ...(movedAhead === undefined ? {} : { movedAhead }),
       ...(state?.failingSince === undefined ? {} : { failingSince: state.failingSince }),
+      ...(state?.failedAt === undefined ? {} : { failedAt: state.failedAt }),
     };
   };
 
@@ -215,6 +220,7 @@ export class InMemoryDeliveryStore implements DeliveryStore {
       ...(state.movedAhead === undefined || state.movedAhead.length === 0 ? {} : { movedAhead: state.movedAhead }),
       ...(state.attemptsBefore === undefined ? {} : { attemptsBefore: state.attemptsBefore }),
       ...(state.failingSince === undefined ? {} : { failingSince: state.failingSince }),
+      ...(state.failedAt === undefined ? {} : { failedAt: state.failedAt }),
       ...(state.givingUp === state.headEventId ? { isGivingUp: true } : {}),
     };
   };
@@ -234,19 +240,22 @@ export class InMemoryDeliveryStore implements DeliveryStore {
 
   readonly findSequence = async (eventId: string): Promise<number | undefined> => this.events.get(eventId)?.sequence;
 
-  readonly recordFailure = async (input: { orderingKey: string; eventId: string; reason: string; at: string; isGivingUp?: boolean }): Promise<void> => {
+  readonly recordFailure = async (input: { orderingKey: string; eventId: string; reason: string; at: string; failingSince: string; isGivingUp?: boolean }): Promise<void> => {
     this.writes.push(`recordFailure ${input.eventId}`);
     const state = this.keys.get(input.orderingKey);
     if (state?.headEventId !== input.eventId) return;
     state.headLastError = input.reason;
-    state.failingSince ??= input.at;
+    state.failingSince = input.failingSince;
+    state.failedAt = input.at;
     if (input.isGivingUp === true) state.givingUp = input.eventId;
   };
 
   readonly recordRecovered = async (input: { orderingKey: string; failingSince: string }): Promise<void> => {
     this.writes.push(`recordRecovered ${input.orderingKey}`);
     const state = this.keys.get(input.orderingKey);
-    if (state?.failingSince === input.failingSince) delete state.failingSince;
+    if (state?.failingSince !== input.failingSince) return;
+    delete state.failingSince;
+    delete state.failedAt;
   };
 
   readonly grantAttempts = async (input: { orderingKey: string; eventId: string; attempts: number; more: number }): Promise<boolean> => {

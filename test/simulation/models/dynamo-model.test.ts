@@ -432,8 +432,8 @@ describe('DynamoModel against dynalite: the adapters', () => {
       const key = 'key-1';
       const tickets = [];
       for (let attempt = 0; attempt < 4; attempt += 1) tickets.push(await store.beginAttempt({ orderingKey: key, eventId: 'evt_1', maxAttempts: 3 }));
-      await store.recordFailure({ orderingKey: key, eventId: 'evt_1', reason: 'HTTP 500', at: '2026-01-01T00:00:00.000Z' });
-      await store.recordFailure({ orderingKey: key, eventId: 'evt_0', reason: 'not the head', at: '2026-01-01T00:00:00.000Z' });
+      await store.recordFailure({ orderingKey: key, eventId: 'evt_1', reason: 'HTTP 500', at: '2026-01-01T00:00:00.000Z', failingSince: '2026-01-01T00:00:00.000Z' });
+      await store.recordFailure({ orderingKey: key, eventId: 'evt_0', reason: 'not the head', at: '2026-01-01T00:00:00.000Z', failingSince: '2026-01-01T00:00:00.000Z' });
       const skipRefused = await store.requestSkip({ orderingKey: key, eventId: 'evt_0', at: '2026-01-01T00:00:00Z' });
       tickets.push(await store.beginAttempt({ orderingKey: key, eventId: 'evt_2', maxAttempts: 3 }));
       const skipped = await store.requestSkip({ orderingKey: key, eventId: 'evt_2', at: '2026-01-01T00:00:00Z' });

@@ -189,22 +189,27 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
     });
 
     describe('failure streak (recordFailure, recordRecovered)', () => {
-      it('keeps when a key began failing across heads, until the streak it was seen with is ended', async () => {
+      it('keeps a key’s failure streak and its last failure across heads, until the streak it was seen with is ended', async () => {
         const store = makeStore();
         const key = newKey();
         const begin = (n: number) => store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(n), maxAttempts: MAX });
-        expect((await begin(1)).failingSince).toBeUndefined();
-        await store.recordFailure({ orderingKey: key.orderingKey, eventId: key.eventId(1), reason: 'HTTP 500', at: T1 });
-        await store.recordFailure({ orderingKey: key.orderingKey, eventId: key.eventId(1), reason: 'HTTP 502', at: T2 });
-        expect((await begin(1)).failingSince).toBe(T1);
+        const streakOf = ({ failingSince, failedAt }: { failingSince?: string; failedAt?: string }) => ({ failingSince, failedAt });
+        expect(streakOf(await begin(1))).toEqual({ failingSince: undefined, failedAt: undefined });
+        await store.recordFailure({ orderingKey: key.orderingKey, eventId: key.eventId(1), reason: 'HTTP 500', at: T1, failingSince: T1 });
+        await store.recordFailure({ orderingKey: key.orderingKey, eventId: key.eventId(1), reason: 'HTTP 502', at: T2, failingSince: T1 });
+        expect(streakOf(await begin(1))).toEqual({ failingSince: T1, failedAt: T2 });
         // A new head (the one before was given up) keeps the streak; so does a batch.
-        expect((await begin(2)).failingSince).toBe(T1);
-        expect((await store.beginBatch({ orderingKey: key.orderingKey, events: [{ eventId: key.eventId(3) }, { eventId: key.eventId(4) }] }))?.failingSince).toBe(T1);
-        // Ending a later streak than the one there ends nothing.
+        expect(streakOf(await begin(2))).toEqual({ failingSince: T1, failedAt: T2 });
+        const batch = await store.beginBatch({ orderingKey: key.orderingKey, events: [{ eventId: key.eventId(3) }, { eventId: key.eventId(4) }] });
+        expect(streakOf(batch ?? {})).toEqual({ failingSince: T1, failedAt: T2 });
+        // Ending another streak than the one there ends nothing.
         await store.recordRecovered({ orderingKey: key.orderingKey, failingSince: T2 });
-        expect((await begin(5)).failingSince).toBe(T1);
+        expect(streakOf(await begin(5))).toEqual({ failingSince: T1, failedAt: T2 });
         await store.recordRecovered({ orderingKey: key.orderingKey, failingSince: T1 });
-        expect((await begin(6)).failingSince).toBeUndefined();
+        expect(streakOf(await begin(6))).toEqual({ failingSince: undefined, failedAt: undefined });
+        // A new streak, as the consumer begins one after an old one lapsed.
+        await store.recordFailure({ orderingKey: key.orderingKey, eventId: key.eventId(6), reason: 'HTTP 500', at: T3, failingSince: T3 });
+        expect(streakOf(await begin(6))).toEqual({ failingSince: T3, failedAt: T3 });
       });
 
       it('marks a head as being given up until the key’s next head, and says so when it comes back exhausted', async () => {
@@ -212,7 +217,7 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
         const key = newKey();
         const begin = (n: number) => store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(n), maxAttempts: 1 });
         expect((await begin(1)).isGivingUp).toBeUndefined();
-        await store.recordFailure({ orderingKey: key.orderingKey, eventId: key.eventId(1), reason: 'HTTP 500', at: T1, isGivingUp: true });
+        await store.recordFailure({ orderingKey: key.orderingKey, eventId: key.eventId(1), reason: 'HTTP 500', at: T1, failingSince: T1, isGivingUp: true });
         expect(await begin(1)).toMatchObject({ kind: 'exhausted', isGivingUp: true, failingSince: T1 });
         expect((await begin(2)).isGivingUp).toBeUndefined();
       });
@@ -221,7 +226,7 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
         const store = makeStore();
         const key = newKey();
         await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX });
-        await store.recordFailure({ orderingKey: key.orderingKey, eventId: key.eventId(1), reason: 'HTTP 500', at: T1 });
+        await store.recordFailure({ orderingKey: key.orderingKey, eventId: key.eventId(1), reason: 'HTTP 500', at: T1, failingSince: T1 });
         expect((await store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(2), maxAttempts: MAX })).failingSince).toBeUndefined();
       });
     });

@@ -553,8 +553,8 @@ const ADAPTERS = {
         },
       ],
       recordFailure: [
-        { path: 'the event is the head', run: (store) => store.recordFailure({ orderingKey: 'k1', eventId: 'evt_1', reason: 'HTTP 500', at }) },
-        { path: 'another event is (refused condition)', answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()), run: (store) => store.recordFailure({ orderingKey: 'k1', eventId: 'evt_1', reason: 'HTTP 500', at }) },
+        { path: 'the event is the head', run: (store) => store.recordFailure({ orderingKey: 'k1', eventId: 'evt_1', reason: 'HTTP 500', at, failingSince: at }) },
+        { path: 'another event is (refused condition)', answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()), run: (store) => store.recordFailure({ orderingKey: 'k1', eventId: 'evt_1', reason: 'HTTP 500', at, failingSince: at }) },
       ],
       recordRecovered: [
         { path: 'the streak is the one seen', run: (store) => store.recordRecovered({ orderingKey: 'k1', failingSince: at }) },

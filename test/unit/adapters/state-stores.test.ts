@@ -220,7 +220,7 @@ describe('settling', () => {
 
   it('notes the head’s last error only while it is still the head', async () => {
     dynamo.on(UpdateCommand).rejects(conditionFailed());
-    await expect(store.recordFailure({ orderingKey: 'sub_1', eventId: 'evt_1', reason: 'HTTP 500', at: '2026-01-01T00:00:00.000Z' })).resolves.toBeUndefined();
+    await expect(store.recordFailure({ orderingKey: 'sub_1', eventId: 'evt_1', reason: 'HTTP 500', at: '2026-01-01T00:00:00.000Z', failingSince: '2026-01-01T00:00:00.000Z' })).resolves.toBeUndefined();
     expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input).toMatchObject({ ConditionExpression: 'head_event_id = :event' });
   });
 });

@@ -898,6 +898,47 @@ describe('processBatch: the automatic pause', () => {
     expect(paused.size).toBe(0);
   });
 
+  it('counts the streak of the key itself only: another key’s delivery just before it in a partition’s group ends nothing', async () => {
+    const onceOnly: RetryPolicy = { ...autoPausing, maxDeliveryAttempts: 1 };
+    const { store, deadLetters, paused, run } = harness((eventId) => ({ kind: AttemptResultKind.response, statusCode: eventId === 'x1' ? 204 : 500 }));
+    const inPartition = (recorded: ConsumerRecord): ConsumerRecord => ({ ...recorded, messageGroupId: 'partition-0' });
+    await run([inPartition(record('e1', 'k'))], plentyOfTime, onceOnly);
+    failingFor(store, 'k', 2);
+    const plan = await run([inPartition(record('x1', 'kx')), inPartition(record('e2', 'k'))], plentyOfTime, onceOnly);
+    expect(plan.outcomes.get('x1')?.kind).toBe(OutcomeKind.delivered);
+    expect(plan.outcomes.get('e2')).toMatchObject({ kind: OutcomeKind.paused, subscriptionId: 'k' });
+    expect(deadLetters.map((letter) => letter.queued.event.event_id)).toEqual(['e1']);
+    expect([...paused.keys()]).toEqual(['k']);
+  });
+
+  it('begins a new streak when the key’s last failure is older than the longest retry delay and some slack: it was not being tried', async () => {
+    const { store, deadLetters, paused, run } = harness(() => ({ kind: AttemptResultKind.response, statusCode: 500 }));
+    const batch = [record('e1', 'k')];
+    await run(batch, plentyOfTime, autoPausing);
+    const state = store.keys.get('k');
+    if (state === undefined) throw new Error('no head on k');
+    // Failing since a week ago, its last failure three days ago: idle since, or held.
+    state.failingSince = hoursAgo(24 * 7);
+    state.failedAt = hoursAgo(24 * 3);
+    const before = Date.now();
+    const plan = await run(batch, plentyOfTime, autoPausing);
+    expect(plan.outcomes.get('e1')?.kind).toBe(OutcomeKind.deadLettered);
+    expect(deadLetters).toHaveLength(1);
+    expect(paused.size).toBe(0);
+    // The streak begins again with this failure.
+    expect(Date.parse(store.keys.get('k')?.failingSince ?? '')).toBeGreaterThanOrEqual(before);
+  });
+
+  it('ends, at a run’s next delivery, the streak that a give-up inside the run began', async () => {
+    const onceOnly: RetryPolicy = { ...autoPausing, maxDeliveryAttempts: 1 };
+    const { store, deadLetters, run } = harness((eventId) => ({ kind: AttemptResultKind.response, statusCode: eventId === 'm1' ? 500 : 204 }));
+    // One receive of three events of one key: a run, one POST each.
+    const plan = await run([record('m0', 'k'), record('m1', 'k'), record('m2', 'k')], plentyOfTime, onceOnly);
+    expect(['m0', 'm1', 'm2'].map((id) => plan.outcomes.get(id)?.kind)).toEqual([OutcomeKind.delivered, OutcomeKind.deadLettered, OutcomeKind.delivered]);
+    expect(deadLetters.map((letter) => letter.queued.event.event_id)).toEqual(['m1']);
+    expect(store.keys.get('k')?.failingSince).toBeUndefined();
+  });
+
   it('keeps a pause that came first, an operator’s, with its reason, and makes no second one', async () => {
     const operators = { pausedAt: hoursAgo(0.1), reason: 'maintenance' };
     let pausedMeanwhile: (() => void) | undefined;
