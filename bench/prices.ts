@@ -96,10 +96,10 @@ export const ESTIMATES = {
   lagJobRunsPerMonth: 60 * 24 * 30,
   /** Lambda's pollers keep long-polling an empty FIFO queue: about this many of them, 20 s waits. */
   idlePollers: 5,
-  /** Custom metrics: the consumer's four counts and the lag job's four (lambda/core). */
-  customMetrics: 8,
+  /** Custom metrics: the consumer's four counts and the lag job's six (lambda/core). */
+  customMetrics: 10,
   /** CloudWatch alarms of lib/alarms.ts. */
-  alarms: 8,
+  alarms: 10,
   /** The operations dashboard. */
   dashboards: 1,
 } as const;

@@ -78,6 +78,10 @@ export interface Config {
   readonly maxGroupWaitAlarmSeconds: number;
   /** Alarm when at least this many groups are stalled. */
   readonly stalledGroupsAlarmThreshold: number;
+  /** Warn (alarm, lag job's log) when a held group's oldest event has waited this long: SQS drops it at 14 days. */
+  readonly heldAgeAlarmSeconds: number;
+  /** Alarm when the delivery queue holds this many visible messages: SQS FIFO looks for groups among the first 120,000. */
+  readonly queueBacklogAlarmMessages: number;
   /**
    * A key whose oldest pending event has waited longer than this while it accepts at least as
    * fast as it delivers is falling behind (lag view, lag job, alarm): a whale.
@@ -165,6 +169,9 @@ const environmentSchema = (deployment: Deployment) =>
       STALL_THRESHOLD_SECONDS: integer(1, 1_209_600).default(300),
       MAX_GROUP_WAIT_ALARM_SECONDS: integer(60, 1_209_600).default(900),
       STALLED_GROUPS_ALARM_THRESHOLD: integer(1, 1_000_000).default(1),
+      // Ten days of SQS's fourteen: four left to resume (or skip) before the oldest events are dropped.
+      HELD_AGE_ALARM_SECONDS: integer(60, 1_209_599).default(864_000),
+      QUEUE_BACKLOG_ALARM_MESSAGES: integer(1, 1_000_000_000).default(100_000),
       // Two lag-job runs past a minute's rates: a burst a key delivers within two minutes is no whale.
       FALLING_BEHIND_WAIT_SECONDS: integer(1, 1_209_600).default(120),
       ALARM_EMAIL: z.email('must be an e-mail address').optional(),
@@ -222,6 +229,8 @@ export const CONFIG_VARIABLES = {
   stallThresholdSeconds: 'STALL_THRESHOLD_SECONDS',
   maxGroupWaitAlarmSeconds: 'MAX_GROUP_WAIT_ALARM_SECONDS',
   stalledGroupsAlarmThreshold: 'STALLED_GROUPS_ALARM_THRESHOLD',
+  heldAgeAlarmSeconds: 'HELD_AGE_ALARM_SECONDS',
+  queueBacklogAlarmMessages: 'QUEUE_BACKLOG_ALARM_MESSAGES',
   fallingBehindWaitSeconds: 'FALLING_BEHIND_WAIT_SECONDS',
   alarmEmail: 'ALARM_EMAIL',
   deliveryStateTtlDays: 'DELIVERY_STATE_TTL_DAYS',
@@ -271,6 +280,8 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     stallThresholdSeconds: v.STALL_THRESHOLD_SECONDS,
     maxGroupWaitAlarmSeconds: v.MAX_GROUP_WAIT_ALARM_SECONDS,
     stalledGroupsAlarmThreshold: v.STALLED_GROUPS_ALARM_THRESHOLD,
+    heldAgeAlarmSeconds: v.HELD_AGE_ALARM_SECONDS,
+    queueBacklogAlarmMessages: v.QUEUE_BACKLOG_ALARM_MESSAGES,
     fallingBehindWaitSeconds: v.FALLING_BEHIND_WAIT_SECONDS,
     alarmEmail: v.ALARM_EMAIL,
     deliveryStateTtlDays: v.DELIVERY_STATE_TTL_DAYS,
@@ -295,6 +306,7 @@ export function toEnvironment(config: Config): Record<string, string> {
     DELIVERY_STATE_TTL_DAYS: String(config.deliveryStateTtlDays),
     STALL_THRESHOLD_SECONDS: String(config.stallThresholdSeconds),
     FALLING_BEHIND_WAIT_SECONDS: String(config.fallingBehindWaitSeconds),
+    HELD_AGE_ALARM_SECONDS: String(config.heldAgeAlarmSeconds),
     LOG_LEVEL: config.logLevel,
   };
   if (config.partitionCount !== undefined) environment.PARTITION_COUNT = String(config.partitionCount);

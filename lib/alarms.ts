@@ -30,6 +30,10 @@ export interface DeliveryAlarmsProps {
   readonly maxGroupWaitThreshold: Duration;
   /** Number of stalled message groups at which the alarm goes off. */
   readonly stalledGroupsThreshold: number;
+  /** Wait of a held group's oldest event (a paused subscription's) at which its alarm goes off. */
+  readonly heldAgeThreshold: Duration;
+  /** Visible messages of the delivery queue at which its alarm goes off. */
+  readonly queueBacklogThreshold: number;
   /**
    * Number of keys falling behind (whales) at which their alarm goes off.
    * @default 1
@@ -68,6 +72,8 @@ export class DeliveryAlarms extends Construct {
   readonly stalledGroupsAlarm: cloudwatch.Alarm;
   readonly fallingBehindKeysAlarm: cloudwatch.Alarm;
   readonly lagJobErrorsAlarm: cloudwatch.Alarm;
+  readonly oldestHeldAlarm: cloudwatch.Alarm;
+  readonly queueBacklogAlarm: cloudwatch.Alarm;
   /** Every alarm above, each notifying the topic. */
   readonly alarms: readonly cloudwatch.Alarm[];
 
@@ -170,6 +176,29 @@ export class DeliveryAlarms extends Construct {
       // No datapoint means no run: LagJobErrors alarms on that.
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
+    this.oldestHeldAlarm = new cloudwatch.Alarm(this, 'OldestHeld', {
+      alarmDescription:
+        'A paused subscription has held events for long: SQS drops a message 14 days after it was sent, and these are lost then. ' +
+        'Resume the subscription (POST /v1/subscriptions/{id}/resume), or skip its head. See GET /v1/lag (is_paused) and the lag job’s warnings.',
+      metric: props.lagMetrics.metricOldestHeldSeconds(),
+      threshold: props.heldAgeThreshold.toSeconds(),
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      ...lagAlarm,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    // Visible messages, not in flight: a FIFO queue looks for a group to hand out among its first
+    // 120,000 messages only, so a backlog past that (a failing or paused key fed without pause)
+    // hides every group queued behind it.
+    this.queueBacklogAlarm = new cloudwatch.Alarm(this, 'QueueBacklog', {
+      alarmDescription:
+        'The delivery queue holds many messages: SQS FIFO looks for available message groups among its first 120,000 only, so groups behind a large backlog wait. ' +
+        'See GET /v1/lag for the deepest groups; pause their producers, resume or skip their heads.',
+      metric: props.deliveryQueue.metricApproximateNumberOfMessagesVisible({ statistic: cloudwatch.Stats.MAXIMUM, period: Duration.minutes(5) }),
+      threshold: props.queueBacklogThreshold,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
     this.lagJobErrorsAlarm = new cloudwatch.Alarm(this, 'LagJobErrors', {
       alarmDescription:
         'The lag job failed: the lag metrics, and the alarms on them, are missing. See its log group.',
@@ -191,6 +220,8 @@ export class DeliveryAlarms extends Construct {
       this.maxGroupWaitAlarm,
       this.stalledGroupsAlarm,
       this.fallingBehindKeysAlarm,
+      this.oldestHeldAlarm,
+      this.queueBacklogAlarm,
       this.lagJobErrorsAlarm,
     ];
     const action = new SnsAction(this.topic);

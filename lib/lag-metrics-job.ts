@@ -61,6 +61,16 @@ export class LagMetricsJob extends Construct {
     return this.metric(LAG_METRICS.fallingBehindKeys, options);
   }
 
+  /** Message groups held for paused subscriptions. */
+  metricHeldGroups(options?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metric(LAG_METRICS.heldGroups, options);
+  }
+
+  /** The longest any held group's oldest event has waited, in seconds: SQS drops it at 14 days. */
+  metricOldestHeldSeconds(options?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metric(LAG_METRICS.oldestHeldSeconds, options);
+  }
+
   /** Pending events over all message groups. */
   metricBacklog(options?: cloudwatch.MetricOptions): cloudwatch.Metric {
     return this.metric(LAG_METRICS.backlog, options);

@@ -145,6 +145,18 @@ export interface OrderedWebhooksProps {
    */
   readonly stalledGroupsAlarmThreshold?: number;
   /**
+   * Wait of a held group's oldest event (its subscription paused) at which its alarm goes off, in
+   * seconds (`HELD_AGE_ALARM_SECONDS`, 60 to 1,209,599): SQS drops a message 14 days after it was sent.
+   * @default 864000
+   */
+  readonly heldAgeAlarmSeconds?: number;
+  /**
+   * Visible messages of the delivery queue at which its alarm goes off (`QUEUE_BACKLOG_ALARM_MESSAGES`):
+   * SQS FIFO looks for available message groups among the first 120,000 only.
+   * @default 100000
+   */
+  readonly queueBacklogAlarmMessages?: number;
+  /**
    * A key whose oldest pending event has waited longer than this, in seconds, while it accepts at
    * least as fast as it delivers is falling behind, and alarms (`FALLING_BEHIND_WAIT_SECONDS`, 1 to 1,209,600).
    * @default 120
@@ -233,6 +245,8 @@ export function propsOf(config: Config): OrderedWebhooksProps {
     stallThresholdSeconds: config.stallThresholdSeconds,
     maxGroupWaitAlarmSeconds: config.maxGroupWaitAlarmSeconds,
     stalledGroupsAlarmThreshold: config.stalledGroupsAlarmThreshold,
+    heldAgeAlarmSeconds: config.heldAgeAlarmSeconds,
+    queueBacklogAlarmMessages: config.queueBacklogAlarmMessages,
     fallingBehindWaitSeconds: config.fallingBehindWaitSeconds,
     alarmEmail: config.alarmEmail,
     deliveryStateTtlDays: config.deliveryStateTtlDays,
@@ -332,6 +346,8 @@ export class OrderedWebhooks extends Construct {
       lagMetrics,
       maxGroupWaitThreshold: Duration.seconds(config.maxGroupWaitAlarmSeconds),
       stalledGroupsThreshold: config.stalledGroupsAlarmThreshold,
+      heldAgeThreshold: Duration.seconds(config.heldAgeAlarmSeconds),
+      queueBacklogThreshold: config.queueBacklogAlarmMessages,
       alarmEmail: config.alarmEmail,
     });
     const dashboard = new OperationsDashboard(this, 'Dashboard', {

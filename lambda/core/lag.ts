@@ -51,6 +51,10 @@ export const LAG_METRICS = {
   backlog: 'Backlog',
   /** Keys falling behind (see {@link isFallingBehind}): a whale alarms on it. */
   fallingBehindKeys: 'FallingBehindKeys',
+  /** Groups held for paused subscriptions. */
+  heldGroups: 'HeldGroups',
+  /** The longest wait of a held group's oldest event: SQS drops it at 14 days, so an alarm warns before. */
+  oldestHeldSeconds: 'OldestHeldSeconds',
 } as const;
 
 /**
@@ -58,6 +62,9 @@ export const LAG_METRICS = {
  * key per run: the dashboard's table of them filters on it, so the two cannot disagree.
  */
 export const FALLING_BEHIND_MESSAGE = 'key falling behind';
+
+/** The lag job's line, each run, for each held group whose oldest event nears SQS's retention. */
+export const NEAR_RETENTION_MESSAGE = 'a paused subscription’s oldest event nears SQS’s 14-day retention: resume it (or skip the head) before SQS drops it';
 
 /** A group's lag as stored. */
 export interface GroupLag {
@@ -291,6 +298,24 @@ export interface LagSummary {
   readonly fallingBehindKeys: number;
   /** The worst of them, worst first (the lag view's order), at most MAX_WORST_KEYS_REPORTED, for the job's log and the dashboard. */
   readonly worstFallingBehind: readonly LagRow[];
+  /** Groups held for paused subscriptions. */
+  readonly heldGroups: number;
+  /** The longest any held group's oldest pending event has waited; 0 with none held. */
+  readonly oldestHeldSeconds: number;
+  /**
+   * The held groups whose oldest event has waited at least `heldAgeWarnSeconds`, oldest first, at
+   * most MAX_WORST_KEYS_REPORTED: SQS drops a message 14 days after it was sent.
+   */
+  readonly nearRetention: readonly HeldNearRetention[];
+}
+
+/** A held group whose oldest event nears SQS's retention (see `LagSummary.nearRetention`). */
+export interface HeldNearRetention {
+  readonly messageGroupId: string;
+  readonly subscriptionId: string;
+  readonly oldestWaitSeconds: number;
+  /** Seconds until SQS drops the oldest event, if it is still queued then: 0 once past. */
+  readonly secondsLeft: number;
 }
 
 /** Keys falling behind the lag job names in its log each run: the dashboard's table of the worst. */
@@ -302,6 +327,10 @@ export interface LagThresholds {
   readonly stallThresholdSeconds: number;
   /** A key waiting longer than this while fed at least as fast as it delivers is falling behind. */
   readonly fallingBehindWaitSeconds: number;
+  /** A held group whose oldest event has waited this long is near SQS's retention (`HELD_AGE_ALARM_SECONDS`). */
+  readonly heldAgeWarnSeconds: number;
+  /** How long SQS keeps a message (the queue's retention, 14 days). */
+  readonly retentionSeconds: number;
 }
 
 /**
@@ -309,11 +338,19 @@ export interface LagThresholds {
  * lag view flags, in its order, so that the alarm and the view never disagree about a key.
  */
 export function summarizeLag(groups: readonly GroupLag[], now: Date, thresholds: LagThresholds): LagSummary {
-  const { stallThresholdSeconds, fallingBehindWaitSeconds } = thresholds;
+  const { stallThresholdSeconds, fallingBehindWaitSeconds, heldAgeWarnSeconds, retentionSeconds } = thresholds;
   let maxOldestWaitSeconds = 0;
   let stalledGroups = 0;
   let backlog = 0;
   const fallingBehind = toLagRows(groups, now, fallingBehindWaitSeconds).filter((row) => row.is_falling_behind);
+  const held = groups.flatMap(({ messageGroupId, hold, oldestAcceptedAt }) =>
+    hold === undefined ? [] : [{ messageGroupId, subscriptionId: hold.subscriptionId, oldestWaitSeconds: secondsSince(oldestAcceptedAt ?? hold.heldAt, now) }],
+  );
+  const nearRetention = held
+    .filter((group) => group.oldestWaitSeconds >= heldAgeWarnSeconds)
+    .sort((a, b) => b.oldestWaitSeconds - a.oldestWaitSeconds)
+    .slice(0, MAX_WORST_KEYS_REPORTED)
+    .map((group) => ({ ...group, secondsLeft: Math.max(0, retentionSeconds - group.oldestWaitSeconds) }));
   for (const group of groups) {
     // A failing head counts whatever the depth says (see isActive).
     if (group.headFailingSince !== undefined && secondsSince(group.headFailingSince, now) > stallThresholdSeconds) stalledGroups += 1;
@@ -321,7 +358,16 @@ export function summarizeLag(groups: readonly GroupLag[], now: Date, thresholds:
     backlog += Math.max(1, group.depth);
     maxOldestWaitSeconds = Math.max(maxOldestWaitSeconds, secondsSince(group.oldestAcceptedAt, now));
   }
-  return { maxOldestWaitSeconds, stalledGroups, backlog, fallingBehindKeys: fallingBehind.length, worstFallingBehind: fallingBehind.slice(0, MAX_WORST_KEYS_REPORTED) };
+  return {
+    maxOldestWaitSeconds,
+    stalledGroups,
+    backlog,
+    fallingBehindKeys: fallingBehind.length,
+    worstFallingBehind: fallingBehind.slice(0, MAX_WORST_KEYS_REPORTED),
+    heldGroups: held.length,
+    oldestHeldSeconds: Math.max(0, ...held.map((group) => group.oldestWaitSeconds)),
+    nearRetention,
+  };
 }
 
 /**

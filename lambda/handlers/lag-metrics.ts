@@ -8,13 +8,14 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { FALLING_BEHIND_MESSAGE, idleCutoff, LAG_METRICS, summarizeLag, type GroupLag, type LagSummary, type LagThresholds } from '../core/lag.js';
+import { FALLING_BEHIND_MESSAGE, idleCutoff, LAG_METRICS, NEAR_RETENTION_MESSAGE, summarizeLag, type GroupLag, type LagSummary, type LagThresholds } from '../core/lag.js';
 import { holdsSettledBefore, letGoStaleHolds, type HoldPorts } from '../core/pause.js';
 import { consumerTimeoutSeconds } from '../config.js';
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
 import { createDeliveryQueue, DELIVERY_QUEUE_ACCESS } from '../adapters/delivery-queue.js';
 import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js';
 import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS } from '../adapters/subscription-store.js';
+import { FIFO_QUEUE_SETTINGS } from '../resources.js';
 import type { LambdaHandler } from './logger.js';
 import { lambdaEntry, type HandlerWiring } from './wiring.js';
 
@@ -62,8 +63,17 @@ export function createLagMetricsHandler(deps: LagMetricsHandlerDeps): LagMetrics
     }
     const summary = summarizeLag(groups, now, deps.thresholds);
     deps.publish(summary);
-    const { worstFallingBehind, ...counts } = summary;
+    const { worstFallingBehind, nearRetention, ...counts } = summary;
     deps.logger.info('lag published', { activeGroups: groups.length, ...counts });
+    // Every run while it lasts: SQS drops the oldest events of these groups when their time is up.
+    for (const group of nearRetention) {
+      deps.logger.warn(NEAR_RETENTION_MESSAGE, {
+        message_group_id: group.messageGroupId,
+        subscription_id: group.subscriptionId,
+        oldest_wait_seconds: group.oldestWaitSeconds,
+        seconds_left: group.secondsLeft,
+      });
+    }
     // One line per key, under a fixed message: the dashboard's query of the worst keys reads these.
     // The group id (a digest) and numbers only: an ordering key may hold a producer's resource id.
     for (const [rank, row] of worstFallingBehind.entries()) {
@@ -87,6 +97,8 @@ export function publishWithPowertools(metrics: Metrics): (summary: LagSummary) =
     metrics.addMetric(LAG_METRICS.stalledGroups, MetricUnit.Count, summary.stalledGroups);
     metrics.addMetric(LAG_METRICS.backlog, MetricUnit.Count, summary.backlog);
     metrics.addMetric(LAG_METRICS.fallingBehindKeys, MetricUnit.Count, summary.fallingBehindKeys);
+    metrics.addMetric(LAG_METRICS.heldGroups, MetricUnit.Count, summary.heldGroups);
+    metrics.addMetric(LAG_METRICS.oldestHeldSeconds, MetricUnit.Seconds, summary.oldestHeldSeconds);
     metrics.publishStoredMetrics();
   };
 }
@@ -107,7 +119,12 @@ export function wireLagJob(input: HandlerWiring<(typeof LAG_METRICS_RESOURCES)[n
       forgetHold: groups.forgetHold,
     },
     consumerTimeoutSeconds: consumerTimeoutSeconds(input.config),
-    thresholds: { stallThresholdSeconds: input.config.stallThresholdSeconds, fallingBehindWaitSeconds: input.config.fallingBehindWaitSeconds },
+    thresholds: {
+      stallThresholdSeconds: input.config.stallThresholdSeconds,
+      fallingBehindWaitSeconds: input.config.fallingBehindWaitSeconds,
+      heldAgeWarnSeconds: input.config.heldAgeAlarmSeconds,
+      retentionSeconds: FIFO_QUEUE_SETTINGS.retentionSeconds,
+    },
     now,
     logger: input.logger,
   });

@@ -24,6 +24,7 @@ import { INGEST_ACCESS, INGEST_RESOURCES } from '../../lambda/handlers/ingest.js
 import { LAG_METRICS_ACCESS, LAG_METRICS_RESOURCES } from '../../lambda/handlers/lag-metrics.js';
 import { OPERATIONS_ACCESS, OPERATIONS_RESOURCES } from '../../lambda/handlers/operations.js';
 import { SUBSCRIPTIONS_ACCESS, SUBSCRIPTIONS_RESOURCES } from '../../lambda/handlers/subscriptions.js';
+import { ESTIMATES } from '../../bench/prices.js';
 import { NOTICE_TOPIC, PAYLOAD_BUCKET, PAYLOAD_OBJECT_PREFIX, QUEUES, RESOURCE_ENV_VARS, TABLES, type ResourceNames, type TableDefinition } from '../../lambda/resources.js';
 import { HANDLER_ENTRIES, ROUTES, type ApiFunction } from '../../lambda/routes.js';
 import type { HandlerName } from '../../lib/handler-function.js';
@@ -714,6 +715,8 @@ const ALARMS = [
   'maxGroupWaitAlarm',
   'stalledGroupsAlarm',
   'fallingBehindKeysAlarm',
+  'oldestHeldAlarm',
+  'queueBacklogAlarm',
   'lagJobErrorsAlarm',
 ] as const;
 type AlarmKey = (typeof ALARMS)[number];
@@ -835,6 +838,38 @@ describe('DeliveryAlarms', () => {
     expect(String(properties.AlarmDescription)).toMatch(/batch_size.*ordering "resource".*answer faster/);
   });
 
+  it('alarms when a paused subscription’s oldest held event has waited the configured time, well before SQS’s 14 days', () => {
+    expect(synthesized.config.heldAgeAlarmSeconds).toBe(864_000);
+    expect(environmentOf(synthesized, 'lagMetrics').HELD_AGE_ALARM_SECONDS).toBe('864000');
+    expect(alarmProperties('oldestHeldAlarm')).toMatchObject({
+      Namespace: LAG_METRICS.namespace,
+      MetricName: LAG_METRICS.oldestHeldSeconds,
+      Dimensions: LAG_DIMENSIONS,
+      Statistic: 'Maximum',
+      Period: 60,
+      Threshold: 864_000,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 1,
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
+  it('alarms when the delivery queue’s visible messages near the 120,000 among which SQS FIFO looks for groups', () => {
+    const { stack } = synthesized;
+    expect(alarmProperties('queueBacklogAlarm')).toMatchObject({
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: stack.resolve(stack.queues.deliveryQueue.queueName) }],
+      Statistic: 'Maximum',
+      Period: 300,
+      Threshold: 100_000,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      EvaluationPeriods: 1,
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
   it('alarms when the lag job fails, so the lag alarms never go quiet unnoticed', () => {
     const { stack } = synthesized;
     expect(alarmProperties('lagJobErrorsAlarm')).toMatchObject({
@@ -848,8 +883,9 @@ describe('DeliveryAlarms', () => {
     });
   });
 
-  it('declares these eight alarms and no other', () => {
+  it('declares these ten alarms and no other, as many as the bench prices', () => {
     expect(synthesized.stack.alarms.alarms).toHaveLength(ALARMS.length);
+    expect(ESTIMATES.alarms).toBe(ALARMS.length);
     expect(resourcesOfType(synthesized.template, 'AWS::CloudWatch::Alarm').size).toBe(ALARMS.length);
   });
 

@@ -72,8 +72,8 @@ describe('fixedMonthlyCost', () => {
   it('prices alarms, metrics, the dashboard, idle polls and the lag job by the month', () => {
     const lines = fixedMonthlyCost(SPARSE_USAGE, assumptions);
     const of = (item: string): number | undefined => lines.find((entry) => entry.item === item)?.usdPerMonth;
-    expect(of('CloudWatch alarms')).toBeCloseTo(0.8, 9);
-    expect(of('CloudWatch custom metrics')).toBeCloseTo(2.4, 9);
+    expect(of('CloudWatch alarms')).toBeCloseTo(1.0, 9);
+    expect(of('CloudWatch custom metrics')).toBeCloseTo(3.0, 9);
     expect(of('CloudWatch dashboard')).toBe(3);
     // 5 pollers, a 20 s receive each, for 30 days.
     expect(of('SQS idle long polls')).toBeCloseTo(5 * 129_600 * 0.5e-6, 9);

@@ -28,7 +28,7 @@ const group = (overrides: Partial<GroupLag>): GroupLag => groupLag(overrides);
 
 /** The falling-behind wait these tests read the lag with. */
 const WAIT = 120;
-const thresholds = { stallThresholdSeconds: 300, fallingBehindWaitSeconds: WAIT };
+const thresholds = { stallThresholdSeconds: 300, fallingBehindWaitSeconds: WAIT, heldAgeWarnSeconds: 864_000, retentionSeconds: 1_209_600 };
 
 describe('lag row ordering_key', () => {
   it.each([
@@ -204,17 +204,32 @@ describe('summarizeLag', () => {
       now,
       thresholds,
     );
-    expect(summary).toEqual({ maxOldestWaitSeconds: 600, stalledGroups: 1, backlog: 10, fallingBehindKeys: 0, worstFallingBehind: [] });
+    expect(summary).toEqual({ maxOldestWaitSeconds: 600, stalledGroups: 1, backlog: 10, fallingBehindKeys: 0, worstFallingBehind: [], heldGroups: 0, oldestHeldSeconds: 0, nearRetention: [] });
   });
 
   it('never hides a failing head behind a depth count that drifted to zero', () => {
     const drifted = group({ messageGroupId: 'drifted', depth: -1, headFailingSince: '2026-12-02T12:00:00.000Z', headAttempts: 7, lastError: 'HTTP 500' });
-    expect(summarizeLag([drifted], now, thresholds)).toEqual({ maxOldestWaitSeconds: 60, stalledGroups: 1, backlog: 1, fallingBehindKeys: 0, worstFallingBehind: [] });
+    expect(summarizeLag([drifted], now, thresholds)).toEqual({ maxOldestWaitSeconds: 60, stalledGroups: 1, backlog: 1, fallingBehindKeys: 0, worstFallingBehind: [], heldGroups: 0, oldestHeldSeconds: 0, nearRetention: [] });
     expect(toLagRows([drifted], now, WAIT)).toMatchObject([{ message_group_id: 'drifted', depth: 1, head_attempts: 7, last_error: 'HTTP 500' }]);
   });
 
+  it('counts the held groups and the longest their oldest events waited, and names those near SQS’s retention', () => {
+    const hold = { subscriptionId: 'sub_1', receiptHandle: 'rh', pausedAt: '2026-12-01T12:00:00.000Z', reason: 'r', heldAt: '2026-12-02T12:00:00.000Z', until: '2026-12-03T00:00:00.000Z' };
+    const summary = summarizeLag(
+      [
+        group({ messageGroupId: 'held-long', depth: 2, oldestAcceptedAt: '2026-12-02T12:00:00.000Z', hold }),
+        group({ messageGroupId: 'held-short', depth: 1, oldestAcceptedAt: '2026-12-02T12:09:00.000Z', hold: { ...hold, subscriptionId: 'sub_2' } }),
+        group({ messageGroupId: 'failing', depth: 1, oldestAcceptedAt: '2026-11-30T12:00:00.000Z', headFailingSince: '2026-11-30T12:00:00.000Z' }),
+      ],
+      now,
+      { ...thresholds, heldAgeWarnSeconds: 300, retentionSeconds: 1000 },
+    );
+    expect(summary).toMatchObject({ heldGroups: 2, oldestHeldSeconds: 600 });
+    expect(summary.nearRetention).toEqual([{ messageGroupId: 'held-long', subscriptionId: 'sub_1', oldestWaitSeconds: 600, secondsLeft: 400 }]);
+  });
+
   it('is all zeros with nothing pending', () => {
-    expect(summarizeLag([], now, thresholds)).toEqual({ maxOldestWaitSeconds: 0, stalledGroups: 0, backlog: 0, fallingBehindKeys: 0, worstFallingBehind: [] });
+    expect(summarizeLag([], now, thresholds)).toEqual({ maxOldestWaitSeconds: 0, stalledGroups: 0, backlog: 0, fallingBehindKeys: 0, worstFallingBehind: [], heldGroups: 0, oldestHeldSeconds: 0, nearRetention: [] });
   });
 });
 

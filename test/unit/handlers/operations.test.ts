@@ -1,7 +1,7 @@
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { DeadLetterRow } from '../../../lambda/core/dead-letter.js';
-import { FALLING_BEHIND_MESSAGE, IDLE_GROUP_MINUTES, LAG_METRICS, type GroupLag } from '../../../lambda/core/lag.js';
+import { FALLING_BEHIND_MESSAGE, IDLE_GROUP_MINUTES, LAG_METRICS, NEAR_RETENTION_MESSAGE, type GroupLag } from '../../../lambda/core/lag.js';
 import { planBucketUpdate, RateCounter } from '../../../lambda/core/group-rates.js';
 import { createLagMetricsHandler, publishWithPowertools } from '../../../lambda/handlers/lag-metrics.js';
 import { createLogger } from '../../../lambda/handlers/logger.js';
@@ -288,7 +288,7 @@ describe('lag job', () => {
         },
       },
       consumerTimeoutSeconds: 130,
-      thresholds: { stallThresholdSeconds: 300, fallingBehindWaitSeconds: 120 },
+      thresholds: { stallThresholdSeconds: 300, fallingBehindWaitSeconds: 120, heldAgeWarnSeconds: 864_000, retentionSeconds: 1_209_600 },
       now: () => now,
       logger: createLogger('test', 'SILENT'),
     });
@@ -308,12 +308,13 @@ describe('lag job', () => {
       publish: (summary) => published.push(summary),
       holds: NO_HOLDS,
       consumerTimeoutSeconds: 130,
-      thresholds: { stallThresholdSeconds: 300, fallingBehindWaitSeconds: 120 },
+      thresholds: { stallThresholdSeconds: 300, fallingBehindWaitSeconds: 120, heldAgeWarnSeconds: 864_000, retentionSeconds: 1_209_600 },
       now: () => now,
       logger: createLogger('test', 'SILENT'),
     });
-    expect(await handler()).toEqual({ maxOldestWaitSeconds: 600, stalledGroups: 1, backlog: 7, fallingBehindKeys: 0, worstFallingBehind: [] });
-    expect(published).toEqual([{ maxOldestWaitSeconds: 600, stalledGroups: 1, backlog: 7, fallingBehindKeys: 0, worstFallingBehind: [] }]);
+    const summary = { maxOldestWaitSeconds: 600, stalledGroups: 1, backlog: 7, fallingBehindKeys: 0, worstFallingBehind: [], heldGroups: 0, oldestHeldSeconds: 0, nearRetention: [] };
+    expect(await handler()).toEqual(summary);
+    expect(published).toEqual([summary]);
     // Groups idle for IDLE_GROUP_MINUTES leave the index as it is read.
     expect(cutoffs).toEqual([new Date(now.getTime() - IDLE_GROUP_MINUTES * 60_000).toISOString()]);
   });
@@ -339,7 +340,7 @@ describe('lag job', () => {
       publish: () => undefined,
       holds: NO_HOLDS,
       consumerTimeoutSeconds: 130,
-      thresholds: { stallThresholdSeconds: 300, fallingBehindWaitSeconds: 120 },
+      thresholds: { stallThresholdSeconds: 300, fallingBehindWaitSeconds: 120, heldAgeWarnSeconds: 864_000, retentionSeconds: 1_209_600 },
       now: () => now,
       logger: createLogger('lag', 'INFO'),
     });
@@ -353,13 +354,47 @@ describe('lag job', () => {
     expect(whales.every((line) => !JSON.stringify(line).includes('sub_1'))).toBe(true);
   });
 
+  it('warns, every run, of each held group whose oldest event nears SQS’s retention, ids and times only', async () => {
+    const daysAgo = (days: number): string => new Date(now.getTime() - days * 86_400_000).toISOString();
+    const held = (subscriptionId: string) => ({ subscriptionId, receiptHandle: 'rh', pausedAt: daysAgo(12), reason: 'r', heldAt: daysAgo(0.1), until: daysAgo(-0.4) });
+    const handler = createLagMetricsHandler({
+      listActiveForgettingIdle: async () => [
+        { ...stuck, messageGroupId: 'held-11-days', oldestAcceptedAt: daysAgo(11), headFailingSince: undefined, hold: held('sub_old') },
+        { ...stuck, messageGroupId: 'held-12-days', oldestAcceptedAt: daysAgo(12), headFailingSince: undefined, hold: held('sub_older') },
+        { ...stuck, messageGroupId: 'held-2-days', oldestAcceptedAt: daysAgo(2), headFailingSince: undefined, hold: held('sub_young') },
+        { ...stuck, messageGroupId: 'failing', oldestAcceptedAt: daysAgo(13) },
+      ],
+      publish: () => undefined,
+      holds: { isPaused: async () => true, letGo: async () => 0, forgetHold: async () => undefined },
+      consumerTimeoutSeconds: 130,
+      thresholds: { stallThresholdSeconds: 300, fallingBehindWaitSeconds: 120, heldAgeWarnSeconds: 10 * 86_400, retentionSeconds: 14 * 86_400 },
+      now: () => now,
+      logger: createLogger('lag', 'INFO'),
+    });
+    const { result, lines } = await captureLogs(handler);
+    expect(result).toMatchObject({ heldGroups: 3, oldestHeldSeconds: 12 * 86_400 });
+    expect(linesSaying(lines, NEAR_RETENTION_MESSAGE)).toEqual([
+      expect.objectContaining({ level: 'WARN', message_group_id: 'held-12-days', subscription_id: 'sub_older', oldest_wait_seconds: 12 * 86_400, seconds_left: 2 * 86_400 }),
+      expect.objectContaining({ level: 'WARN', message_group_id: 'held-11-days', subscription_id: 'sub_old', oldest_wait_seconds: 11 * 86_400, seconds_left: 3 * 86_400 }),
+    ]);
+  });
+
   it('writes one EMF record in the namespace and dimension the alarms watch', () => {
     const lines: string[] = [];
     vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
       lines.push(String(chunk));
       return true;
     });
-    publishWithPowertools(new Metrics({ namespace: LAG_METRICS.namespace, serviceName: LAG_METRICS.service }))({ maxOldestWaitSeconds: 42, stalledGroups: 2, backlog: 9, fallingBehindKeys: 3, worstFallingBehind: [] });
+    publishWithPowertools(new Metrics({ namespace: LAG_METRICS.namespace, serviceName: LAG_METRICS.service }))({
+      maxOldestWaitSeconds: 42,
+      stalledGroups: 2,
+      backlog: 9,
+      fallingBehindKeys: 3,
+      worstFallingBehind: [],
+      heldGroups: 4,
+      oldestHeldSeconds: 86_400,
+      nearRetention: [],
+    });
     vi.restoreAllMocks();
     const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(records).toHaveLength(1);
@@ -372,7 +407,9 @@ describe('lag job', () => {
       { Name: 'StalledGroups', Unit: 'Count' },
       { Name: 'Backlog', Unit: 'Count' },
       { Name: 'FallingBehindKeys', Unit: 'Count' },
+      { Name: 'HeldGroups', Unit: 'Count' },
+      { Name: 'OldestHeldSeconds', Unit: 'Seconds' },
     ]);
-    expect(record).toMatchObject({ service: 'lag', MaxOldestWaitSeconds: 42, StalledGroups: 2, Backlog: 9, FallingBehindKeys: 3 });
+    expect(record).toMatchObject({ service: 'lag', MaxOldestWaitSeconds: 42, StalledGroups: 2, Backlog: 9, FallingBehindKeys: 3, HeldGroups: 4, OldestHeldSeconds: 86_400 });
   });
 });
