@@ -128,6 +128,25 @@ export class OperationsDashboard extends Construct {
         ],
         [
           new cloudwatch.GraphWidget({
+            title: 'Paused: held groups',
+            left: [lagMetrics.metricHeldGroups({ label: 'Held groups' })],
+            width: THIRD,
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'Paused: oldest held event (s; SQS drops it at 1,209,600)',
+            left: [lagMetrics.metricOldestHeldSeconds({ label: 'Oldest held' })],
+            leftAnnotations: [alarms.oldestHeldAlarm.toAnnotation()],
+            width: THIRD,
+          }),
+          new cloudwatch.GraphWidget({
+            title: 'Delivery queue: visible messages (FIFO looks through the first 120,000)',
+            left: [deliveryQueue.metricApproximateNumberOfMessagesVisible({ label: 'Visible', statistic: cloudwatch.Stats.MAXIMUM })],
+            leftAnnotations: [alarms.queueBacklogAlarm.toAnnotation()],
+            width: THIRD,
+          }),
+        ],
+        [
+          new cloudwatch.GraphWidget({
             title: 'Ingest: invocations and errors',
             left: [
               ingest.metricInvocations({ ...sum, label: 'Invocations' }),

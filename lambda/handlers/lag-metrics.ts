@@ -14,7 +14,7 @@ import { consumerTimeoutSeconds } from '../config.js';
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
 import { createDeliveryQueue, DELIVERY_QUEUE_ACCESS } from '../adapters/delivery-queue.js';
 import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js';
-import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS } from '../adapters/subscription-store.js';
+import { createSubscriptionStore, pauseOf, SUBSCRIPTION_STORE_ACCESS } from '../adapters/subscription-store.js';
 import { FIFO_QUEUE_SETTINGS } from '../resources.js';
 import type { LambdaHandler } from './logger.js';
 import { lambdaEntry, type HandlerWiring } from './wiring.js';
@@ -114,7 +114,10 @@ export function wireLagJob(input: HandlerWiring<(typeof LAG_METRICS_RESOURCES)[n
     listActiveForgettingIdle: groups.listActiveForgettingIdle,
     publish,
     holds: {
-      isPaused: async (subscriptionId) => (await subscriptions.get(subscriptionId))?.paused_at !== undefined,
+      isPaused: async (subscriptionId) => {
+        const subscription = await subscriptions.get(subscriptionId);
+        return subscription !== undefined && pauseOf(subscription) !== undefined;
+      },
       letGo: pick(createDeliveryQueue(input.sqs, input.resources.deliveryQueueUrl, input.logger), USES.deliveryQueue).letGo,
       forgetHold: groups.forgetHold,
     },

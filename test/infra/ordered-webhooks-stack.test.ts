@@ -1027,6 +1027,8 @@ describe('OperationsDashboard', () => {
       { metric: [LAG_METRICS.namespace, LAG_METRICS.stalledGroups, ...lag], stat: 'Maximum' },
       { metric: [LAG_METRICS.namespace, LAG_METRICS.backlog, ...lag], stat: 'Maximum' },
       { metric: [LAG_METRICS.namespace, LAG_METRICS.fallingBehindKeys, ...lag], stat: 'Maximum' },
+      { metric: [LAG_METRICS.namespace, LAG_METRICS.heldGroups, ...lag], stat: 'Maximum' },
+      { metric: [LAG_METRICS.namespace, LAG_METRICS.oldestHeldSeconds, ...lag], stat: 'Maximum' },
       ...(['delivered', 'failedAttempts', 'deadLettered', 'faults'] as const).map((name) => ({
         metric: [CONSUMER_METRICS.namespace, CONSUMER_METRICS[name], 'service', CONSUMER_METRICS.service],
         stat: 'Sum',
@@ -1041,6 +1043,7 @@ describe('OperationsDashboard', () => {
     expect(thresholds(LAG_METRICS.maxOldestWaitSeconds)).toEqual([1200]);
     expect(thresholds(LAG_METRICS.stalledGroups)).toEqual([3]);
     expect(thresholds(LAG_METRICS.fallingBehindKeys)).toEqual([1]);
+    expect(thresholds(LAG_METRICS.oldestHeldSeconds)).toEqual([864_000]);
   });
 
   it('tabulates the worst keys falling behind with their rates, from the lag job’s log group', () => {

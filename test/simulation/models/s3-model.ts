@@ -3,7 +3,7 @@
  * Strongly consistent, as S3 is for these calls since December 2020.
  */
 import type { S3Client } from '@aws-sdk/client-s3';
-import type { CallGate } from './sqs-fifo-model.js';
+import { createModelClient, type CallGate } from './sqs-fifo-model.js';
 
 export class S3Model {
   readonly objects = new Map<string, string>();
@@ -31,13 +31,5 @@ export class S3Model {
 
 /** An S3 client whose `send` answers from the model through `gate`. */
 export function createModelS3Client(model: S3Model, gate: CallGate): S3Client {
-  const client = {
-    send: (command: { constructor: { name: string }; input: unknown }) => {
-      const operation = command.constructor.name.replace(/Command$/, '');
-      return gate({ service: 's3', operation, input: command.input }, () => model.execute(operation, command.input));
-    },
-    destroy: () => undefined,
-  };
-  // The handlers call `send` only; the model stands in for the whole client type.
-  return client as unknown as S3Client;
+  return createModelClient<S3Client>('s3', model, gate);
 }

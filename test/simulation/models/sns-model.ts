@@ -3,7 +3,7 @@
  * the notices against the pauses it saw.
  */
 import type { SNSClient } from '@aws-sdk/client-sns';
-import type { CallGate } from './sqs-fifo-model.js';
+import { createModelClient, type CallGate } from './sqs-fifo-model.js';
 
 export class SnsModel {
   /** Every message published, in order, by topic ARN. */
@@ -23,13 +23,5 @@ export class SnsModel {
 
 /** An SNS client whose `send` answers from the model through `gate`. */
 export function createModelSnsClient(model: SnsModel, gate: CallGate): SNSClient {
-  const client = {
-    send: (command: { constructor: { name: string }; input: unknown }) => {
-      const operation = command.constructor.name.replace(/Command$/, '');
-      return gate({ service: 'sns', operation, input: command.input }, () => model.execute(operation, command.input));
-    },
-    destroy: () => undefined,
-  };
-  // The handlers call `send` only; the model stands in for the whole client type.
-  return client as unknown as SNSClient;
+  return createModelClient<SNSClient>('sns', model, gate);
 }

@@ -1041,17 +1041,23 @@ export type CallGate = <T>(call: { readonly service: string; readonly operation:
 const immediateGate: CallGate = async (_call, apply) => apply();
 
 /**
- * An `SQSClient` whose `send` runs SDK commands against the model: the operation is the command's
- * class name without `Command`, the input is `command.input`, and the answer passes the gate.
+ * An SDK client of `service` whose `send` runs commands against `model`: the operation is the
+ * command's class name without `Command`, the input is `command.input`, and the answer passes the
+ * gate. The code under test only calls `send` (and `destroy`); the SDK's client types are far
+ * wider, so the caller names the one it stands for.
  */
-export function createModelSqsClient(model: SqsFifoModel, gate: CallGate = immediateGate): SQSClient {
+export function createModelClient<Client>(service: string, model: { execute(operation: string, input: unknown): unknown }, gate: CallGate = immediateGate): Client {
   const client = {
     send: (command: { readonly input: unknown }): Promise<unknown> => {
       const operation = command.constructor.name.replace(/Command$/, '');
-      return gate({ service: 'sqs', operation, input: command.input }, () => model.execute(operation, command.input));
+      return gate({ service, operation, input: command.input }, () => model.execute(operation, command.input));
     },
     destroy: (): void => undefined,
   };
-  // The code under test only calls `send` (and `destroy`); the SDK's client type is far wider.
-  return client as unknown as SQSClient;
+  return client as unknown as Client;
+}
+
+/** An `SQSClient` whose `send` runs SDK commands against the model (see {@link createModelClient}). */
+export function createModelSqsClient(model: SqsFifoModel, gate: CallGate = immediateGate): SQSClient {
+  return createModelClient<SQSClient>('sqs', model, gate);
 }
