@@ -34,8 +34,9 @@
  * later hold can be overwritten); a failing head's write keeps it, since it can land after the
  * head's backoff let another batch hold the group anew.
  */
+import type { VisibilityChange } from './consumer-batch.js';
 import { OutcomeKind, type DeliveryOutcome } from './delivery.js';
-import type { GroupHold, GroupLag } from './lag.js';
+import { HeadState, type GroupHold, type GroupLag, type GroupProgress } from './lag.js';
 
 /**
  * How long a head stays invisible when its hold could not be recorded: without the receipt
@@ -73,6 +74,50 @@ async function ofResumed(holds: readonly RecordedHold[], ports: Pick<HoldPorts, 
 export async function confirmHolds(holds: readonly RecordedHold[], ports: HoldPorts): Promise<number> {
   // Its own holds: their V is behind this invocation, so they may be forgotten at once.
   return letGoAll(await ofResumed(holds, ports), ports, { forgetMadeBefore: undefined });
+}
+
+/** What the end of a consumer batch needs (see {@link endBatch}); each step reports, never throws, its own failure. */
+export interface BatchEndPorts {
+  /** Records a group's lag; false when it could not be recorded. */
+  readonly recordProgress: (progress: GroupProgress) => Promise<boolean>;
+  /** Applies the batch's visibility changes. */
+  readonly changeVisibility: (changes: readonly VisibilityChange[]) => Promise<void>;
+  /** Confirms the holds it recorded and applied ({@link confirmHolds}); may throw. */
+  readonly confirmHolds: (holds: readonly RecordedHold[]) => Promise<void>;
+}
+
+/** What {@link endBatch} did with the batch's holds. */
+export interface BatchEnd {
+  readonly holds: readonly RecordedHold[];
+  /** Holds whose record failed: applied for {@link UNRECORDED_HOLD_SECONDS} only. */
+  readonly unrecorded: number;
+}
+
+/**
+ * The consumer's steps after a batch, in the order the argument above needs: the lag of each held
+ * group (its hold's record, W) first, then the visibility changes (V: a hold whose record failed
+ * is applied short), then the other groups' lag, then the subscriptions of the holds read again
+ * (R) and any resumed meanwhile let go.
+ */
+export async function endBatch(progresses: readonly GroupProgress[], visibilityChanges: readonly VisibilityChange[], ports: BatchEndPorts): Promise<BatchEnd> {
+  const holds: RecordedHold[] = [];
+  const unrecorded = new Set<string>();
+  await Promise.all(
+    progresses.map(async (progress) => {
+      const { head } = progress;
+      if (head.state !== HeadState.held) return;
+      if (await ports.recordProgress(progress)) holds.push({ messageGroupId: progress.messageGroupId, hold: head.hold });
+      else unrecorded.add(head.hold.receiptHandle);
+    }),
+  );
+  await ports.changeVisibility(
+    visibilityChanges.map((change) =>
+      unrecorded.has(change.receiptHandle) && change.timeoutSeconds > UNRECORDED_HOLD_SECONDS ? { ...change, timeoutSeconds: UNRECORDED_HOLD_SECONDS } : change,
+    ),
+  );
+  await Promise.all(progresses.filter((progress) => progress.head.state !== HeadState.held).map(ports.recordProgress));
+  if (holds.length > 0) await ports.confirmHolds(holds);
+  return { holds, unrecorded: unrecorded.size };
 }
 
 /**

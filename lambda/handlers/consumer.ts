@@ -8,9 +8,9 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
 import { CONSUMER_BATCH_SIZE, maxEventsPerMessage, recordTimeBudgetMs, visibilityCeilingSeconds, type Config } from '../config.js';
 import { likelyDrainedGroups, processBatch, type VisibilityChange } from '../core/consumer-batch.js';
-import { hasProgress, HeadState, type GroupProgress } from '../core/lag.js';
+import { hasProgress, type GroupProgress } from '../core/lag.js';
 import { toMessageDecisions, unpackRecords } from '../core/message-packs.js';
-import { confirmHolds, pauseNoticesOf, UNRECORDED_HOLD_SECONDS, type HoldPorts, type PauseNotice, type RecordedHold } from '../core/pause.js';
+import { confirmHolds, endBatch, pauseNoticesOf, type HoldPorts, type PauseNotice } from '../core/pause.js';
 import { CONSUMER_METRICS, countOutcomes, type ConsumerCounts } from '../core/consumer-metrics.js';
 import { isSuccess, type ConsumerRecord, type DeliveryPorts } from '../core/delivery.js';
 import type { RetryPolicy } from '../core/retry-policy.js';
@@ -127,41 +127,29 @@ export function createConsumerHandler(deps: ConsumerHandlerDeps): ConsumerHandle
         return false;
       }
     };
-    // A hold is recorded before it is applied, so that resume (or the lag job) can always let an
-    // applied hold go; one that could not be recorded is applied short (see pause.ts).
-    const progresses = plan.groups.filter(hasProgress);
-    const holds: RecordedHold[] = [];
-    const unrecorded = new Set<string>();
-    await Promise.all(
-      progresses.map(async (progress) => {
-        const { head } = progress;
-        if (head.state !== HeadState.held) return;
-        if (await recordProgress(progress)) holds.push({ messageGroupId: progress.messageGroupId, hold: head.hold });
-        else unrecorded.add(head.hold.receiptHandle);
-      }),
-    );
-    const visibilityChanges = decisions.visibilityChanges.map((change) =>
-      unrecorded.has(change.receiptHandle) && change.timeoutSeconds > UNRECORDED_HOLD_SECONDS ? { ...change, timeoutSeconds: UNRECORDED_HOLD_SECONDS } : change,
-    );
-    try {
-      await deps.changeVisibility(visibilityChanges);
-    } catch (error) {
-      // The failures are still reported: the messages come back after their current visibility
-      // timeout, later than planned and still in order.
-      deps.logger.error('visibility changes failed', { error, changes: visibilityChanges.length });
-    }
-    await Promise.all(progresses.filter((progress) => progress.head.state !== HeadState.held).map(recordProgress));
-    if (holds.length > 0 || unrecorded.size > 0) {
-      deps.logger.info('groups held for paused subscriptions', { groups: holds.map(({ messageGroupId, hold }) => ({ message_group_id: messageGroupId, subscription_id: hold.subscriptionId })), unrecorded: unrecorded.size });
-    }
-    if (holds.length > 0) {
-      try {
-        await confirmHolds(holds, deps.holds);
-      } catch (error) {
-        // The holds stand: a resume, or the lag job within a minute, lets them go (see pause.ts).
-        deps.logger.error('holds not confirmed', { error, groups: holds.length });
-      }
-    }
+    // Holds recorded before they are applied, then confirmed (see `endBatch`); each step's failure logged.
+    const { holds, unrecorded } = await endBatch(plan.groups.filter(hasProgress), decisions.visibilityChanges, {
+      recordProgress,
+      changeVisibility: async (changes) => {
+        try {
+          await deps.changeVisibility(changes);
+        } catch (error) {
+          // The failures are still reported: the messages come back after their current visibility
+          // timeout, later than planned and still in order.
+          deps.logger.error('visibility changes failed', { error, changes: changes.length });
+        }
+      },
+      confirmHolds: async (recorded) => {
+        deps.logger.info('groups held for paused subscriptions', { groups: recorded.map(({ messageGroupId, hold }) => ({ message_group_id: messageGroupId, subscription_id: hold.subscriptionId })) });
+        try {
+          await confirmHolds(recorded, deps.holds);
+        } catch (error) {
+          // The holds stand: a resume, or the lag job within a minute, lets them go (see pause.ts).
+          deps.logger.error('holds not confirmed', { error, groups: recorded.length });
+        }
+      },
+    });
+    if (unrecorded > 0) deps.logger.warn('holds not recorded: applied for a minute only, and made again at the next receive', { unrecorded, recorded: holds.length });
     // One notice per subscription this batch paused, once its groups are held.
     const groupOf = new Map(records.map((record) => [record.messageId, record.messageGroupId]));
     const notices = pauseNoticesOf([...plan.outcomes].map(([messageId, outcome]) => [groupOf.get(messageId) ?? '', outcome] as const));
