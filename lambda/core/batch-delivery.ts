@@ -15,7 +15,7 @@ import {
   readRecord,
   messagePlaceOf,
   recordPreviousNumber,
-  liveStreak,
+  noteFailure,
   recordRecovery,
   roundAttempts,
   waitingSince,
@@ -97,7 +97,7 @@ async function numberTogether(
   return {
     sequences: ticket.sequences,
     numbering: recordPreviousNumber(ports, first.queued.ordering_key, ticket, (eventId) => together.has(eventId), isSeenSettled),
-    streak: { ...(ticket.failingSince === undefined ? {} : { failingSince: ticket.failingSince }), ...(ticket.failedAt === undefined ? {} : { failedAt: ticket.failedAt }) },
+    streak: ticket,
   };
 }
 
@@ -217,14 +217,7 @@ export async function startBatch(
   }
 
   const reason = `batch of ${members.length} events: ${describeAttempt(result)}; delivering them one at a time`;
-  const failedAt = ports.now();
-  await ports.store.recordFailure({
-    orderingKey: first.queued.ordering_key,
-    eventId: first.queued.event.event_id,
-    reason,
-    at: failedAt.toISOString(),
-    failingSince: liveStreak(streak, failedAt, policy) ?? failedAt.toISOString(),
-  });
+  await noteFailure(ports, policy, { orderingKey: first.queued.ordering_key, eventId: first.queued.event.event_id, reason, ticket: streak });
   const retryAfter = parseRetryAfter(result.kind === AttemptResultKind.response ? result.retryAfter : undefined, ports.now());
   return {
     kind: 'failed',
@@ -395,8 +388,7 @@ async function failMember(member: BatchMember, item: BatchItem, result: Awaited<
   const retryAfter = result.kind === AttemptResultKind.response ? result.retryAfter : undefined;
   const decision = decideAfterFailure({ attempts: roundAttempts(counted), reason, retryAfterSeconds: parseRetryAfter(retryAfter, ports.now()) }, policy, ports.random);
   if (decision.kind === FailureDecisionKind.deadLetter) return giveUpOrPause(ports, policy, queued, counted, decision.reason);
-  const failedAt = ports.now();
-  await ports.store.recordFailure({ orderingKey: queued.ordering_key, eventId: queued.event.event_id, reason, at: failedAt.toISOString(), failingSince: liveStreak(counted, failedAt, policy) ?? failedAt.toISOString() });
+  await noteFailure(ports, policy, { orderingKey: queued.ordering_key, eventId: queued.event.event_id, reason, ticket: counted });
   return {
     kind: OutcomeKind.retryLater,
     delaySeconds: decision.delaySeconds,

@@ -546,6 +546,23 @@ export function liveStreak(ticket: Pick<AttemptTicket, 'failingSince' | 'failedA
   return now.getTime() - lastFailure > streakGapSeconds(policy) * 1000 ? undefined : failingSince;
 }
 
+/**
+ * Notes a failure of the key's head on the key: why, when, and the key's failure streak, which
+ * begins with this failure when the ticket shows none live (see {@link liveStreak}). The streak
+ * written.
+ */
+export async function noteFailure(
+  ports: DeliveryPorts,
+  policy: RetryPolicy,
+  input: { readonly orderingKey: string; readonly eventId: string; readonly reason: string; readonly ticket: Pick<AttemptTicket, 'failingSince' | 'failedAt'>; readonly isGivingUp?: boolean },
+): Promise<string> {
+  const at = ports.now();
+  const failingSince = liveStreak(input.ticket, at, policy) ?? at.toISOString();
+  const { orderingKey, eventId, reason, isGivingUp } = input;
+  await ports.store.recordFailure({ orderingKey, eventId, reason, at: at.toISOString(), failingSince, ...(isGivingUp === true ? { isGivingUp } : {}) });
+  return failingSince;
+}
+
 /** The reason an automatic pause gives: since when the key failed, and how its head's last round ended. */
 export function autoPauseReason(failingSince: string, reason: string): string {
   return `auto: failing since ${failingSince}; ${reason}`.slice(0, MAX_PAUSE_REASON_LENGTH);
@@ -574,8 +591,7 @@ export async function giveUpOrPause(ports: DeliveryPorts, policy: RetryPolicy, q
   if (failingSince === undefined || now.getTime() - Date.parse(failingSince) < after * 1000) {
     // Marked before any step of the give-up, so that a crash in it is finished the same way; and
     // the key's failure streak begins here if it had not (its only attempt failed).
-    const streak = failingSince ?? now.toISOString();
-    await ports.store.recordFailure({ orderingKey, eventId: event.event_id, reason, at: now.toISOString(), failingSince: streak, isGivingUp: true });
+    const streak = await noteFailure(ports, policy, { orderingKey, eventId: event.event_id, reason, ticket, isGivingUp: true });
     return { ...(await giveUp(ports, queued, ticket, reason)), failingSince: streak };
   }
   const isGranted = await ports.store.grantAttempts({ orderingKey, eventId: event.event_id, attempts: ticket.attempts, more: policy.maxDeliveryAttempts });
@@ -756,8 +772,7 @@ export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, 
     ports.random,
   );
   if (decision.kind === FailureDecisionKind.deadLetter) return { outcome: await giveUpOrPause(ports, policy, queued, current, decision.reason) };
-  const failedAt = ports.now();
-  await ports.store.recordFailure({ orderingKey: queued.ordering_key, eventId, reason, at: failedAt.toISOString(), failingSince: liveStreak(current, failedAt, policy) ?? failedAt.toISOString() });
+  await noteFailure(ports, policy, { orderingKey: queued.ordering_key, eventId, reason, ticket: current });
   return {
     outcome: {
     kind: OutcomeKind.retryLater,
