@@ -76,13 +76,13 @@ export async function confirmHolds(holds: readonly RecordedHold[], ports: HoldPo
   return letGoAll(await ofResumed(holds, ports), ports, { forgetMadeBefore: undefined });
 }
 
-/** What the end of a consumer batch needs (see {@link endBatch}); each step reports, never throws, its own failure. */
+/** What the end of a consumer batch needs (see {@link endBatch}); each step reports its own failure, none throws. */
 export interface BatchEndPorts {
   /** Records a group's lag; false when it could not be recorded. */
   readonly recordProgress: (progress: GroupProgress) => Promise<boolean>;
   /** Applies the batch's visibility changes. */
   readonly changeVisibility: (changes: readonly VisibilityChange[]) => Promise<void>;
-  /** Confirms the holds it recorded and applied ({@link confirmHolds}); may throw. */
+  /** Confirms the holds it recorded and applied ({@link confirmHolds}), reporting a failure (the holds then stand for the lag job). */
   readonly confirmHolds: (holds: readonly RecordedHold[]) => Promise<void>;
 }
 
