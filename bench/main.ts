@@ -14,7 +14,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { bundleSizes } from './bundles.js';
-import { gridCells, hotKeySpecs, isolationSpecs, usageSpecs } from './plan.js';
+import { gridCells, hotKeySpecs, isolationSpecs, retentionOffSpecs, usageSpecs } from './plan.js';
 import type { RunResult, RunSpec } from './protocol.js';
 import { deriveFigures, mergeRuns, modelOf, renderReport, type BenchReport, type GridRow, type Variant } from './report.js';
 import { BENCH_ROOT, startWorker, type Worker } from './workers.js';
@@ -179,6 +179,16 @@ export async function runBench(options: BenchOptions, say: (line: string) => voi
             batched: await current.worker.run(hotKeyPair.batched).catch((error: unknown) => failedRun(hotKeyPair.batched, error)),
           };
 
+    say('usage again with no event kept for replays (working tree only)');
+    const offPair = retentionOffSpecs(options.isQuick);
+    const retentionOff =
+      current === undefined
+        ? undefined
+        : {
+            busy: await current.worker.run(offPair.busy).catch((error: unknown) => failedRun(offPair.busy, error)),
+            sparse: await current.worker.run(offPair.sparse).catch((error: unknown) => failedRun(offPair.sparse, error)),
+          };
+
     say('bundles');
     const bundles: Record<string, Awaited<ReturnType<typeof bundleSizes>>> = {};
     for (const checkout of checkouts) bundles[checkout.variant.id] = await bundleSizes(checkout.root);
@@ -206,6 +216,7 @@ export async function runBench(options: BenchOptions, say: (line: string) => voi
       indexPartitions,
       repeats,
       ...(hotKey === undefined ? {} : { hotKey }),
+      ...(retentionOff === undefined ? {} : { retentionOff }),
     };
     return options.isModel ? { ...report, model: modelOf(report) } : report;
   } finally {

@@ -118,3 +118,14 @@ export function hotKeySpecs(isQuick: boolean): { readonly single: RunSpec; reado
   const single: RunSpec = { ...base, keys: 1, concurrency: 4, latencyMs: 20, eventsPerKey: isQuick ? 100 : 300, eventsPerRequest: 10, shape: TrafficShape.perKey, measureUnits: true };
   return { single, batched: { ...single, batchSize: 10 } };
 }
+
+/**
+ * The usage scenarios again with no event kept for replays (`EVENT_RETENTION_DAYS=0`), beside the
+ * usage runs (kept 7 days, the default): what keeping the bodies and the runs' numbers costs. Run
+ * on the working tree only: a checkout from before kept no event either way.
+ */
+export function retentionOffSpecs(isQuick: boolean): { readonly busy: RunSpec; readonly sparse: RunSpec } {
+  const { busy, sparse } = usageSpecs(isQuick);
+  const off = { EVENT_RETENTION_DAYS: '0' } as const;
+  return { busy: { ...busy, environment: { ...busy.environment, ...off } }, sparse: { ...sparse, environment: { ...sparse.environment, ...off } } };
+}

@@ -53,6 +53,8 @@ export interface BenchReport {
   readonly repeats: number;
   /** A hot key with `batch_size` 1 and 10 (issue 27), on the working tree only; absent in reports from before. */
   readonly hotKey?: { readonly single: RunResult; readonly batched: RunResult };
+  /** The usage scenarios with `EVENT_RETENTION_DAYS=0`, on the working tree only; absent in reports from before. */
+  readonly retentionOff?: { readonly busy: RunResult; readonly sparse: RunResult };
 }
 
 /** Figures derived from a report, included in the JSON beside the raw runs. */
@@ -70,6 +72,11 @@ export interface DerivedFigures {
     readonly speedup: number;
     readonly unitsPerEvent: { readonly single: { write: number; read: number }; readonly batched: { write: number; read: number } };
     readonly usdPerMillion: { readonly single: number; readonly batched: number };
+  };
+  /** Units per event of the working tree's usage scenarios with events kept (the default, 7 days) and with none kept. */
+  readonly retention?: {
+    readonly busy: { readonly on: { write: number; read: number }; readonly off: { write: number; read: number } };
+    readonly sparse: { readonly on: { write: number; read: number }; readonly off: { write: number; read: number } };
   };
 }
 
@@ -199,6 +206,21 @@ export function deriveFigures(report: BenchReport): DerivedFigures {
     ),
     orderViolations: totalOrderViolations(report),
     ...(report.hotKey === undefined ? {} : { hotKey: hotKeyFigures(report.hotKey) }),
+    ...retentionFigures(report),
+  };
+}
+
+/** The working tree's units per event with events kept and without (see {@link BenchReport.retentionOff}). */
+function retentionFigures(report: BenchReport): Pick<DerivedFigures, 'retention'> {
+  const current = report.variants.at(-1)?.id ?? '';
+  const busy = report.usage.busy[current];
+  const sparse = report.usage.sparse[current];
+  if (report.retentionOff === undefined || busy === undefined || sparse === undefined) return {};
+  return {
+    retention: {
+      busy: { on: unitsOf(busy.usage), off: unitsOf(report.retentionOff.busy.usage) },
+      sparse: { on: unitsOf(sparse.usage), off: unitsOf(report.retentionOff.sparse.usage) },
+    },
   };
 }
 
@@ -399,6 +421,23 @@ export function renderReport(report: BenchReport): string {
         ],
       ),
       '\nOne key moves one POST per round trip of its endpoint: with batch_size 10 a POST carries up to the 10 events of its key that one receive holds.',
+    );
+  }
+
+  if (derived.retention !== undefined) {
+    const { busy, sparse } = derived.retention;
+    section(
+      'Keeping events for replays (issue 28): the usage scenarios with EVENT_RETENTION_DAYS 7 (the default) and 0; working tree only',
+      formatTable(
+        ['figure', 'kept 7 days', 'none kept', 'kept / none'],
+        [
+          ['busy keys: write units/event', fixed(busy.on.write, 2), fixed(busy.off.write, 2), ratio(busy.on.write, busy.off.write)],
+          ['busy keys: read units/event', fixed(busy.on.read, 2), fixed(busy.off.read, 2), ratio(busy.on.read, busy.off.read)],
+          ['sparse keys: write units/event', fixed(sparse.on.write, 2), fixed(sparse.off.write, 2), ratio(sparse.on.write, sparse.off.write)],
+          ['sparse keys: read units/event', fixed(sparse.on.read, 2), fixed(sparse.off.read, 2), ratio(sparse.on.read, sparse.off.read)],
+        ],
+      ),
+      "\nKept: one item per event (its body, 1 KB here) and one per run the consumer numbers (its events' ids), in the DeadLetters table.",
     );
   }
 

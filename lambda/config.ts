@@ -91,6 +91,8 @@ export interface Config {
   readonly alarmEmail: string | undefined;
   /** Days an event's idempotency and delivery record is kept (DynamoDB TTL). */
   readonly deliveryStateTtlDays: number;
+  /** Days each accepted event's body is kept for a replay (DynamoDB TTL); 0: none is kept, no replay. */
+  readonly eventRetentionDays: number;
   /** Powertools Logger level. */
   readonly logLevel: LogLevel;
 }
@@ -176,6 +178,7 @@ const environmentSchema = (deployment: Deployment) =>
       FALLING_BEHIND_WAIT_SECONDS: integer(1, 1_209_600).default(120),
       ALARM_EMAIL: z.email('must be an e-mail address').optional(),
       DELIVERY_STATE_TTL_DAYS: integer(1, 3650).default(30),
+      EVENT_RETENTION_DAYS: integer(0, 3650).default(7),
       LOG_LEVEL: z
         .string()
         .trim()
@@ -186,6 +189,11 @@ const environmentSchema = (deployment: Deployment) =>
     .refine((env) => env.RETRY_MAX_SECONDS >= env.RETRY_BASE_SECONDS, {
       path: ['RETRY_MAX_SECONDS'],
       message: 'must be at least RETRY_BASE_SECONDS',
+    })
+    // A replay reads each kept event's record (its number, whether it was a resend's copy).
+    .refine((env) => env.EVENT_RETENTION_DAYS <= env.DELIVERY_STATE_TTL_DAYS, {
+      path: ['EVENT_RETENTION_DAYS'],
+      message: "must be at most DELIVERY_STATE_TTL_DAYS: a replay reads each kept event's record, kept that long",
     })
     .refine((env) => env.AUTO_PAUSE_AFTER_SECONDS === undefined || env.ON_EXHAUSTED !== OnExhausted.stall, {
       path: ['AUTO_PAUSE_AFTER_SECONDS'],
@@ -234,6 +242,7 @@ export const CONFIG_VARIABLES = {
   fallingBehindWaitSeconds: 'FALLING_BEHIND_WAIT_SECONDS',
   alarmEmail: 'ALARM_EMAIL',
   deliveryStateTtlDays: 'DELIVERY_STATE_TTL_DAYS',
+  eventRetentionDays: 'EVENT_RETENTION_DAYS',
   logLevel: 'LOG_LEVEL',
 } as const satisfies { readonly [K in keyof Config]: keyof z.input<ReturnType<typeof environmentSchema>> };
 
@@ -285,6 +294,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     fallingBehindWaitSeconds: v.FALLING_BEHIND_WAIT_SECONDS,
     alarmEmail: v.ALARM_EMAIL,
     deliveryStateTtlDays: v.DELIVERY_STATE_TTL_DAYS,
+    eventRetentionDays: v.EVENT_RETENTION_DAYS,
     logLevel: v.LOG_LEVEL,
   };
 }
@@ -304,6 +314,7 @@ export function toEnvironment(config: Config): Record<string, string> {
     CONSUMER_CONCURRENCY: String(config.consumerConcurrency),
     ALLOW_PRIVATE_ENDPOINTS: String(config.allowPrivateEndpoints),
     DELIVERY_STATE_TTL_DAYS: String(config.deliveryStateTtlDays),
+    EVENT_RETENTION_DAYS: String(config.eventRetentionDays),
     STALL_THRESHOLD_SECONDS: String(config.stallThresholdSeconds),
     FALLING_BEHIND_WAIT_SECONDS: String(config.fallingBehindWaitSeconds),
     HELD_AGE_ALARM_SECONDS: String(config.heldAgeAlarmSeconds),

@@ -173,6 +173,12 @@ export interface OrderedWebhooksProps {
    */
   readonly deliveryStateTtlDays?: number;
   /**
+   * Days each accepted event's body is kept for a replay (`EVENT_RETENTION_DAYS`, 0 to
+   * `deliveryStateTtlDays`); 0 keeps none, and a replay is refused.
+   * @default 7
+   */
+  readonly eventRetentionDays?: number;
+  /**
    * Level of the functions' logs (`LOG_LEVEL`): `'DEBUG'`, `'INFO'`, `'WARN'`, `'ERROR'` or `'SILENT'`.
    * @default 'INFO'
    */
@@ -250,6 +256,7 @@ export function propsOf(config: Config): OrderedWebhooksProps {
     fallingBehindWaitSeconds: config.fallingBehindWaitSeconds,
     alarmEmail: config.alarmEmail,
     deliveryStateTtlDays: config.deliveryStateTtlDays,
+    eventRetentionDays: config.eventRetentionDays,
     logLevel: config.logLevel,
   } satisfies { readonly [K in DeployedSetting]: Config[K] };
 }

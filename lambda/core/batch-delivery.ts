@@ -14,6 +14,7 @@ import {
   OutcomeKind,
   readRecord,
   messagePlaceOf,
+  queuePositionOf,
   recordPreviousNumber,
   noteFailure,
   recordRecovery,
@@ -73,6 +74,29 @@ export function gatherBatch(group: readonly ConsumerRecord[], start: number, bat
 }
 
 /**
+ * Keeps the numbers a run or batch was just given, for a replay (`DeliveryPorts.keepNumbers`): its
+ * deliveries are recorded on the key alone, which forgets them two heads later. Part of the
+ * numbering its first POST awaits, so every delivery the key records has its number kept; a run
+ * whose numbers could not be kept is not recorded delivered (a fault: its members come back and
+ * are delivered one at a time, each one's number then written on its record). A first member
+ * without a place in its group (no SQS number) keeps none: a replay finds no number for them.
+ */
+function keepRunNumbers(members: readonly BatchMember[], sequences: readonly number[], ports: DeliveryPorts): Promise<void> {
+  const [first] = members;
+  const [firstSequence] = sequences;
+  const place = first === undefined ? undefined : messagePlaceOf(first.record).message;
+  if (ports.keepNumbers === undefined || first === undefined || firstSequence === undefined || place === undefined) return Promise.resolve();
+  return ports.keepNumbers({
+    subscriptionId: first.queued.event.subscription_id,
+    orderingKey: first.queued.ordering_key,
+    firstPosition: queuePositionOf(place),
+    firstSequence,
+    eventIds: members.map(({ queued }) => queued.event.event_id),
+    at: ports.now().toISOString(),
+  });
+}
+
+/**
  * Numbers a batch's or a run's events in one conditional write (`beginBatch`) and starts writing
  * the numbers the key moves aside on their records (see `recordPreviousNumber`), to be awaited
  * before the group goes on. Undefined when they cannot begin together (the first was begun before).
@@ -96,7 +120,7 @@ async function numberTogether(
   const isSeenSettled = (eventId: string): boolean => context.settledEarlier.has(eventId) || context.numberedEarlier.has(eventId);
   return {
     sequences: ticket.sequences,
-    numbering: recordPreviousNumber(ports, first.queued.ordering_key, ticket, (eventId) => together.has(eventId), isSeenSettled),
+    numbering: Promise.all([recordPreviousNumber(ports, first.queued.ordering_key, ticket, (eventId) => together.has(eventId), isSeenSettled), keepRunNumbers(members, ticket.sequences, ports)]).then(() => undefined),
     streak: ticket,
   };
 }

@@ -159,7 +159,8 @@ const deadLetterPositionSchema = z.strictObject({
   /** Tells a dead-letters cursor from any other list's. */
   list: z.literal('dead_letters'),
   subscription_id: subscriptionIdSchema,
-  position: z.string().min(1).max(1024),
+  // Every dead letter's position sorts after `$` (see `positionOf`); before it, the store keeps other items.
+  position: z.string().min(1).max(1024).refine((position) => position > '$', 'is no place of a dead letter'),
 });
 
 /** A page of one subscription's dead letters, as `GET /v1/dead-letters` asks for it. */

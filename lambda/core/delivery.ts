@@ -5,6 +5,7 @@
  */
 import { placeOf, type DeadLetterPlace, type DeadLetterStore } from './dead-letter.js';
 import { readQueuedEvent, type QueuedEvent } from './event.js';
+import type { KeptEventStore } from './kept-event.js';
 import { attemptLimit, decideAfterFailure, FailureDecisionKind, parseRetryAfter, streakGapSeconds, type RetryPolicy } from './retry-policy.js';
 import { signingSecrets, type SigningKeys } from './secret.js';
 import { MAX_PAUSE_REASON_LENGTH, type SubscriptionPause } from './subscription.js';
@@ -366,6 +367,11 @@ export interface DeliveryPorts {
    * subscription that no longer exists.
    */
   readonly pause: (input: { readonly subscriptionId: string; readonly reason: string; readonly now: string }) => Promise<{ readonly pause: SubscriptionPause; readonly isNew: boolean } | undefined>;
+  /**
+   * Keeps the numbers a run or batch was given, for a replay (see `core/kept-event.ts`): a run's
+   * deliveries are recorded on the key alone. Absent when no event is kept (`EVENT_RETENTION_DAYS=0`).
+   */
+  readonly keepNumbers?: KeptEventStore['keepNumbers'];
   readonly now: () => Date;
   readonly random: () => number;
 }

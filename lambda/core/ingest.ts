@@ -8,6 +8,7 @@ import { encodeQueuedEvent, messageOfBodies, type EventsRequest, type QueuedEven
 import { MAX_EVENTS_PER_MESSAGE, MAX_ORDERING_KEY_BYTES, MAX_QUEUED_EVENT_BYTES } from './limits.js';
 import { queuePositionOf } from './delivery.js';
 import { SendFailureKind, SendStatus, sendInKeyOrder, type OutgoingMessage, type SendBatch, type SendFailure } from './enqueue-plan.js';
+import type { KeptEventStore } from './kept-event.js';
 import type { GroupIntake } from './lag.js';
 import { DEFAULT_ORDERING, messageGroupIdFor, Ordering, partitionKey } from './routing.js';
 import { schemaOf } from './schema-match.js';
@@ -54,6 +55,8 @@ export interface IngestPorts {
   readonly recordAccepted: (record: AcceptedEventRecord) => Promise<RecordOutcome>;
   /** Counts recorded events into their group's lag. */
   readonly recordGroupIntake: (intake: GroupIntake) => Promise<void>;
+  /** Keeps an enqueued event's body for a replay (`EVENT_RETENTION_DAYS`); absent when none is kept. */
+  readonly keepEvent?: KeptEventStore['keep'];
   readonly sendBatch: SendBatch;
   readonly now: () => Date;
   /** A new id, unique to the request: its messages' deduplication ids (see `toPacks`). */
@@ -349,12 +352,15 @@ export async function ingestEvents(
   const statuses = new Map<number, EventStatus>();
   const counted: RoutedEvent[] = [];
   await Promise.all(
-    routed.map(async (r) => {
+    encoded.map(async ({ routed: r, body }) => {
       const sent = sendStatuses.get(r.index);
       // Not sent: the event's status is the send's (the two share `failed` and `not_enqueued`).
       if (sent === SendStatus.failed || sent === SendStatus.notEnqueued) return statuses.set(r.index, sent);
       const queuePosition = positions.get(r.index);
-      const outcome = await ports.recordAccepted({
+      // Kept beside its record, not after it: a resend's copy is kept too, at its own place, and a
+      // replay takes only the body at the place the record names (see `core/replay.ts`).
+      const keeping = ports.keepEvent?.({ queued: toQueued(r, acceptedAt), queuePosition, body });
+      const recording = ports.recordAccepted({
         eventId: r.event.event_id,
         subscriptionId: r.event.subscription_id,
         tenantId: r.event.tenant_id,
@@ -363,6 +369,7 @@ export async function ingestEvents(
         acceptedAt,
         ...(queuePosition === undefined ? {} : { queuePosition }),
       });
+      const [outcome] = await Promise.all([recording, keeping]);
       if (outcome === RecordOutcome.recorded) counted.push(r);
       return statuses.set(r.index, outcome === RecordOutcome.alreadyRecorded ? EventStatus.duplicate : EventStatus.accepted);
     }),

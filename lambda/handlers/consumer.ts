@@ -19,6 +19,7 @@ import { BACKSTOP_QUEUE_ACCESS, createBackstopQueue } from '../adapters/backstop
 import { createDeadLetterStore, DEAD_LETTER_STORE_ACCESS } from '../adapters/dead-letter-store.js';
 import { createDeliveryQueue, DELIVERY_QUEUE_ACCESS } from '../adapters/delivery-queue.js';
 import { createEventStore, EVENT_STORE_ACCESS } from '../adapters/event-store.js';
+import { createKeptEventStore, KEPT_EVENT_STORE_ACCESS } from '../adapters/kept-event-store.js';
 import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js';
 import { createOrderingKeyStore, ORDERING_KEY_STORE_ACCESS } from '../adapters/ordering-key-store.js';
 import { createPayloadBucket } from '../adapters/payload-bucket.js';
@@ -191,6 +192,7 @@ const USES = {
   events: uses(EVENT_STORE_ACCESS, ['findSettled', 'recordSequence', 'markDelivered', 'markDeliveredUnlessSettled', 'markDeadLettered']),
   orderingKeys: uses(ORDERING_KEY_STORE_ACCESS, ['beginAttempt', 'beginBatch', 'findNumber', 'recordFailure', 'recordRecovered', 'grantAttempts', 'findDelivered', 'recordDelivered']),
   deadLetters: uses(DEAD_LETTER_STORE_ACCESS, ['put']),
+  keptEvents: uses(KEPT_EVENT_STORE_ACCESS, ['keepNumbers']),
   backstopQueue: uses(BACKSTOP_QUEUE_ACCESS, ['quarantine']),
   deliveryQueue: uses(DELIVERY_QUEUE_ACCESS, ['changeVisibility', 'letGo']),
   groups: uses(GROUP_STORE_ACCESS, ['recordProgress', 'countDeadLetter', 'forgetHold']),
@@ -226,6 +228,14 @@ export function createDeliveryPorts(input: ConsumerWiring): DeliveryPorts {
       }),
       USES.deadLetters,
     ),
+    ...(config.eventRetentionDays === 0
+      ? {}
+      : {
+          keepNumbers: pick(
+            createKeptEventStore(dynamo, { tableName: resources.deadLettersTable, retentionDays: config.eventRetentionDays, payloads: createPayloadBucket(input.s3, resources.payloadBucket) }),
+            USES.keptEvents,
+          ).keepNumbers,
+        }),
     countDeadLetter: pick(createGroupStore(dynamo, resources.groupsTable), USES.groups).countDeadLetter,
     quarantine: pick(createBackstopQueue(input.sqs, resources.deadLetterQueueUrl), USES.backstopQueue).quarantine,
     pause: async ({ subscriptionId, reason, now }) => {

@@ -13,6 +13,8 @@ import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
 import { createDeliveryQueue, DELIVERY_QUEUE_ACCESS } from '../adapters/delivery-queue.js';
 import { createEventStore, EVENT_STORE_ACCESS } from '../adapters/event-store.js';
 import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js';
+import { createKeptEventStore, KEPT_EVENT_STORE_ACCESS } from '../adapters/kept-event-store.js';
+import { createPayloadBucket } from '../adapters/payload-bucket.js';
 import { createSettingsStore, SETTINGS_STORE_ACCESS } from '../adapters/settings-store.js';
 import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS } from '../adapters/subscription-store.js';
 import { logIngestOutcome, logUnreadRequest } from './ingest-log.js';
@@ -57,6 +59,7 @@ const USES = {
   subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['findRouting']),
   events: uses(EVENT_STORE_ACCESS, ['recordAccepted']),
   groups: uses(GROUP_STORE_ACCESS, ['recordIntake']),
+  keptEvents: uses(KEPT_EVENT_STORE_ACCESS, ['keep']),
   settings: uses(SETTINGS_STORE_ACCESS, ['getRouting']),
   deliveryQueue: uses(DELIVERY_QUEUE_ACCESS, ['sendBatch']),
 };
@@ -73,7 +76,14 @@ export function createIngestPorts(input: IngestWiring): IngestPorts {
   const { dynamo, resources } = input;
   const subscriptions = pick(createSubscriptionStore(dynamo, resources.subscriptionsTable), USES.subscriptions);
   const events = pick(createEventStore(dynamo, { tableName: resources.eventsTable, ttlDays: input.config.deliveryStateTtlDays }), USES.events);
+  const { eventRetentionDays } = input.config;
+  // The kept-event store's own calls on the bucket are among its declared accesses.
+  const keptEvents = pick(
+    createKeptEventStore(dynamo, { tableName: resources.deadLettersTable, retentionDays: eventRetentionDays, payloads: createPayloadBucket(input.s3, resources.payloadBucket) }),
+    USES.keptEvents,
+  );
   return {
+    ...(eventRetentionDays === 0 ? {} : { keepEvent: keptEvents.keep }),
     findSubscriptionRouting: subscriptions.findRouting,
     recordAccepted: events.recordAccepted,
     recordGroupIntake: pick(createGroupStore(dynamo, resources.groupsTable), USES.groups).recordIntake,

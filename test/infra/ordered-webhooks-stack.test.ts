@@ -563,9 +563,10 @@ describe('permissions', () => {
     );
   });
 
-  it('lets only the consumer and the operations function reach the payload objects', () => {
+  it('lets only the consumer, ingest (a large kept event) and the operations function reach the payload objects', () => {
     const reaching = HANDLERS.filter((handler) => actionsOn(permissions(handler), payloadObjects()).length > 0);
-    expect(reaching.sort()).toEqual(['consumer', 'operations']);
+    expect(reaching.sort()).toEqual(['consumer', 'ingest', 'operations']);
+    expect(actionsOn(permissions('ingest'), payloadObjects())).toEqual(['s3:PutObject']);
   });
 
   it('lets the lag job only query the active-group-keys index, read those groups by key and take idle ones out, let go the holds of resumed subscriptions, and publish metrics through its logs alone', () => {

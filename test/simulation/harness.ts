@@ -385,8 +385,10 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   const observeDeadLettering = (call: { readonly service: string; readonly operation: string; readonly input: unknown }): void => {
     const input = call.input as Record<string, unknown>;
     let eventId: string | undefined;
-    if (call.service === 'dynamodb' && call.operation === 'Put' && input.TableName === TABLES.deadLetters?.localName) {
-      eventId = String((input.Item as Record<string, unknown>).event_id);
+    // A dead letter's item, not a kept event's (whose place starts with `!`, see `kept-event-store.ts`).
+    const item = input.Item as Record<string, unknown> | undefined;
+    if (call.service === 'dynamodb' && call.operation === 'Put' && input.TableName === TABLES.deadLetters?.localName && !String(item?.[TABLES.deadLetters.sortKey]).startsWith('!')) {
+      eventId = String(item?.event_id);
     }
     if (call.service === 'sqs' && call.operation === 'SendMessage' && input.QueueUrl === deadLetterQueueUrl) {
       try {

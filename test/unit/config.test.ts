@@ -35,6 +35,7 @@ describe('loadConfig', () => {
       fallingBehindWaitSeconds: 120,
       alarmEmail: undefined,
       deliveryStateTtlDays: 30,
+      eventRetentionDays: 7,
       logLevel: 'INFO',
     });
   });
@@ -66,6 +67,7 @@ describe('loadConfig', () => {
         FALLING_BEHIND_WAIT_SECONDS: '45',
         ALARM_EMAIL: 'ops@example.com',
         DELIVERY_STATE_TTL_DAYS: '7',
+        EVENT_RETENTION_DAYS: '3',
         LOG_LEVEL: 'debug',
       },
       Deployment.deployed,
@@ -90,6 +92,7 @@ describe('loadConfig', () => {
       fallingBehindWaitSeconds: 45,
       alarmEmail: 'ops@example.com',
       deliveryStateTtlDays: 7,
+      eventRetentionDays: 3,
       logLevel: 'DEBUG',
     });
   });
@@ -180,7 +183,15 @@ describe('toEnvironment', () => {
       retryMaxSeconds: config.retryMaxSeconds,
       deliveryTimeoutMs: config.deliveryTimeoutMs,
       deliveryStateTtlDays: config.deliveryStateTtlDays,
+      eventRetentionDays: config.eventRetentionDays,
     });
+  });
+
+  it('keeps no event for a replay with EVENT_RETENTION_DAYS=0, and never longer than the records a replay reads', () => {
+    expect(loadConfig({ EVENT_RETENTION_DAYS: '0' }, Deployment.deployed).eventRetentionDays).toBe(0);
+    expect(() => loadConfig({ EVENT_RETENTION_DAYS: '31' }, Deployment.deployed)).toThrow(/EVENT_RETENTION_DAYS: must be at most DELIVERY_STATE_TTL_DAYS/);
+    expect(loadConfig({ EVENT_RETENTION_DAYS: '31', DELIVERY_STATE_TTL_DAYS: '31' }, Deployment.deployed).eventRetentionDays).toBe(31);
+    expect(() => loadConfig({ EVENT_RETENTION_DAYS: '-1' }, Deployment.deployed)).toThrow(/EVENT_RETENTION_DAYS: must be at least 0/);
   });
 
   it('writes AUTO_PAUSE_AFTER_SECONDS out only when it is set', () => {

@@ -25,7 +25,7 @@ export interface TestStack extends LocalStack {
   readonly eventItem: (eventId: string) => Promise<Record<string, unknown> | undefined>;
   /** Reads up to 10 messages of the backstop dead-letter queue with all their attributes, leaving them there. */
   readonly receiveDeadLetters: () => Promise<Message[]>;
-  /** The items of a subscription's dead letters in the store, in position order (the count item left out). */
+  /** The items of a subscription's dead letters in the store, in position order (the count item and kept events left out). */
   readonly deadLetterItems: (subscriptionId: string) => Promise<Record<string, unknown>[]>;
 }
 
@@ -76,7 +76,8 @@ export async function startTestStack(environment: Readonly<Record<string, string
           ConsistentRead: true,
         }),
       );
-      return Items.filter((item) => item.position !== '#count');
+      // Kept events and runs' numbers sort first, under `!` (see `kept-event-store.ts`).
+      return Items.filter((item) => item.position !== '#count' && !String(item.position).startsWith('!'));
     },
   };
 }

@@ -227,7 +227,7 @@ describe('deliveries recorded on the key', () => {
   }
 
   /** A consumer of subscriptions that take one event per POST, and a receiver answering `respond` to each. */
-  function runs(respond: (webhookId: string) => AttemptResult = () => ok, overrides?: (store: InMemoryDeliveryStore) => Partial<DeliveryPorts['store']>) {
+  function runs(respond: (webhookId: string) => AttemptResult = () => ok, overrides?: (store: InMemoryDeliveryStore) => Partial<DeliveryPorts['store']>, extra: Partial<DeliveryPorts> = {}) {
     const store = new InMemoryDeliveryStore();
     const posts: string[] = [];
     const ports: DeliveryPorts = {
@@ -244,6 +244,7 @@ describe('deliveries recorded on the key', () => {
       pause: async () => undefined,
       now: () => new Date(),
       random: () => 0.5,
+      ...extra,
     };
     return { store, posts, run: (batch: ConsumerRecord[]) => processBatch(batch, ports, policy, () => undefined, plentyOfTime) };
   }
@@ -321,6 +322,42 @@ describe('deliveries recorded on the key', () => {
     expect(store.writes.filter((write) => !write.startsWith('recordAccepted'))).toEqual(['beginBatch a1 a2 a3 a4', 'recordDelivered a 2', 'beginAttempt a3', 'recordFailure a3']);
     await drain(run, batch.slice(2));
     expect(posts).toEqual(['a1#1', 'a2#2', 'a3#3', 'a3#3', 'a4#4']);
+  });
+
+  it("keeps a run's numbers for a replay, by its first event's place, before its first delivery is recorded", async () => {
+    const kept: { firstPosition: string; firstSequence: number; eventIds: readonly string[] }[] = [];
+    let store: InMemoryDeliveryStore | undefined;
+    const harnessed = runs(undefined, undefined, {
+      keepNumbers: async ({ firstPosition, firstSequence, eventIds }) => {
+        // Nothing of the run is recorded on the key yet.
+        expect(store?.writes.filter((write) => write.startsWith('recordDelivered'))).toEqual([]);
+        kept.push({ firstPosition, firstSequence, eventIds });
+      },
+    });
+    store = harnessed.store;
+    const batch = await recorded(harnessed.store, 'a', 12);
+    await harnessed.run(batch);
+    const [first] = batch;
+    expect(kept).toEqual([{ firstPosition: queuePositionOf({ messageGroupId: first?.messageGroupId ?? '', sequenceNumber: first?.sequenceNumber ?? '' }), firstSequence: 1, eventIds: batch.map((record) => record.messageId) }]);
+  });
+
+  it("records no delivery of a run whose numbers could not be kept: its events come back and go one at a time, with their numbers on their records", async () => {
+    let failures = 1;
+    const { run, posts, store } = runs(undefined, undefined, {
+      keepNumbers: async () => {
+        if (failures > 0) {
+          failures -= 1;
+          throw new Error('DynamoDB is unavailable');
+        }
+      },
+    });
+    const batch = await recorded(store, 'a', 3);
+    const failed = await run(batch);
+    expect(failed.failedMessageIds).toEqual(['a1', 'a2', 'a3']);
+    expect(store.writes.filter((write) => write.startsWith('recordDelivered'))).toEqual([]);
+    await drain(run, batch);
+    expect(['a1', 'a2', 'a3'].map((id) => store.events.get(id)?.sequence)).toEqual([1, 2, 3]);
+    expect(posts.slice(-3)).toEqual(['a1#1', 'a2#2', 'a3#3']);
   });
 
   it('sends a run again, with its numbers, when the key’s write of its deliveries fails: it was never recorded', async () => {

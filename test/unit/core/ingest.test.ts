@@ -124,6 +124,32 @@ describe('ingestEvents', () => {
     ]);
   });
 
+  it('keeps the body of each enqueued event, with its place, beside its record, and none of an event not enqueued', async () => {
+    const { ports, store } = setup({ refuse: (m) => idsOf(m).includes('3') });
+    const kept: { eventId: string; queuePosition: string | undefined; body: string }[] = [];
+    const outcome = await ingestEvents(
+      request([event('1', 'sub_a'), event('2', 'sub_b'), event('3', 'sub_c')]),
+      {
+        ...ports,
+        keepEvent: async ({ queued, queuePosition, body }) => {
+          kept.push({ eventId: queued.event.event_id, queuePosition, body });
+          // Its message's body alone, as a redrive or replay sends it.
+          expect(readQueuedEvent(body)).toEqual({ queued });
+        },
+      },
+      { partitionCount: undefined },
+    );
+    expect(outcome.kind).toBe('partly_enqueued');
+    expect(kept.map((k) => k.eventId).sort()).toEqual(['1', '2']);
+    for (const { eventId, queuePosition } of kept) expect(queuePosition).toBe(store.events.get(eventId)?.accepted?.queuePosition);
+  });
+
+  it('answers a fault when an enqueued event could not be kept, as when its record could not be written', async () => {
+    const { ports } = setup();
+    const failing = ingestEvents(request([event('1', 'sub_a')]), { ...ports, keepEvent: () => Promise.reject(new Error('DynamoDB unavailable')) }, { partitionCount: undefined });
+    await expect(failing).rejects.toThrow('DynamoDB unavailable');
+  });
+
   it('records no place where SQS gave no number it vouches for (an answer after the SDK repeated the call)', async () => {
     const { ports, store } = setup();
     const repeated: IngestPorts = {
