@@ -8,6 +8,7 @@ import { deadLettersCommand } from './commands/dead-letters.js';
 import { importBackstopCommand } from './commands/import-backstop.js';
 import { lagCommand } from './commands/lag.js';
 import { redriveCommand } from './commands/redrive.js';
+import { replayCommand } from './commands/replay.js';
 import { repartitionCommand } from './commands/repartition.js';
 import { pauseCommand, resumeCommand } from './commands/pause-resume.js';
 import { rotateSecretCommand } from './commands/rotate-secret.js';
@@ -19,7 +20,7 @@ import { COMMON_OPTIONS_HELP } from './options.js';
 import { writeJson, writeLine } from './output/stream.js';
 
 /** Every command, in the order the help lists them. */
-export const COMMANDS: readonly Command[] = [lagCommand, deadLettersCommand, redriveCommand, importBackstopCommand, skipCommand, pauseCommand, resumeCommand, repartitionCommand, rotateSecretCommand];
+export const COMMANDS: readonly Command[] = [lagCommand, deadLettersCommand, redriveCommand, replayCommand, importBackstopCommand, skipCommand, pauseCommand, resumeCommand, repartitionCommand, rotateSecretCommand];
 
 const HELP_FLAGS: ReadonlySet<string> = new Set(['--help', '-h']);
 

@@ -22,6 +22,7 @@ export const ROUTES = {
     'PUT /v1/routing',
     'POST /v1/routing/pause',
     'POST /v1/routing/resume',
+    'POST /v1/subscriptions/{subscription_id}/replay',
   ],
 } as const;
 

@@ -68,6 +68,21 @@ export const redriveAnswerSchema = z.looseObject({
 });
 export type RedriveAnswer = z.infer<typeof redriveAnswerSchema>;
 
+/** One answer of `POST /v1/subscriptions/{id}/replay`: the replay as it stands after a step. */
+export const replayAnswerSchema = z.looseObject({
+  subscription_id: z.string(),
+  since: z.string(),
+  until: z.string(),
+  started_at: z.string(),
+  /** How far into the window the replay has read; null before its first page. */
+  reached: z.string().nullable(),
+  replayed: z.number(),
+  dead_lettered: z.number(),
+  not_delivered: z.number(),
+  is_done: z.boolean(),
+});
+export type ReplayAnswer = z.infer<typeof replayAnswerSchema>;
+
 /** One answer of `POST /v1/dead-letters/import`: the events a step moved from the backstop queue into the store. */
 export const importAnswerSchema = z.looseObject({
   /** `sequence` is null for an event that was not its key's head when SQS moved it. */

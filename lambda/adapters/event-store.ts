@@ -7,6 +7,7 @@ import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk
 import * as z from 'zod';
 import { isSettledBy, OutcomeKind, type DeliveryStore, type SettledEvent, type SettledQuery, type SettleResult } from '../core/delivery.js';
 import { EventStatus, RecordOutcome, type AcceptedEventRecord } from '../core/ingest.js';
+import type { ReplayRecord } from '../core/replay.js';
 import { TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
 import { updateIfCondition } from './aws-clients.js';
@@ -30,6 +31,7 @@ const sequenceSchema = z.object({ sequence: z.number().int().positive().optional
 const eventStatusSchema = z.object({
   status: z.enum(EventItemStatus).optional(),
   dead_lettered_at: z.string().optional(),
+  delivered_at: z.string().optional(),
   sequence: z.number().int().positive().optional(),
   queue_position: z.string().optional(),
 });
@@ -40,9 +42,11 @@ export interface EventStore extends Pick<DeliveryStore, 'findSettled' | 'markDel
    * dead letter (`redrivenAt`), its own earlier dead-lettering does not count: only a delivery, or
    * a dead-lettering after this redrive.
    */
-  readonly isSettled: (eventId: string, redrivenAt: string | undefined) => Promise<boolean>;
+  readonly isSettled: (query: SettledQuery) => Promise<boolean>;
   /** The sequence the consumer gave the event, when it gave one. */
   readonly findSequence: (eventId: string) => Promise<number | undefined>;
+  /** For a replay: each event's status, number and recorded place, by id, eventually consistent (the events are long settled). */
+  readonly readOutcomes: (eventIds: readonly string[]) => Promise<ReadonlyMap<string, ReplayRecord>>;
   readonly recordAccepted: (record: AcceptedEventRecord) => Promise<RecordOutcome>;
 }
 
@@ -64,6 +68,7 @@ export const EVENT_STORE_ACCESS = {
   // A read first; the write only when the number is not there yet.
   recordSequence: [{ resource: 'eventsTable', actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] }],
   findSequence: [{ resource: 'eventsTable', actions: ['dynamodb:GetItem'] }],
+  readOutcomes: [{ resource: 'eventsTable', actions: ['dynamodb:BatchGetItem'] }],
 } as const satisfies AccessMap<EventStore>;
 
 export function createEventStore(client: DynamoDBDocumentClient, options: EventStoreOptions): EventStore {
@@ -106,14 +111,16 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
     // its own earlier dead-lettering does not settle it, and its late delivery is recorded over it).
     const redrivenAt = input.queued.redrive?.redriven_at;
     if (unlessSettled) values[':accepted'] = EventItemStatus.accepted;
+    const isReplay = input.queued.redrive?.replay === true;
     if (unlessSettled && redrivenAt !== undefined) {
       values[':deadLettered'] = EventItemStatus.deadLettered;
       values[':redrivenAt'] = redrivenAt;
+      if (isReplay) values[':delivered'] = EventItemStatus.delivered;
     }
     const unlessSettledCondition =
       redrivenAt === undefined
         ? 'attribute_not_exists(#status) OR #status = :accepted'
-        : 'attribute_not_exists(#status) OR #status = :accepted OR (#status = :deadLettered AND #deadLetteredAt < :redrivenAt)';
+        : `attribute_not_exists(#status) OR #status = :accepted OR (#status = :deadLettered AND #deadLetteredAt < :redrivenAt)${isReplay ? ' OR (#status = :delivered AND #deliveredAt < :redrivenAt)' : ''}`;
     const output = await updateIfCondition(
       client,
       new UpdateCommand({
@@ -124,6 +131,7 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
         ExpressionAttributeNames: {
           ...(input.sequence === undefined ? {} : { '#sequence': 'sequence' }),
           ...(unlessSettled && redrivenAt !== undefined ? { '#deadLetteredAt': 'dead_lettered_at' } : {}),
+          ...(unlessSettled && redrivenAt !== undefined && isReplay ? { '#deliveredAt': 'delivered_at' } : {}),
           ...Object.fromEntries(Object.keys(fields).map((name) => [`#${name}`, name])),
         },
         ExpressionAttributeValues: values,
@@ -186,18 +194,18 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
       return record.queuePosition === undefined ? RecordOutcome.alreadyRecorded : repeatedOutcome(record.eventId, record.queuePosition);
     },
 
-    async isSettled(eventId, redrivenAt) {
+    async isSettled({ eventId, redrivenAt, isReplay }) {
       const output = await client.send(
         new GetCommand({
           TableName: options.tableName,
           Key: { [eventKey]: eventId },
-          ProjectionExpression: '#status, dead_lettered_at',
+          ProjectionExpression: '#status, dead_lettered_at, delivered_at',
           ExpressionAttributeNames: { '#status': 'status' },
           ConsistentRead: true,
         }),
       );
-      const { status, dead_lettered_at: deadLetteredAt } = parseItem(eventStatusSchema, output.Item ?? {}, options.tableName, eventId);
-      return isSettledBy({ status, deadLetteredAt }, redrivenAt);
+      const { status, dead_lettered_at: deadLetteredAt, delivered_at: deliveredAt } = parseItem(eventStatusSchema, output.Item ?? {}, options.tableName, eventId);
+      return isSettledBy({ status, deadLetteredAt, deliveredAt }, redrivenAt, isReplay);
     },
 
     async findSettled(events) {
@@ -207,17 +215,17 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
         tableName: options.tableName,
         keyName: eventKey,
         keys: events.map((event) => event.eventId),
-        attributes: [eventKey, 'status', 'dead_lettered_at', 'sequence', 'queue_position'],
+        attributes: [eventKey, 'status', 'dead_lettered_at', 'delivered_at', 'sequence', 'queue_position'],
         consistency: ReadConsistency.strong,
       });
       const outcomes = new Map(
         items.map((item) => {
           const eventId = String(item[eventKey]);
-          const { status, dead_lettered_at: deadLetteredAt, sequence, queue_position: position } = parseItem(eventStatusSchema, item, options.tableName, eventId);
-          return [eventId, { status, deadLetteredAt, sequence, position }] as const;
+          const { status, dead_lettered_at: deadLetteredAt, delivered_at: deliveredAt, sequence, queue_position: position } = parseItem(eventStatusSchema, item, options.tableName, eventId);
+          return [eventId, { status, deadLetteredAt, deliveredAt, sequence, position }] as const;
         }),
       );
-      return Object.assign(({ eventId, redrivenAt }: SettledQuery) => isSettledBy(outcomes.get(eventId), redrivenAt), {
+      return Object.assign(({ eventId, redrivenAt, isReplay }: SettledQuery) => isSettledBy(outcomes.get(eventId), redrivenAt, isReplay), {
         sequenceOf: (eventId: string) => outcomes.get(eventId)?.sequence,
         positionOf: (eventId: string) => outcomes.get(eventId)?.position,
       });
@@ -241,6 +249,23 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
     },
 
     findSequence: (eventId) => readSequence(eventId, ReadConsistency.strong),
+
+    async readOutcomes(eventIds) {
+      const items = await batchGetItems(client, {
+        tableName: options.tableName,
+        keyName: eventKey,
+        keys: [...new Set(eventIds)],
+        attributes: [eventKey, 'status', 'sequence', 'queue_position'],
+        consistency: ReadConsistency.eventual,
+      });
+      return new Map(
+        items.map((item) => {
+          const eventId = String(item[eventKey]);
+          const { status, sequence, queue_position: queuePosition } = parseItem(eventStatusSchema, item, options.tableName, eventId);
+          return [eventId, { status, sequence, queuePosition }] as const;
+        }),
+      );
+    },
 
     markDelivered: async (input) => {
       const result = await settle(input, { status: EventItemStatus.delivered, delivered_at: input.at });

@@ -2,14 +2,17 @@
  * Kept events in the DeadLetters table (see `core/kept-event.ts`), under each subscription beside
  * its dead letters but never among them: their sort keys start with `!`, which sorts before the
  * count item (`#count`) and every dead letter's position (a hex digit first), and every list of
- * dead letters starts after `$`. One item per accepted event (`!event#<accepted_at>#<place>`), one
- * per run the consumer numbered (`!numbers#<key digest>#<place of its first event>`). An event too
- * large for an item is kept in the payload bucket under the dead letters' prefix, as they are.
+ * dead letters starts after `$`. One item per enqueued message (`!event#<accepted_at>#<place of its
+ * first event>`): its SQS body gzipped, so that a pack's events share one item and DynamoDB bills
+ * the bytes once, compressed; one per run the consumer numbered (`!numbers#<key digest>#<place of
+ * its first event>`). A message too large for an item even compressed is kept in the payload
+ * bucket under the dead letters' prefix, as a dead letter is.
  */
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { PayloadStore } from '../core/dead-letter.js';
-import { readQueuedEvent } from '../core/event.js';
+import { readQueuedMessage } from '../core/event.js';
 import type { KeptEvent, KeptEventStore, RunNumbers } from '../core/kept-event.js';
 import { messageGroupIdFor } from '../core/routing.js';
 import { PAYLOAD_OBJECT_PREFIX, TABLES } from '../resources.js';
@@ -26,9 +29,11 @@ const AFTER_TIME = '$';
 const eventItemSchema = z.object({
   subscription_id: z.string(),
   position: z.string().startsWith(EVENT_PREFIX),
-  event_id: z.string(),
-  queue_position: z.string().optional(),
-  queued_event: z.string().optional(),
+  event_ids: z.array(z.string()).min(1),
+  /** Each event's place in its group, in order, when SQS gave its message one. */
+  queue_positions: z.array(z.string()).optional(),
+  /** The message's SQS body, gzipped; or, too large for an item, where the payload bucket keeps it (gzipped too). */
+  body_gz: z.instanceof(Uint8Array).optional(),
   payload_key: z.string().optional(),
 });
 
@@ -74,32 +79,40 @@ export function createKeptEventStore(client: DynamoDBDocumentClient, options: Ke
   const { partitionKey, sortKey } = TABLES.deadLetters;
   const expiresAt = (at: string): number => Math.floor(Date.parse(at) / 1000) + options.retentionDays * 86_400;
 
-  const toKept = async (item: z.infer<typeof eventItemSchema>): Promise<KeptEvent> => {
-    const body = item.payload_key === undefined ? item.queued_event : await options.payloads.get(item.payload_key);
-    if (body === undefined) throw new UnreadableDeadLetterError(item.subscription_id, item.event_id, 'is kept with neither its event nor a payload key');
-    const read = readQueuedEvent(body);
-    if ('reason' in read) throw new UnreadableDeadLetterError(item.subscription_id, item.event_id, `is kept as no readable event: ${read.reason}`);
-    return { queued: read.queued, queuePosition: item.queue_position };
+  const toKept = async (item: z.infer<typeof eventItemSchema>): Promise<(KeptEvent & { readonly cursor: string })[]> => {
+    const [first] = item.event_ids;
+    const unreadable = (problem: string) => new UnreadableDeadLetterError(item.subscription_id, first ?? '', problem);
+    const compressed = item.payload_key === undefined ? item.body_gz : Buffer.from(await options.payloads.get(item.payload_key), 'base64');
+    if (compressed === undefined) throw unreadable('is kept with neither its message nor a payload key');
+    const read = readQueuedMessage(gunzipSync(compressed).toString('utf8'));
+    if ('reason' in read) throw unreadable(`is kept as no readable message: ${read.reason}`);
+    return read.items.map((message, index) => {
+      if (!('queued' in message)) throw unreadable(`is kept with an unreadable event: ${message.reason}`);
+      return { queued: message.queued, queuePosition: item.queue_positions?.[index], cursor: item.position };
+    });
   };
 
   return {
-    async keep({ queued, queuePosition, body }) {
-      const subscriptionId = queued.event.subscription_id;
-      const position = eventPositionOf({ queued, queuePosition });
-      const isInline = Buffer.byteLength(body, 'utf8') <= MAX_INLINE_EVENT_BYTES;
+    async keep({ events, body }) {
+      const [first] = events;
+      const subscriptionId = first.queued.event.subscription_id;
+      const position = eventPositionOf(first);
+      const compressed = gzipSync(body);
+      const isInline = compressed.byteLength <= MAX_INLINE_EVENT_BYTES;
       // Under the dead letters' prefix, where no dead letter's key can be: theirs go on with a position, a hex digit first.
-      const payloadKey = isInline ? undefined : `${PAYLOAD_OBJECT_PREFIX}${encodeURIComponent(subscriptionId)}/${encodeURIComponent(position)}.json`;
-      if (payloadKey !== undefined) await options.payloads.put(payloadKey, body);
+      const payloadKey = isInline ? undefined : `${PAYLOAD_OBJECT_PREFIX}${encodeURIComponent(subscriptionId)}/${encodeURIComponent(position)}.gz.b64`;
+      if (payloadKey !== undefined) await options.payloads.put(payloadKey, compressed.toString('base64'));
+      const positions = events.map((event) => event.queuePosition);
       await client.send(
         new PutCommand({
           TableName: tableName,
           Item: {
             [partitionKey]: subscriptionId,
             [sortKey]: position,
-            event_id: queued.event.event_id,
-            ...(queuePosition === undefined ? {} : { queue_position: queuePosition }),
-            ...(payloadKey === undefined ? { queued_event: body } : { payload_key: payloadKey }),
-            expires_at: expiresAt(queued.accepted_at),
+            event_ids: events.map((event) => event.queued.event.event_id),
+            ...(positions.every((place) => place !== undefined) ? { queue_positions: positions } : {}),
+            ...(payloadKey === undefined ? { body_gz: new Uint8Array(compressed) } : { payload_key: payloadKey }),
+            expires_at: expiresAt(first.queued.accepted_at),
           },
         }),
       );
@@ -159,7 +172,7 @@ export function createKeptEventStore(client: DynamoDBDocumentClient, options: Ke
       const items = (output.Items ?? []).map((item) => parseItem(eventItemSchema, item, tableName, `${subscriptionId} ${String(item[sortKey])}`));
       const last = items.at(-1);
       return {
-        events: await Promise.all(items.map(toKept)),
+        events: (await Promise.all(items.map(toKept))).flat(),
         nextAfter: output.LastEvaluatedKey === undefined || last === undefined ? undefined : last.position,
       };
     },

@@ -13,6 +13,7 @@ import {
   lagAnswerSchema,
   pauseAnswerSchema,
   redriveAnswerSchema,
+  replayAnswerSchema,
   resumeAnswerSchema,
   skipAnswerSchema,
   subscriptionAnswerSchema,
@@ -20,6 +21,7 @@ import {
 } from '../core/answers.js';
 import { batchSchema, subscriptionIdSchema, webhookEventSchema } from '../core/event.js';
 import { pageQuerySchema } from '../core/paging.js';
+import { replayBodySchema } from '../core/replay.js';
 import { routingViewSchema } from '../core/routing-settings.js';
 import { pauseBodySchema, rotateSecretBodySchema, rotateSecretResponseSchema, subscriptionBodySchema } from '../core/subscription.js';
 import { redriveBodySchema } from '../handlers/operations/dead-letters.js';
@@ -182,6 +184,21 @@ export const ROUTE_DESCRIPTIONS: RouteDescriptions = {
     path: { subscription_id: subscriptionIdSchema },
     answers: { 200: { description: 'Not paused, and how many held groups were let go now.', schema: resumeAnswerSchema } },
     errors: [ErrorCode.notFound],
+  },
+  'POST /v1/subscriptions/{subscription_id}/replay': {
+    operationId: 'replaySubscription',
+    summary: 'Send again every event of a subscription accepted in a window and delivered, per key in its original order; one bounded step per call, repeat until `is_done`.',
+    description:
+      'Each event goes again with its original `webhook-id` and `webhook-sequence`, marked `webhook-redelivery: true`, into its key\'s message group behind whatever is queued there; ' +
+      'live events accepted meanwhile queue behind it. Events of the window that are dead letters are not replayed (a redrive sends them), nor those not delivered yet. ' +
+      'Bodies are kept `EVENT_RETENTION_DAYS` (default 7; 0 keeps none). One replay per subscription at a time: the same window again (or `since` alone) follows the one under way, ' +
+      'and only one step runs at once (another caller\'s step answers the replay as it stood); another window is refused with 409 `replay_in_progress`. ' +
+      'A key\'s events accepted by concurrent requests within the same instant may be read across two steps out of their order. Refused with 409 `ingest_paused` during a routing switch.',
+    path: { subscription_id: subscriptionIdSchema },
+    body: { schema: replayBodySchema, isRequired: true },
+    answers: { 200: { description: 'The replay as it stands after this call.', schema: replayAnswerSchema } },
+    errors: [...BODY_ERRORS, ErrorCode.notFound, ErrorCode.replayInProgress, ErrorCode.ingestPaused],
+    statusOf: (code) => toRedriveRefusalResponse({ code, message: '' }).statusCode,
   },
   'GET /v1/lag': {
     operationId: 'getLag',

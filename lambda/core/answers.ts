@@ -94,6 +94,20 @@ export const redriveAnswerSchema = z.strictObject({
 });
 export type RedriveAnswer = Output<typeof redriveAnswerSchema>;
 
+/** `POST /v1/subscriptions/{subscription_id}/replay`: the replay as it stands after this call's step. */
+export const replayAnswerSchema = z.strictObject({
+  subscription_id: z.string(),
+  since: z.iso.datetime().meta({ description: 'Start of the window of acceptance times, inclusive.' }),
+  until: z.iso.datetime().meta({ description: 'End of the window, inclusive.' }),
+  started_at: z.iso.datetime().meta({ description: 'When this replay started: it names the replay (its copies\' deduplication ids derive from it).' }),
+  reached: z.iso.datetime().nullable().meta({ description: 'The acceptance time the replay has read up to (`until` once done); null before its first page.' }),
+  replayed: z.number().int().nonnegative().meta({ description: 'Events sent again so far, each with its original `webhook-id` and `webhook-sequence`, marked `webhook-redelivery: true`.' }),
+  dead_lettered: z.number().int().nonnegative().meta({ description: 'Events of the window that are dead letters: not replayed, a redrive sends them.' }),
+  not_delivered: z.number().int().nonnegative().meta({ description: 'Events of the window not replayed for want of a known delivery: still queued (still to come), or delivered in a run whose numbers were not kept (before EVENT_RETENTION_DAYS was on).' }),
+  is_done: z.boolean().meta({ description: 'True once the whole window was sent; until then, call again with the same window (another caller may be stepping it meanwhile: its state is answered).' }),
+});
+export type ReplayAnswer = Output<typeof replayAnswerSchema>;
+
 /** `POST /v1/dead-letters/import`: one step of the import of SQS's backstop queue. */
 export const importAnswerSchema = z.strictObject({
   imported: z.array(

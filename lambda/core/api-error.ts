@@ -18,6 +18,8 @@ export const ErrorCode = {
   tenantMismatch: 'tenant_mismatch',
   /** A subscription's `ordering` changed while its events are pending: nothing was changed. */
   orderingChangePending: 'ordering_change_pending',
+  /** A replay of another window is under way for the subscription: nothing was started. */
+  replayInProgress: 'replay_in_progress',
   enqueueFailed: 'enqueue_failed',
   ingestPaused: 'ingest_paused',
   notFound: 'not_found',

@@ -4,7 +4,7 @@
  * queue is unlisted or unredrivable. One call is a bounded step; the caller repeats until done.
  */
 import { placeOf, type DeadLetterPlace, type DeadLetterStore } from './dead-letter.js';
-import type { DeliveryStore } from './delivery.js';
+import { settledQueryOf, type DeliveryStore, type SettledQuery } from './delivery.js';
 import { readQueuedMessage, type QueuedEvent } from './event.js';
 import { HeadState, type GroupProgress } from './lag.js';
 
@@ -41,8 +41,8 @@ export interface BackstopImportPorts {
   /** Counts a dead letter in its group's lag, once per place in the store (see `GroupStore`). */
   readonly countDeadLetter: (place: DeadLetterPlace) => Promise<void>;
   readonly events: Pick<DeliveryStore, 'markDeadLettered'> & {
-    /** Whether the event was delivered, or dead-lettered (after its redrive, for a redriven one). */
-    readonly isSettled: (eventId: string, redrivenAt: string | undefined) => Promise<boolean>;
+    /** Whether the event was delivered, or dead-lettered (after its redrive, for a redriven one; after it was sent, for a replay's copy). */
+    readonly isSettled: (query: SettledQuery) => Promise<boolean>;
     /** The sequence the consumer recorded for the event, when it gave one. */
     readonly findSequence: (eventId: string) => Promise<number | undefined>;
   };
@@ -129,7 +129,7 @@ export async function importBackstopStep(ports: BackstopImportPorts): Promise<Ba
 /** Imports one event of a message; what was imported (nothing, for an event settled after all). */
 async function importOne(ports: BackstopImportPorts, message: BackstopMessage, queued: QueuedEvent): Promise<BackstopImportStep['imported']> {
   const eventId = queued.event.event_id;
-  if (await ports.events.isSettled(eventId, queued.redrive?.redriven_at)) return [];
+  if (await ports.events.isSettled(settledQueryOf(queued))) return [];
   const head = await ports.findHead(queued.ordering_key);
   const isHead = head?.eventId === eventId;
   // Its key may have moved on since (the backstop let its successors through): the number it was

@@ -4,7 +4,7 @@
  * another. What must happen to SQS afterwards is returned as a value.
  */
 import { gatherBatch, startBatch, startRun, type BatchMember } from './batch-delivery.js';
-import { isDeliveredBefore, isQueueCopy, NOTHING_DELIVERED, NOTHING_SETTLED, OutcomeKind, readRecord, startRecord, waitingSince, type ConsumerRecord, type DeliveredLookup, type DeliveryOutcome, type DeliveryPorts, type DeliveryTarget, type SettledLookup } from './delivery.js';
+import { isDeliveredBefore, isQueueCopy, NOTHING_DELIVERED, NOTHING_SETTLED, OutcomeKind, readRecord, settledQueryOf, startRecord, waitingSince, type ConsumerRecord, type DeliveredLookup, type DeliveryOutcome, type DeliveryPorts, type DeliveryTarget, type SettledLookup } from './delivery.js';
 import { HeadState, type GroupHead, type GroupProgress } from './lag.js';
 import type { QueuedEvent } from './event.js';
 import type { SubscriptionPause } from './subscription.js';
@@ -210,7 +210,7 @@ async function processGroup(
       queued.event.event_id === settling ||
       isQueueCopy(member, queued, wasSettled) ||
       isDeliveredBefore(member, queued, wasDelivered) ||
-      wasSettled({ eventId: queued.event.event_id, redrivenAt: queued.redrive?.redriven_at });
+      wasSettled(settledQueryOf(queued));
     const isBatch = target.batchSize > 1;
     const members = gatherBatch(group, index, isBatch ? target.batchSize : group.length - index, isSkipped);
     return members.length < 2 ? undefined : { members, target, isBatch };
@@ -459,7 +459,7 @@ async function readBatchState(records: readonly ConsumerRecord[], ports: Deliver
   if (read.length === 0) return { wasSettled: NOTHING_SETTLED, wasDelivered: NOTHING_DELIVERED };
   const receivedBefore = new Set(read.filter(({ record, queued }) => record.receiveCount > 1 && queued.redrive === undefined).map(({ queued }) => queued.ordering_key));
   const [wasSettled, wasDelivered] = await Promise.all([
-    ports.store.findSettled(read.map(({ queued }) => ({ eventId: queued.event.event_id, redrivenAt: queued.redrive?.redriven_at }))),
+    ports.store.findSettled(read.map(({ queued }) => settledQueryOf(queued))),
     receivedBefore.size === 0 ? NOTHING_DELIVERED : ports.store.findDelivered([...receivedBefore]),
   ]);
   return { wasSettled, wasDelivered };

@@ -224,6 +224,13 @@ export interface DeliveryStore {
 export interface SettledQuery {
   readonly eventId: string;
   readonly redrivenAt: string | undefined;
+  /** A replay's copy (`redrive.replay`): its event's delivery before `redrivenAt` does not settle it. */
+  readonly isReplay?: boolean;
+}
+
+/** What {@link DeliveryStore.findSettled} is asked about a queued event. */
+export function settledQueryOf(queued: QueuedEvent): SettledQuery {
+  return { eventId: queued.event.event_id, redrivenAt: queued.redrive?.redriven_at, ...(queued.redrive?.replay === true ? { isReplay: true } : {}) };
 }
 
 /** The answers of {@link DeliveryStore.findSettled}; an event not asked about is not settled. */
@@ -313,13 +320,20 @@ export function isQueueCopy(record: ConsumerRecord, queued: QueuedEvent, lookup:
 export interface RecordedOutcome {
   readonly status: 'accepted' | 'delivered' | 'dead_lettered' | undefined;
   readonly deadLetteredAt: string | undefined;
+  /** When its last delivery was recorded on it (absent on records from before it was read). */
+  readonly deliveredAt?: string | undefined;
 }
 
 /**
  * Whether an event is settled: delivered, or dead-lettered; for a redriven dead
- * letter, only a delivery or a dead-lettering after its redrive.
+ * letter, only a delivery or a dead-lettering after its redrive; for a replay's copy
+ * (`isReplay`), only an outcome after the replay sent it.
  */
-export function isSettledBy(outcome: RecordedOutcome | undefined, redrivenAt: string | undefined): boolean {
+export function isSettledBy(outcome: RecordedOutcome | undefined, redrivenAt: string | undefined, isReplay = false): boolean {
+  if (isReplay && redrivenAt !== undefined) {
+    const at = outcome?.status === OutcomeKind.delivered ? outcome.deliveredAt : outcome?.status === OutcomeKind.deadLettered ? outcome.deadLetteredAt : undefined;
+    return at !== undefined && at > redrivenAt;
+  }
   if (outcome?.status === OutcomeKind.delivered) return true;
   if (outcome?.status !== OutcomeKind.deadLettered) return false;
   return redrivenAt === undefined || (outcome.deadLetteredAt !== undefined && outcome.deadLetteredAt > redrivenAt);
@@ -709,7 +723,7 @@ export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, 
   const { queued } = read;
   const eventId = queued.event.event_id;
   if (isQueueCopy(record, queued, context.wasSettled) || isDeliveredBefore(record, queued, context.wasDelivered)) return { outcome: { kind: OutcomeKind.duplicate } };
-  if (context.settledEarlier.has(eventId) || context.wasSettled({ eventId, redrivenAt: queued.redrive?.redriven_at })) return { outcome: { kind: OutcomeKind.duplicate } };
+  if (context.settledEarlier.has(eventId) || context.wasSettled(settledQueryOf(queued))) return { outcome: { kind: OutcomeKind.duplicate } };
 
   if (context.laterSettledNumbers !== undefined && context.laterSettledNumbers.length > 0 && queued.redrive === undefined) {
     // Its 2xx came back before a later event of its key was sent, and its record failed: record it

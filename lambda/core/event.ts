@@ -161,6 +161,11 @@ export const queuedEventSchema = z.strictObject({
     .strictObject({
       sequence: z.number().int().positive().optional(),
       redriven_at: z.iso.datetime(),
+      /**
+       * Set on an event sent again by a replay (issue 28): it was delivered before, and only a
+       * delivery (or a dead-lettering) after `redriven_at` settles this copy.
+       */
+      replay: z.literal(true).optional(),
     })
     .optional(),
 });

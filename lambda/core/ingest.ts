@@ -55,8 +55,8 @@ export interface IngestPorts {
   readonly recordAccepted: (record: AcceptedEventRecord) => Promise<RecordOutcome>;
   /** Counts recorded events into their group's lag. */
   readonly recordGroupIntake: (intake: GroupIntake) => Promise<void>;
-  /** Keeps an enqueued event's body for a replay (`EVENT_RETENTION_DAYS`); absent when none is kept. */
-  readonly keepEvent?: KeptEventStore['keep'];
+  /** Keeps an enqueued message's events for a replay (`EVENT_RETENTION_DAYS`); absent when none is kept. */
+  readonly keepEvents?: KeptEventStore['keep'];
   readonly sendBatch: SendBatch;
   readonly now: () => Date;
   /** A new id, unique to the request: its messages' deduplication ids (see `toPacks`). */
@@ -285,6 +285,18 @@ function toPacks(events: readonly EncodedEvent[], maxEvents: number, requestId: 
     .sort((a, b) => a.message.index - b.message.index);
 }
 
+/** Keeps the events of a message SQS took (see `IngestPorts.keepEvents`); nothing of one it did not. */
+async function keepPack(pack: Pack, status: SendStatus | undefined, routed: readonly RoutedEvent[], positions: ReadonlyMap<number, string>, acceptedAt: string, ports: IngestPorts): Promise<void> {
+  if (ports.keepEvents === undefined || status !== SendStatus.sent) return;
+  const events = pack.eventIndexes.flatMap((index) => {
+    const r = routed[index];
+    return r === undefined ? [] : [{ queued: toQueued(r, acceptedAt), queuePosition: positions.get(index) }];
+  });
+  const [first, ...rest] = events;
+  if (first === undefined) return;
+  await ports.keepEvents({ events: [first, ...rest], body: pack.message.body });
+}
+
 /**
  * Accepts a validated request. Order of work: refuse the whole request when a subscription is
  * unknown, or an event cannot be routed by its subscription's ordering (nothing enqueued); route
@@ -351,33 +363,43 @@ export async function ingestEvents(
   }
   const statuses = new Map<number, EventStatus>();
   const counted: RoutedEvent[] = [];
-  await Promise.all(
-    encoded.map(async ({ routed: r, body }) => {
-      const sent = sendStatuses.get(r.index);
-      // Not sent: the event's status is the send's (the two share `failed` and `not_enqueued`).
-      if (sent === SendStatus.failed || sent === SendStatus.notEnqueued) return statuses.set(r.index, sent);
-      const queuePosition = positions.get(r.index);
-      // Kept beside its record, not after it: a resend's copy is kept too, at its own place, and a
-      // replay takes only the body at the place the record names (see `core/replay.ts`).
-      const keeping = ports.keepEvent?.({ queued: toQueued(r, acceptedAt), queuePosition, body });
-      const recording = ports.recordAccepted({
-        eventId: r.event.event_id,
-        subscriptionId: r.event.subscription_id,
-        tenantId: r.event.tenant_id,
-        orderingKey: r.orderingKey,
-        messageGroupId: r.messageGroupId,
-        acceptedAt,
-        ...(queuePosition === undefined ? {} : { queuePosition }),
-      });
-      const [outcome] = await Promise.all([recording, keeping]);
-      if (outcome === RecordOutcome.recorded) counted.push(r);
-      return statuses.set(r.index, outcome === RecordOutcome.alreadyRecorded ? EventStatus.duplicate : EventStatus.accepted);
+  const record = async (r: RoutedEvent): Promise<void> => {
+    const sent = sendStatuses.get(r.index);
+    // Not sent: the event's status is the send's (the two share `failed` and `not_enqueued`).
+    if (sent === SendStatus.failed || sent === SendStatus.notEnqueued) {
+      statuses.set(r.index, sent);
+      return;
+    }
+    const queuePosition = positions.get(r.index);
+    const outcome = await ports.recordAccepted({
+      eventId: r.event.event_id,
+      subscriptionId: r.event.subscription_id,
+      tenantId: r.event.tenant_id,
+      orderingKey: r.orderingKey,
+      messageGroupId: r.messageGroupId,
+      acceptedAt,
+      ...(queuePosition === undefined ? {} : { queuePosition }),
+    });
+    if (outcome === RecordOutcome.recorded) counted.push(r);
+    statuses.set(r.index, outcome === RecordOutcome.alreadyRecorded ? EventStatus.duplicate : EventStatus.accepted);
+  };
+  // Each message's events are kept before they are recorded: a record then always names a place
+  // whose events are kept (a failed keep fails the request before any record, and the resend's
+  // copy is kept and recorded instead). A resend's copy of an event recorded already is kept too,
+  // at its own place, which a replay skips (see `core/replay.ts`).
+  const written = await Promise.allSettled(
+    packs.map(async (pack) => {
+      await keepPack(pack, report.statuses.get(pack.message.index), routed, positions, acceptedAt, ports);
+      await Promise.all(pack.eventIndexes.map((index) => (routed[index] === undefined ? undefined : record(routed[index]))));
     }),
   );
 
   // Each event is counted in its group's lag through its own record, so a resend or a failure
-  // can never count it twice; one write per group per request.
+  // can never count it twice; one write per group per request. Counted even when another
+  // message's keep or record failed: the resend answers these events as duplicates.
   await Promise.all(intakeByGroup(counted, acceptedAt).map(ports.recordGroupIntake));
+  const failed = written.find((outcome) => outcome.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
 
   const results: EventResult[] = routed.map((r) => ({
     event_id: r.event.event_id,

@@ -1,6 +1,7 @@
 /**
  * Kept events (issue 28, replay): the body of every accepted event, kept `EVENT_RETENTION_DAYS`
- * in the store the dead letters use, and the numbers the consumer gave the events of each run or
+ * in the store the dead letters use (one item per enqueued message, compressed: a pack's events
+ * share one), and the numbers the consumer gave the events of each run or
  * batch, which are recorded on the key alone (see `DeliveryStore.recordDelivered`) and would
  * otherwise be forgotten. A replay reads both back: the bodies in acceptance order, each one's
  * original `webhook-sequence` from its record, its run's numbers, or nowhere (never numbered:
@@ -35,22 +36,28 @@ export function numberIn(run: RunNumbers | undefined, eventId: string): number |
 }
 
 export interface KeptEventPage {
-  readonly events: readonly KeptEvent[];
+  /** Each with where a page after it starts (`cursor`, its kept message's place in the store). */
+  readonly events: readonly (KeptEvent & { readonly cursor: string })[];
   /** Where the next page starts after (opaque to the caller); undefined when the window ends here. */
   readonly nextAfter: string | undefined;
 }
 
 /** What ingest, the consumer and a replay read and write of kept events. */
 export interface KeptEventStore {
-  /** Keeps an accepted event's body (`body`: its SQS body, `encodeQueuedEvent`) for the retention. */
-  readonly keep: (input: KeptEvent & { readonly body: string }) => Promise<void>;
+  /**
+   * Keeps the events of one enqueued message (one key's, accepted together) for the retention:
+   * `body` is the message's SQS body (one event, or a pack of them, see `messageOfBodies`), whose
+   * events are `events`, in order.
+   */
+  readonly keep: (input: { readonly events: readonly [KeptEvent, ...KeptEvent[]]; readonly body: string }) => Promise<void>;
   /** Keeps a run's numbers, expiring with the bodies of its events (`at`: when they were given). */
   readonly keepNumbers: (input: RunNumbers & { readonly subscriptionId: string; readonly at: string }) => Promise<void>;
   /** The numbers of the key's run whose first event's place is `queuePosition` or the latest before it in the same group. */
   readonly findNumbers: (input: { readonly subscriptionId: string; readonly orderingKey: string; readonly queuePosition: string }) => Promise<RunNumbers | undefined>;
   /**
    * A page of the subscription's events accepted from `since` to `until` (ISO times, inclusive),
-   * in acceptance order, after `after` (a page's `nextAfter`).
+   * in acceptance order, after `after` (a page's `nextAfter`): the events of up to `limit` kept
+   * messages, each message's in its order.
    */
   readonly readWindow: (input: {
     readonly subscriptionId: string;

@@ -83,7 +83,7 @@ export function createIngestPorts(input: IngestWiring): IngestPorts {
     USES.keptEvents,
   );
   return {
-    ...(eventRetentionDays === 0 ? {} : { keepEvent: keptEvents.keep }),
+    ...(eventRetentionDays === 0 ? {} : { keepEvents: keptEvents.keep }),
     findSubscriptionRouting: subscriptions.findRouting,
     recordAccepted: events.recordAccepted,
     recordGroupIntake: pick(createGroupStore(dynamo, resources.groupsTable), USES.groups).recordIntake,

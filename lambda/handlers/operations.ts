@@ -7,6 +7,7 @@
 import { REDRIVE_STEP_SECONDS } from '../config.js';
 import { importBackstopStep, type BackstopImportStep } from '../core/backstop-import.js';
 import { redriveStep, type RedriveStep } from '../core/redrive.js';
+import { requestReplay } from '../core/replay.js';
 import { messageGroupIdFor } from '../core/routing.js';
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
 import { BACKSTOP_QUEUE_ACCESS, createBackstopQueue } from '../adapters/backstop-queue.js';
@@ -15,7 +16,9 @@ import { createDeliveryQueue, DELIVERY_QUEUE_ACCESS } from '../adapters/delivery
 import { createEventStore, EVENT_STORE_ACCESS } from '../adapters/event-store.js';
 import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js';
 import { createOrderingKeyStore, ORDERING_KEY_STORE_ACCESS } from '../adapters/ordering-key-store.js';
+import { createKeptEventStore, KEPT_EVENT_STORE_ACCESS } from '../adapters/kept-event-store.js';
 import { createPayloadBucket } from '../adapters/payload-bucket.js';
+import { createReplayStateStore, REPLAY_STATE_STORE_ACCESS } from '../adapters/replay-state-store.js';
 import { createSettingsStore, SETTINGS_STORE_ACCESS } from '../adapters/settings-store.js';
 import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS } from '../adapters/subscription-store.js';
 import { PAUSE_GRACE_SECONDS } from '../core/routing-settings.js';
@@ -23,6 +26,7 @@ import { createHttpHandler, HTTP_LOG_CONTEXT, type HttpEntry, type HttpHandler }
 import { createDeadLetterRoutes, type DeadLetterRoutesDeps } from './operations/dead-letters.js';
 import { createLagRoutes, type LagRoutesDeps } from './operations/lag.js';
 import { createRoutingRoutes, type RoutingRoutesDeps } from './operations/routing.js';
+import { createReplayRoutes, type ReplayRoutesDeps } from './operations/replay.js';
 import { createSkipRoutes, type SkipRoutesDeps } from './operations/skip.js';
 import { lambdaEntry, type HandlerWiring } from './wiring.js';
 
@@ -37,11 +41,16 @@ const USES = {
   // GET /v1/dead-letters lists rows; redrive reads, removes and counts; the import writes.
   deadLetters: uses(DEAD_LETTER_STORE_ACCESS, ['listRows', 'readPage', 'remove', 'count', 'put']),
   // The import: whether an imported event was settled, then its dead-lettering.
-  events: uses(EVENT_STORE_ACCESS, ['isSettled', 'findSequence', 'markDeadLettered']),
+  // A replay reads the records of the events it replays.
+  events: uses(EVENT_STORE_ACCESS, ['isSettled', 'findSequence', 'markDeadLettered', 'readOutcomes']),
+  // A replay reads kept events and their runs' numbers, and keeps its state on the subscription.
+  keptEvents: uses(KEPT_EVENT_STORE_ACCESS, ['readWindow', 'findNumbers']),
+  replayStates: uses(REPLAY_STATE_STORE_ACCESS, ['start', 'claim', 'save', 'finish']),
   // A redrive names an existing subscription.
   subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get']),
   // Skip marks the head; the import reads it for the event's sequence.
-  orderingKeys: uses(ORDERING_KEY_STORE_ACCESS, ['findHead', 'requestSkip']),
+  // A replay: how far each key's deliveries recorded on the key reach.
+  orderingKeys: uses(ORDERING_KEY_STORE_ACCESS, ['findHead', 'requestSkip', 'findDelivered']),
   // GET and PUT /v1/routing, pause and resume; redrive routes by the routing in force.
   settings: uses(SETTINGS_STORE_ACCESS, ['getRouting', 'setPaused', 'switchRouting']),
   // The import of SQS's backstop: never a send, never a purge.
@@ -59,7 +68,7 @@ export const OPERATIONS_RESOURCES = resourcesOf(OPERATIONS_ACCESS);
 export type { RoutingPorts } from './operations/routing.js';
 
 /** Everything the operator's routes need: the union of each capability's dependencies. */
-export type OperationsHandlerDeps = LagRoutesDeps & DeadLetterRoutesDeps & SkipRoutesDeps & RoutingRoutesDeps;
+export type OperationsHandlerDeps = LagRoutesDeps & DeadLetterRoutesDeps & SkipRoutesDeps & RoutingRoutesDeps & ReplayRoutesDeps;
 
 /** The operator's routes, each capability in its own module, behind one dispatcher and one function. */
 export function createOperationsHandler(deps: OperationsHandlerDeps): HttpHandler {
@@ -69,6 +78,7 @@ export function createOperationsHandler(deps: OperationsHandlerDeps): HttpHandle
       ...createDeadLetterRoutes(deps),
       ...createSkipRoutes(deps),
       ...createRoutingRoutes(deps),
+      ...createReplayRoutes(deps),
     },
     deps.logger,
   );
@@ -138,7 +148,29 @@ export function wireOperationsHandler(input: OperationsWiring, options: Operatio
       hasTime: () => Date.now() < deadline,
     });
   };
+  const keptEvents = pick(
+    createKeptEventStore(dynamo, { tableName: resources.deadLettersTable, retentionDays: config.eventRetentionDays, payloads: createPayloadBucket(input.s3, resources.payloadBucket) }),
+    USES.keptEvents,
+  );
+  const replayStates = pick(createReplayStateStore(dynamo, resources.subscriptionsTable), USES.replayStates);
+  const replay: ReplayRoutesDeps['replay'] = async (subscriptionId, window) => {
+    const deadline = Date.now() + REDRIVE_STEP_SECONDS * 1000;
+    const { partitionCount } = await settings.getRouting();
+    return requestReplay(subscriptionId, window, {
+      states: replayStates,
+      kept: keptEvents,
+      readRecords: events.readOutcomes,
+      findDelivered: orderingKeys.findDelivered,
+      enqueue: deliveryQueue.sendBatch,
+      recordReplayed: groups.recordRedrive,
+      groupOf: (orderingKey) => messageGroupIdFor(orderingKey, partitionCount),
+      now: () => new Date(),
+      hasTime: () => Date.now() < deadline,
+    });
+  };
   return createOperationsHandler({
+    replay,
+    eventRetentionDays: config.eventRetentionDays,
     listActiveGroups: groups.listActiveGroups,
     getGroup: groups.getGroup,
     listDeadLetters: deadLetters.listRows,

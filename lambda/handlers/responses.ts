@@ -84,6 +84,7 @@ export const ERROR_STATUS_CODES: Readonly<Record<ErrorCode, number>> = {
   [ErrorCode.versionConflict]: 409,
   [ErrorCode.tenantMismatch]: 409,
   [ErrorCode.orderingChangePending]: 409,
+  [ErrorCode.replayInProgress]: 409,
   [ErrorCode.payloadTooLarge]: 413,
   [ErrorCode.unknownSubscription]: 422,
   [ErrorCode.endpointNotAllowed]: 422,

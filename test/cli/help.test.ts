@@ -39,7 +39,7 @@ describe('ordered-webhooks', () => {
     const run = await runCommand(['drain']);
 
     expect(run.exitCode).toBe(ExitCode.usage);
-    expect(run.stderr).toBe('ordered-webhooks: unknown command "drain". Commands: lag, dead-letters, redrive, import-backstop, skip, pause, resume, repartition, rotate-secret. See --help.\n');
+    expect(run.stderr).toBe('ordered-webhooks: unknown command "drain". Commands: lag, dead-letters, redrive, replay, import-backstop, skip, pause, resume, repartition, rotate-secret. See --help.\n');
   });
 
   it.each(COMMANDS.map((command) => [command.name]))('prints the help of %s without needing its required options', async (name) => {

@@ -679,6 +679,7 @@ describe('WebhookApi', () => {
       'PUT /v1/routing',
       'POST /v1/routing/pause',
       'POST /v1/routing/resume',
+      'POST /v1/subscriptions/{subscription_id}/replay',
     ];
     const { stack, template } = synthesized;
     const operationsArn = JSON.stringify(stack.resolve(stack.functions.operations.function.functionArn));

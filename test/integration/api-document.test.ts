@@ -120,6 +120,10 @@ describe('local stack API document', { timeout: 90_000 }, () => {
     await expectStatus(400, call(url, 'GET', '/v1/dead-letters'));
     await expectStatus(409, call(url, 'POST', `/v1/groups/${failing}/skip`));
     await expectStatus(404, call(url, 'POST', `/v1/groups/${'0'.repeat(32)}/skip`));
+    const hourAgo = new Date(Date.now() - 3_600_000).toISOString();
+    await expectStatus(200, call(url, 'POST', `/v1/subscriptions/${key}/replay`, { since: hourAgo }));
+    await expectStatus(400, call(url, 'POST', `/v1/subscriptions/${key}/replay`, { since: new Date(Date.now() + 3_600_000).toISOString() }));
+    await expectStatus(404, call(url, 'POST', `/v1/subscriptions/${prefix}-nobody/replay`, { since: hourAgo }));
 
     // The routing: a switch before a pause is refused; paused, ingest and redrive are; then switch and back.
     await expectStatus(200, call(url, 'GET', '/v1/routing'));
@@ -128,6 +132,7 @@ describe('local stack API document', { timeout: 90_000 }, () => {
     await expectStatus(200, call(url, 'POST', '/v1/routing/pause'));
     await expectStatus(503, call(url, 'POST', '/v1/events', makeEvent(key, `${key}-paused`, tenant)));
     await expectStatus(409, call(url, 'POST', '/v1/dead-letters/redrive', { subscription_id: key }));
+    await expectStatus(409, call(url, 'POST', `/v1/subscriptions/${key}/replay`, { since: new Date(Date.now() - 60_000).toISOString() }));
     await expectStatus(409, call(url, 'PUT', '/v1/routing', { partition_count: 4, expected_version: 7 }));
     // The queue's counts settle after the last delivery: until then the switch is refused (409 queue_not_empty).
     await waitFor('the switch to 4 partitions', async () => (await call(url, 'PUT', '/v1/routing', { partition_count: 4, expected_version: 0 })).status === 200);

@@ -76,6 +76,12 @@ export interface SimulationPlan {
   readonly hasPauses?: boolean;
   /** Pauses and resumes at fixed moments (ms after the start), instead of random ones: for scenarios. */
   readonly pauseScript?: readonly { readonly atMs: number; readonly keyIndex: number; readonly action: 'pause' | 'resume' }[];
+  /**
+   * Whether an operator replays subscriptions (issue 28) at random moments while faults are on,
+   * and replays every subscription once more after the recovery, whose redeliveries are checked
+   * whole: every event, each key's in the order of its numbers.
+   */
+  readonly hasReplays?: boolean;
 }
 
 export interface SimulationResult {
@@ -91,6 +97,8 @@ export interface SimulationResult {
   readonly autoPauses: number;
   /** Events given up at least once (written to the store of dead letters, or sent to the backstop queue). */
   readonly deadLettered: number;
+  /** Replays that ran to the end (`is_done`), the final ones included. */
+  readonly replays: number;
 }
 
 /** One attempt a receiver processed (answered 2xx to, whether or not the answer arrived). */
@@ -150,7 +158,13 @@ export function planOf(seed: number, random: SeededRandom): SimulationPlan {
     groupLock: random.pick(['inFlightPrefix', 'anyInFlight'] as const),
     batchSizes: batchSizesOf(seed, keys),
     hasPauses: hasPausesOf(seed),
+    hasReplays: hasReplaysOf(seed),
   };
+}
+
+/** Whether a plan replays, from a source of its own, for the same reason as {@link batchSizesOf}. */
+function hasReplaysOf(seed: number): boolean {
+  return new SeededRandom(seed ^ 0x7feb352d).chance(0.3);
 }
 
 /**
@@ -380,6 +394,22 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   const expose = (life: Life | undefined): void => {
     for (const eventId of (life === undefined ? undefined : eventsOfLife.get(life)) ?? []) exposed.add(eventId);
   };
+  /** Events a replay sent again (a message marked `redrive.replay` taken by the delivery queue), and when first. */
+  const replaySentAt = new Map<string, number>();
+  const observeReplay = (call: { readonly service: string; readonly operation: string; readonly input: unknown }): void => {
+    if (call.service !== 'sqs' || call.operation !== 'SendMessageBatch') return;
+    const input = call.input as { QueueUrl?: string; Entries?: { MessageBody?: string }[] };
+    if (input.QueueUrl !== deliveryQueueUrl) return;
+    for (const entry of input.Entries ?? []) {
+      const body = entry.MessageBody ?? '';
+      if (!body.includes('"replay":true')) continue;
+      const eventId = /"event_id":"([^"]+)"/.exec(body)?.[1] ?? '?';
+      const subscriptionId = /"subscription_id":"([^"]+)"/.exec(body)?.[1] ?? '?';
+      // A replay sends only what its receiver took before: never an event ahead of its first delivery.
+      if (!(processed.get(subscriptionId) ?? []).some((delivery) => delivery.eventId === eventId)) violate(`${subscriptionId}: a replay sent ${eventId}, which its receiver never took`);
+      if (!replaySentAt.has(eventId)) replaySentAt.set(eventId, scheduler.now());
+    }
+  };
   /** When each event was first given up (a store write or a dead-letter-queue send), by event id. */
   const deadLetteredAt = new Map<string, number>();
   const observeDeadLettering = (call: { readonly service: string; readonly operation: string; readonly input: unknown }): void => {
@@ -442,6 +472,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
         swallowed.add(String((call.input as { MessageDeduplicationId?: string }).MessageDeduplicationId));
       }
       observeDeadLettering(call);
+      observeReplay(call);
     } catch (error) {
       outcome = { ok: false, error };
     }
@@ -751,6 +782,36 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
       isPauserDone = true;
     });
   }
+  // Replays (issue 28): at random moments while faults are on, then every subscription once more
+  // after the recovery (see `finalReplays`).
+  let replays = 0;
+  interface ReplayAnswer { readonly started_at: string; readonly replayed: number; readonly dead_lettered: number; readonly not_delivered: number; readonly is_done: boolean }
+  /** Steps a replay of `body`'s window until it is done, or `maxSteps` calls; its last answer when done. */
+  const replayAll = async (subscriptionId: string, body: { readonly since: string; readonly until?: string }, maxSteps: number): Promise<ReplayAnswer | undefined> => {
+    for (let step = 0; step < maxSteps; step += 1) {
+      const answer = await call('operations', operations, 'POST /v1/subscriptions/{subscription_id}/replay', body, { pathParameters: { subscription_id: subscriptionId } });
+      const state = answer?.statusCode === 200 ? (answer.body as ReplayAnswer) : undefined;
+      if (state?.is_done === true) {
+        replays += 1;
+        return state;
+      }
+      // Another step holds it, a fault, or a crash: ask again a moment later.
+      await scheduler.sleep(1_000);
+    }
+    return undefined;
+  };
+  if (plan.hasReplays === true) {
+    // A source of its own: the plan's other draws, and so the regression seeds, stay as they were.
+    const replayRandom = new SeededRandom(plan.seed ^ 0x1d8e4e27);
+    const actions = replayRandom.between(1, 3);
+    scheduler.spawn('replayer', async () => {
+      for (let action = 0; action < actions && !isHealed(); action += 1) {
+        await scheduler.sleep(replayRandom.between(2_000, Math.max(10_000, Math.floor(plan.healAtMs / actions))));
+        await replayAll(replayRandom.pick(subscriptionIds), { since: new Date(START_MS).toISOString(), until: new Date(scheduler.now()).toISOString() }, 3);
+      }
+    });
+  }
+
   /**
    * Once resumed for good, no message of a subscription may stay held: a hold lasts ~12 hours and
    * only resume's release (or the consumer's own, when it sees the pause ended) ends it early. A
@@ -798,6 +859,30 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   let isRecovered = false;
   let gapsChecked = false;
   let isResumed = plan.hasPauses !== true && plan.pauseScript === undefined;
+  /** The final replays: each subscription's, when it started and its last answer (undefined: never done). */
+  let finalReplays: ReadonlyMap<string, { readonly startedAt: number; readonly answer: ReplayAnswer | undefined }> | undefined;
+  /**
+   * Replays every subscription's whole history once everything was delivered and no dead letter is
+   * left, with nothing else under way: each must send every event again. A replay a random one left
+   * unfinished is followed to its end first (`since` alone follows it), then a new one is started.
+   */
+  const replayEverySubscription = async (): Promise<NonNullable<typeof finalReplays>> => {
+    const replayed = new Map<string, { startedAt: number; answer: ReplayAnswer | undefined }>();
+    for (const subscriptionId of subscriptionIds) {
+      const since = new Date(START_MS).toISOString();
+      // A replay a random one left unfinished is followed to its end (with none, a first one runs
+      // whole), and its copies delivered, before the final one starts.
+      // Steps a second apart, past the lease (60 s) of a step a crash left holding it.
+      const unfinished = await replayAll(subscriptionId, { since }, 150);
+      if (unfinished !== undefined) {
+        for (let waits = 0; waits < 120 && !isQueueEmpty(); waits += 1) await scheduler.sleep(5_000);
+      }
+      const startedAt = scheduler.now();
+      const answer = await replayAll(subscriptionId, { since }, 150);
+      replayed.set(subscriptionId, { startedAt, answer: answer !== undefined && Date.parse(answer.started_at) >= startedAt ? answer : undefined });
+    }
+    return replayed;
+  };
   scheduler.spawn('recovery', async () => {
     await scheduler.sleep(plan.healAtMs);
     while (scheduler.now() - START_MS < plan.healAtMs + RECOVERY_DEADLINE_MS) {
@@ -829,6 +914,10 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
       }
       const delivered = deliveredIds();
       if (lists.every((list) => list.complete && list.items.length === 0) && [...accepted.values()].flat().every((id) => delivered.has(id)) && isQueueEmpty()) {
+        if (plan.hasReplays === true && finalReplays === undefined) {
+          finalReplays = await replayEverySubscription();
+          continue;
+        }
         isRecovered = true;
         return;
       }
@@ -898,15 +987,30 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     }
     // A redelivery is of an event that was dead-lettered first.
     for (const delivery of deliveries) {
-      if (delivery.isRedelivery && !deadLetteredAt.has(delivery.eventId) && !sqsModel.movedMessages(deliveryQueueUrl).some((moved) => moved.body.includes(`"event_id":"${delivery.eventId}"`))) {
-        violate(`${subscriptionId}: ${delivery.eventId} was marked as a redelivery but was never dead-lettered`);
+      if (delivery.isRedelivery && !deadLetteredAt.has(delivery.eventId) && !replaySentAt.has(delivery.eventId) && !sqsModel.movedMessages(deliveryQueueUrl).some((moved) => moved.body.includes(`"event_id":"${delivery.eventId}"`))) {
+        violate(`${subscriptionId}: ${delivery.eventId} was marked as a redelivery but was never dead-lettered nor replayed`);
       }
     }
     // Duplicates after a 2xx only around a crash (or a lost answer, or a throttled late invocation).
     const counts = new Map<string, number>();
     for (const delivery of deliveries) counts.set(delivery.eventId, (counts.get(delivery.eventId) ?? 0) + 1);
     for (const [eventId, count] of counts) {
-      if (count > 1 && !exposed.has(eventId) && !deadLetteredAt.has(eventId)) violate(`${subscriptionId}: ${eventId} was delivered ${count} times with no crash, lost answer or redrive to explain it`);
+      if (count > 1 && !exposed.has(eventId) && !deadLetteredAt.has(eventId) && !replaySentAt.has(eventId)) violate(`${subscriptionId}: ${eventId} was delivered ${count} times with no crash, lost answer, redrive or replay to explain it`);
+    }
+    // The final replay: every event of the key again, once everything was delivered, each in the
+    // order of its number (its first redelivery since the replay began).
+    const finalReplay = finalReplays?.get(subscriptionId);
+    if (finalReplay !== undefined) {
+      const { answer, startedAt: since } = finalReplay;
+      if (answer === undefined) violate(`${subscriptionId}: the final replay never ran to its end`);
+      else if (answer.replayed !== new Set(order).size || answer.dead_lettered !== 0 || answer.not_delivered !== 0) {
+        violate(`${subscriptionId}: the final replay sent ${answer.replayed} of ${new Set(order).size} events (${answer.dead_lettered} dead-lettered, ${answer.not_delivered} not delivered)`);
+      }
+      const replayed = new Map<string, Processed>();
+      for (const delivery of deliveries) if (delivery.at >= since && delivery.isRedelivery && !replayed.has(delivery.eventId)) replayed.set(delivery.eventId, delivery);
+      for (const eventId of new Set(order)) if (!replayed.has(eventId)) violate(`${subscriptionId}: the final replay did not deliver ${eventId} again`);
+      const inOrder = [...replayed.values()].sort((a, b) => a.order - b.order).map((delivery) => delivery.sequence);
+      if (inOrder.some((sequence, index) => index > 0 && sequence < (inOrder[index - 1] ?? 0))) violate(`${subscriptionId}: the final replay delivered the numbers ${inOrder.join(', ')}, out of order`);
     }
   }
   // SQS's backstop is for crash loops: with no crash and no fault, nothing may collect its receive
@@ -958,5 +1062,6 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     steps: scheduler.steps,
     autoPauses: snsModel.published.length,
     deadLettered: deadLetteredAt.size,
+    replays,
   };
 }

@@ -43,7 +43,11 @@ export interface StoredEvent {
   attempts?: number;
   reason?: string;
   deadLetteredAt?: string;
+  deliveredAt?: string;
 }
+
+/** What `isSettledBy` reads of a stored event. */
+const outcomeOf = (event: StoredEvent | undefined) => (event === undefined ? undefined : { status: event.status, deadLetteredAt: event.deadLetteredAt, deliveredAt: event.deliveredAt });
 
 export class InMemoryDeliveryStore implements DeliveryStore {
   readonly events = new Map<string, StoredEvent>();
@@ -53,18 +57,12 @@ export class InMemoryDeliveryStore implements DeliveryStore {
   readonly writes: string[] = [];
   readonly reads: string[] = [];
 
-  readonly isSettled = async (eventId: string, redrivenAt: string | undefined): Promise<boolean> => {
-    const event = this.events.get(eventId);
-    return isSettledBy(event === undefined ? undefined : { status: event.status, deadLetteredAt: event.deadLetteredAt }, redrivenAt);
-  };
+  readonly isSettled = async ({ eventId, redrivenAt, isReplay }: SettledQuery): Promise<boolean> => isSettledBy(outcomeOf(this.events.get(eventId)), redrivenAt, isReplay);
 
   readonly findSettled = async (queries: readonly SettledQuery[]): Promise<SettledLookup> => {
     this.reads.push(`findSettled ${queries.map((query) => query.eventId).join(' ')}`);
     const answers = new Map<string, StoredEvent | undefined>(queries.map((query) => [query.eventId, this.events.get(query.eventId)]));
-    const isSettled = ({ eventId, redrivenAt }: SettledQuery): boolean => {
-      const event = answers.get(eventId);
-      return isSettledBy(event === undefined ? undefined : { status: event.status, deadLetteredAt: event.deadLetteredAt }, redrivenAt);
-    };
+    const isSettled = ({ eventId, redrivenAt, isReplay }: SettledQuery): boolean => isSettledBy(outcomeOf(answers.get(eventId)), redrivenAt, isReplay);
     return Object.assign(isSettled, {
       sequenceOf: (eventId: string) => answers.get(eventId)?.sequence,
       positionOf: (eventId: string) => answers.get(eventId)?.accepted?.queuePosition,
@@ -269,15 +267,13 @@ export class InMemoryDeliveryStore implements DeliveryStore {
 
   readonly markDelivered = async (input: SettledEvent): Promise<SettleResult> => {
     this.writes.push(`markDelivered ${input.queued.event.event_id}`);
-    return this.settle(input, { status: 'delivered' });
+    return this.settle(input, { status: 'delivered', deliveredAt: input.at });
   };
 
   readonly markDeliveredUnlessSettled = async (input: SettledEvent): Promise<SettleResult | undefined> => {
     this.writes.push(`markDeliveredUnlessSettled ${input.queued.event.event_id}`);
-    const event = this.events.get(input.queued.event.event_id);
-    const outcome = event === undefined ? undefined : { status: event.status, deadLetteredAt: event.deadLetteredAt };
-    if (isSettledBy(outcome, input.queued.redrive?.redriven_at)) return undefined;
-    return this.settle(input, { status: 'delivered' });
+    if (isSettledBy(outcomeOf(this.events.get(input.queued.event.event_id)), input.queued.redrive?.redriven_at, input.queued.redrive?.replay === true)) return undefined;
+    return this.settle(input, { status: 'delivered', deliveredAt: input.at });
   };
 
   readonly markDeadLettered = async (input: SettledEvent & { reason: string }): Promise<SettleResult> => {
@@ -286,7 +282,7 @@ export class InMemoryDeliveryStore implements DeliveryStore {
   };
 
   /** As the adapter: the outcome over the record, keeping what ingest wrote and a sequence recorded before when settled without one. */
-  private settle(input: SettledEvent, outcome: Pick<StoredEvent, 'status' | 'reason' | 'deadLetteredAt'>): SettleResult {
+  private settle(input: SettledEvent, outcome: Pick<StoredEvent, 'status' | 'reason' | 'deadLetteredAt' | 'deliveredAt'>): SettleResult {
     const existing = this.events.get(input.queued.event.event_id);
     this.events.set(input.queued.event.event_id, {
       ...existing,

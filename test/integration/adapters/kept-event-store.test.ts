@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeadLetterStore } from '../../../lambda/adapters/dead-letter-store.js';
 import { createKeptEventStore } from '../../../lambda/adapters/kept-event-store.js';
 import type { PayloadStore } from '../../../lambda/core/dead-letter.js';
-import { encodeQueuedEvent, type QueuedEvent } from '../../../lambda/core/event.js';
+import { randomBytes } from 'node:crypto';
+import { encodeQueuedEvent, messageOfBodies, type QueuedEvent } from '../../../lambda/core/event.js';
 import type { KeptEvent, KeptEventStore } from '../../../lambda/core/kept-event.js';
 import { numberIn } from '../../../lambda/core/kept-event.js';
 import { messageGroupIdFor } from '../../../lambda/core/routing.js';
@@ -51,7 +52,7 @@ function keptOf(input: { subscriptionId: string; eventId: string; acceptedAt: st
 }
 
 async function keep(event: KeptEvent): Promise<void> {
-  await store.keep({ ...event, body: encodeQueuedEvent(event.queued) });
+  await store.keep({ events: [event], body: encodeQueuedEvent(event.queued) });
 }
 
 async function readAll(input: { subscriptionId: string; since: string; until: string; limit: number }): Promise<KeptEvent[]> {
@@ -59,8 +60,11 @@ async function readAll(input: { subscriptionId: string; since: string; until: st
   let after: string | undefined;
   for (let pages = 0; pages < 100; pages += 1) {
     const page = await store.readWindow({ ...input, after });
-    expect(page.events.length).toBeLessThanOrEqual(input.limit);
-    events.push(...page.events);
+    // `limit` counts kept messages: a pack holds several events.
+    expect(page.events.length).toBeLessThanOrEqual(input.limit * 10);
+    // Each event carries its kept message's place, where a page after it starts.
+    for (const event of page.events) expect(event.cursor).toMatch(/^!event#/);
+    events.push(...page.events.map(({ cursor: _cursor, ...event }) => event));
     if (page.nextAfter === undefined) return events;
     after = page.nextAfter;
   }
@@ -91,10 +95,24 @@ describe('kept events', () => {
     expect(await readAll({ subscriptionId, since: '2026-12-04T10:00:04.000Z', until: '2026-12-04T11:00:00.000Z', limit: 10 })).toEqual([]);
   });
 
-  it('keeps an event without a place in the queue, and one too large for an item in the payload store', async () => {
+  it("keeps a pack's events in one item, each with its place in the pack", async () => {
+    const subscriptionId = uniqueId('sub');
+    const group = messageGroupIdFor(subscriptionId, undefined);
+    const events = [1, 2, 3].map((n, indexInMessage) => ({
+      ...keptOf({ subscriptionId, eventId: `evt-${n}`, acceptedAt: '2026-12-04T10:00:00.000Z' }),
+      queuePosition: queuePositionOf({ messageGroupId: group, sequenceNumber: '42', indexInMessage }),
+    }));
+    const [first, ...rest] = events;
+    if (first === undefined) throw new Error('no event');
+    await store.keep({ events: [first, ...rest], body: messageOfBodies([encodeQueuedEvent(first.queued), ...rest.map((event) => encodeQueuedEvent(event.queued))]) });
+    expect(await readAll({ subscriptionId, since: '2026-12-04T10:00:00.000Z', until: '2026-12-04T10:00:00.000Z', limit: 1 })).toEqual(events);
+  });
+
+  it('keeps an event without a place in the queue, and one too large for an item even compressed in the payload store', async () => {
     const subscriptionId = uniqueId('sub');
     const small = keptOf({ subscriptionId, eventId: 'evt-small', acceptedAt: '2026-12-04T10:00:00.000Z' });
-    const large = keptOf({ subscriptionId, eventId: 'evt-large', acceptedAt: '2026-12-04T10:00:01.000Z', sequenceNumber: '7', payload: { text: 'x'.repeat(360_000) } });
+    // Random bytes do not compress: over 350 KB gzipped.
+    const large = keptOf({ subscriptionId, eventId: 'evt-large', acceptedAt: '2026-12-04T10:00:01.000Z', sequenceNumber: '7', payload: { text: randomBytes(400_000).toString('base64') } });
     await keep(small);
     await keep(large);
     const stored = [...objects.keys()].filter((key) => key.includes(encodeURIComponent(subscriptionId)));

@@ -678,9 +678,10 @@ function valueOf(name: string, context: ExpressionContext): ModelValue {
   return value;
 }
 
-/** size(): a string's length, a set's or list's element count, a map's member count; nothing for other types. */
+/** size(): a string's length, a binary's bytes, a set's or list's element count, a map's member count; nothing for other types. */
 function sizeOf(value: ModelValue | undefined): number | undefined {
   if (typeof value === 'string') return value.length;
+  if (value instanceof Uint8Array) return value.byteLength;
   if (Array.isArray(value)) return value.length;
   if (isModelSet(value)) return value.size;
   if (isModelMap(value)) return Object.keys(value).length;
@@ -818,7 +819,7 @@ export function projectPaths(item: ModelMap, paths: readonly ResolvedPath[]): Mo
         if (Array.isArray(child)) sparseLists.push(child);
         setMember(container, step, child);
       }
-      if (typeof child !== 'object' || child === null || isModelSet(child)) break;
+      if (typeof child !== 'object' || child === null || isModelSet(child) || child instanceof Uint8Array) break;
       container = child;
     }
   }

@@ -31,10 +31,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeadLetterStore } from '../../../lambda/adapters/dead-letter-store.js';
 import { createEventStore } from '../../../lambda/adapters/event-store.js';
 import { createGroupStore, MAX_KEYS_TRACKED } from '../../../lambda/adapters/group-store.js';
+import { createKeptEventStore } from '../../../lambda/adapters/kept-event-store.js';
 import { createOrderingKeyStore } from '../../../lambda/adapters/ordering-key-store.js';
+import { createReplayStateStore } from '../../../lambda/adapters/replay-state-store.js';
 import { createSettingsStore } from '../../../lambda/adapters/settings-store.js';
 import { createSubscriptionStore } from '../../../lambda/adapters/subscription-store.js';
-import type { QueuedEvent } from '../../../lambda/core/event.js';
+import { encodeQueuedEvent, type QueuedEvent } from '../../../lambda/core/event.js';
 import { HeadState } from '../../../lambda/core/lag.js';
 import { TABLES, type TableDefinition } from '../../../lambda/resources.js';
 import { createLocalClients, type LocalClients } from '../../../local/clients.js';
@@ -358,16 +360,16 @@ describe('DynamoModel against dynalite: the adapters', () => {
       const again = await store.recordAccepted(record('evt_1'));
       const settledEarly = await store.markDelivered({ queued: queued('evt_2'), sequence: 2, attempts: 1, at: '2026-01-01T00:00:01.000Z' });
       const afterSettled = await store.recordAccepted(record('evt_2'));
-      const delivered = await store.isSettled('evt_2', undefined);
-      const pending = await store.isSettled('evt_1', undefined);
+      const delivered = await store.isSettled({ eventId: 'evt_2', redrivenAt: undefined });
+      const pending = await store.isSettled({ eventId: 'evt_1', redrivenAt: undefined });
       const deadLetters = [];
       for (const [index, eventId] of ['evt_5', 'evt_3', 'evt_4'].entries()) {
         deadLetters.push(await store.markDeadLettered({ queued: queued(eventId), sequence: index + 3, attempts: 5, at: `2026-01-01T00:00:0${5 - index}.000Z`, reason: `failed ${index}` }));
       }
       // A backstop import may know no sequence.
       deadLetters.push(await store.markDeadLettered({ queued: queued('evt_7'), sequence: undefined, attempts: 0, at: '2026-01-01T00:00:09.000Z', reason: 'backstop' }));
-      const settledBeforeRedrive = await store.isSettled('evt_3', '2026-01-01T00:00:00.000Z');
-      const settledAfterRedrive = await store.isSettled('evt_3', '2026-01-02T00:00:00.000Z');
+      const settledBeforeRedrive = await store.isSettled({ eventId: 'evt_3', redrivenAt: '2026-01-01T00:00:00.000Z' });
+      const settledAfterRedrive = await store.isSettled({ eventId: 'evt_3', redrivenAt: '2026-01-02T00:00:00.000Z' });
       // With a place in the queue: the same place again is the same write repeated, another is a duplicate.
       const placed = { ...record('evt_8'), queuePosition: 'g1/0001' };
       const places = [await store.recordAccepted(placed), await store.recordAccepted(placed), await store.recordAccepted({ ...placed, queuePosition: 'g1/0002' })];
@@ -378,9 +380,9 @@ describe('DynamoModel against dynalite: the adapters', () => {
       // A late delivery is recorded only over an unsettled record.
       const late = await store.markDeliveredUnlessSettled({ queued: queued('evt_1'), sequence: 1, attempts: 1, at: '2026-01-01T00:00:10.000Z' });
       const lateOverDeadLetter = await store.markDeliveredUnlessSettled({ queued: queued('evt_3'), sequence: 4, attempts: 1, at: '2026-01-01T00:00:10.000Z' });
-      const afterLate = await store.isSettled('evt_1', undefined);
+      const afterLate = await store.isSettled({ eventId: 'evt_1', redrivenAt: undefined });
       // Still dead-lettered, not delivered: a later redrive of it is not settled.
-      const deadLetterKept = !(await store.isSettled('evt_3', '2026-01-02T00:00:00.000Z'));
+      const deadLetterKept = !(await store.isSettled({ eventId: 'evt_3', redrivenAt: '2026-01-02T00:00:00.000Z' }));
       return {
         first, again, settledEarly, afterSettled, delivered, pending, deadLetters, settledBeforeRedrive, settledAfterRedrive, places, placeRead,
         settledInBatch, redrivenInBatch, late, lateOverDeadLetter: lateOverDeadLetter ?? 'refused', afterLate, deadLetterKept,
@@ -424,6 +426,27 @@ describe('DynamoModel against dynalite: the adapters', () => {
     });
     expect(result).toMatchObject({ counted: 4, removedStale: 'replaced', removed: 'removed', removedAgain: 'gone', after: 3, other: 0 });
     expect(result.order).toEqual([['evt_3', 3], ['evt_7', 7], ['evt_12', 12], ['evt_x', undefined]]);
+  });
+
+  it('gives the same answers to the kept-event store (binary bodies, windows, pages, run numbers) and the replay state store', async () => {
+    const payloads = { put: async () => undefined, get: async () => '', remove: async () => undefined };
+    const result = await expectSameThroughAdapters(async (client, names) => {
+      const store = createKeptEventStore(client, { tableName: names.DeadLetters ?? '', retentionDays: 7, payloads });
+      const at = (second: number) => `2026-01-01T00:00:0${second}.000Z`;
+      for (const second of [3, 1, 2]) {
+        const event = { ...queued(`evt_${second}`), accepted_at: at(second) };
+        await store.keep({ events: [{ queued: event, queuePosition: `g1/${second}` }], body: encodeQueuedEvent(event) });
+      }
+      await store.keepNumbers({ subscriptionId: 'sub_1', orderingKey: 'key-sub_1', firstPosition: 'g1/1', firstSequence: 4, eventIds: ['evt_1', 'evt_2'], at: at(5) });
+      const first = await store.readWindow({ subscriptionId: 'sub_1', since: at(1), until: at(3), after: undefined, limit: 2 });
+      const second = await store.readWindow({ subscriptionId: 'sub_1', since: at(1), until: at(3), after: first.nextAfter, limit: 2 });
+      const run = await store.findNumbers({ subscriptionId: 'sub_1', orderingKey: 'key-sub_1', queuePosition: 'g1/2' });
+      const states = createReplayStateStore(client, names.Subscriptions ?? '');
+      const replay = { since: at(1), until: at(3), startedAt: at(9), replayed: 0, deadLettered: 0, notDelivered: 0 };
+      const unknown = await states.start('sub_1', replay);
+      return { ids: [...first.events, ...second.events].map((event) => event.queued.event.event_id), run, unknown };
+    });
+    expect(result).toMatchObject({ ids: ['evt_1', 'evt_2', 'evt_3'], run: { firstSequence: 4, eventIds: ['evt_1', 'evt_2'] }, unknown: undefined });
   });
 
   it('gives the same answers to the ordering-key store through new heads, retries, exhaustion, skips and redrives', async () => {
@@ -1193,7 +1216,10 @@ describe('DynamoModel alone: copies, the gate and the parse cache', () => {
     await expect(client.send(new TransactWriteCommand({ TransactItems: [] }))).rejects.toBeInstanceOf(DynamoModelUnsupportedError);
     expect(() => state.execute('Get', { TableName: 'Things', Key: { pk: 'p' }, AttributesToGet: ['a'] })).toThrow(DynamoModelUnsupportedError);
     expect(() => state.execute('PutItem', { TableName: 'Things', Item: { pk: 'p' } })).toThrow(DynamoModelUnsupportedError);
-    expect(() => state.execute('Put', { TableName: 'Things', Item: { pk: 'p', b: new Uint8Array([1]) } })).toThrow(DynamoModelUnsupportedError);
+    // Binary values are modelled as Uint8Array (what the DocumentClient gives back), nothing else.
+    expect(() => state.execute('Put', { TableName: 'Things', Item: { pk: 'p', b: new Float32Array([1]) } })).toThrow(DynamoModelUnsupportedError);
+    state.execute('Put', { TableName: 'Things', Item: { pk: 'p', b: Buffer.from([1, 2, 3]) } });
+    expect(state.execute('Get', { TableName: 'Things', Key: { pk: 'p' } })).toEqual({ Item: { pk: 'p', b: new Uint8Array([1, 2, 3]) } });
     // A global secondary index that does not hold every attribute cannot answer ALL_ATTRIBUTES
     // from the table (dynalite fetches them, as a local secondary index would).
     const keyed = new DynamoModel([{ name: 'Keyed', partitionKey: 'id', indexes: [{ name: 'shard-keys', partitionKey: 'shard', projection: 'KEYS_ONLY' }] }]);

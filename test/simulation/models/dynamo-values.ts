@@ -1,7 +1,7 @@
 /**
  * Attribute values of the DynamoDB model, in the shape the DocumentClient gives and takes: strings,
- * numbers, booleans, null, arrays (L), plain objects (M), `Set<string>` (SS) and `Set<number>` (NS).
- * Binary values (B, BS) are not modelled.
+ * numbers, booleans, null, arrays (L), plain objects (M), `Set<string>` (SS), `Set<number>` (NS) and
+ * `Uint8Array` (B) outside keys. Binary sets (BS) and binary keys are not modelled.
  *
  * Values cross the model's edge only through `importValue` (caller to model) and `exportValue`
  * (model to caller), which both copy: the model never shares an object with its callers, as the
@@ -10,7 +10,7 @@
 import { DynamoDBServiceException, type AttributeValue } from '@aws-sdk/client-dynamodb';
 
 /** One attribute value, as stored by the model. Sets are never empty (DynamoDB has no empty set). */
-export type ModelValue = string | number | boolean | null | ModelValue[] | ModelMap | ModelSet;
+export type ModelValue = string | number | boolean | null | Uint8Array | ModelValue[] | ModelMap | ModelSet;
 
 /** A string set (SS) or a number set (NS). */
 export type ModelSet = ReadonlySet<string> | ReadonlySet<number>;
@@ -21,7 +21,7 @@ export interface ModelMap {
 }
 
 /** The DynamoDB type of a value, as `attribute_type` names it. */
-export type ModelValueType = 'S' | 'N' | 'BOOL' | 'NULL' | 'L' | 'M' | 'SS' | 'NS';
+export type ModelValueType = 'S' | 'N' | 'B' | 'BOOL' | 'NULL' | 'L' | 'M' | 'SS' | 'NS';
 
 /** A model limitation was hit (binary values, mixed sets, a number the model cannot hold exactly): a fault of the test, never an AWS outcome. */
 export class DynamoModelUnsupportedError extends Error {
@@ -40,7 +40,7 @@ export function validationError(message: string): DynamoDBServiceException {
 
 /** Narrows to a map (M) value: an object that is neither a list nor a set. */
 export function isModelMap(value: unknown): value is ModelMap {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Set);
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Set) && !(value instanceof Uint8Array);
 }
 
 /** Narrows to a set value (`instanceof Set` does not narrow a `ReadonlySet`). */
@@ -61,6 +61,7 @@ export function typeOfValue(value: ModelValue): ModelValueType {
   if (typeof value === 'number') return 'N';
   if (typeof value === 'boolean') return 'BOOL';
   if (value === null) return 'NULL';
+  if (value instanceof Uint8Array) return 'B';
   if (Array.isArray(value)) return 'L';
   if (isModelSet(value)) return typeOfSet(value);
   return 'M';
@@ -94,7 +95,9 @@ export function importValue(value: unknown): ModelValue | undefined {
   }
   if (value instanceof Set) return importSet(value);
   if (isPlainObject(value)) return importMap(value);
-  if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) throw new DynamoModelUnsupportedError('binary attribute values are not modelled');
+  // A copy of the bytes, as the marshaller sends them (a Buffer is a Uint8Array, read back as one).
+  if (value instanceof Uint8Array) return new Uint8Array(value);
+  if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) throw new DynamoModelUnsupportedError('binary values other than Uint8Array are not modelled');
   throw new Error(`Unsupported type passed: ${String(value)}. Pass options.convertClassInstanceToMap=true to marshall typeof object as map attribute.`);
 }
 
@@ -129,6 +132,7 @@ function importSet(value: ReadonlySet<unknown>): ReadonlySet<string> | ReadonlyS
 /** Copies a model value out to a caller. */
 export function exportValue(value: ModelValue): unknown {
   if (typeof value !== 'object' || value === null) return value;
+  if (value instanceof Uint8Array) return new Uint8Array(value);
   if (Array.isArray(value)) return value.map(exportValue);
   if (isModelSet(value)) return new Set<unknown>(value);
   return exportMap(value);
@@ -147,6 +151,7 @@ export function exportMap(map: ModelMap): Record<string, unknown> {
 /** A deep copy inside the model. */
 export function cloneValue(value: ModelValue): ModelValue {
   if (typeof value !== 'object' || value === null) return value;
+  if (value instanceof Uint8Array) return new Uint8Array(value);
   if (Array.isArray(value)) return value.map(cloneValue);
   if (isModelSet(value)) return copySet(value);
   return cloneMap(value);
@@ -198,6 +203,7 @@ export function marshallValue(value: ModelValue): AttributeValue {
   if (typeof value === 'string') return { S: value };
   if (typeof value === 'number') return { N: String(value) };
   if (typeof value === 'boolean') return { BOOL: value };
+  if (value instanceof Uint8Array) return { B: new Uint8Array(value) };
   if (value === null) return { NULL: true };
   if (Array.isArray(value)) return { L: value.map(marshallValue) };
   if (isModelSet(value)) {
@@ -220,6 +226,7 @@ export function marshallMap(map: ModelMap): Record<string, AttributeValue> {
 export function valuesEqual(a: ModelValue, b: ModelValue): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (a instanceof Uint8Array || b instanceof Uint8Array) return a instanceof Uint8Array && b instanceof Uint8Array && Buffer.compare(a, b) === 0;
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
     for (let index = 0; index < a.length; index += 1) {
@@ -313,6 +320,7 @@ export function valueSize(value: ModelValue): number {
   if (typeof value === 'string') return utf8Length(value);
   if (typeof value === 'number') return numberSize(value);
   if (typeof value === 'boolean' || value === null) return 1;
+  if (value instanceof Uint8Array) return value.byteLength;
   if (Array.isArray(value)) {
     let size = 3;
     for (const element of value) size += 1 + valueSize(element);

@@ -5,14 +5,14 @@
  * divergence: fix the fake, or report the adapter; never loosen the suite.
  */
 import { describe, expect, it } from 'vitest';
-import { messagePositionOf, type AttemptTicket, type DeliveryStore, type SettledEvent } from '../../../lambda/core/delivery.js';
+import { messagePositionOf, type AttemptTicket, type DeliveryStore, type SettledEvent, type SettledQuery } from '../../../lambda/core/delivery.js';
 import type { QueuedEvent } from '../../../lambda/core/event.js';
 import { RecordOutcome, type AcceptedEventRecord } from '../../../lambda/core/ingest.js';
 import { messageGroupIdFor } from '../../../lambda/core/routing.js';
 
 /** The delivery store with what ingest, skip and the backstop import read and write on the same records. */
 export type ContractDeliveryStore = DeliveryStore & {
-  readonly isSettled: (eventId: string, redrivenAt: string | undefined) => Promise<boolean>;
+  readonly isSettled: (query: SettledQuery) => Promise<boolean>;
   readonly findSequence: (eventId: string) => Promise<number | undefined>;
   readonly recordAccepted: (record: AcceptedEventRecord) => Promise<RecordOutcome>;
   readonly requestSkip: (input: { readonly orderingKey: string; readonly eventId: string; readonly at: string }) => Promise<boolean>;
@@ -372,7 +372,7 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
         expect(await store.markDeliveredUnlessSettled(settled(key.queued(key.eventId(1)), T3))).toBeUndefined();
         expect(await store.markDeliveredUnlessSettled(settled(key.queued(key.eventId(2)), T2, 2))).toBeUndefined();
         // Still a dead letter: a redrive after it is not settled.
-        expect(await store.isSettled(key.eventId(2), T3)).toBe(false);
+        expect(await store.isSettled({ eventId: key.eventId(2), redrivenAt: T3 })).toBe(false);
         expect(await store.markDeliveredUnlessSettled(settled(key.queued(key.eventId(3)), T2, 3))).toEqual({ wasAccepted: false });
       });
 
@@ -384,7 +384,7 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
         await store.markDeadLettered({ ...unnumbered(key.queued(key.eventId(1)), T0), reason: 'moved by the backstop' });
         expect(await store.markDeliveredUnlessSettled(settled(redriven(1, T1), T2, 3))).toEqual({ wasAccepted: true });
         expect(await store.findSequence(key.eventId(1))).toBe(3);
-        expect(await store.isSettled(key.eventId(1), T1)).toBe(true);
+        expect(await store.isSettled({ eventId: key.eventId(1), redrivenAt: T1 })).toBe(true);
         // Dead-lettered again after its redrive: settled for that copy, nothing recorded over it.
         await store.markDeadLettered({ ...settled(key.queued(key.eventId(2)), T2, 2), reason: 'HTTP 500' });
         expect(await store.markDeliveredUnlessSettled(settled(redriven(2, T1), T3, 2))).toBeUndefined();
@@ -556,34 +556,34 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
       it('is false for an unknown, accepted or numbered event, and true once it is delivered or dead-lettered', async () => {
         const store = makeStore();
         const key = newKey();
-        expect(await store.isSettled(key.eventId(1), undefined)).toBe(false);
+        expect(await store.isSettled({ eventId: key.eventId(1), redrivenAt: undefined })).toBe(false);
         await store.recordAccepted(key.record(key.eventId(1)));
         await store.recordSequence({ eventId: key.eventId(1), sequence: 1 });
-        expect(await store.isSettled(key.eventId(1), undefined)).toBe(false);
+        expect(await store.isSettled({ eventId: key.eventId(1), redrivenAt: undefined })).toBe(false);
         await store.markDelivered(settled(key.queued(key.eventId(1)), T1));
-        expect(await store.isSettled(key.eventId(1), undefined)).toBe(true);
+        expect(await store.isSettled({ eventId: key.eventId(1), redrivenAt: undefined })).toBe(true);
         await store.markDeadLettered({ ...settled(key.queued(key.eventId(2)), T1), reason: 'HTTP 500' });
-        expect(await store.isSettled(key.eventId(2), undefined)).toBe(true);
+        expect(await store.isSettled({ eventId: key.eventId(2), redrivenAt: undefined })).toBe(true);
       });
 
       it('does not settle a redriven copy by its own earlier dead-lettering, only by a later one or a delivery', async () => {
         const store = makeStore();
         const key = newKey();
         await store.markDeadLettered({ ...settled(key.queued(key.eventId(1)), T1), reason: 'HTTP 500' });
-        expect(await store.isSettled(key.eventId(1), T2)).toBe(false);
+        expect(await store.isSettled({ eventId: key.eventId(1), redrivenAt: T2 })).toBe(false);
         await store.markDeadLettered({ ...settled(key.queued(key.eventId(1)), T3), reason: 'HTTP 500' });
-        expect(await store.isSettled(key.eventId(1), T2)).toBe(true);
+        expect(await store.isSettled({ eventId: key.eventId(1), redrivenAt: T2 })).toBe(true);
 
         await store.markDeadLettered({ ...settled(key.queued(key.eventId(2)), T1), reason: 'HTTP 500' });
         await store.markDelivered(settled(key.queued(key.eventId(2)), T3));
-        expect(await store.isSettled(key.eventId(2), T2)).toBe(true);
+        expect(await store.isSettled({ eventId: key.eventId(2), redrivenAt: T2 })).toBe(true);
       });
 
       it('settles a redriven copy that was delivered, whatever the times', async () => {
         const store = makeStore();
         const key = newKey();
         await store.markDelivered(settled(key.queued(key.eventId(1)), T0));
-        expect(await store.isSettled(key.eventId(1), T2)).toBe(true);
+        expect(await store.isSettled({ eventId: key.eventId(1), redrivenAt: T2 })).toBe(true);
       });
     });
 
@@ -602,7 +602,7 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
         expect(await store.recordAccepted(key.record(key.eventId(1)))).toBe(RecordOutcome.recordedSettled);
         await store.markDeadLettered({ ...settled(key.queued(key.eventId(2)), T1), reason: 'HTTP 500' });
         expect(await store.recordAccepted(key.record(key.eventId(2)))).toBe(RecordOutcome.recordedSettled);
-        expect(await store.isSettled(key.eventId(2), undefined)).toBe(true);
+        expect(await store.isSettled({ eventId: key.eventId(2), redrivenAt: undefined })).toBe(true);
       });
 
       it('answers recorded when the consumer only numbered the event first, so that its settling uncounts it', async () => {

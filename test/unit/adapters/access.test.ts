@@ -6,6 +6,8 @@
  * grant in AWS. Conversely, every declared action must be sent on some path, so that no grant is
  * wider than the calls.
  */
+import { randomBytes } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { Readable } from 'node:stream';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -29,6 +31,8 @@ import type { AccessMap, IamAction, ResourceName } from '../../../lambda/adapter
 import { createDocumentClient, createS3Client, createSnsClient, createSqsClient } from '../../../lambda/adapters/aws-clients.js';
 import { BACKSTOP_QUEUE_ACCESS, createBackstopQueue } from '../../../lambda/adapters/backstop-queue.js';
 import { createDeadLetterStore, DEAD_LETTER_STORE_ACCESS, MAX_INLINE_EVENT_BYTES } from '../../../lambda/adapters/dead-letter-store.js';
+import { createKeptEventStore, KEPT_EVENT_STORE_ACCESS } from '../../../lambda/adapters/kept-event-store.js';
+import { createReplayStateStore, REPLAY_STATE_STORE_ACCESS } from '../../../lambda/adapters/replay-state-store.js';
 import { createDeliveryQueue, DELIVERY_QUEUE_ACCESS } from '../../../lambda/adapters/delivery-queue.js';
 import { createEventStore, EVENT_STORE_ACCESS } from '../../../lambda/adapters/event-store.js';
 import { createGroupStore, GROUP_STORE_ACCESS } from '../../../lambda/adapters/group-store.js';
@@ -316,8 +320,8 @@ const ADAPTERS = {
         },
       ],
       isSettled: [
-        { path: 'the event was delivered', answer: () => dynamoMock.on(GetCommand).resolves({ Item: { status: 'delivered' } }), run: (store) => store.isSettled('evt_1', undefined) },
-        { path: 'the event is unknown', run: (store) => store.isSettled('evt_1', at) },
+        { path: 'the event was delivered', answer: () => dynamoMock.on(GetCommand).resolves({ Item: { status: 'delivered' } }), run: (store) => store.isSettled({ eventId: 'evt_1', redrivenAt: undefined }) },
+        { path: 'the event is unknown', run: (store) => store.isSettled({ eventId: 'evt_1', redrivenAt: at }) },
       ],
       findSettled: [
         {
@@ -340,6 +344,75 @@ const ADAPTERS = {
         { path: 'it was given one', answer: () => dynamoMock.on(GetCommand).resolves({ Item: { sequence: 3 } }), run: (store) => store.findSequence('evt_1') },
         { path: 'the event is unknown', run: (store) => store.findSequence('evt_1') },
       ],
+      readOutcomes: [
+        {
+          path: 'the events were recorded',
+          answer: () => dynamoMock.on(BatchGetCommand).resolves({ Responses: { [NAMES.eventsTable]: [{ event_id: 'evt_1', status: 'delivered', sequence: 3, queue_position: 'g1/1' }] } }),
+          run: (store) => store.readOutcomes(['evt_1', 'evt_2']),
+        },
+      ],
+    },
+  }),
+
+  KeptEventStore: rowsOf({
+    create: () => createKeptEventStore(dynamo, { tableName: NAMES.deadLettersTable, retentionDays: 7, payloads: createPayloadBucket(s3, NAMES.payloadBucket) }),
+    access: KEPT_EVENT_STORE_ACCESS,
+    paths: {
+      keep: [
+        { path: 'an event small enough for an item', run: (store) => store.keep({ events: [{ queued, queuePosition: 'g1/1' }], body: JSON.stringify(queued) }) },
+        { path: 'an event too large for an item even compressed', run: (store) => store.keep({ events: [{ queued, queuePosition: 'g1/2' }], body: randomBytes(400_000).toString('base64') }) },
+      ],
+      keepNumbers: [{ path: 'always', run: (store) => store.keepNumbers({ subscriptionId: 'sub_1', orderingKey: 'k1', firstPosition: 'g1/1', firstSequence: 1, eventIds: ['evt_1', 'evt_2'], at }) }],
+      findNumbers: [
+        {
+          path: 'a run starts at or before the place',
+          answer: () => dynamoMock.on(QueryCommand).resolves({ Items: [{ position: '!numbers#x#g1/1', ordering_key: 'k1', first_position: 'g1/1', first_sequence: 1, event_ids: ['evt_1'] }] }),
+          run: (store) => store.findNumbers({ subscriptionId: 'sub_1', orderingKey: 'k1', queuePosition: 'g1/1' }),
+        },
+        { path: 'none does', run: (store) => store.findNumbers({ subscriptionId: 'sub_1', orderingKey: 'k1', queuePosition: 'g1/1' }) },
+      ],
+      readWindow: [
+        {
+          path: 'the bodies are in the items',
+          answer: () => dynamoMock.on(QueryCommand).resolves({ Items: [{ subscription_id: 'sub_1', position: `!event#${at}#g1/1`, event_ids: ['evt_1'], body_gz: new Uint8Array(gzipSync(JSON.stringify(queued))) }] }),
+          run: (store) => store.readWindow({ subscriptionId: 'sub_1', since: at, until: at, after: undefined, limit: 10 }),
+        },
+        {
+          path: 'a body is in the bucket',
+          answer: () => {
+            dynamoMock.on(QueryCommand).resolves({ Items: [{ subscription_id: 'sub_1', position: `!event#${at}#g1/1`, event_ids: ['evt_1'], payload_key: `${PAYLOAD_OBJECT_PREFIX}sub_1/x.gz.b64` }] });
+            s3Mock.on(GetObjectCommand).resolves({ Body: objectBody(gzipSync(JSON.stringify(queued)).toString('base64')) });
+          },
+          run: (store) => store.readWindow({ subscriptionId: 'sub_1', since: at, until: at, after: `!event#${at}#g1/0`, limit: 10 }),
+        },
+      ],
+    },
+  }),
+
+  ReplayStateStore: rowsOf({
+    create: () => createReplayStateStore(dynamo, NAMES.subscriptionsTable),
+    access: REPLAY_STATE_STORE_ACCESS,
+    paths: {
+      start: [
+        { path: 'none is under way', run: (store) => store.start('sub_1', { since: at, until: at, startedAt: at, replayed: 0, deadLettered: 0, notDelivered: 0 }) },
+        {
+          path: 'one is (refused condition, the item read)',
+          answer: () => {
+            dynamoMock.on(UpdateCommand).rejects(conditionFailed());
+            dynamoMock.on(GetCommand).resolves({ Item: { subscription_id: 'sub_1', replay: { since: at, until: at, started_at: at, replayed: 1, dead_lettered: 0, not_delivered: 0 } } });
+          },
+          run: (store) => store.start('sub_1', { since: at, until: at, startedAt: at, replayed: 0, deadLettered: 0, notDelivered: 0 }),
+        },
+      ],
+      claim: [
+        {
+          path: 'no step holds it',
+          answer: () => dynamoMock.on(UpdateCommand).resolves({ Attributes: { subscription_id: 'sub_1', replay: { since: at, until: at, started_at: at, replayed: 1, dead_lettered: 0, not_delivered: 0, lease_until: at } } }),
+          run: (store) => store.claim({ subscriptionId: 'sub_1', startedAt: at, now: at, leaseUntil: at }),
+        },
+      ],
+      save: [{ path: 'always', run: (store) => store.save('sub_1', { since: at, until: at, startedAt: at, replayed: 1, deadLettered: 0, notDelivered: 0 }) }],
+      finish: [{ path: 'always', run: (store) => store.finish('sub_1', { since: at, until: at, startedAt: at, replayed: 1, deadLettered: 0, notDelivered: 0 }) }],
     },
   }),
 

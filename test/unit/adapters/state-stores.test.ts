@@ -170,20 +170,28 @@ describe('beginAttempt', () => {
 describe('settling', () => {
   it('reads the status consistently to skip settled events', async () => {
     dynamo.on(GetCommand).resolves({ Item: { status: 'delivered' } });
-    expect(await store.isSettled('evt_1', undefined)).toBe(true);
+    expect(await store.isSettled({ eventId: 'evt_1', redrivenAt: undefined })).toBe(true);
     expect(dynamo.commandCalls(GetCommand)[0]?.args[0].input).toMatchObject({ TableName: 'Events', Key: { event_id: 'evt_1' }, ConsistentRead: true });
     dynamo.on(GetCommand).resolves({ Item: { status: 'accepted' } });
-    expect(await store.isSettled('evt_1', undefined)).toBe(false);
+    expect(await store.isSettled({ eventId: 'evt_1', redrivenAt: undefined })).toBe(false);
     dynamo.on(GetCommand).resolves({});
-    expect(await store.isSettled('evt_1', undefined)).toBe(false);
+    expect(await store.isSettled({ eventId: 'evt_1', redrivenAt: undefined })).toBe(false);
   });
 
   it('does not count a redriven dead letter’s own earlier dead-lettering as settled', async () => {
     dynamo.on(GetCommand).resolves({ Item: { status: 'dead_lettered', dead_lettered_at: '2026-12-02T12:00:00.000Z' } });
-    expect(await store.isSettled('evt_1', undefined)).toBe(true);
-    expect(await store.isSettled('evt_1', '2026-12-02T13:00:00.000Z')).toBe(false);
+    expect(await store.isSettled({ eventId: 'evt_1', redrivenAt: undefined })).toBe(true);
+    expect(await store.isSettled({ eventId: 'evt_1', redrivenAt: '2026-12-02T13:00:00.000Z' })).toBe(false);
     // Dead-lettered again after this redrive: settled.
-    expect(await store.isSettled('evt_1', '2026-12-02T11:00:00.000Z')).toBe(true);
+    expect(await store.isSettled({ eventId: 'evt_1', redrivenAt: '2026-12-02T11:00:00.000Z' })).toBe(true);
+  });
+
+  it("counts a replay's copy settled only by a delivery or dead-lettering after the replay sent it", async () => {
+    dynamo.on(GetCommand).resolves({ Item: { status: 'delivered', delivered_at: '2026-12-02T12:00:00.000Z' } });
+    expect(await store.isSettled({ eventId: 'evt_1', redrivenAt: '2026-12-02T13:00:00.000Z', isReplay: true })).toBe(false);
+    expect(await store.isSettled({ eventId: 'evt_1', redrivenAt: '2026-12-02T11:00:00.000Z', isReplay: true })).toBe(true);
+    // A redrive of a dead letter delivered since is settled, whenever.
+    expect(await store.isSettled({ eventId: 'evt_1', redrivenAt: '2026-12-02T13:00:00.000Z' })).toBe(true);
   });
 
   it('says whether a settled event had been recorded as accepted (and so counted in its group)', async () => {

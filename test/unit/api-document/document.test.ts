@@ -208,7 +208,8 @@ describe('buildApiDocument', () => {
     for (const routeKey of ROUTE_KEYS) {
       for (const [status, response] of Object.entries(operationOf(routeKey)?.responses ?? {})) {
         for (const code of errorCodesOf(response.content['application/json'].schema)) {
-          const isRedrivePaused = routeKey === 'POST /v1/dead-letters/redrive' && code === ErrorCode.ingestPaused;
+          // A redrive or a replay is retried after the routing resumes, not after a delay.
+          const isRedrivePaused = (routeKey === 'POST /v1/dead-letters/redrive' || routeKey === 'POST /v1/subscriptions/{subscription_id}/replay') && code === ErrorCode.ingestPaused;
           expect(`${routeKey} ${code} ${status}`).toBe(`${routeKey} ${code} ${isRedrivePaused ? 409 : ERROR_STATUS_CODES[code as ErrorCode]}`);
         }
       }

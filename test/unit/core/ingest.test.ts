@@ -124,30 +124,48 @@ describe('ingestEvents', () => {
     ]);
   });
 
-  it('keeps the body of each enqueued event, with its place, beside its record, and none of an event not enqueued', async () => {
-    const { ports, store } = setup({ refuse: (m) => idsOf(m).includes('3') });
-    const kept: { eventId: string; queuePosition: string | undefined; body: string }[] = [];
+  it('keeps the events of each enqueued message, with their places, beside their records, and none of a message not enqueued', async () => {
+    const { ports, store, queue } = setup({ refuse: (m) => idsOf(m).includes('3') });
+    const kept: { eventIds: string[]; queuePositions: (string | undefined)[]; body: string }[] = [];
     const outcome = await ingestEvents(
-      request([event('1', 'sub_a'), event('2', 'sub_b'), event('3', 'sub_c')]),
+      request([event('1', 'sub_a'), event('2', 'sub_b'), event('3', 'sub_c'), event('4', 'sub_a')]),
       {
         ...ports,
-        keepEvent: async ({ queued, queuePosition, body }) => {
-          kept.push({ eventId: queued.event.event_id, queuePosition, body });
-          // Its message's body alone, as a redrive or replay sends it.
-          expect(readQueuedEvent(body)).toEqual({ queued });
+        keepEvents: async ({ events, body }) => {
+          kept.push({ eventIds: events.map((e) => e.queued.event.event_id), queuePositions: events.map((e) => e.queuePosition), body });
+          // The message's body, whose events these are.
+          expect(queuedOf({ index: 0, orderingKey: '', messageGroupId: '', deduplicationId: '', body })).toEqual(events.map((e) => e.queued));
         },
       },
       { partitionCount: undefined },
     );
     expect(outcome.kind).toBe('partly_enqueued');
-    expect(kept.map((k) => k.eventId).sort()).toEqual(['1', '2']);
-    for (const { eventId, queuePosition } of kept) expect(queuePosition).toBe(store.events.get(eventId)?.accepted?.queuePosition);
+    expect(kept.map((k) => k.eventIds).sort()).toEqual([['1', '4'], ['2']]);
+    expect(kept.map((k) => k.body).sort()).toEqual(queue.map((m) => m.body).sort());
+    for (const { eventIds, queuePositions } of kept) expect(queuePositions).toEqual(eventIds.map((id) => store.events.get(id)?.accepted?.queuePosition));
   });
 
-  it('answers a fault when an enqueued event could not be kept, as when its record could not be written', async () => {
-    const { ports } = setup();
-    const failing = ingestEvents(request([event('1', 'sub_a')]), { ...ports, keepEvent: () => Promise.reject(new Error('DynamoDB unavailable')) }, { partitionCount: undefined });
+  it('answers a fault, recording nothing of the message, when its events could not be kept: the resend keeps and records its copy', async () => {
+    const { ports, store } = setup();
+    const failing = ingestEvents(request([event('1', 'sub_a'), event('2', 'sub_a')]), { ...ports, keepEvents: () => Promise.reject(new Error('DynamoDB unavailable')) }, { partitionCount: undefined });
     await expect(failing).rejects.toThrow('DynamoDB unavailable');
+    expect(store.events.size).toBe(0);
+    const kept: (string | undefined)[] = [];
+    const resent = await ingestEvents(request([event('1', 'sub_a'), event('2', 'sub_a')]), { ...ports, keepEvents: async ({ events }) => void kept.push(...events.map((e) => e.queuePosition)) }, { partitionCount: undefined });
+    expect(resent.kind).toBe('accepted');
+    expect(['1', '2'].map((id) => store.events.get(id)?.accepted?.queuePosition)).toEqual(kept);
+  });
+
+  it("still counts the events recorded of other messages when one message's events could not be kept", async () => {
+    const { ports, store, depthOf } = setup();
+    const failing = ingestEvents(
+      request([event('1', 'sub_a'), event('2', 'sub_b')]),
+      { ...ports, keepEvents: async ({ events }) => (events[0].queued.event.subscription_id === 'sub_a' ? Promise.reject(new Error('DynamoDB unavailable')) : undefined) },
+      { partitionCount: undefined },
+    );
+    await expect(failing).rejects.toThrow('DynamoDB unavailable');
+    expect([...store.events.keys()]).toEqual(['2']);
+    expect(depthOf(messageGroupIdFor('sub_b', undefined))).toBe(1);
   });
 
   it('records no place where SQS gave no number it vouches for (an answer after the SDK repeated the call)', async () => {

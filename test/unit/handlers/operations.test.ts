@@ -44,6 +44,7 @@ function setup(
 ) {
   const asked: string[] = [];
   const skips: string[] = [];
+  const replays: string[] = [];
   let routing: RoutingSettings = { version: 0, partitionCount: undefined, isPaused: false, pausedAt: undefined };
   const handler = createOperationsHandler({
     listActiveGroups: async () => [...activeGroups],
@@ -69,13 +70,21 @@ function setup(
       },
       pendingWork: async () => pending,
     },
+    replay: async (subscriptionId, window) => {
+      replays.push(`${subscriptionId} ${window.since} ${window.until} ${String(window.isUntilGiven)}`);
+      const state = { since: window.since, until: window.until, startedAt: now.toISOString(), replayed: 3, deadLettered: 1, notDelivered: 2, reached: window.until };
+      if (subscriptionId === 'sub_replaying') return { kind: 'other_window', state: { ...state, since: '2026-12-02T11:00:00.000Z' } };
+      if (subscriptionId === 'sub_refused') return { kind: 'stepped', state, isDone: false, refused: [{ event_id: 'e7', code: 'InvalidParameterValue' }] };
+      return subscriptionId === 'sub_1' ? { kind: 'stepped', state, isDone: true, refused: [] } : { kind: 'not_found' };
+    },
+    eventRetentionDays: 7,
     pauseGraceSeconds: PAUSE_GRACE_SECONDS,
     now: () => now,
     fallingBehindWaitSeconds: 120,
     logger,
   });
   const pause = (at: string) => (routing = { ...routing, isPaused: true, pausedAt: at });
-  return { handler, asked, skips, pause, routingNow: () => routing };
+  return { handler, asked, skips, replays, pause, routingNow: () => routing };
 }
 
 /** `GET /v1/lag` with query parameters, as API Gateway passes them. */
@@ -163,6 +172,7 @@ describe('operations handler', () => {
   it.each([{ query: undefined }, { query: { subscription_id: '' } }, { query: { subscription_id: 's'.repeat(129) } }])(
     'refuses dead letters without a valid subscription_id ($query)',
     async ({ query }) => {
+
       const { handler, asked } = setup();
       const event = { ...apiEvent({ routeKey: 'GET /v1/dead-letters' }), ...(query === undefined ? {} : { queryStringParameters: query }) };
       const result = await handler(event);
@@ -411,5 +421,62 @@ describe('lag job', () => {
       { Name: 'OldestHeldSeconds', Unit: 'Seconds' },
     ]);
     expect(record).toMatchObject({ service: 'lag', MaxOldestWaitSeconds: 42, StalledGroups: 2, Backlog: 9, FallingBehindKeys: 3, HeldGroups: 4, OldestHeldSeconds: 86_400 });
+  });
+});
+
+describe('POST /v1/subscriptions/{subscription_id}/replay', () => {
+  const replay = (subscriptionId: string, body?: unknown) => post('POST /v1/subscriptions/{subscription_id}/replay', body, { subscription_id: subscriptionId });
+
+  it('answers the replay as it stands after its step, the window in UTC, until now when not given', async () => {
+    const { handler, replays } = setup();
+    const result = await handler(replay('sub_1', { since: '2026-12-02T13:00:00+02:00' }));
+    expect(result.statusCode).toBe(200);
+    expect(jsonOf(result)).toEqual({
+      subscription_id: 'sub_1',
+      since: '2026-12-02T11:00:00.000Z',
+      until: now.toISOString(),
+      started_at: now.toISOString(),
+      reached: now.toISOString(),
+      replayed: 3,
+      dead_lettered: 1,
+      not_delivered: 2,
+      is_done: true,
+    });
+    expect(replays).toEqual([`sub_1 2026-12-02T11:00:00.000Z ${now.toISOString()} false`]);
+  });
+
+  it('refuses a window with since after until, until in the future, or since older than the events kept, naming the field, and starts nothing', async () => {
+    const { handler, replays } = setup();
+    const refusal = async (body: unknown) => {
+      const result = await handler(replay('sub_1', body));
+      expect(result.statusCode).toBe(400);
+      return (jsonOf(result) as { error: { code: string; details: { path: string; message: string }[] } }).error;
+    };
+    expect(await refusal({ since: '2026-12-02T12:05:00Z', until: '2026-12-02T12:00:00Z' })).toMatchObject({ code: 'invalid_request', details: [{ path: 'since', message: expect.stringMatching(/after until/) }] });
+    expect(await refusal({ since: '2026-12-02T12:00:00Z', until: '2026-12-02T12:10:01Z' })).toMatchObject({ details: [{ path: 'until', message: expect.stringMatching(/in the future/) }] });
+    expect(await refusal({ since: '2026-11-25T12:09:59Z' })).toMatchObject({ details: [{ path: 'since', message: expect.stringMatching(/older than the events kept \(EVENT_RETENTION_DAYS=7/) }] });
+    expect(await refusal({ since: 'yesterday' })).toMatchObject({ details: [{ path: 'since' }] });
+    expect(await refusal({ until: '2026-12-02T12:00:00Z' })).toMatchObject({ details: [{ path: 'since' }] });
+    expect(replays).toEqual([]);
+  });
+
+  it('answers 404 for an unknown subscription, and 409 replay_in_progress naming the replay of another window under way', async () => {
+    const { handler } = setup();
+    const unknown = await handler(replay('sub_none', { since: '2026-12-02T12:00:00Z' }));
+    expect(unknown.statusCode).toBe(404);
+    const busy = await handler(replay('sub_replaying', { since: '2026-12-02T12:00:00Z' }));
+    expect(busy.statusCode).toBe(409);
+    expect(jsonOf(busy)).toMatchObject({ error: { code: 'replay_in_progress', message: expect.stringMatching(/2026-12-02T11:00:00.000Z to .*3 events replayed/) } });
+  });
+
+  it('answers 500 naming the events SQS refused for good, and 409 while ingest is paused for a routing switch', async () => {
+    const { handler, pause } = setup();
+    const refused = await handler(replay('sub_refused', { since: '2026-12-02T12:00:00Z' }));
+    expect(refused.statusCode).toBe(500);
+    expect(jsonOf(refused)).toMatchObject({ error: { code: 'internal_error', details: [{ path: 'event_id', message: 'e7: refused by SQS (InvalidParameterValue)' }] } });
+    pause('2026-12-02T12:09:00.000Z');
+    const paused = await handler(replay('sub_1', { since: '2026-12-02T12:00:00Z' }));
+    expect(paused.statusCode).toBe(409);
+    expect(jsonOf(paused)).toMatchObject({ error: { code: 'ingest_paused' } });
   });
 });
