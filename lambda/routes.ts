@@ -23,6 +23,7 @@ export const ROUTES = {
     'POST /v1/routing/pause',
     'POST /v1/routing/resume',
     'POST /v1/subscriptions/{subscription_id}/replay',
+    'DELETE /v1/subscriptions/{subscription_id}/replay',
   ],
 } as const;
 

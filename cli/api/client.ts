@@ -13,7 +13,7 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 
 /** One call of the API, relative to its base URL. */
 export interface ApiRequest {
-  readonly method: 'GET' | 'POST' | 'PUT';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** Starts with `/`; variable segments go through {@link pathSegment}. */
   readonly path: string;
   readonly query?: Readonly<Record<string, string>>;

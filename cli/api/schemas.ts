@@ -83,6 +83,9 @@ export const replayAnswerSchema = z.looseObject({
 });
 export type ReplayAnswer = z.infer<typeof replayAnswerSchema>;
 
+/** The answer of `DELETE /v1/subscriptions/{id}/replay`: the replay cancelled, as it stood. */
+export const replayCancelAnswerSchema = replayAnswerSchema.extend({ cancelled_at: z.string() });
+
 /** One answer of `POST /v1/dead-letters/import`: the events a step moved from the backstop queue into the store. */
 export const importAnswerSchema = z.looseObject({
   /** `sequence` is null for an event that was not its key's head when SQS moved it. */

@@ -4,7 +4,7 @@
  * `POST /v1/subscriptions/{id}/replay` does a bounded step; the command repeats it, always with the
  * same window, until the API answers `is_done`, with a bar of how far into the window it is.
  */
-import { replayAnswerSchema, type ReplayAnswer } from '../api/schemas.js';
+import { replayAnswerSchema, replayCancelAnswerSchema, type ReplayAnswer } from '../api/schemas.js';
 import { connect, type Command } from '../command.js';
 import { formatMs, parseDurationMs } from '../duration.js';
 import { TimedOutError, UsageError } from '../errors.js';
@@ -17,7 +17,7 @@ import { pause } from '../poll.js';
 /** How long a replay may run before the command gives up, unless `--timeout` says otherwise. */
 export const DEFAULT_REPLAY_TIMEOUT_MS = 30 * 60_000;
 
-const OPTIONS = { ...COMMON_OPTIONS, ...INTERVAL_OPTION, subscription: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' }, timeout: { type: 'string' } } as const;
+const OPTIONS = { ...COMMON_OPTIONS, ...INTERVAL_OPTION, subscription: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' }, timeout: { type: 'string' }, cancel: { type: 'boolean' } } as const;
 
 /** A time as `--since` and `--until` take it: an RFC 3339 time, or a duration ago (`2h`, `90m`). */
 export function parseTimeOption(name: string, text: string, nowMs: number): string {
@@ -32,6 +32,7 @@ export const replayCommand: Command = {
   name: 'replay',
   summary: "send again a subscription's events accepted in a window, in their original order",
   help: `Usage: ordered-webhooks replay --subscription <subscription_id> --since <time|duration> [--until <time|duration>] [--timeout <duration>] [--json]
+       ordered-webhooks replay --subscription <subscription_id> --cancel [--json]
 
 Sends again every event of the subscription accepted in the window and delivered, each key's in
 its original order, with its original webhook-id and webhook-sequence, marked
@@ -44,10 +45,17 @@ Options:
   --since <when>          start of the window: an RFC 3339 time, or a duration ago (2h, 90m) (required)
   --until <when>          end of the window, likewise (default now)
   --timeout <duration>    give up after this long (default ${formatMs(DEFAULT_REPLAY_TIMEOUT_MS)}); exit 5
-  --interval <duration>   pause before asking again while another caller steps it (default 2s)`,
+  --interval <duration>   pause before asking again while another caller steps it (default 2s)
+  --cancel                cancel the replay under way (DELETE /v1/subscriptions/{id}/replay); what it sent stays sent`,
   run: async (args, io) => {
     const values = parseOptions(args, OPTIONS);
     const subscriptionId = requireOption('subscription', values.subscription);
+    if (values.cancel === true) {
+      const cancelled = await connect(values, io).send({ method: 'DELETE', path: `/v1/subscriptions/${encodeURIComponent(subscriptionId)}/replay` }, replayCancelAnswerSchema);
+      if (values.json === true) writeJson(io.stdout, cancelled);
+      else writeLine(io.stdout, `Cancelled the replay of subscription ${subscriptionId} (${cancelled.since} to ${cancelled.until}) after ${cancelled.replayed} event(s) replayed.`);
+      return ExitCode.ok;
+    }
     const since = parseTimeOption('since', requireOption('since', values.since), io.clock.now());
     const until = values.until === undefined ? undefined : parseTimeOption('until', values.until, io.clock.now());
     const timeoutMs = durationOption('timeout', values.timeout, DEFAULT_REPLAY_TIMEOUT_MS);

@@ -24,6 +24,8 @@ export const replayItemSchema = z.object({
   dead_lettered: count,
   not_delivered: count,
   lease_until: z.iso.datetime().optional(),
+  /** Set on `last_replay` when it was cancelled rather than done. */
+  cancelled_at: z.iso.datetime().optional(),
 });
 type ReplayItem = z.infer<typeof replayItemSchema>;
 
@@ -40,6 +42,7 @@ export function toReplayState(item: ReplayItem): ReplayState {
     deadLettered: item.dead_lettered,
     notDelivered: item.not_delivered,
     ...(item.lease_until === undefined ? {} : { leaseUntil: item.lease_until }),
+    ...(item.cancelled_at === undefined ? {} : { cancelledAt: item.cancelled_at }),
   };
 }
 
@@ -54,6 +57,7 @@ function toItem(state: ReplayState, withLease: boolean): ReplayItem {
     dead_lettered: state.deadLettered,
     not_delivered: state.notDelivered,
     ...(withLease && state.leaseUntil !== undefined ? { lease_until: state.leaseUntil } : {}),
+    ...(state.cancelledAt === undefined ? {} : { cancelled_at: state.cancelledAt }),
   };
 }
 
@@ -64,6 +68,8 @@ export const REPLAY_STATE_STORE_ACCESS = {
   claim: [{ resource: 'subscriptionsTable', actions: ['dynamodb:UpdateItem'] }],
   save: [{ resource: 'subscriptionsTable', actions: ['dynamodb:UpdateItem'] }],
   finish: [{ resource: 'subscriptionsTable', actions: ['dynamodb:UpdateItem'] }],
+  // A read of the replay under way, then its removal on its start time.
+  cancel: [{ resource: 'subscriptionsTable', actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] }],
 } as const satisfies AccessMap<ReplayStateStore>;
 
 export function createReplayStateStore(client: DynamoDBDocumentClient, tableName: string): ReplayStateStore {
@@ -94,7 +100,7 @@ export function createReplayStateStore(client: DynamoDBDocumentClient, tableName
         // repeated after the answer that ended it was lost answers that one, done.
         const started = await update(subscriptionId, {
           expression: 'SET #replay = :replay',
-          condition: 'attribute_exists(#id) AND attribute_not_exists(#replay) AND NOT (last_replay.since = :since AND last_replay.#until = :until)',
+          condition: 'attribute_exists(#id) AND attribute_not_exists(#replay) AND NOT (last_replay.since = :since AND last_replay.#until = :until AND attribute_not_exists(last_replay.cancelled_at))',
           names: { '#until': 'until' },
           values: { ':replay': toItem(state, true), ':since': state.since, ':until': state.until },
         });
@@ -103,7 +109,7 @@ export function createReplayStateStore(client: DynamoDBDocumentClient, tableName
         if (output.Item === undefined) return undefined;
         const { replay, last_replay: last } = parseItem(stateItemSchema, output.Item, tableName, subscriptionId);
         if (replay !== undefined) return { state: toReplayState(replay), isNew: false };
-        if (last !== undefined && last.since === state.since && last.until === state.until) return { state: toReplayState(last), isNew: false, isDone: true };
+        if (last !== undefined && last.since === state.since && last.until === state.until && last.cancelled_at === undefined) return { state: toReplayState(last), isNew: false, isDone: true };
         // The one under way ended between the two calls: start again, once.
         if (attempt > 0) return { state, isNew: false };
       }
@@ -125,6 +131,24 @@ export function createReplayStateStore(client: DynamoDBDocumentClient, tableName
         condition: '#replay.started_at = :started',
         values: { ':replay': toItem(state, true), ':started': state.startedAt },
       });
+    },
+
+    async cancel(subscriptionId, now) {
+      for (;;) {
+        const output = await client.send(new GetCommand({ TableName: tableName, Key: { [keyName]: subscriptionId }, ConsistentRead: true }));
+        if (output.Item === undefined) return undefined;
+        const replay = stateOf(output.Item, subscriptionId);
+        if (replay === undefined) return { isCancelled: false };
+        const { leaseUntil: _lease, ...kept } = replay;
+        const cancelled: ReplayState = { ...kept, cancelledAt: now };
+        // On its start time: one that ended or was replaced meanwhile is read again.
+        const removed = await update(subscriptionId, {
+          expression: 'SET last_replay = :last REMOVE #replay',
+          condition: '#replay.started_at = :started',
+          values: { ':last': toItem(cancelled, false), ':started': replay.startedAt },
+        });
+        if (removed !== undefined) return { isCancelled: true, state: cancelled };
+      }
     },
 
     async finish(subscriptionId, state) {

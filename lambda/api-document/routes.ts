@@ -14,6 +14,7 @@ import {
   pauseAnswerSchema,
   redriveAnswerSchema,
   replayAnswerSchema,
+  replayCancelAnswerSchema,
   resumeAnswerSchema,
   skipAnswerSchema,
   subscriptionAnswerSchema,
@@ -199,6 +200,16 @@ export const ROUTE_DESCRIPTIONS: RouteDescriptions = {
     answers: { 200: { description: 'The replay as it stands after this call.', schema: replayAnswerSchema } },
     errors: [...BODY_ERRORS, ErrorCode.notFound, ErrorCode.replayInProgress, ErrorCode.ingestPaused],
     statusOf: (code) => toRedriveRefusalResponse({ code, message: '' }).statusCode,
+  },
+  'DELETE /v1/subscriptions/{subscription_id}/replay': {
+    operationId: 'cancelReplay',
+    summary: 'Cancel the replay under way for a subscription.',
+    description:
+      'What it sent stays sent (and is delivered); a step under way ends its pass. The replay is kept, marked cancelled, as the subscription\'s last one: its window may be replayed again. ' +
+      '404 for an unknown subscription, or when no replay is under way.',
+    path: { subscription_id: subscriptionIdSchema },
+    answers: { 200: { description: 'The replay cancelled, as it stood.', schema: replayCancelAnswerSchema } },
+    errors: [ErrorCode.notFound],
   },
   'GET /v1/lag': {
     operationId: 'getLag',

@@ -108,6 +108,12 @@ export const replayAnswerSchema = z.strictObject({
 });
 export type ReplayAnswer = Output<typeof replayAnswerSchema>;
 
+/** `DELETE /v1/subscriptions/{subscription_id}/replay`: the replay cancelled, as it stood. */
+export const replayCancelAnswerSchema = replayAnswerSchema.extend({
+  cancelled_at: z.iso.datetime().meta({ description: 'When it was cancelled. What it sent stays sent; a step under way ends its pass.' }),
+});
+export type ReplayCancelAnswer = Output<typeof replayCancelAnswerSchema>;
+
 /** `POST /v1/dead-letters/import`: one step of the import of SQS's backstop queue. */
 export const importAnswerSchema = z.strictObject({
   imported: z.array(

@@ -73,6 +73,8 @@ export interface ReplayState extends ReplayWindow {
   readonly notDelivered: number;
   /** Until when a step holds the replay: no other step starts before, unless it ended. */
   readonly leaseUntil?: string;
+  /** When it was cancelled (`DELETE /v1/subscriptions/{id}/replay`), for the last replay. */
+  readonly cancelledAt?: string;
 }
 
 /** What a replay's state store does; the subscription's item holds the state. */
@@ -89,6 +91,12 @@ export interface ReplayStateStore {
   readonly save: (subscriptionId: string, state: ReplayState) => Promise<void>;
   /** Ends the replay begun at `state.startedAt`, keeping its final counts as the subscription's last replay. */
   readonly finish: (subscriptionId: string, state: ReplayState) => Promise<void>;
+  /**
+   * Cancels the replay under way, keeping it, marked cancelled, as the last replay: what it was;
+   * `isCancelled: false` when none is under way; undefined for no subscription. A step under way
+   * ends its pass, and its saves change nothing.
+   */
+  readonly cancel: (subscriptionId: string, now: string) => Promise<{ readonly isCancelled: true; readonly state: ReplayState } | { readonly isCancelled: false } | undefined>;
 }
 
 /** What a kept event's record says of it, for a replay (see `EventStore.readOutcomes`). */
@@ -332,7 +340,7 @@ function orderPerKey<T extends { readonly event: KeptEvent; readonly sequence: n
 
 /** The ports of a replay request: its state store beside the step's ports. */
 export interface ReplayRequestPorts extends ReplayPorts {
-  readonly states: ReplayStateStore;
+  readonly states: Pick<ReplayStateStore, 'start' | 'claim' | 'save' | 'finish'>;
 }
 
 /** What a replay request came to. */

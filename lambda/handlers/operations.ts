@@ -45,7 +45,7 @@ const USES = {
   events: uses(EVENT_STORE_ACCESS, ['isSettled', 'findSequence', 'markDeadLettered', 'readOutcomes']),
   // A replay reads kept events and their runs' numbers, and keeps its state on the subscription.
   keptEvents: uses(KEPT_EVENT_STORE_ACCESS, ['readWindow', 'findNumbers']),
-  replayStates: uses(REPLAY_STATE_STORE_ACCESS, ['start', 'claim', 'save', 'finish']),
+  replayStates: uses(REPLAY_STATE_STORE_ACCESS, ['start', 'claim', 'save', 'finish', 'cancel']),
   // A redrive names an existing subscription.
   subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get']),
   // Skip marks the head; the import reads it for the event's sequence.
@@ -170,6 +170,7 @@ export function wireOperationsHandler(input: OperationsWiring, options: Operatio
   };
   return createOperationsHandler({
     replay,
+    cancelReplay: (subscriptionId) => replayStates.cancel(subscriptionId, new Date().toISOString()),
     eventRetentionDays: config.eventRetentionDays,
     listActiveGroups: groups.listActiveGroups,
     getGroup: groups.getGroup,

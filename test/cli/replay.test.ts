@@ -73,4 +73,16 @@ describe('replay command', () => {
     expect(refused.exitCode).toBe(ExitCode.refused);
     expect(refused.stderr).toContain('replay_in_progress');
   });
+
+  it('cancels the replay under way with --cancel, and exits 1 when none is', async () => {
+    api.on(`DELETE /v1/subscriptions/${SUBSCRIPTION}/replay`, { status: 200, body: { ...(step({ reached: '2026-12-04T11:00:00.000Z', replayed: 40, isDone: false }).body as object), cancelled_at: '2026-12-04T12:00:00.000Z' } });
+    const run = await runCommand(['replay', '--url', api.url, '--subscription', SUBSCRIPTION, '--cancel'], { clock });
+    expect(run.exitCode).toBe(ExitCode.ok);
+    expect(run.stdout).toBe(`Cancelled the replay of subscription ${SUBSCRIPTION} (2026-12-04T10:00:00.000Z to 2026-12-04T12:00:00.000Z) after 40 event(s) replayed.\n`);
+
+    api.on(`DELETE /v1/subscriptions/${SUBSCRIPTION}/replay`, apiError(404, 'not_found', `No replay of subscription ${SUBSCRIPTION} is under way.`));
+    const none = await runCommand(['replay', '--url', api.url, '--subscription', SUBSCRIPTION, '--cancel'], { clock });
+    expect(none.exitCode).toBe(ExitCode.failed);
+    expect(none.stderr).toContain('is under way');
+  });
 });

@@ -680,6 +680,7 @@ describe('WebhookApi', () => {
       'POST /v1/routing/pause',
       'POST /v1/routing/resume',
       'POST /v1/subscriptions/{subscription_id}/replay',
+      'DELETE /v1/subscriptions/{subscription_id}/replay',
     ];
     const { stack, template } = synthesized;
     const operationsArn = JSON.stringify(stack.resolve(stack.functions.operations.function.functionArn));

@@ -3,6 +3,7 @@
  * producer's and an operator's session, success and refusal, each match the document's schema for
  * its route and status.
  */
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { SendFailureKind } from '../../lambda/core/enqueue-plan.js';
@@ -124,6 +125,19 @@ describe('local stack API document', { timeout: 90_000 }, () => {
     await expectStatus(200, call(url, 'POST', `/v1/subscriptions/${key}/replay`, { since: hourAgo }));
     await expectStatus(400, call(url, 'POST', `/v1/subscriptions/${key}/replay`, { since: new Date(Date.now() + 3_600_000).toISOString() }));
     await expectStatus(404, call(url, 'POST', `/v1/subscriptions/${prefix}-nobody/replay`, { since: hourAgo }));
+    await expectStatus(404, call(url, 'DELETE', `/v1/subscriptions/${key}/replay`));
+    // A replay a crash left half done: cancelled.
+    await stack().clients.dynamo.send(
+      new UpdateCommand({
+        TableName: stack().resources.subscriptionsTable,
+        Key: { subscription_id: key },
+        UpdateExpression: 'SET #replay = :replay',
+        ExpressionAttributeNames: { '#replay': 'replay' },
+        ExpressionAttributeValues: { ':replay': { since: hourAgo, until: hourAgo, started_at: hourAgo, replayed: 0, dead_lettered: 0, not_delivered: 0 } },
+      }),
+    );
+    await expectStatus(409, call(url, 'POST', `/v1/subscriptions/${key}/replay`, { since: new Date(Date.now() - 60_000).toISOString() }));
+    await expectStatus(200, call(url, 'DELETE', `/v1/subscriptions/${key}/replay`));
 
     // The routing: a switch before a pause is refused; paused, ingest and redrive are; then switch and back.
     await expectStatus(200, call(url, 'GET', '/v1/routing'));

@@ -4,14 +4,15 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { ErrorCode } from '../../core/api-error.js';
-import type { ReplayAnswer } from '../../core/answers.js';
-import { checkReplay, parseReplayWindow, replayBodySchema, type ReplayOutcome, type ReplayState, type ReplayWindow } from '../../core/replay.js';
+import type { ReplayAnswer, ReplayCancelAnswer } from '../../core/answers.js';
+import { checkReplay, parseReplayWindow, replayBodySchema, type ReplayOutcome, type ReplayState, type ReplayStateStore, type ReplayWindow } from '../../core/replay.js';
 import { parseBody, type Route } from '../http.js';
 import { errorResponse, toRedriveRefusalResponse, type ApiResponse, type Answer, type ErrorBody } from '../responses.js';
 import type { RoutingPorts } from './routing.js';
 
 export interface ReplayRoutesDeps {
   readonly replay: (subscriptionId: string, window: ReplayWindow & { readonly isUntilGiven: boolean }) => Promise<ReplayOutcome>;
+  readonly cancelReplay: ReplayStateStore['cancel'];
   /** Days events are kept (`EVENT_RETENTION_DAYS`): a window older is refused. */
   readonly eventRetentionDays: number;
   /** A replay routes by the routing in force, so it reads whether a switch may be under way. */
@@ -60,8 +61,17 @@ function toReplayResponse(subscriptionId: string, outcome: ReplayOutcome): ApiRe
 }
 
 /** The replay route, by its route key. */
-export function createReplayRoutes(deps: ReplayRoutesDeps): Readonly<Record<'POST /v1/subscriptions/{subscription_id}/replay', Route>> {
+export function createReplayRoutes(deps: ReplayRoutesDeps): Readonly<Record<'POST /v1/subscriptions/{subscription_id}/replay' | 'DELETE /v1/subscriptions/{subscription_id}/replay', Route>> {
   return {
+    'DELETE /v1/subscriptions/{subscription_id}/replay': async (event): Answer<ReplayCancelAnswer> => {
+      const subscriptionId = event.pathParameters?.subscription_id ?? '';
+      const cancelled = await deps.cancelReplay(subscriptionId, deps.now().toISOString());
+      if (cancelled === undefined) return errorResponse({ code: ErrorCode.notFound, message: `No subscription ${subscriptionId}.` });
+      if (!cancelled.isCancelled) return errorResponse({ code: ErrorCode.notFound, message: `No replay of subscription ${subscriptionId} is under way.` });
+      const { state } = cancelled;
+      deps.logger.warn('replay cancelled', { subscription_id: subscriptionId, since: state.since, until: state.until, started_at: state.startedAt, replayed: state.replayed });
+      return { statusCode: 200, body: { ...toReplayAnswer(subscriptionId, state, false), cancelled_at: state.cancelledAt ?? deps.now().toISOString() } };
+    },
     'POST /v1/subscriptions/{subscription_id}/replay': async (event): Answer<ReplayAnswer> => {
       const subscriptionId = event.pathParameters?.subscription_id ?? '';
       const body = parseBody(event, replayBodySchema);

@@ -61,4 +61,18 @@ describe('replay state store', () => {
     const { Item } = await tables.dynamo.send(new GetCommand({ TableName: TABLES.subscriptions.localName, Key: { [TABLES.subscriptions.partitionKey]: id }, ConsistentRead: true }));
     expect(Item).toMatchObject({ last_replay: { replayed: 120, started_at: AT }, replay: { started_at: next.startedAt } });
   });
+
+  it('cancels the replay under way, keeping it marked cancelled, after which its window may be replayed again', async () => {
+    const id = await subscription();
+    expect(await store.cancel(id, AT)).toEqual({ isCancelled: false });
+    expect(await store.cancel(`${id}-none`, AT)).toBeUndefined();
+    await store.start(id, state({ leaseUntil: '2026-12-04T12:01:00.000Z', replayed: 3 }));
+    expect(await store.cancel(id, '2026-12-04T12:00:10.000Z')).toEqual({ isCancelled: true, state: state({ replayed: 3, cancelledAt: '2026-12-04T12:00:10.000Z' }) });
+    // A step of the cancelled replay changes nothing.
+    await store.save(id, state({ replayed: 9 }));
+    expect(await store.claim({ subscriptionId: id, startedAt: AT, now: AT, leaseUntil: AT })).toBeUndefined();
+    const again = state({ startedAt: '2026-12-04T12:02:00.000Z' });
+    expect(await store.start(id, again)).toEqual({ state: again, isNew: true });
+  });
 });
+

@@ -413,6 +413,13 @@ const ADAPTERS = {
       ],
       save: [{ path: 'always', run: (store) => store.save('sub_1', { since: at, until: at, startedAt: at, replayed: 1, deadLettered: 0, notDelivered: 0 }) }],
       finish: [{ path: 'always', run: (store) => store.finish('sub_1', { since: at, until: at, startedAt: at, replayed: 1, deadLettered: 0, notDelivered: 0 }) }],
+      cancel: [
+        {
+          path: 'one is under way',
+          answer: () => dynamoMock.on(GetCommand).resolves({ Item: { subscription_id: 'sub_1', replay: { since: at, until: at, started_at: at, replayed: 1, dead_lettered: 0, not_delivered: 0 } } }),
+          run: (store) => store.cancel('sub_1', at),
+        },
+      ],
     },
   }),
 

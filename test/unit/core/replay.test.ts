@@ -3,7 +3,7 @@ import type { DeliveredLookup } from '../../../lambda/core/delivery.js';
 import { SendFailureKind, type OutgoingMessage, type SendBatch } from '../../../lambda/core/enqueue-plan.js';
 import { readQueuedEvent, type QueuedEvent } from '../../../lambda/core/event.js';
 import type { KeptEvent, RunNumbers } from '../../../lambda/core/kept-event.js';
-import { REPLAY_PAGE_SIZE, requestReplay, safePrefixLength, type ReplayRecord, type ReplayRequestPorts, type ReplayState, type ReplayStateStore } from '../../../lambda/core/replay.js';
+import { REPLAY_PAGE_SIZE, requestReplay, safePrefixLength, type ReplayRecord, type ReplayRequestPorts, type ReplayState } from '../../../lambda/core/replay.js';
 
 const SINCE = '2026-12-04T10:00:00.000Z';
 const UNTIL = '2026-12-04T11:00:00.000Z';
@@ -22,7 +22,7 @@ function kept(key: string, n: number, second: number, place = n): KeptEvent {
 }
 
 /** Replay state held as the subscription's item holds it. */
-function stateStore(): ReplayStateStore & { current: () => ReplayState | undefined; last: () => ReplayState | undefined } {
+function stateStore(): ReplayRequestPorts['states'] & { current: () => ReplayState | undefined; last: () => ReplayState | undefined } {
   let replay: ReplayState | undefined;
   let last: ReplayState | undefined;
   return {

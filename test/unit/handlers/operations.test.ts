@@ -77,6 +77,10 @@ function setup(
       if (subscriptionId === 'sub_refused') return { kind: 'stepped', state, isDone: false, refused: [{ event_id: 'e7', code: 'InvalidParameterValue' }] };
       return subscriptionId === 'sub_1' ? { kind: 'stepped', state, isDone: true, refused: [] } : { kind: 'not_found' };
     },
+    cancelReplay: async (subscriptionId, at) => {
+      if (subscriptionId === 'sub_replaying') return { isCancelled: true, state: { since: '2026-12-02T11:00:00.000Z', until: '2026-12-02T12:00:00.000Z', startedAt: '2026-12-02T12:01:00.000Z', replayed: 40, deadLettered: 0, notDelivered: 0, reached: '2026-12-02T11:30:00.000Z', cancelledAt: at } };
+      return subscriptionId === 'sub_1' ? { isCancelled: false } : undefined;
+    },
     eventRetentionDays: 7,
     pauseGraceSeconds: PAUSE_GRACE_SECONDS,
     now: () => now,
@@ -478,5 +482,26 @@ describe('POST /v1/subscriptions/{subscription_id}/replay', () => {
     const paused = await handler(replay('sub_1', { since: '2026-12-02T12:00:00Z' }));
     expect(paused.statusCode).toBe(409);
     expect(jsonOf(paused)).toMatchObject({ error: { code: 'ingest_paused' } });
+  });
+
+  it('cancels the replay under way, answering it as it stood, and 404 when none is under way or the subscription is unknown', async () => {
+    const { handler } = setup();
+    const cancel = (subscriptionId: string) => handler(apiEvent({ routeKey: 'DELETE /v1/subscriptions/{subscription_id}/replay', pathParameters: { subscription_id: subscriptionId } }));
+    const cancelled = await cancel('sub_replaying');
+    expect(cancelled.statusCode).toBe(200);
+    expect(jsonOf(cancelled)).toEqual({
+      subscription_id: 'sub_replaying',
+      since: '2026-12-02T11:00:00.000Z',
+      until: '2026-12-02T12:00:00.000Z',
+      started_at: '2026-12-02T12:01:00.000Z',
+      reached: '2026-12-02T11:30:00.000Z',
+      replayed: 40,
+      dead_lettered: 0,
+      not_delivered: 0,
+      is_done: false,
+      cancelled_at: now.toISOString(),
+    });
+    expect(jsonOf(await cancel('sub_1'))).toMatchObject({ error: { code: 'not_found', message: 'No replay of subscription sub_1 is under way.' } });
+    expect((await cancel('sub_none')).statusCode).toBe(404);
   });
 });
