@@ -4,27 +4,14 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createDeadLetterStore } from '../../../lambda/adapters/dead-letter-store.js';
-import type { PayloadStore } from '../../../lambda/core/dead-letter.js';
 import { TABLES } from '../../../lambda/resources.js';
 import { describeDeadLetterStoreContract } from '../../support/contracts/dead-letter-store.js';
 import { startDynaliteTables, type DynaliteTables } from '../support/dynalite.js';
+import { inMemoryPayloads } from '../support/payloads.js';
 
 let tables: DynaliteTables;
-const objects = new Map<string, string>();
-
-const payloads: PayloadStore = {
-  put: async (key, body) => {
-    objects.set(key, body);
-  },
-  get: async (key) => {
-    const body = objects.get(key);
-    if (body === undefined) throw new Error(`no object ${key}`);
-    return body;
-  },
-  remove: async (key) => {
-    objects.delete(key);
-  },
-};
+const payloads = inMemoryPayloads();
+const { objects } = payloads;
 
 beforeAll(async () => {
   tables = await startDynaliteTables();

@@ -6,7 +6,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeadLetterStore } from '../../../lambda/adapters/dead-letter-store.js';
 import { createKeptEventStore } from '../../../lambda/adapters/kept-event-store.js';
-import type { PayloadStore } from '../../../lambda/core/dead-letter.js';
 import { randomBytes } from 'node:crypto';
 import { encodeQueuedEvent, messageOfBodies, type QueuedEvent } from '../../../lambda/core/event.js';
 import type { KeptEvent, KeptEventStore } from '../../../lambda/core/kept-event.js';
@@ -15,23 +14,12 @@ import { messageGroupIdFor } from '../../../lambda/core/routing.js';
 import { queuePositionOf } from '../../../lambda/core/delivery.js';
 import { TABLES } from '../../../lambda/resources.js';
 import { startDynaliteTables, type DynaliteTables } from '../support/dynalite.js';
+import { inMemoryPayloads } from '../support/payloads.js';
 
 let tables: DynaliteTables;
 let store: KeptEventStore;
-const objects = new Map<string, string>();
-const payloads: PayloadStore = {
-  put: async (key, body) => {
-    objects.set(key, body);
-  },
-  get: async (key) => {
-    const body = objects.get(key);
-    if (body === undefined) throw new Error(`no object ${key}`);
-    return body;
-  },
-  remove: async (key) => {
-    objects.delete(key);
-  },
-};
+const payloads = inMemoryPayloads();
+const { objects } = payloads;
 
 let uniqueCount = 0;
 function uniqueId(prefix: string): string {
