@@ -167,7 +167,7 @@ async function judgePage(subscriptionId: string, events: readonly KeptEvent[], p
   const runs = new Map<string, RunNumbers | undefined>();
   const numbered = events.map((event) => ({ event, record: records.get(event.queued.event.event_id), runNumber: undefined as number | undefined }));
   // Run numbers one key at a time, in place order: one read serves every event of a run.
-  const byPlace = [...numbered].sort((a, b) => (a.event.queuePosition ?? '').localeCompare(b.event.queuePosition ?? ''));
+  const byPlace = [...numbered].sort((a, b) => ((a.event.queuePosition ?? '') < (b.event.queuePosition ?? '') ? -1 : 1));
   for (const entry of byPlace) {
     const { event, record } = entry;
     if (record?.status !== 'accepted' || event.queuePosition === undefined || isCopy(event, record)) continue;
