@@ -15,6 +15,9 @@
 export const IndexProjection = { keysOnly: 'KEYS_ONLY', all: 'ALL' } as const;
 export type IndexProjection = (typeof IndexProjection)[keyof typeof IndexProjection];
 
+/** The index of the subscriptions with a replay under way (see TABLES.subscriptions). */
+export const REPLAYS_INDEX = 'replays-under-way';
+
 /** A global secondary index. Sparse: only items that carry its key are in it. */
 export interface IndexDefinition {
   readonly name: string;
@@ -54,6 +57,14 @@ export const TABLES = {
     localName: 'Subscriptions',
     envVar: 'SUBSCRIPTIONS_TABLE',
     partitionKey: 'subscription_id',
+    indexes: [
+      /**
+       * The subscriptions with a replay under way, and only those (`replay_shard` is set with a
+       * replay and removed when it ends): the lag job steps them each minute, so that a replay
+       * ends without its caller. Keys only; written only when a replay starts or ends.
+       */
+      { name: REPLAYS_INDEX, partitionKey: 'replay_shard', projection: IndexProjection.keysOnly },
+    ],
   },
   /**
    * One item per accepted event: the idempotency record (outlives the 5-minute SQS

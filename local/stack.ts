@@ -7,6 +7,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { SNSClient } from '@aws-sdk/client-sns';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { LagSummary } from '../lambda/core/lag.js';
 import { consumerTimeoutSeconds, SERVICE_NAMES, type Config, type FunctionName } from '../lambda/config.js';
 import { wireIngestHandler, type IngestPortsWrapper } from '../lambda/handlers/ingest.js';
 import { wireSubscriptionsHandler } from '../lambda/handlers/subscriptions.js';
@@ -58,6 +59,8 @@ export interface LocalStack {
   readonly clients: { readonly sqs: SQSClient; readonly dynamo: DynamoDBDocumentClient; readonly s3: S3Client; readonly sns: SNSClient };
   /** Where the embedded emulators listen: `http://127.0.0.1:<port>` each. */
   readonly emulatorEndpoints: { readonly sqs: string; readonly dynamo: string };
+  /** Runs the lag job now, as its minute does (for tests, which do not wait a minute). */
+  readonly runLagJob: () => Promise<LagSummary>;
   /**
    * Stops in dependency order: the HTTP API (in-flight requests finish), then the pollers
    * (in-flight batches finish and are settled), then the clients and the emulators. With
@@ -158,6 +161,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       resources,
       clients: { sqs: clients.sqs, dynamo: clients.dynamo, s3: clients.s3, sns: clients.sns },
       emulatorEndpoints: { sqs: emulators.sqsEndpoint, dynamo: emulators.dynamoEndpoint },
+      runLagJob: lagJob,
       stop: stopAll,
     };
   } catch (error) {

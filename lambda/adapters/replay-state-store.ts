@@ -3,10 +3,10 @@
  * `replay` while one is under way, `last_replay` once it ended. Every change is one conditional
  * UpdateItem on the replay's `started_at`, so a step of an ended or newer replay changes nothing.
  */
-import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { ReplayState, ReplayStateStore } from '../core/replay.js';
-import { TABLES } from '../resources.js';
+import { REPLAYS_INDEX, TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
 import { updateIfCondition } from './aws-clients.js';
 import { parseItem } from './dynamo-item.js';
@@ -30,6 +30,9 @@ export const replayItemSchema = z.object({
 type ReplayItem = z.infer<typeof replayItemSchema>;
 
 const stateItemSchema = z.object({ replay: replayItemSchema.optional(), last_replay: replayItemSchema.optional() });
+
+/** The one value of `replay_shard`: a replay is rare, a handful under way at once. */
+const REPLAY_SHARD = 'replays';
 
 export function toReplayState(item: ReplayItem): ReplayState {
   return {
@@ -66,6 +69,7 @@ export const REPLAY_STATE_STORE_ACCESS = {
   // A conditional UpdateItem; when refused, a read of what is in force.
   start: [{ resource: 'subscriptionsTable', actions: ['dynamodb:UpdateItem', 'dynamodb:GetItem'] }],
   claim: [{ resource: 'subscriptionsTable', actions: ['dynamodb:UpdateItem'] }],
+  listUnderWay: [{ resource: 'subscriptionsTable', index: REPLAYS_INDEX, actions: ['dynamodb:Query'] }],
   save: [{ resource: 'subscriptionsTable', actions: ['dynamodb:UpdateItem'] }],
   finish: [{ resource: 'subscriptionsTable', actions: ['dynamodb:UpdateItem'] }],
   // A read of the replay under way, then its removal on its start time.
@@ -99,10 +103,10 @@ export function createReplayStateStore(client: DynamoDBDocumentClient, tableName
         // Neither while one is under way, nor again for the window of the last one: a request
         // repeated after the answer that ended it was lost answers that one, done.
         const started = await update(subscriptionId, {
-          expression: 'SET #replay = :replay',
+          expression: 'SET #replay = :replay, replay_shard = :shard',
           condition: 'attribute_exists(#id) AND attribute_not_exists(#replay) AND NOT (last_replay.since = :since AND last_replay.#until = :until AND attribute_not_exists(last_replay.cancelled_at))',
           names: { '#until': 'until' },
-          values: { ':replay': toItem(state, true), ':since': state.since, ':until': state.until },
+          values: { ':replay': toItem(state, true), ':since': state.since, ':until': state.until, ':shard': REPLAY_SHARD },
         });
         if (started !== undefined) return { state, isNew: true };
         const output = await client.send(new GetCommand({ TableName: tableName, Key: { [keyName]: subscriptionId }, ConsistentRead: true }));
@@ -118,11 +122,30 @@ export function createReplayStateStore(client: DynamoDBDocumentClient, tableName
     async claim({ subscriptionId, startedAt, now, leaseUntil }) {
       const output = await update(subscriptionId, {
         expression: 'SET #replay.lease_until = :lease',
-        condition: '#replay.started_at = :started AND (attribute_not_exists(#replay.lease_until) OR #replay.lease_until < :now)',
-        values: { ':lease': leaseUntil, ':started': startedAt, ':now': now },
+        condition: `${startedAt === undefined ? 'attribute_exists(#replay)' : '#replay.started_at = :started'} AND (attribute_not_exists(#replay.lease_until) OR #replay.lease_until < :now)`,
+        values: { ':lease': leaseUntil, ':now': now, ...(startedAt === undefined ? {} : { ':started': startedAt }) },
         returnNew: true,
       });
       return output === undefined ? undefined : stateOf(output.Attributes, subscriptionId);
+    },
+
+    async listUnderWay() {
+      const ids: string[] = [];
+      let start: Record<string, unknown> | undefined;
+      do {
+        const output = await client.send(
+          new QueryCommand({
+            TableName: tableName,
+            IndexName: REPLAYS_INDEX,
+            KeyConditionExpression: 'replay_shard = :shard',
+            ExpressionAttributeValues: { ':shard': REPLAY_SHARD },
+            ...(start === undefined ? {} : { ExclusiveStartKey: start }),
+          }),
+        );
+        ids.push(...(output.Items ?? []).map((item) => String(item[keyName])));
+        start = output.LastEvaluatedKey;
+      } while (start !== undefined);
+      return ids;
     },
 
     async save(subscriptionId, state) {
@@ -143,7 +166,7 @@ export function createReplayStateStore(client: DynamoDBDocumentClient, tableName
         const cancelled: ReplayState = { ...kept, cancelledAt: now };
         // On its start time: one that ended or was replaced meanwhile is read again.
         const removed = await update(subscriptionId, {
-          expression: 'SET last_replay = :last REMOVE #replay',
+          expression: 'SET last_replay = :last REMOVE #replay, replay_shard',
           condition: '#replay.started_at = :started',
           values: { ':last': toItem(cancelled, false), ':started': replay.startedAt },
         });
@@ -153,7 +176,7 @@ export function createReplayStateStore(client: DynamoDBDocumentClient, tableName
 
     async finish(subscriptionId, state) {
       await update(subscriptionId, {
-        expression: 'SET last_replay = :last REMOVE #replay',
+        expression: 'SET last_replay = :last REMOVE #replay, replay_shard',
         condition: '#replay.started_at = :started',
         values: { ':last': toItem(state, false), ':started': state.startedAt },
       });

@@ -85,8 +85,13 @@ export interface ReplayStateStore {
    * for no subscription.
    */
   readonly start: (subscriptionId: string, state: ReplayState) => Promise<{ readonly state: ReplayState; readonly isNew: boolean; readonly isDone?: boolean } | undefined>;
-  /** Holds the replay begun at `startedAt` until `leaseUntil`, unless a step holds it at `now`: its state then, else undefined. */
-  readonly claim: (input: { readonly subscriptionId: string; readonly startedAt: string; readonly now: string; readonly leaseUntil: string }) => Promise<ReplayState | undefined>;
+  /**
+   * Holds the replay begun at `startedAt` (without it: the one under way) until `leaseUntil`,
+   * unless a step holds it at `now`: its state then, else undefined.
+   */
+  readonly claim: (input: { readonly subscriptionId: string; readonly startedAt: string | undefined; readonly now: string; readonly leaseUntil: string }) => Promise<ReplayState | undefined>;
+  /** The subscriptions with a replay under way (an index of them, eventually consistent). */
+  readonly listUnderWay: () => Promise<readonly string[]>;
   /** Writes a step's progress, the lease let go, if the replay begun at `state.startedAt` is still the one in force. */
   readonly save: (subscriptionId: string, state: ReplayState) => Promise<void>;
   /** Ends the replay begun at `state.startedAt`, keeping its final counts as the subscription's last replay. */
@@ -371,10 +376,30 @@ export async function requestReplay(subscriptionId: string, window: ReplayWindow
 }
 
 /** Makes one step of a replay this caller holds, then saves it with the lease let go, or ends it. */
-export async function stepClaimed(subscriptionId: string, claimed: ReplayState, ports: ReplayRequestPorts): Promise<Extract<ReplayOutcome, { kind: 'stepped' }>> {
+export async function stepClaimed(subscriptionId: string, claimed: ReplayState, ports: ReplayPorts & { readonly states: Pick<ReplayStateStore, 'save' | 'finish'> }): Promise<Extract<ReplayOutcome, { kind: 'stepped' }>> {
   const step = await replayStep(subscriptionId, claimed, ports, (state) => ports.states.save(subscriptionId, state));
   const { leaseUntil: _held, ...state } = step.state;
   if (step.isDone) await ports.states.finish(subscriptionId, state);
   else await ports.states.save(subscriptionId, state);
   return { kind: 'stepped', state, isDone: step.isDone, refused: step.refused };
+}
+
+/**
+ * The lag job's part, each minute: a step of each replay under way that no step holds, while its
+ * time lasts, so that a replay ends without its caller. What it stepped, and how many ended.
+ */
+export async function stepReplaysUnderWay(ports: ReplayPorts & { readonly states: Pick<ReplayStateStore, 'listUnderWay' | 'claim' | 'save' | 'finish'> }): Promise<{ readonly stepped: readonly string[]; readonly done: number }> {
+  const stepped: string[] = [];
+  let done = 0;
+  for (const subscriptionId of await ports.states.listUnderWay()) {
+    if (!ports.hasTime()) break;
+    const now = ports.now();
+    const leaseUntil = new Date(now.getTime() + REPLAY_LEASE_SECONDS * 1000).toISOString();
+    const claimed = await ports.states.claim({ subscriptionId, startedAt: undefined, now: now.toISOString(), leaseUntil });
+    if (claimed === undefined) continue;
+    const outcome = await stepClaimed(subscriptionId, claimed, ports);
+    stepped.push(subscriptionId);
+    if (outcome.isDone) done += 1;
+  }
+  return { stepped, done };
 }

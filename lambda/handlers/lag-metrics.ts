@@ -5,12 +5,22 @@
  * groups, the backlog and the keys falling behind. It also logs
  * the worst keys falling behind with their rates, one line each, which the dashboard tabulates,
  * and lets go any group still held for a subscription no longer paused (see `letGoStaleHolds`).
+ * Last, it steps each replay under way that nobody steps (see `stepReplaysUnderWay`), so that a
+ * replay ends without its caller.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { FALLING_BEHIND_MESSAGE, idleCutoff, LAG_METRICS, NEAR_RETENTION_MESSAGE, summarizeLag, type GroupLag, type LagSummary, type LagThresholds } from '../core/lag.js';
 import { holdsSettledBefore, letGoStaleHolds, type HoldPorts } from '../core/pause.js';
-import { consumerTimeoutSeconds } from '../config.js';
+import { consumerTimeoutSeconds, REDRIVE_STEP_SECONDS } from '../config.js';
+import { checkReplay, stepReplaysUnderWay } from '../core/replay.js';
+import { messageGroupIdFor } from '../core/routing.js';
+import { createEventStore, EVENT_STORE_ACCESS } from '../adapters/event-store.js';
+import { createKeptEventStore, KEPT_EVENT_STORE_ACCESS } from '../adapters/kept-event-store.js';
+import { createOrderingKeyStore, ORDERING_KEY_STORE_ACCESS } from '../adapters/ordering-key-store.js';
+import { createPayloadBucket } from '../adapters/payload-bucket.js';
+import { createReplayStateStore, REPLAY_STATE_STORE_ACCESS } from '../adapters/replay-state-store.js';
+import { createSettingsStore, SETTINGS_STORE_ACCESS } from '../adapters/settings-store.js';
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
 import { createDeliveryQueue, DELIVERY_QUEUE_ACCESS } from '../adapters/delivery-queue.js';
 import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js';
@@ -25,9 +35,17 @@ import { lambdaEntry, type HandlerWiring } from './wiring.js';
  * the hold let go.
  */
 const USES = {
-  groups: uses(GROUP_STORE_ACCESS, ['listActiveForgettingIdle', 'forgetHold']),
+  // A replay's step counts what it sends in the groups it goes to.
+  groups: uses(GROUP_STORE_ACCESS, ['listActiveForgettingIdle', 'forgetHold', 'recordRedrive']),
   subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get']),
-  deliveryQueue: uses(DELIVERY_QUEUE_ACCESS, ['letGo']),
+  // A replay's step sends, as the operations function's does. Never a receive.
+  deliveryQueue: uses(DELIVERY_QUEUE_ACCESS, ['letGo', 'sendBatch']),
+  // A replay's step: the replays under way, their kept events, records and numbers, and the routing.
+  replayStates: uses(REPLAY_STATE_STORE_ACCESS, ['listUnderWay', 'claim', 'save', 'finish']),
+  keptEvents: uses(KEPT_EVENT_STORE_ACCESS, ['readWindow', 'findNumbers']),
+  events: uses(EVENT_STORE_ACCESS, ['readOutcomes']),
+  orderingKeys: uses(ORDERING_KEY_STORE_ACCESS, ['findDelivered']),
+  settings: uses(SETTINGS_STORE_ACCESS, ['getRouting']),
 };
 
 /** What the lag job's calls need from IAM: exactly what the stack grants it. */
@@ -49,6 +67,8 @@ export interface LagMetricsHandlerDeps {
   readonly thresholds: LagThresholds;
   readonly now: () => Date;
   readonly logger: Logger;
+  /** Steps each replay under way that nobody steps; absent when no event is kept (`EVENT_RETENTION_DAYS=0`). */
+  readonly stepReplays?: () => Promise<{ readonly stepped: readonly string[]; readonly done: number }>;
 }
 
 export function createLagMetricsHandler(deps: LagMetricsHandlerDeps): LagMetricsHandler {
@@ -86,6 +106,12 @@ export function createLagMetricsHandler(deps: LagMetricsHandlerDeps): LagMetrics
         oldest_wait_seconds: row.oldest_wait_seconds,
       });
     }
+    try {
+      const replays = await deps.stepReplays?.();
+      if (replays !== undefined && replays.stepped.length > 0) deps.logger.info('replays stepped', { subscriptions: replays.stepped.length, done: replays.done });
+    } catch (error) {
+      deps.logger.error('replays not stepped; the next minute tries again', { error });
+    }
     return summary;
   };
 }
@@ -110,7 +136,27 @@ export function publishWithPowertools(metrics: Metrics): (summary: LagSummary) =
 export function wireLagJob(input: HandlerWiring<(typeof LAG_METRICS_RESOURCES)[number]>, publish: (summary: LagSummary) => void, now: () => Date = () => new Date()): LagMetricsHandler {
   const groups = pick(createGroupStore(input.dynamo, input.resources.groupsTable), USES.groups);
   const subscriptions = pick(createSubscriptionStore(input.dynamo, input.resources.subscriptionsTable), USES.subscriptions);
+  const deliveryQueue = pick(createDeliveryQueue(input.sqs, input.resources.deliveryQueueUrl, input.logger), USES.deliveryQueue);
+  const { resources, config, dynamo } = input;
+  const settings = pick(createSettingsStore(dynamo, resources.settingsTable, config.partitionCount), USES.settings);
+  const replayPorts = {
+    states: pick(createReplayStateStore(dynamo, resources.subscriptionsTable), USES.replayStates),
+    // The kept-event store's own calls on the bucket are among its declared accesses.
+    kept: pick(createKeptEventStore(dynamo, { tableName: resources.deadLettersTable, retentionDays: config.eventRetentionDays, payloads: createPayloadBucket(input.s3, resources.payloadBucket) }), USES.keptEvents),
+    readRecords: pick(createEventStore(dynamo, { tableName: resources.eventsTable, ttlDays: config.deliveryStateTtlDays }), USES.events).readOutcomes,
+    findDelivered: pick(createOrderingKeyStore(dynamo, resources.orderingKeysTable), USES.orderingKeys).findDelivered,
+    enqueue: deliveryQueue.sendBatch,
+    recordReplayed: groups.recordRedrive,
+  };
+  const stepReplays = async (): Promise<{ readonly stepped: readonly string[]; readonly done: number }> => {
+    const routing = await settings.getRouting();
+    // As a replay's own route: never while the routing may be switching.
+    if (checkReplay(routing) !== undefined) return { stepped: [], done: 0 };
+    const deadline = Date.now() + REDRIVE_STEP_SECONDS * 1000;
+    return stepReplaysUnderWay({ ...replayPorts, groupOf: (key) => messageGroupIdFor(key, routing.partitionCount), now, hasTime: () => Date.now() < deadline });
+  };
   return createLagMetricsHandler({
+    ...(config.eventRetentionDays === 0 ? {} : { stepReplays }),
     listActiveForgettingIdle: groups.listActiveForgettingIdle,
     publish,
     holds: {
@@ -118,7 +164,7 @@ export function wireLagJob(input: HandlerWiring<(typeof LAG_METRICS_RESOURCES)[n
         const subscription = await subscriptions.get(subscriptionId);
         return subscription !== undefined && pauseOf(subscription) !== undefined;
       },
-      letGo: pick(createDeliveryQueue(input.sqs, input.resources.deliveryQueueUrl, input.logger), USES.deliveryQueue).letGo,
+      letGo: deliveryQueue.letGo,
       forgetHold: groups.forgetHold,
     },
     consumerTimeoutSeconds: consumerTimeoutSeconds(input.config),

@@ -142,6 +142,7 @@ describe('StateTables', () => {
     const groups = Template.fromStack(upgrading).findResources('AWS::DynamoDB::Table');
     const indexes = Object.values(groups).flatMap((table) => z.object({ Properties: z.object({ GlobalSecondaryIndexes: z.array(z.unknown()).optional() }) }).parse(table).Properties.GlobalSecondaryIndexes ?? []);
     expect(indexes).toEqual([
+      { IndexName: 'replays-under-way', KeySchema: [{ AttributeName: 'replay_shard', KeyType: 'HASH' }], Projection: { ProjectionType: 'KEYS_ONLY' } },
       { IndexName: 'active-group-keys', KeySchema: [{ AttributeName: 'lag_shard', KeyType: 'HASH' }], Projection: { ProjectionType: 'KEYS_ONLY' } },
       { IndexName: 'active-groups', KeySchema: [{ AttributeName: 'lag_shard', KeyType: 'HASH' }], Projection: { ProjectionType: 'ALL' } },
     ]);
@@ -420,6 +421,7 @@ describe('permissions', () => {
   const indexOf = (name: TableName, indexName: string): unknown =>
     synthesized.stack.resolve(`${synthesized.stack.tables.table(name).tableArn}/index/${indexName}`);
   const activeGroupsIndex = (): unknown => indexOf('groups', 'active-group-keys');
+  const replaysIndex = (): unknown => indexOf('subscriptions', 'replays-under-way');
   const payloadObjects = (): unknown => synthesized.stack.resolve(synthesized.stack.payloads.bucket.arnForObjects(`${PAYLOAD_OBJECT_PREFIX}*`));
   const deliveryQueue = (): unknown => synthesized.stack.resolve(synthesized.stack.queues.deliveryQueue.queueArn);
   const deadLetterQueue = (): unknown => synthesized.stack.resolve(synthesized.stack.queues.deadLetterQueue.queueArn);
@@ -531,16 +533,17 @@ describe('permissions', () => {
     const granting = (action: string): HandlerName[] => HANDLERS.filter((handler) => actionsOn(permissions(handler), deliveryQueue()).includes(action));
     expect(granting('sqs:ReceiveMessage')).toEqual(['consumer']);
     expect(granting('sqs:DeleteMessage')).toEqual(['consumer']);
-    expect(granting('sqs:SendMessage').sort()).toEqual(['ingest', 'operations']);
+    // The lag job steps a replay nobody steps: it sends as the operations function does.
+    expect(granting('sqs:SendMessage').sort()).toEqual(['ingest', 'lagMetrics', 'operations']);
   });
 
-  it('lets only ingest, the operations function and subscriptions (a resume reads the routing) reach the settings table, and only operations write it', () => {
+  it('lets only ingest, the operations function, subscriptions (a resume reads the routing) and the lag job (a replay reads it) reach the settings table, and only operations write it', () => {
     const { stack } = synthesized;
     const settingsId = logicalIdOf(stack, stack.tables.table('settings').tableName);
     const reaching = HANDLERS.filter((handler) =>
       permissions(handler).some((permission) => JSON.stringify(permission.resource).includes(`"${settingsId}"`)),
     );
-    expect(reaching.sort()).toEqual(['ingest', 'operations', 'subscriptions']);
+    expect(reaching.sort()).toEqual(['ingest', 'lagMetrics', 'operations', 'subscriptions']);
     const writers = HANDLERS.filter((handler) =>
       actionsOn(permissions(handler), table('settings')).some((action) => DYNAMODB_WRITES.includes(action)),
     );
@@ -563,22 +566,32 @@ describe('permissions', () => {
     );
   });
 
-  it('lets only the consumer, ingest (a large kept event) and the operations function reach the payload objects', () => {
+  it('lets only the consumer, ingest (a large kept event), the operations function and the lag job (a replay reads a large kept event) reach the payload objects', () => {
     const reaching = HANDLERS.filter((handler) => actionsOn(permissions(handler), payloadObjects()).length > 0);
-    expect(reaching.sort()).toEqual(['consumer', 'ingest', 'operations']);
+    expect(reaching.sort()).toEqual(['consumer', 'ingest', 'lagMetrics', 'operations']);
+    expect(actionsOn(permissions('lagMetrics'), payloadObjects())).toEqual(['s3:GetObject']);
     expect(actionsOn(permissions('ingest'), payloadObjects())).toEqual(['s3:PutObject']);
   });
 
-  it('lets the lag job only query the active-group-keys index, read those groups by key and take idle ones out, let go the holds of resumed subscriptions, and publish metrics through its logs alone', () => {
+  it('lets the lag job only query the active-group-keys index, read those groups by key and take idle ones out, let go the holds of resumed subscriptions, step the replays nobody steps, and publish metrics through its logs alone', () => {
     // Embedded metric format: CloudWatch reads the metrics from the log lines, no PutMetricData.
     expect(actionsByResource(permissions('lagMetrics'))).toEqual(
       expected([
         [logGroup('lagMetrics'), LOG_WRITES],
         [activeGroupsIndex(), ['dynamodb:Query']],
         [table('groups'), ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem']],
-        // Whether a held group's subscription is still paused, and its head let go when it is not.
-        [table('subscriptions'), ['dynamodb:GetItem']],
-        [deliveryQueue(), ['sqs:ChangeMessageVisibility']],
+        // Whether a held group's subscription is still paused, and its head let go when it is not;
+        // a replay's state, claimed, saved and ended.
+        [table('subscriptions'), ['dynamodb:GetItem', 'dynamodb:UpdateItem']],
+        [deliveryQueue(), ['sqs:ChangeMessageVisibility', 'sqs:SendMessage']],
+        // A replay's step: the replays under way, the kept events and run numbers, the events'
+        // records, how far each key's recorded deliveries reach, and the routing in force.
+        [replaysIndex(), ['dynamodb:Query']],
+        [table('deadLetters'), ['dynamodb:Query']],
+        [payloadObjects(), ['s3:GetObject']],
+        [table('events'), ['dynamodb:BatchGetItem']],
+        [table('orderingKeys'), ['dynamodb:BatchGetItem']],
+        [table('settings'), ['dynamodb:GetItem']],
       ]),
     );
   });
@@ -589,7 +602,7 @@ describe('permissions', () => {
       JSON.stringify(permission.resource).includes('/index/'),
     );
     expect(new Set(indexGrants.map((permission) => JSON.stringify(permission.resource)))).toEqual(
-      new Set(asJson([activeGroupsIndex()])),
+      new Set(asJson([activeGroupsIndex(), replaysIndex()])),
     );
     expect(new Set(indexGrants.map((permission) => permission.action))).toEqual(new Set(['dynamodb:Query']));
   });

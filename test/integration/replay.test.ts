@@ -6,6 +6,7 @@
  * numbered together) alike; a dead letter of the window is left to redrive; live events sent
  * meanwhile follow in order with new numbers.
  */
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { call, makeEvent, postEvents, uniquePrefix, type TestEvent } from './support/api.js';
 import { waitFor } from './support/poll.js';
@@ -154,4 +155,29 @@ describe('local stack: replay a window of a subscription', { timeout: 90_000 }, 
     expect(done.replayed).toBe(2);
     await waitFor('both replayed', () => receiver().deliveredTo(id).length === 4);
   });
+
+  it('is stepped to its end by the lag job when its caller went away', async () => {
+    const id = `${prefix}-l`;
+    await subscribed(id);
+    const since = await aMomentLater();
+    await postEvents(stack().url, events(id, 1, 3));
+    await waitFor('the three delivered', () => receiver().deliveredTo(id).length === 3);
+    const until = await aMomentLater();
+    // A replay its caller left after starting it (the state a step that died before its first page leaves).
+    await stack().clients.dynamo.send(
+      new UpdateCommand({
+        TableName: stack().resources.subscriptionsTable,
+        Key: { subscription_id: id },
+        UpdateExpression: 'SET #replay = :replay, replay_shard = :shard',
+        ExpressionAttributeNames: { '#replay': 'replay' },
+        ExpressionAttributeValues: { ':replay': { since, until, started_at: until, replayed: 0, dead_lettered: 0, not_delivered: 0 }, ':shard': 'replays' },
+      }),
+    );
+    await stack().runLagJob();
+    await waitFor('the three replayed', () => receiver().deliveredTo(id).length === 6);
+    expect(deliveries(id).slice(3)).toEqual(deliveries(id).slice(0, 3).map((delivery) => ({ ...delivery, isRedelivery: true })));
+    // Ended: the same window answers it done.
+    expect((await replay(id, { since, until })).body).toMatchObject({ replayed: 3, is_done: true, started_at: until });
+  });
 });
+

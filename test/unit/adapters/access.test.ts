@@ -411,6 +411,13 @@ const ADAPTERS = {
           run: (store) => store.claim({ subscriptionId: 'sub_1', startedAt: at, now: at, leaseUntil: at }),
         },
       ],
+      listUnderWay: [
+        {
+          path: 'over two pages',
+          answer: () => dynamoMock.on(QueryCommand).resolvesOnce({ Items: [{ subscription_id: 'sub_1' }], LastEvaluatedKey: { subscription_id: 'sub_1' } }).resolves({ Items: [{ subscription_id: 'sub_2' }] }),
+          run: (store) => store.listUnderWay(),
+        },
+      ],
       save: [{ path: 'always', run: (store) => store.save('sub_1', { since: at, until: at, startedAt: at, replayed: 1, deadLettered: 0, notDelivered: 0 }) }],
       finish: [{ path: 'always', run: (store) => store.finish('sub_1', { since: at, until: at, startedAt: at, replayed: 1, deadLettered: 0, notDelivered: 0 }) }],
       cancel: [

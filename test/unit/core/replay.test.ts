@@ -3,7 +3,7 @@ import type { DeliveredLookup } from '../../../lambda/core/delivery.js';
 import { SendFailureKind, type OutgoingMessage, type SendBatch } from '../../../lambda/core/enqueue-plan.js';
 import { readQueuedEvent, type QueuedEvent } from '../../../lambda/core/event.js';
 import type { KeptEvent, RunNumbers } from '../../../lambda/core/kept-event.js';
-import { REPLAY_PAGE_SIZE, requestReplay, safePrefixLength, type ReplayRecord, type ReplayRequestPorts, type ReplayState } from '../../../lambda/core/replay.js';
+import { REPLAY_PAGE_SIZE, requestReplay, safePrefixLength, stepReplaysUnderWay, type ReplayRecord, type ReplayRequestPorts, type ReplayState, type ReplayStateStore } from '../../../lambda/core/replay.js';
 
 const SINCE = '2026-12-04T10:00:00.000Z';
 const UNTIL = '2026-12-04T11:00:00.000Z';
@@ -22,7 +22,7 @@ function kept(key: string, n: number, second: number, place = n): KeptEvent {
 }
 
 /** Replay state held as the subscription's item holds it. */
-function stateStore(): ReplayRequestPorts['states'] & { current: () => ReplayState | undefined; last: () => ReplayState | undefined } {
+function stateStore(): ReplayRequestPorts['states'] & Pick<ReplayStateStore, 'listUnderWay'> & { current: () => ReplayState | undefined; last: () => ReplayState | undefined } {
   let replay: ReplayState | undefined;
   let last: ReplayState | undefined;
   return {
@@ -34,10 +34,11 @@ function stateStore(): ReplayRequestPorts['states'] & { current: () => ReplaySta
       return { state, isNew: true };
     },
     claim: async ({ startedAt, now, leaseUntil }) => {
-      if (replay?.startedAt !== startedAt || (replay.leaseUntil !== undefined && replay.leaseUntil >= now)) return undefined;
+      if (replay === undefined || (startedAt !== undefined && replay.startedAt !== startedAt) || (replay.leaseUntil !== undefined && replay.leaseUntil >= now)) return undefined;
       replay = { ...replay, leaseUntil };
       return replay;
     },
+    listUnderWay: async () => (replay === undefined ? [] : ['sub']),
     save: async (_id, state) => {
       if (replay?.startedAt === state.startedAt) replay = state;
     },
@@ -64,7 +65,7 @@ function setup(input: { events: KeptEvent[]; records: Map<string, ReplayRecord>;
     }
     return { refused: new Map(refused.map((entry) => [entry.index, { kind: SendFailureKind.messageRefused, code: 'InvalidParameterValue' }])), sequenceNumbers: new Map() };
   };
-  const ports: ReplayRequestPorts = {
+  const ports: ReplayRequestPorts & { readonly states: ReturnType<typeof stateStore> } = {
     states,
     kept: {
       readWindow: async ({ after, limit }) => {
@@ -218,6 +219,31 @@ describe('requestReplay', () => {
     expect(await requestReplay('sub', { since: SINCE, until: UNTIL, isUntilGiven: true }, ports)).toMatchObject({ isDone: true, state: { replayed: events.length } });
     expect(sent.filter((s) => s.group === 'now-a').map((s) => s.sequence)).toEqual([1, 2]);
     expect(sent.filter((s) => s.group === 'now-b').map((s) => s.sequence)).toEqual(Array.from({ length: 40 }, (_, n) => n + 1));
+  });
+});
+
+describe('stepReplaysUnderWay', () => {
+  it('steps each replay under way that no step holds, until it ends, without its caller', async () => {
+    const events = Array.from({ length: REPLAY_PAGE_SIZE * 10 + 5 }, (_, n) => kept('a', n + 1, n));
+    const records = new Map(events.map((event, n) => [event.queued.event.event_id, delivered(n + 1)]));
+    const { ports, sent, states, resetPages } = setup({ events, records, pagesPerStep: 5 });
+    expect(await requestReplay('sub', { since: SINCE, until: UNTIL, isUntilGiven: true }, ports)).toMatchObject({ isDone: false });
+    // Held by a step (a crashed one's lease not run out): left alone.
+    const held = states.current();
+    if (held === undefined) throw new Error('no replay under way');
+    await states.save('sub', { ...held, leaseUntil: new Date(NOW.getTime() + 1000).toISOString() });
+    expect(await stepReplaysUnderWay(ports)).toEqual({ stepped: [], done: 0 });
+    await states.save('sub', held);
+    let runs = 0;
+    for (let result = { stepped: [] as readonly string[], done: 0 }; result.done === 0; runs += 1) {
+      resetPages();
+      result = await stepReplaysUnderWay(ports);
+      expect(result.stepped).toEqual(['sub']);
+      expect(runs).toBeLessThan(20);
+    }
+    expect(states.current()).toBeUndefined();
+    expect(sent.map((s) => s.sequence)).toEqual(events.map((_, n) => n + 1));
+    expect(await stepReplaysUnderWay(ports)).toEqual({ stepped: [], done: 0 });
   });
 });
 
