@@ -12,6 +12,7 @@ import type { AccessMap } from './access.js';
 import { batchGetItems, ReadConsistency } from './batch-get.js';
 import { parseItem } from './dynamo-item.js';
 import { updateIfCondition } from './aws-clients.js';
+import { replayItemSchema } from './replay-state-store.js';
 
 const subscriptionItemSchema = z.object({
   subscription_id: z.string(),
@@ -31,6 +32,9 @@ const subscriptionItemSchema = z.object({
   pause_reason: z.string().optional(),
   /** The last resume, kept for operators. */
   resumed_at: z.iso.datetime().optional(),
+  /** The replay under way and the last one that ended (written by `replay-state-store.ts`). */
+  replay: replayItemSchema.optional(),
+  last_replay: replayItemSchema.optional(),
 });
 export type Subscription = z.infer<typeof subscriptionItemSchema>;
 
@@ -64,7 +68,7 @@ export type SubscriptionPutKind = (typeof SubscriptionPutKind)[keyof typeof Subs
  * The input of {@link SubscriptionStore.put}. `batch_size` and `ordering` absent: a replacement
  * keeps its stored values, a creation gets the defaults.
  */
-export type SubscriptionPutInput = Omit<Subscription, 'created_at' | 'previous_secret' | 'previous_secret_expires_at' | 'batch_size' | 'ordering' | 'paused_at' | 'pause_reason' | 'resumed_at'> & {
+export type SubscriptionPutInput = Omit<Subscription, 'created_at' | 'previous_secret' | 'previous_secret_expires_at' | 'batch_size' | 'ordering' | 'paused_at' | 'pause_reason' | 'resumed_at' | 'replay' | 'last_replay'> & {
   readonly batch_size?: Subscription['batch_size'] | undefined;
   readonly ordering?: Subscription['ordering'] | undefined;
   readonly now: string;

@@ -44,6 +44,19 @@ const subscriptionPauseShape = {
   pause_reason: z.string().nullable().meta({ description: 'Why it is paused: the reason an operator gave, or for an automatic pause (AUTO_PAUSE_AFTER_SECONDS) "auto: failing since <time>; <how the head’s last round of attempts ended>". Null while not paused.' }),
 };
 
+/** A replay as `GET /v1/subscriptions/{subscription_id}` shows it (see `POST …/replay`). */
+const replayViewSchema = z.strictObject({
+  since: z.iso.datetime(),
+  until: z.iso.datetime(),
+  started_at: z.iso.datetime(),
+  reached: z.iso.datetime().nullable(),
+  replayed: z.number().int().nonnegative(),
+  dead_lettered: z.number().int().nonnegative(),
+  not_delivered: z.number().int().nonnegative(),
+  cancelled_at: z.iso.datetime().nullable().meta({ description: 'When it was cancelled (`DELETE …/replay`); null for one under way or done.' }),
+});
+export type ReplayView = Output<typeof replayViewSchema>;
+
 /** `GET /v1/subscriptions/{subscription_id}`: the subscription, never its secret. */
 export const subscriptionAnswerSchema = z.strictObject({
   subscription_id: z.string(),
@@ -52,6 +65,8 @@ export const subscriptionAnswerSchema = z.strictObject({
   ...subscriptionSettingsShape,
   created_at: z.iso.datetime(),
   ...subscriptionPauseShape,
+  replay: replayViewSchema.nullable().meta({ description: 'The replay under way (`POST …/replay`), as it stands; null when none is.' }),
+  last_replay: replayViewSchema.nullable().meta({ description: 'The last replay that ended (done or cancelled); null when none did.' }),
 });
 export type SubscriptionAnswer = Output<typeof subscriptionAnswerSchema>;
 

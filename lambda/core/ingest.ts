@@ -300,7 +300,8 @@ async function keepPack(pack: Pack, status: SendStatus | undefined, routed: read
 /**
  * Accepts a validated request. Order of work: refuse the whole request when a subscription is
  * unknown, or an event cannot be routed by its subscription's ordering (nothing enqueued); route
- * each event by its subscription's ordering; enqueue them in each key's order; then record each
+ * each event by its subscription's ordering; enqueue them in each key's order; keep each enqueued
+ * message's events for replays (`keepEvents`, when events are kept); then record each
  * enqueued event with its place in the queue, in one conditional write that also answers a resent
  * event id `duplicate` (no read first: a resend is rare, and its copy in the queue is skipped by
  * the consumer, since it is not at the recorded place). A crash between the two leaves an enqueued

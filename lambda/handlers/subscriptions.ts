@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { consumerTimeoutSeconds } from '../config.js';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { ErrorCode } from '../core/api-error.js';
-import type { PauseAnswer, ResumeAnswer, SubscriptionAnswer, SubscriptionPutAnswer } from '../core/answers.js';
+import type { PauseAnswer, ReplayView, ResumeAnswer, SubscriptionAnswer, SubscriptionPutAnswer } from '../core/answers.js';
 import { readJsonBody } from '../core/event.js';
 import { heldGroupsOf, type GroupLag } from '../core/lag.js';
 import { messageGroupIdFor, Ordering } from '../core/routing.js';
@@ -25,6 +25,13 @@ import { errorResponse, type Answer } from './responses.js';
 import { lambdaEntry, type HandlerWiring } from './wiring.js';
 
 /** A subscription's pause as the API answers it. */
+/** A replay as the answer shows it; null for none. */
+function replayView(replay: Subscription['replay']): ReplayView | null {
+  if (replay === undefined) return null;
+  const { since, until, started_at, reached, replayed, dead_lettered, not_delivered, cancelled_at } = replay;
+  return { since, until, started_at, reached: reached ?? null, replayed, dead_lettered, not_delivered, cancelled_at: cancelled_at ?? null };
+}
+
 function pauseFields(subscription: Subscription): Pick<SubscriptionAnswer, 'is_paused' | 'paused_at' | 'pause_reason'> {
   const pause = pauseOf(subscription);
   return { is_paused: pause !== undefined, paused_at: pause?.pausedAt ?? null, pause_reason: pause?.reason ?? null };
@@ -123,7 +130,7 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
           return errorResponse(NO_SUCH_SUBSCRIPTION);
         }
         const { subscription_id, tenant_id, url, batch_size, ordering, created_at } = subscription;
-        return { statusCode: 200, body: { subscription_id, tenant_id, url, batch_size, ordering, created_at, ...pauseFields(subscription) } };
+        return { statusCode: 200, body: { subscription_id, tenant_id, url, batch_size, ordering, created_at, ...pauseFields(subscription), replay: replayView(subscription.replay), last_replay: replayView(subscription.last_replay) } };
       },
       'POST /v1/subscriptions/{subscription_id}/pause': async (event): Answer<PauseAnswer> => {
         const id = parseSubscriptionId(event.pathParameters?.subscription_id);

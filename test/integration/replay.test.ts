@@ -176,8 +176,9 @@ describe('local stack: replay a window of a subscription', { timeout: 90_000 }, 
     await stack().runLagJob();
     await waitFor('the three replayed', () => receiver().deliveredTo(id).length === 6);
     expect(deliveries(id).slice(3)).toEqual(deliveries(id).slice(0, 3).map((delivery) => ({ ...delivery, isRedelivery: true })));
-    // Ended: the same window answers it done.
+    // Ended: the same window answers it done, and the subscription shows it.
     expect((await replay(id, { since, until })).body).toMatchObject({ replayed: 3, is_done: true, started_at: until });
+    expect((await call(stack().url, 'GET', `/v1/subscriptions/${id}`)).body).toMatchObject({ replay: null, last_replay: { since, until, started_at: until, replayed: 3, reached: until, cancelled_at: null } });
   });
 });
 

@@ -150,6 +150,8 @@ describe('resource ordering on the local stack', { timeout: 60_000 }, () => {
       is_paused: false,
       paused_at: null,
       pause_reason: null,
+      replay: null,
+      last_replay: null,
     });
 
     for (const [body, path] of [

@@ -119,7 +119,7 @@ describe('subscriptions handler', () => {
 
     const read = await get('sub_1');
     expect(read.statusCode).toBe(200);
-    expect(jsonOf(read)).toEqual({ subscription_id: 'sub_1', tenant_id: 't1', url: 'https://example.com/hooks', batch_size: 1, ordering: 'subscription', created_at: '2026-12-02T12:00:01.000Z', is_paused: false, paused_at: null, pause_reason: null });
+    expect(jsonOf(read)).toEqual({ subscription_id: 'sub_1', tenant_id: 't1', url: 'https://example.com/hooks', batch_size: 1, ordering: 'subscription', created_at: '2026-12-02T12:00:01.000Z', is_paused: false, paused_at: null, pause_reason: null, replay: null, last_replay: null });
     expect(read.body).not.toContain('whsec_');
   });
 
