@@ -194,7 +194,8 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
       return record.queuePosition === undefined ? RecordOutcome.alreadyRecorded : repeatedOutcome(record.eventId, record.queuePosition);
     },
 
-    async isSettled({ eventId, redrivenAt, isReplay }) {
+    async isSettled(query) {
+      const { eventId } = query;
       const output = await client.send(
         new GetCommand({
           TableName: options.tableName,
@@ -205,7 +206,7 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
         }),
       );
       const { status, dead_lettered_at: deadLetteredAt, delivered_at: deliveredAt } = parseItem(eventStatusSchema, output.Item ?? {}, options.tableName, eventId);
-      return isSettledBy({ status, deadLetteredAt, deliveredAt }, redrivenAt, isReplay);
+      return isSettledBy({ status, deadLetteredAt, deliveredAt }, query);
     },
 
     async findSettled(events) {
@@ -225,7 +226,7 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
           return [eventId, { status, deadLetteredAt, deliveredAt, sequence, position }] as const;
         }),
       );
-      return Object.assign(({ eventId, redrivenAt, isReplay }: SettledQuery) => isSettledBy(outcomes.get(eventId), redrivenAt, isReplay), {
+      return Object.assign((query: SettledQuery) => isSettledBy(outcomes.get(query.eventId), query), {
         sequenceOf: (eventId: string) => outcomes.get(eventId)?.sequence,
         positionOf: (eventId: string) => outcomes.get(eventId)?.position,
       });

@@ -329,7 +329,7 @@ export interface RecordedOutcome {
  * letter, only a delivery or a dead-lettering after its redrive; for a replay's copy
  * (`isReplay`), only an outcome after the replay sent it.
  */
-export function isSettledBy(outcome: RecordedOutcome | undefined, redrivenAt: string | undefined, isReplay = false): boolean {
+export function isSettledBy(outcome: RecordedOutcome | undefined, { redrivenAt, isReplay = false }: Omit<SettledQuery, 'eventId'>): boolean {
   if (isReplay && redrivenAt !== undefined) {
     const at = outcome?.status === OutcomeKind.delivered ? outcome.deliveredAt : outcome?.status === OutcomeKind.deadLettered ? outcome.deadLetteredAt : undefined;
     return at !== undefined && at > redrivenAt;

@@ -6,7 +6,7 @@
  * state is not promised to match: add it to the suite before a test relies on it.
  */
 import { positionOf, RemoveOutcome, type DeadLetter, type DeadLetterPage, type DeadLetterStore, type StoredDeadLetter } from '../../lambda/core/dead-letter.js';
-import { AttemptTicketKind, isSettledBy, messagePositionOf, type AttemptTicket, type BatchTicket, type DeliveredLookup, type DeliveredThrough, type DeliveryStore, type MessagePlace, type NumberedEvent, type SettledEvent, type SettledLookup, type SettledQuery, type SettleResult } from '../../lambda/core/delivery.js';
+import { AttemptTicketKind, isSettledBy, messagePositionOf, settledQueryOf, type AttemptTicket, type BatchTicket, type DeliveredLookup, type DeliveredThrough, type DeliveryStore, type MessagePlace, type NumberedEvent, type SettledEvent, type SettledLookup, type SettledQuery, type SettleResult } from '../../lambda/core/delivery.js';
 import { RecordOutcome, type AcceptedEventRecord } from '../../lambda/core/ingest.js';
 
 interface KeyState {
@@ -57,12 +57,12 @@ export class InMemoryDeliveryStore implements DeliveryStore {
   readonly writes: string[] = [];
   readonly reads: string[] = [];
 
-  readonly isSettled = async ({ eventId, redrivenAt, isReplay }: SettledQuery): Promise<boolean> => isSettledBy(outcomeOf(this.events.get(eventId)), redrivenAt, isReplay);
+  readonly isSettled = async (query: SettledQuery): Promise<boolean> => isSettledBy(outcomeOf(this.events.get(query.eventId)), query);
 
   readonly findSettled = async (queries: readonly SettledQuery[]): Promise<SettledLookup> => {
     this.reads.push(`findSettled ${queries.map((query) => query.eventId).join(' ')}`);
     const answers = new Map<string, StoredEvent | undefined>(queries.map((query) => [query.eventId, this.events.get(query.eventId)]));
-    const isSettled = ({ eventId, redrivenAt, isReplay }: SettledQuery): boolean => isSettledBy(outcomeOf(answers.get(eventId)), redrivenAt, isReplay);
+    const isSettled = (query: SettledQuery): boolean => isSettledBy(outcomeOf(answers.get(query.eventId)), query);
     return Object.assign(isSettled, {
       sequenceOf: (eventId: string) => answers.get(eventId)?.sequence,
       positionOf: (eventId: string) => answers.get(eventId)?.accepted?.queuePosition,
@@ -272,7 +272,7 @@ export class InMemoryDeliveryStore implements DeliveryStore {
 
   readonly markDeliveredUnlessSettled = async (input: SettledEvent): Promise<SettleResult | undefined> => {
     this.writes.push(`markDeliveredUnlessSettled ${input.queued.event.event_id}`);
-    if (isSettledBy(outcomeOf(this.events.get(input.queued.event.event_id)), input.queued.redrive?.redriven_at, input.queued.redrive?.replay === true)) return undefined;
+    if (isSettledBy(outcomeOf(this.events.get(input.queued.event.event_id)), settledQueryOf(input.queued))) return undefined;
     return this.settle(input, { status: 'delivered', deliveredAt: input.at });
   };
 
