@@ -50,6 +50,9 @@ describe('npm start', { timeout: 90_000 }, () => {
     started.push(stack, receiver);
 
     await waitFor('GET /health answering 200', async () => (await call(url, 'GET', '/health').catch(() => undefined))?.status === 200, 30_000);
+    // The banner is written once the stack has started, just after the API listens: under load
+    // the first answer can come before it.
+    await waitFor('the banner printed', () => stack.stdout().includes('curl -s -X POST'), 10_000);
     expect(stack.stdout()).toContain(`listening on ${url}`);
     expect(stack.stdout()).toContain(`state: kept in ${dataDir}`);
     expect(stack.stdout()).toContain(`curl -s -X POST ${url}/v1/events`);
