@@ -80,6 +80,12 @@ export interface Config {
   readonly stalledGroupsAlarmThreshold: number;
   /** Warn (alarm, lag job's log) when a held group's oldest event has waited this long: SQS drops it at 14 days. */
   readonly heldAgeAlarmSeconds: number;
+  /**
+   * `store`: a held group whose oldest event has waited `heldAgeAlarmSeconds` is parked, moved out
+   * of the queue into the store of dead letters in order, and resume sends it back first
+   * (`core/park.ts`); `none` (the default): it stays held in the queue, warned about.
+   */
+  readonly pauseEvacuation: PauseEvacuation;
   /** Alarm when the delivery queue holds this many visible messages: SQS FIFO looks for groups among the first 120,000. */
   readonly queueBacklogAlarmMessages: number;
   /**
@@ -114,6 +120,13 @@ export const SERVICE_NAMES = {
 
 /** A function of the project, by its name in HANDLER_ENTRIES. */
 export type FunctionName = keyof typeof SERVICE_NAMES;
+
+/** What becomes of a group held for a pause that has lasted `HELD_AGE_ALARM_SECONDS` (see `Config.pauseEvacuation`). */
+export const PauseEvacuation = { none: 'none', store: 'store' } as const;
+export type PauseEvacuation = (typeof PauseEvacuation)[keyof typeof PauseEvacuation];
+
+/** The latest a held group may be parked: an hour before SQS's 14 days of retention. */
+const MAX_PARK_AFTER_SECONDS = 1_209_600 - 3_600;
 
 export const LogLevel = { DEBUG: 'DEBUG', INFO: 'INFO', WARN: 'WARN', ERROR: 'ERROR', SILENT: 'SILENT' } as const;
 export type LogLevel = (typeof LogLevel)[keyof typeof LogLevel];
@@ -172,7 +185,13 @@ const environmentSchema = (deployment: Deployment) =>
       MAX_GROUP_WAIT_ALARM_SECONDS: integer(60, 1_209_600).default(900),
       STALLED_GROUPS_ALARM_THRESHOLD: integer(1, 1_000_000).default(1),
       // Ten days of SQS's fourteen: four left to resume (or skip) before the oldest events are dropped.
-      HELD_AGE_ALARM_SECONDS: integer(60, 1_209_599).default(864_000),
+      HELD_AGE_ALARM_SECONDS: integer(1, 1_209_599).default(864_000),
+      PAUSE_EVACUATION: z
+        .string()
+        .trim()
+        .toLowerCase()
+        .pipe(z.enum(PauseEvacuation, `must be one of ${Object.values(PauseEvacuation).join(', ')}`))
+        .default(PauseEvacuation.none),
       QUEUE_BACKLOG_ALARM_MESSAGES: integer(1, 1_000_000_000).default(100_000),
       // Two lag-job runs past a minute's rates: a burst a key delivers within two minutes is no whale.
       FALLING_BEHIND_WAIT_SECONDS: integer(1, 1_209_600).default(120),
@@ -194,6 +213,16 @@ const environmentSchema = (deployment: Deployment) =>
     .refine((env) => env.EVENT_RETENTION_DAYS <= env.DELIVERY_STATE_TTL_DAYS, {
       path: ['EVENT_RETENTION_DAYS'],
       message: "must be at most DELIVERY_STATE_TTL_DAYS: a replay reads each kept event's record, kept that long",
+    })
+    // Parked at that age, within a receive: an hour is left before SQS would drop the oldest.
+    .refine((env) => env.PAUSE_EVACUATION !== PauseEvacuation.store || env.HELD_AGE_ALARM_SECONDS <= MAX_PARK_AFTER_SECONDS, {
+      path: ['HELD_AGE_ALARM_SECONDS'],
+      message: `must be at most ${MAX_PARK_AFTER_SECONDS} with PAUSE_EVACUATION=store: a held group is parked at that age, and SQS drops a message at 14 days`,
+    })
+    // A parked event's record (its count, its duplicates) and a large one's object last that long from its acceptance.
+    .refine((env) => env.PAUSE_EVACUATION !== PauseEvacuation.store || env.HELD_AGE_ALARM_SECONDS < env.DELIVERY_STATE_TTL_DAYS * 86_400, {
+      path: ['HELD_AGE_ALARM_SECONDS'],
+      message: "must be less than DELIVERY_STATE_TTL_DAYS with PAUSE_EVACUATION=store: a parked event's record is kept that long from its acceptance",
     })
     .refine((env) => env.AUTO_PAUSE_AFTER_SECONDS === undefined || env.ON_EXHAUSTED !== OnExhausted.stall, {
       path: ['AUTO_PAUSE_AFTER_SECONDS'],
@@ -238,6 +267,7 @@ export const CONFIG_VARIABLES = {
   maxGroupWaitAlarmSeconds: 'MAX_GROUP_WAIT_ALARM_SECONDS',
   stalledGroupsAlarmThreshold: 'STALLED_GROUPS_ALARM_THRESHOLD',
   heldAgeAlarmSeconds: 'HELD_AGE_ALARM_SECONDS',
+  pauseEvacuation: 'PAUSE_EVACUATION',
   queueBacklogAlarmMessages: 'QUEUE_BACKLOG_ALARM_MESSAGES',
   fallingBehindWaitSeconds: 'FALLING_BEHIND_WAIT_SECONDS',
   alarmEmail: 'ALARM_EMAIL',
@@ -290,6 +320,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     maxGroupWaitAlarmSeconds: v.MAX_GROUP_WAIT_ALARM_SECONDS,
     stalledGroupsAlarmThreshold: v.STALLED_GROUPS_ALARM_THRESHOLD,
     heldAgeAlarmSeconds: v.HELD_AGE_ALARM_SECONDS,
+    pauseEvacuation: v.PAUSE_EVACUATION,
     queueBacklogAlarmMessages: v.QUEUE_BACKLOG_ALARM_MESSAGES,
     fallingBehindWaitSeconds: v.FALLING_BEHIND_WAIT_SECONDS,
     alarmEmail: v.ALARM_EMAIL,
@@ -318,6 +349,7 @@ export function toEnvironment(config: Config): Record<string, string> {
     STALL_THRESHOLD_SECONDS: String(config.stallThresholdSeconds),
     FALLING_BEHIND_WAIT_SECONDS: String(config.fallingBehindWaitSeconds),
     HELD_AGE_ALARM_SECONDS: String(config.heldAgeAlarmSeconds),
+    PAUSE_EVACUATION: config.pauseEvacuation,
     LOG_LEVEL: config.logLevel,
   };
   if (config.partitionCount !== undefined) environment.PARTITION_COUNT = String(config.partitionCount);

@@ -15,6 +15,7 @@ import {
   toEnvironment,
   type Config,
   type LogLevel,
+  type PauseEvacuation,
 } from '../lambda/config.js';
 import { CONSUMER_METRICS } from '../lambda/core/consumer-metrics.js';
 import type { OnExhausted } from '../lambda/core/retry-policy.js';
@@ -146,10 +147,19 @@ export interface OrderedWebhooksProps {
   readonly stalledGroupsAlarmThreshold?: number;
   /**
    * Wait of a held group's oldest event (its subscription paused) at which its alarm goes off, in
-   * seconds (`HELD_AGE_ALARM_SECONDS`, 60 to 1,209,599): SQS drops a message 14 days after it was sent.
+   * seconds (`HELD_AGE_ALARM_SECONDS`, 1 to 1,209,599): SQS drops a message 14 days after it was sent.
    * @default 864000
    */
   readonly heldAgeAlarmSeconds?: number;
+  /**
+   * What becomes of a held group once its oldest event has waited `heldAgeAlarmSeconds`
+   * (`PAUSE_EVACUATION`): `'store'` parks it, moving its events out of the queue into the store of
+   * dead letters in order (SQS would drop them at 14 days), and resume sends them back before any
+   * later event of their keys; `'none'` leaves it held in the queue, warned about. With `'store'`,
+   * `heldAgeAlarmSeconds` is at most 1,206,000 and less than `deliveryStateTtlDays`.
+   * @default 'none'
+   */
+  readonly pauseEvacuation?: PauseEvacuation;
   /**
    * Visible messages of the delivery queue at which its alarm goes off (`QUEUE_BACKLOG_ALARM_MESSAGES`):
    * SQS FIFO looks for available message groups among the first 120,000 only.
@@ -252,6 +262,7 @@ export function propsOf(config: Config): OrderedWebhooksProps {
     maxGroupWaitAlarmSeconds: config.maxGroupWaitAlarmSeconds,
     stalledGroupsAlarmThreshold: config.stalledGroupsAlarmThreshold,
     heldAgeAlarmSeconds: config.heldAgeAlarmSeconds,
+    pauseEvacuation: config.pauseEvacuation,
     queueBacklogAlarmMessages: config.queueBacklogAlarmMessages,
     fallingBehindWaitSeconds: config.fallingBehindWaitSeconds,
     alarmEmail: config.alarmEmail,

@@ -61,7 +61,7 @@ export class PayloadBucket extends Construct {
     const logicalId = Stack.of(this).getLogicalId(this.bucket.node.defaultChild as s3.CfnBucket);
     Validations.of(fn.role ?? fn).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${logicalId}.Arn>/${PAYLOAD_OBJECT_PREFIX}*]`,
-      reason: 'Each dead letter or kept event too large for a DynamoDB item is one object under this prefix, named by its subscription and position: the keys cannot be listed in a policy.',
+      reason: 'Each dead letter, kept or parked event too large for a DynamoDB item is one object under this prefix, named by its subscription and position: the keys cannot be listed in a policy.',
     });
   }
 }

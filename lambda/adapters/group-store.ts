@@ -17,6 +17,7 @@ import type { AccessMap } from './access.js';
 import { updateIfCondition } from './aws-clients.js';
 import { batchGetItems, ReadConsistency } from './batch-get.js';
 import { parseItem } from './dynamo-item.js';
+import { parkMarksSchema } from './park-store.js';
 
 const ACTIVE_GROUPS_INDEX = TABLES.groups.indexes[0].name;
 
@@ -90,7 +91,16 @@ const groupItemSchema = z.object({
   held_reason: z.string().optional(),
   held_at: z.string().optional(),
   held_until: z.string().optional(),
+  /** The subscriptions with a backlog parked from the group, each with its park's id (written by `park-store.ts`). */
+  parked_subscriptions: parkMarksSchema.optional(),
 });
+
+/**
+ * A group neither held nor marked parked (`parked_subscriptions` empty or absent): only such a
+ * group leaves the index, whatever its depth says, since resume and the lag job find holds and
+ * parks there. `:zero` is 0.
+ */
+const HELD_OR_PARKED_NOT = 'attribute_not_exists(held_receipt) AND (attribute_not_exists(parked_subscriptions) OR size(parked_subscriptions) = :zero)';
 
 /** A hold's attributes on a group's item, removed together. */
 const HOLD_ATTRIBUTES = 'held_subscription_id, held_receipt, held_paused_at, held_reason, held_at, held_until';
@@ -143,6 +153,7 @@ function toGroupLag(item: z.infer<typeof groupItemSchema>, rateBuckets: RateBuck
     // At the cap the set stopped growing: it may miss keys, so it names none.
     orderingKeys: (item.ordering_keys?.size ?? 0) < MAX_KEYS_TRACKED ? [...(item.ordering_keys ?? [])] : undefined,
     hold: holdOf(item),
+    ...(item.parked_subscriptions === undefined || Object.keys(item.parked_subscriptions).length === 0 ? {} : { parkedSubscriptions: item.parked_subscriptions }),
   };
 }
 
@@ -251,7 +262,7 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
         // held group never leaves the index, whatever its depth says: resume finds holds there.
         ConditionExpression: hasDeadLetters
           ? '(attribute_not_exists(#depth) OR #depth <= :zero)'
-          : `(attribute_not_exists(#depth) OR #depth <= :zero) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)${leavesIndex ? ' AND attribute_not_exists(held_receipt)' : ''}`,
+          : `(attribute_not_exists(#depth) OR #depth <= :zero) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)${leavesIndex ? ` AND ${HELD_OR_PARKED_NOT}` : ''}`,
         ExpressionAttributeNames: DEPTH,
         ExpressionAttributeValues: { ':zero': 0, ...(becomesIdle ? { ':at': at } : {}) },
       }),
@@ -405,7 +416,7 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
         UpdateExpression: 'REMOVE lag_shard, idle_since',
         // A held group stays, whatever its depth says: resume and the lag job find holds in the index.
         ConditionExpression:
-          'idle_since = :seen AND (attribute_not_exists(#depth) OR #depth <= :zero) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero) AND attribute_not_exists(held_receipt)',
+          `idle_since = :seen AND (attribute_not_exists(#depth) OR #depth <= :zero) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero) AND ${HELD_OR_PARKED_NOT}`,
         ExpressionAttributeNames: DEPTH,
         ExpressionAttributeValues: { ':seen': idleSince, ':zero': 0 },
       }),

@@ -12,6 +12,7 @@ import type { AccessMap } from './access.js';
 import { batchGetItems, ReadConsistency } from './batch-get.js';
 import { parseItem } from './dynamo-item.js';
 import { updateIfCondition } from './aws-clients.js';
+import { parkMarksSchema } from './park-store.js';
 import { replayItemSchema } from './replay-state-store.js';
 
 const subscriptionItemSchema = z.object({
@@ -35,6 +36,8 @@ const subscriptionItemSchema = z.object({
   /** The replay under way and the last one that ended (written by `replay-state-store.ts`). */
   replay: replayItemSchema.optional(),
   last_replay: replayItemSchema.optional(),
+  /** The groups where a paused backlog of the subscription is parked, each with its park's id (written by `park-store.ts`). */
+  parked_groups: parkMarksSchema.optional(),
 });
 export type Subscription = z.infer<typeof subscriptionItemSchema>;
 
@@ -51,8 +54,9 @@ export function pauseOf(subscription: Subscription): SubscriptionPause | undefin
  */
 export function toDeliveryTarget(subscription: Subscription | undefined): DeliveryTarget | undefined {
   if (subscription === undefined) return undefined;
-  const { url, secret, previous_secret, previous_secret_expires_at, batch_size } = subscription;
-  return { url, secret, previous_secret, previous_secret_expires_at, batchSize: batch_size, pause: pauseOf(subscription) };
+  const { url, secret, previous_secret, previous_secret_expires_at, batch_size, parked_groups: parkedGroups = {} } = subscription;
+  const parks = Object.entries(parkedGroups);
+  return { url, secret, previous_secret, previous_secret_expires_at, batchSize: batch_size, pause: pauseOf(subscription), ...(parks.length === 0 ? {} : { parkedGroups: new Map(parks) }) };
 }
 
 /** What a {@link SubscriptionStore.put} did. */

@@ -181,9 +181,11 @@ export const ROUTE_DESCRIPTIONS: RouteDescriptions = {
     description:
       'Ends the pause, then lets go every message group held for it: each continues from its head, in order, with the sequence numbers it would have had. ' +
       'Idempotent: resuming a subscription that is not paused answers `is_paused: false` (recording `resumed_at`) and lets go any group still held (what an interrupted resume left). ' +
-      'A held head\'s attempts start where they stood; no attempt was counted while paused.',
+      'A held head\'s attempts start where they stood; no attempt was counted while paused. ' +
+      'A backlog parked while paused (`PAUSE_EVACUATION=store`) is sent back first, one bounded step here and the rest by the lag job every minute: ' +
+      'nothing later of its keys is delivered before it.',
     path: { subscription_id: subscriptionIdSchema },
-    answers: { 200: { description: 'Not paused, and how many held groups were let go now.', schema: resumeAnswerSchema } },
+    answers: { 200: { description: 'Not paused, how many held groups were let go now, and how many parked events were sent back.', schema: resumeAnswerSchema } },
     errors: [ErrorCode.notFound],
   },
   'POST /v1/subscriptions/{subscription_id}/replay': {

@@ -67,6 +67,10 @@ export const subscriptionAnswerSchema = z.strictObject({
   ...subscriptionPauseShape,
   replay: replayViewSchema.nullable().meta({ description: 'The replay under way (`POST …/replay`), as it stands; null when none is.' }),
   last_replay: replayViewSchema.nullable().meta({ description: 'The last replay that ended (done or cancelled); null when none did.' }),
+  parked_groups: z.number().int().nonnegative().meta({
+    description:
+      'Message groups with events of this subscription parked (PAUSE_EVACUATION=store: a group held for a pause past HELD_AGE_ALARM_SECONDS is moved out of the queue into the store of dead letters, in order) or still being sent back after a resume; 0 when none.',
+  }),
 });
 export type SubscriptionAnswer = Output<typeof subscriptionAnswerSchema>;
 
@@ -82,6 +86,10 @@ export const resumeAnswerSchema = z.strictObject({
   released_groups: z.number().int().nonnegative().meta({
     description:
       'Message groups the consumer held for the pause and that SQS let go now: their heads are delivered within seconds. A group being held while the resume ran is let go by the consumer that holds it, or by the lag job within a minute.',
+  }),
+  unparked_events: z.number().int().nonnegative().meta({
+    description:
+      'Parked events (see `parked_groups` of `GET /v1/subscriptions/{subscription_id}`) sent back into their groups by this call, before any later event of their keys; the lag job sends the rest, every minute.',
   }),
 });
 export type ResumeAnswer = Output<typeof resumeAnswerSchema>;

@@ -28,6 +28,7 @@ import {
   type RecordContext,
   type SettledLookup,
   type BatchTicket,
+  isMessageOfItsOwn,
 } from './delivery.js';
 import type { QueuedEvent } from './event.js';
 import { attemptLimit, decideAfterFailure, delayAfterFailedBatch, FailureDecisionKind, parseRetryAfter, type RetryPolicy } from './retry-policy.js';
@@ -143,7 +144,7 @@ type RecordedMessages = (member: BatchMember) => Promise<boolean>;
  */
 function recordedMessages(members: readonly BatchMember[], ports: DeliveryPorts, wasSettled: SettledLookup): RecordedMessages {
   const isUnread = ({ record, queued }: BatchMember): boolean =>
-    queued.redrive === undefined && messagePlaceOf(record).message !== undefined && wasSettled.positionOf(queued.event.event_id) === undefined;
+    !isMessageOfItsOwn(queued) && messagePlaceOf(record).message !== undefined && wasSettled.positionOf(queued.event.event_id) === undefined;
   const unread = members.filter(isUnread);
   const readAgain: Promise<SettledLookup> =
     unread.length === 0 ? Promise.resolve(NOTHING_SETTLED) : ports.store.findSettled(unread.map(({ queued }) => ({ eventId: queued.event.event_id, redrivenAt: undefined }))).catch(() => NOTHING_SETTLED);

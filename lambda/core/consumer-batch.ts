@@ -4,11 +4,12 @@
  * another. What must happen to SQS afterwards is returned as a value.
  */
 import { gatherBatch, startBatch, startRun, type BatchMember } from './batch-delivery.js';
-import { isDeliveredBefore, isQueueCopy, NOTHING_DELIVERED, NOTHING_SETTLED, OutcomeKind, readRecord, settledQueryOf, startRecord, waitingSince, type ConsumerRecord, type DeliveredLookup, type DeliveryOutcome, type DeliveryPorts, type DeliveryTarget, type SettledLookup } from './delivery.js';
+import { isDeliveredBefore, isQueueCopy, messagePlaceOf, messagePositionOf, NOTHING_DELIVERED, NOTHING_SETTLED, OutcomeKind, readRecord, settledQueryOf, startRecord, waitingSince, type ConsumerRecord, type DeliveredLookup, type DeliveryOutcome, type DeliveryPorts, type DeliveryTarget, type SettledLookup } from './delivery.js';
 import { HeadState, type GroupHead, type GroupProgress } from './lag.js';
 import type { QueuedEvent } from './event.js';
 import type { SubscriptionPause } from './subscription.js';
 import { faultBackoffSeconds, type RetryPolicy } from './retry-policy.js';
+import { decidePark, endIfSettled, holdSecondsFor, isDueToPark, isParkOpen, ParkDecision, parkedThrough, type ParkedEvent, type ParkState } from './park.js';
 
 /** A visibility change to make before the invocation returns. */
 export interface VisibilityChange {
@@ -149,6 +150,8 @@ async function processGroup(
 ): Promise<GroupPlan> {
   const messageGroupId = group[0]?.messageGroupId ?? '';
   const seen: DeliveryOutcome[] = [];
+  /** Per subscription, the greatest place of a parked event whose copy this batch settled (see `core/park.ts`). */
+  const returnedInBatch = new Map<string, string>();
   /** Events delivered or dead-lettered earlier in this run of the group: any later copy is a duplicate. */
   const settled = new Set<string>();
   /** Events found settled before (duplicates): only their numbers are known to be on their records. */
@@ -159,11 +162,16 @@ async function processGroup(
   const keep = (record: ConsumerRecord, outcome: DeliveryOutcome): void => {
     outcomes.set(record.messageId, outcome);
     seen.push(outcome);
+    const place = returnedPlaceOf(record, outcome);
+    if (place !== undefined) {
+      const [subscriptionId, returned] = place;
+      if (returned > (returnedInBatch.get(subscriptionId) ?? '')) returnedInBatch.set(subscriptionId, returned);
+    }
     const eventId = eventIdOf(record);
     if (eventId === undefined) return;
     // A duplicate settles no other copy: a redriven copy is settled only by what came after its redrive.
     if (outcome.kind === OutcomeKind.duplicate && outcome.isCounted === undefined) numbered.add(eventId);
-    else if (outcome.kind !== OutcomeKind.retryLater && outcome.kind !== OutcomeKind.paused) settled.add(eventId);
+    else if (outcome.kind !== OutcomeKind.retryLater && outcome.kind !== OutcomeKind.paused && outcome.kind !== OutcomeKind.parked) settled.add(eventId);
   };
   /**
    * A fault at record `index` (a dependency down, a crash before the outcome was recorded): the
@@ -202,7 +210,8 @@ async function processGroup(
     const read = record === undefined ? undefined : readRecord(record);
     if (read === undefined || 'reason' in read) return undefined;
     const target = await ports.findTarget(read.queued.event.subscription_id);
-    if (target === undefined) return undefined;
+    // A subscription with a park in this group goes one record at a time: each is judged alone (`parkAt`).
+    if (target === undefined || target.parkedGroups?.has(messageGroupId) === true || parkStates.has(read.queued.event.subscription_id)) return undefined;
     const settling = pending === undefined ? undefined : eventIdOf(pending.record);
     // A copy goes alone too: `startRecord` skips it.
     const isSkipped = ({ record: member, queued }: BatchMember): boolean =>
@@ -260,6 +269,64 @@ async function processGroup(
     }
     return { next: index + result.settled.length };
   };
+  /** Each subscription's park state in this group, once read (undefined: none), kept up to date as records are parked. */
+  const parkStates = new Map<string, ParkState | undefined>();
+  const parkStateOf = async (subscriptionId: string, isMarked: boolean): Promise<ParkState | undefined> => {
+    if (!parkStates.has(subscriptionId)) {
+      // The mark is made before the state and removed after it: no mark, no state.
+      parkStates.set(subscriptionId, isMarked && ports.parks !== undefined ? await ports.parks.readState({ subscriptionId, messageGroupId }) : undefined);
+    }
+    const state = parkStates.get(subscriptionId);
+    // Copies settled earlier in this batch count: they are noted when the group is done.
+    const returned = returnedInBatch.get(subscriptionId);
+    return state === undefined || returned === undefined || returned <= state.returnedThrough ? state : { ...state, returnedThrough: returned };
+  };
+  /**
+   * What to do with the live record at `index` of a subscription that parks (see `core/park.ts`):
+   * undefined to go on with it as with any record; otherwise where the group goes on after it and
+   * the records after it that are parked (or dropped) with it, in one write.
+   */
+  const parkAt = async (index: number): Promise<{ readonly next: number } | undefined> => {
+    const parks = ports.parks;
+    if (parks === undefined) return undefined;
+    const judged: { readonly record: ConsumerRecord; readonly decision: ParkDecision; readonly parked?: ParkedEvent }[] = [];
+    let subscriptionId: string | undefined;
+    let state: ParkState | undefined;
+    for (const record of group.slice(index)) {
+      const read = readRecord(record);
+      const { message } = messagePlaceOf(record);
+      // A copy sent back is delivered (or held): never parked again. No place, no park: held instead.
+      if ('reason' in read || read.queued.parked !== undefined || message === undefined) break;
+      const { queued } = read;
+      if (subscriptionId !== undefined && queued.event.subscription_id !== subscriptionId) break;
+      const target = await ports.findTarget(queued.event.subscription_id);
+      if (target === undefined) break;
+      const isMarked = target.parkedGroups?.has(messageGroupId) === true;
+      const canStart = target.pause !== undefined && policy.parkAfterSeconds !== undefined;
+      if (!isMarked && !canStart && !parkStates.has(queued.event.subscription_id)) break;
+      if (subscriptionId === undefined) {
+        subscriptionId = queued.event.subscription_id;
+        state = await parkStateOf(subscriptionId, isMarked);
+      }
+      const place = messagePositionOf(message);
+      const isDue = target.pause !== undefined && isDueToPark(waitingSince(queued), ports.now(), policy.parkAfterSeconds);
+      const decision = decidePark(state, place, isDue);
+      if (decision === ParkDecision.deliver) break;
+      const parked = decision === ParkDecision.park ? { place, queued } : undefined;
+      judged.push({ record, decision, ...(parked === undefined ? {} : { parked }) });
+      // The records after it are judged as if it were parked already: behind it, in the same write.
+      if (parked !== undefined) state = parkedThrough(state, place);
+    }
+    if (subscriptionId === undefined || judged.length === 0) return undefined;
+    const toPark = judged.flatMap(({ parked }) => (parked === undefined ? [] : [parked]));
+    const [first, ...rest] = toPark;
+    if (first !== undefined) {
+      const before = parkStates.get(subscriptionId);
+      parkStates.set(subscriptionId, await parks.park({ subscriptionId, messageGroupId, events: [first, ...rest], state: before, parkedAt: ports.now().toISOString() }));
+    }
+    for (const { record } of judged) keep(record, { kind: OutcomeKind.parked });
+    return { next: index + judged.length };
+  };
   /**
    * The plan when the record at `index` belongs to a paused subscription, or undefined: the group
    * is held there (see `processBatch`). Nothing of the record is begun or attempted, so no attempt
@@ -283,8 +350,12 @@ async function processGroup(
    */
   const heldAt = (index: number, subscriptionId: string, pause: SubscriptionPause, acceptedAt: string): GroupPlan => {
     const record = group[index];
-    const holdSeconds = policy.visibilityCeilingSeconds;
     const now = ports.now();
+    // Under PAUSE_EVACUATION=store, no longer than until the head is due to be parked; a parked
+    // event's copy is never parked again (see `parkAt`), so it is held as long as SQS allows.
+    const read = record === undefined ? undefined : readRecord(record);
+    const isCopy = read !== undefined && 'queued' in read && read.queued.parked !== undefined;
+    const holdSeconds = isCopy ? policy.visibilityCeilingSeconds : holdSecondsFor(acceptedAt, now, policy.visibilityCeilingSeconds, policy.parkAfterSeconds);
     const until = new Date(now.getTime() + holdSeconds * 1000).toISOString();
     const head: GroupHead = {
       state: HeadState.held,
@@ -333,8 +404,22 @@ async function processGroup(
         progress: summarizeGroup(messageGroupId, seen, { state: HeadState.unknown }),
       };
     }
+    // A copy still being recorded is settled first: the records after it are judged by it.
+    if (pending !== undefined && isCopy(pending.record)) {
+      const failed = await finishPending();
+      if (failed !== undefined) return failed;
+    }
     let together: Together | undefined;
     try {
+      // Parked, then the delivery still being recorded awaited: if its recording fails, it and
+      // everything after it come back, and the parked ones are dropped then (parked already).
+      const parking = await parkAt(index);
+      if (parking !== undefined) {
+        const failed = await finishPending();
+        if (failed !== undefined) return failed;
+        resumeAt = parking.next;
+        continue;
+      }
       const held = await holdAt(index);
       if (held !== undefined) return held;
       together = await togetherAt(index);
@@ -425,6 +510,78 @@ async function processGroup(
   return { failedMessageIds: [], visibilityChanges: [], unstartedMessageIds: [], progress: summarizeGroup(messageGroupId, seen, { state: HeadState.clear }) };
 }
 
+/**
+ * After a group's records: notes, per subscription, the greatest place of a parked event whose copy
+ * sent back this batch settled (see `core/park.ts`), and ends the park when that copy was its last.
+ * Before the batch answers: a note that fails sends the copies back with every record after them (a
+ * fault); they come back settled, and are noted then. An end that fails is left to the next step
+ * of the resume. Then events parked by this batch for a subscription that is not paused (they were
+ * ahead of copies still coming back) are sent back at once (`sendParkedBack`); a failure there is
+ * left to the lag job's next minute.
+ */
+async function noteCopiesReturned(group: readonly ConsumerRecord[], plan: GroupPlan, outcomes: ReadonlyMap<string, DeliveryOutcome>, ports: DeliveryPorts, policy: RetryPolicy, onFault: FaultListener): Promise<GroupPlan> {
+  const parks = ports.parks;
+  if (parks === undefined) return plan;
+  const messageGroupId = group[0]?.messageGroupId ?? '';
+  const failed = new Set(plan.failedMessageIds);
+  const returned = new Map<string, { readonly place: string; readonly index: number }>();
+  for (const [index, record] of group.entries()) {
+    if (failed.has(record.messageId)) break;
+    const outcome = outcomes.get(record.messageId);
+    const settles = outcome === undefined ? undefined : returnedPlaceOf(record, outcome);
+    if (settles === undefined) continue;
+    const [subscriptionId, place] = settles;
+    const known = returned.get(subscriptionId);
+    if (known === undefined || place > known.place) returned.set(subscriptionId, { place, index: known?.index ?? index });
+  }
+  // Parked in this batch while its subscription is not paused (a resume's backlog still coming
+  // back): sent back at once, behind what is queued, rather than at the lag job's next minute.
+  const parkedLive = new Set<string>();
+  for (const record of group) {
+    const read = readRecord(record);
+    if (outcomes.get(record.messageId)?.kind !== OutcomeKind.parked || !('queued' in read)) continue;
+    const target = await ports.findTarget(read.queued.event.subscription_id).catch(() => undefined);
+    if (target !== undefined && target.pause === undefined) parkedLive.add(read.queued.event.subscription_id);
+  }
+  const sendBack = async (): Promise<void> => {
+    await Promise.all([...parkedLive].map((subscriptionId) => ports.sendParkedBack?.(subscriptionId, messageGroupId).catch(() => undefined)));
+  };
+  if (returned.size === 0) {
+    await sendBack();
+    return plan;
+  }
+  const closed: string[] = [];
+  try {
+    for (const [subscriptionId, { place }] of returned) {
+      const after = await parks.noteReturned({ subscriptionId, messageGroupId, place });
+      if (after !== undefined && !isParkOpen(after)) closed.push(subscriptionId);
+    }
+  } catch (error) {
+    const from = Math.min(...[...returned.values()].map(({ index }) => index));
+    const record = group[from];
+    if (record !== undefined) onFault(error, record);
+    const receiveCount = Math.max(...group.slice(from).map((waiting) => waiting.receiveCount));
+    return { ...planGroupRetry(group, from, faultBackoffSeconds(receiveCount, policy, ports.random)), unstartedMessageIds: [], progress: { ...plan.progress, head: { state: HeadState.unknown } } };
+  }
+  await Promise.all(closed.map((subscriptionId) => endIfSettled(subscriptionId, messageGroupId, parks).catch(() => false)));
+  await sendBack();
+  return plan;
+}
+
+/** Whether a record is a parked event's copy sent back (`queued.parked`). */
+function isCopy(record: ConsumerRecord): boolean {
+  const read = readRecord(record);
+  return 'queued' in read && read.queued.parked !== undefined;
+}
+
+/** The subscription and the parked place a record's outcome settles: a copy delivered, dead-lettered or found settled before. */
+function returnedPlaceOf(record: ConsumerRecord, outcome: DeliveryOutcome): readonly [string, string] | undefined {
+  const read = readRecord(record);
+  if (!('queued' in read) || read.queued.parked === undefined) return undefined;
+  if (outcome.kind !== OutcomeKind.delivered && outcome.kind !== OutcomeKind.deadLettered && outcome.kind !== OutcomeKind.duplicate) return undefined;
+  return [read.queued.event.subscription_id, read.queued.parked.place];
+}
+
 /** A group's plan when a fault stops it before its first record. */
 function faultPlanOf(group: readonly ConsumerRecord[], error: unknown, ports: DeliveryPorts, policy: RetryPolicy, onFault: FaultListener): GroupPlan {
   const first = group[0];
@@ -513,7 +670,9 @@ export async function processBatch(
       groups: plans.map((plan) => plan.progress),
     };
   }
-  const plans = await Promise.all(groups.map((group) => processGroup(group, portsReading, policy, onFault, budget, outcomes, reads)));
+  const plans = await Promise.all(
+    groups.map(async (group) => noteCopiesReturned(group, await processGroup(group, portsReading, policy, onFault, budget, outcomes, reads), outcomes, portsReading, policy, onFault)),
+  );
   return {
     failedMessageIds: plans.flatMap((plan) => plan.failedMessageIds),
     visibilityChanges: plans.flatMap((plan) => plan.visibilityChanges),

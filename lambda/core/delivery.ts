@@ -6,6 +6,7 @@
 import { placeOf, type DeadLetterPlace, type DeadLetterStore } from './dead-letter.js';
 import { readQueuedEvent, type QueuedEvent } from './event.js';
 import type { KeptEventStore } from './kept-event.js';
+import type { ParkStore } from './park.js';
 import { attemptLimit, decideAfterFailure, FailureDecisionKind, parseRetryAfter, streakGapSeconds, type RetryPolicy } from './retry-policy.js';
 import { signingSecrets, type SigningKeys } from './secret.js';
 import { MAX_PAUSE_REASON_LENGTH, type SubscriptionPause } from './subscription.js';
@@ -18,6 +19,8 @@ export interface DeliveryTarget extends SigningKeys {
   readonly batchSize: number;
   /** Set while the subscription is paused: nothing of it is attempted, its groups are held (see `processBatch`). */
   readonly pause?: SubscriptionPause | undefined;
+  /** The groups where the subscription has a park (`core/park.ts`), each with its park's id; absent: none. */
+  readonly parkedGroups?: ReadonlyMap<string, string> | undefined;
 }
 
 /** The result of one HTTP attempt, as the sender saw it. */
@@ -278,6 +281,15 @@ export function isDeliveredBefore(record: ConsumerRecord, queued: QueuedEvent, d
 }
 
 /**
+ * Whether a queued event's message is its own, not the one ingest recorded: a redriven dead letter,
+ * or a parked event sent back (`queued.parked`). Either is its event's message from then on,
+ * wherever it stands in its group, and never a copy of the recorded one.
+ */
+export function isMessageOfItsOwn(queued: QueuedEvent): boolean {
+  return queued.redrive !== undefined || queued.parked !== undefined;
+}
+
+/**
  * Whether a record is the message ingest recorded for its event (not a redriven dead letter): then
  * its delivery needs no write on the event's record. Ingest counted it in its group's lag, and a
  * copy of it is told by that place ({@link isQueueCopy}), the message itself again by its key's
@@ -286,7 +298,7 @@ export function isDeliveredBefore(record: ConsumerRecord, queued: QueuedEvent, d
  * count need.
  */
 export function isRecordedMessage(record: ConsumerRecord, queued: QueuedEvent, lookup: SettledLookup): boolean {
-  if (queued.redrive !== undefined) return false;
+  if (isMessageOfItsOwn(queued)) return false;
   const { message } = messagePlaceOf(record);
   return message !== undefined && lookup.positionOf(queued.event.event_id) === queuePositionOf(message);
 }
@@ -307,7 +319,7 @@ export function isRecordedMessage(record: ConsumerRecord, queued: QueuedEvent, l
  * message from its redrive on, wherever it is.
  */
 export function isQueueCopy(record: ConsumerRecord, queued: QueuedEvent, lookup: SettledLookup): boolean {
-  if (queued.redrive !== undefined) return false;
+  if (isMessageOfItsOwn(queued)) return false;
   const recorded = lookup.positionOf(queued.event.event_id);
   const { message } = messagePlaceOf(record);
   if (recorded === undefined || message === undefined) return false;
@@ -386,6 +398,17 @@ export interface DeliveryPorts {
    * deliveries are recorded on the key alone. Absent when no event is kept (`EVENT_RETENTION_DAYS=0`).
    */
   readonly keepNumbers?: KeptEventStore['keepNumbers'];
+  /**
+   * Where a paused subscription's backlog is parked, and its copies sent back are noted (see
+   * `core/park.ts`). Absent: nothing is parked, and no copy is noted.
+   */
+  readonly parks?: Pick<ParkStore, 'readState' | 'park' | 'noteReturned' | 'readParked' | 'end'>;
+  /**
+   * Sends a group's parked events of a subscription back into the group, one bounded step
+   * (`stepUnpark`): called for events parked while their subscription is not paused. Absent: the
+   * lag job sends them, every minute.
+   */
+  readonly sendParkedBack?: (subscriptionId: string, messageGroupId: string) => Promise<void>;
   readonly now: () => Date;
   readonly random: () => number;
 }
@@ -398,6 +421,8 @@ export const OutcomeKind = {
   retryLater: 'retry_later',
   /** Exhausted while its key had been failing for `AUTO_PAUSE_AFTER_SECONDS`: its subscription is paused instead. */
   paused: 'paused',
+  /** Moved into the store with its subscription's parked backlog (`core/park.ts`), or a copy of one parked before, dropped. */
+  parked: 'parked',
 } as const;
 
 export type DeliveryOutcome =
@@ -445,7 +470,9 @@ export type DeliveryOutcome =
       readonly pause: SubscriptionPause;
       /** Whether this record paused the subscription: only then is a notice sent. */
       readonly isNewPause: boolean;
-    };
+    }
+  /** Not delivered here: parked behind its subscription's backlog, sent back by resume. */
+  | { readonly kind: typeof OutcomeKind.parked };
 
 /** The SQS record fields delivery reads. */
 export interface ConsumerRecord {

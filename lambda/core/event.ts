@@ -168,6 +168,13 @@ export const queuedEventSchema = z.strictObject({
       replay: z.literal(true).optional(),
     })
     .optional(),
+  /**
+   * Set on an event sent back from where a paused subscription's backlog was parked (issue 28,
+   * `PAUSE_EVACUATION=store`, see `core/park.ts`): `place` is where its first message stood in its
+   * group (`messagePositionOf`). It was never delivered: it takes its key's next number, as any
+   * event does, and is never parked again.
+   */
+  parked: z.strictObject({ place: z.string().min(1).max(64) }).optional(),
 });
 export type QueuedEvent = z.infer<typeof queuedEventSchema>;
 

@@ -91,6 +91,8 @@ export interface GroupLag {
   readonly orderingKeys?: readonly string[] | undefined;
   /** Set while the consumer holds the group for a paused subscription (see {@link GroupHold}). */
   readonly hold?: GroupHold | undefined;
+  /** The subscriptions with a backlog parked from this group (`core/park.ts`), each with its park's id: the lag job sends it back once resumed. */
+  readonly parkedSubscriptions?: Readonly<Record<string, string>> | undefined;
 }
 
 /**
@@ -174,7 +176,7 @@ function secondsSince(at: string | undefined, now: Date): number {
 export function isActive(group: GroupLag): boolean {
   // A failing or held head shows even if the depth count drifted: a stuck key must never be hidden,
   // and a held group must be found by its resume.
-  return group.depth > 0 || group.deadLettered > 0 || group.headFailingSince !== undefined || group.hold !== undefined;
+  return group.depth > 0 || group.deadLettered > 0 || group.headFailingSince !== undefined || group.hold !== undefined || Object.keys(group.parkedSubscriptions ?? {}).length > 0;
 }
 
 /**
@@ -187,8 +189,8 @@ export function isActive(group: GroupLag): boolean {
  * receiver do (README, Operations).
  */
 export function isFallingBehind(group: GroupLag, now: Date, waitThresholdSeconds: number): boolean {
-  // A held group delivers nothing on purpose: paused, not outrun.
-  if (group.headFailingSince !== undefined || group.hold !== undefined || group.depth <= 0) return false;
+  // A held or parked group delivers nothing on purpose: paused, or sending its parked events back, not outrun.
+  if (group.headFailingSince !== undefined || group.hold !== undefined || group.depth <= 0 || Object.keys(group.parkedSubscriptions ?? {}).length > 0) return false;
   if (secondsSince(group.oldestAcceptedAt, now) <= waitThresholdSeconds) return false;
   const rates = ratesOfLastFullMinute(group.rateBuckets, now);
   return rates.acceptedPerMinute > 0 && rates.acceptedPerMinute >= rates.deliveredPerMinute;

@@ -51,10 +51,15 @@ export function checkRedrive(routing: { readonly isPaused: boolean }): Refusal |
   return routing.isPaused ? { code: ErrorCode.ingestPaused, message: 'Ingest is paused for a routing switch; redrive after it resumes.' } : undefined;
 }
 
-/** The queued event a dead letter becomes again: routed anew, its sequence kept, marked as a redrive. */
+/**
+ * The queued event a dead letter becomes again: routed anew, its sequence kept, marked as a
+ * redrive. A dead letter given up as a parked event's copy loses that mark: it is a redrive now,
+ * parked behind a park like any event, never taken for one of the park's copies.
+ */
 export function toRedrivenEvent(letter: StoredDeadLetter, group: string, at: string): QueuedEvent {
+  const { parked: _copyOf, ...queued } = letter.queued;
   return {
-    ...letter.queued,
+    ...queued,
     message_group_id: group,
     redrive: { ...(letter.sequence === undefined ? {} : { sequence: letter.sequence }), redriven_at: at },
   };

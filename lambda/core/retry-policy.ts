@@ -34,6 +34,12 @@ export interface RetryPolicy {
    * its subscription is paused instead (`AUTO_PAUSE_AFTER_SECONDS`, see `giveUpOrPause`).
    */
   readonly autoPauseAfterSeconds?: number | undefined;
+  /**
+   * Set: a held group whose head has waited this long is parked, moved out of the queue into the
+   * store of dead letters in order (`PAUSE_EVACUATION=store`, at `HELD_AGE_ALARM_SECONDS`, see
+   * `core/park.ts`); unset: held groups stay in the queue.
+   */
+  readonly parkAfterSeconds?: number | undefined;
 }
 
 /** The longest a failed attempt waits: RETRY_MAX_SECONDS, and never past the visibility ceiling. */

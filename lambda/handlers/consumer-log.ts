@@ -106,6 +106,8 @@ interface GroupSummary {
   readonly event_ids: string[];
   readonly sequences: number[];
   duplicates: number;
+  /** Events parked (see `core/park.ts`), or copies of parked ones dropped. */
+  parked: number;
 }
 
 /**
@@ -123,7 +125,7 @@ export function logBatchPlan(logger: Logger, plan: BatchPlan, recordLog: RecordL
   const summaryOf = (keys: RecordLogKeys): GroupSummary => {
     const known = groups.get(keys.message_group_id);
     if (known !== undefined) return known;
-    const created: GroupSummary = { event_ids: [], sequences: [], duplicates: 0 };
+    const created: GroupSummary = { event_ids: [], sequences: [], duplicates: 0, parked: 0 };
     groups.set(keys.message_group_id, created);
     return created;
   };
@@ -159,9 +161,14 @@ export function logBatchPlan(logger: Logger, plan: BatchPlan, recordLog: RecordL
           paused_at: outcome.pause.pausedAt,
         });
         break;
+      case OutcomeKind.parked:
+        logger.debug('event parked behind its paused subscription\'s backlog; resume sends it back', keys);
+        summaryOf(keys).parked += 1;
+        break;
     }
   }
   for (const [messageGroupId, summary] of groups) {
     logger.info('events delivered', { message_group_id: messageGroupId, delivered: summary.event_ids.length, event_ids: summary.event_ids, sequences: summary.sequences, duplicates: summary.duplicates });
+    if (summary.parked > 0) logger.info('events parked', { message_group_id: messageGroupId, parked: summary.parked });
   }
 }

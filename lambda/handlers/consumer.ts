@@ -6,13 +6,14 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
-import { CONSUMER_BATCH_SIZE, maxEventsPerMessage, recordTimeBudgetMs, visibilityCeilingSeconds, type Config } from '../config.js';
+import { CONSUMER_BATCH_SIZE, maxEventsPerMessage, PauseEvacuation, recordTimeBudgetMs, visibilityCeilingSeconds, type Config } from '../config.js';
 import { likelyDrainedGroups, processBatch, type VisibilityChange } from '../core/consumer-batch.js';
 import { hasProgress, type GroupProgress } from '../core/lag.js';
 import { toMessageDecisions, unpackRecords } from '../core/message-packs.js';
 import { confirmHolds, endBatch, pauseNoticesOf, type HoldPorts, type PauseNotice } from '../core/pause.js';
 import { CONSUMER_METRICS, countOutcomes, type ConsumerCounts } from '../core/consumer-metrics.js';
 import { isSuccess, type ConsumerRecord, type DeliveryPorts } from '../core/delivery.js';
+import { stepUnpark } from '../core/park.js';
 import type { RetryPolicy } from '../core/retry-policy.js';
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
 import { BACKSTOP_QUEUE_ACCESS, createBackstopQueue } from '../adapters/backstop-queue.js';
@@ -22,6 +23,7 @@ import { createEventStore, EVENT_STORE_ACCESS } from '../adapters/event-store.js
 import { createKeptEventStore, KEPT_EVENT_STORE_ACCESS } from '../adapters/kept-event-store.js';
 import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js';
 import { createOrderingKeyStore, ORDERING_KEY_STORE_ACCESS } from '../adapters/ordering-key-store.js';
+import { createParkStore, PARK_STORE_ACCESS } from '../adapters/park-store.js';
 import { createPayloadBucket } from '../adapters/payload-bucket.js';
 import { createNoticeTopic, NOTICE_TOPIC_ACCESS } from '../adapters/notice-topic.js';
 import { createSubscriptionStore, pauseOf, SUBSCRIPTION_STORE_ACCESS, toDeliveryTarget } from '../adapters/subscription-store.js';
@@ -194,9 +196,12 @@ const USES = {
   deadLetters: uses(DEAD_LETTER_STORE_ACCESS, ['put']),
   keptEvents: uses(KEPT_EVENT_STORE_ACCESS, ['keepNumbers']),
   backstopQueue: uses(BACKSTOP_QUEUE_ACCESS, ['quarantine']),
-  deliveryQueue: uses(DELIVERY_QUEUE_ACCESS, ['changeVisibility', 'letGo']),
   groups: uses(GROUP_STORE_ACCESS, ['recordProgress', 'countDeadLetter', 'forgetHold']),
   notices: uses(NOTICE_TOPIC_ACCESS, ['publishPause']),
+  // Whatever PAUSE_EVACUATION says now: a park made under `store` is kept in order until it ends.
+  parks: uses(PARK_STORE_ACCESS, ['readState', 'park', 'noteReturned', 'readParked', 'removeParked', 'end']),
+  // Events parked behind a resumed backlog still coming back are sent back at once.
+  deliveryQueue: uses(DELIVERY_QUEUE_ACCESS, ['changeVisibility', 'letGo', 'sendBatch']),
 };
 
 /** What the consumer's calls need from IAM: exactly what the stack grants its function, beside its event source mapping's. */
@@ -210,6 +215,14 @@ type ConsumerWiring = HandlerWiring<(typeof CONSUMER_RESOURCES)[number]>;
 /** Connects the delivery ports to DynamoDB, SQS and HTTP. */
 export function createDeliveryPorts(input: ConsumerWiring): DeliveryPorts {
   const { dynamo, resources, config } = input;
+  const queue = pick(createDeliveryQueue(input.sqs, resources.deliveryQueueUrl, input.logger), USES.deliveryQueue);
+  const parks = pick(
+    createParkStore(dynamo, {
+      tables: { deadLetters: resources.deadLettersTable, subscriptions: resources.subscriptionsTable, groups: resources.groupsTable },
+      payloads: createPayloadBucket(input.s3, resources.payloadBucket),
+    }),
+    USES.parks,
+  );
   const subscriptions = pick(createSubscriptionStore(dynamo, resources.subscriptionsTable), USES.subscriptions);
   return {
     store: {
@@ -236,6 +249,12 @@ export function createDeliveryPorts(input: ConsumerWiring): DeliveryPorts {
             USES.keptEvents,
           ).keepNumbers,
         }),
+    parks,
+    sendParkedBack: async (subscriptionId, messageGroupId) => {
+      const deadline = Date.now() + SEND_BACK_SECONDS * 1000;
+      // No mark to remove here (its id unknown): the lag job removes a mark whose park is gone.
+      await stepUnpark(subscriptionId, new Map([[messageGroupId, '']]), { store: { ...parks, unmark: async () => undefined }, enqueue: queue.sendBatch, hasTime: () => Date.now() < deadline, now: () => new Date() });
+    },
     countDeadLetter: pick(createGroupStore(dynamo, resources.groupsTable), USES.groups).countDeadLetter,
     quarantine: pick(createBackstopQueue(input.sqs, resources.deadLetterQueueUrl), USES.backstopQueue).quarantine,
     pause: async ({ subscriptionId, reason, now }) => {
@@ -249,6 +268,9 @@ export function createDeliveryPorts(input: ConsumerWiring): DeliveryPorts {
   };
 }
 
+/** The most a batch spends sending parked events back (see `DeliveryPorts.sendParkedBack`): a few seconds of the consumer's timeout. */
+const SEND_BACK_SECONDS = 5;
+
 /** The retry policy of a configuration. */
 export function retryPolicyOf(config: Config): RetryPolicy {
   return {
@@ -259,6 +281,7 @@ export function retryPolicyOf(config: Config): RetryPolicy {
     visibilityCeilingSeconds: visibilityCeilingSeconds(config),
     eventsPerMessage: maxEventsPerMessage(config),
     autoPauseAfterSeconds: config.autoPauseAfterSeconds,
+    parkAfterSeconds: config.pauseEvacuation === PauseEvacuation.store ? config.heldAgeAlarmSeconds : undefined,
   };
 }
 

@@ -13,11 +13,13 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { FALLING_BEHIND_MESSAGE, idleCutoff, LAG_METRICS, NEAR_RETENTION_MESSAGE, summarizeLag, type GroupLag, type LagSummary, type LagThresholds } from '../core/lag.js';
 import { holdsSettledBefore, letGoStaleHolds, type HoldPorts } from '../core/pause.js';
 import { consumerTimeoutSeconds, REDRIVE_STEP_SECONDS } from '../config.js';
+import { isAbandonedMark, stepUnpark } from '../core/park.js';
 import { checkReplay, stepReplaysUnderWay } from '../core/replay.js';
 import { messageGroupIdFor } from '../core/routing.js';
 import { createEventStore, EVENT_STORE_ACCESS } from '../adapters/event-store.js';
 import { createKeptEventStore, KEPT_EVENT_STORE_ACCESS } from '../adapters/kept-event-store.js';
 import { createOrderingKeyStore, ORDERING_KEY_STORE_ACCESS } from '../adapters/ordering-key-store.js';
+import { createParkStore, PARK_STORE_ACCESS } from '../adapters/park-store.js';
 import { createPayloadBucket } from '../adapters/payload-bucket.js';
 import { createReplayStateStore, REPLAY_STATE_STORE_ACCESS } from '../adapters/replay-state-store.js';
 import { createSettingsStore, SETTINGS_STORE_ACCESS } from '../adapters/settings-store.js';
@@ -46,6 +48,8 @@ const USES = {
   events: uses(EVENT_STORE_ACCESS, ['readOutcomes']),
   orderingKeys: uses(ORDERING_KEY_STORE_ACCESS, ['findDelivered']),
   settings: uses(SETTINGS_STORE_ACCESS, ['getRouting']),
+  // A resumed subscription's parked backlog: read, sent (above), removed, each park ended once its copies were settled.
+  parks: uses(PARK_STORE_ACCESS, ['readState', 'readParked', 'removeParked', 'end', 'unmark']),
 };
 
 /** What the lag job's calls need from IAM: exactly what the stack grants it. */
@@ -69,6 +73,8 @@ export interface LagMetricsHandlerDeps {
   readonly logger: Logger;
   /** Steps each replay under way that nobody steps; absent when no event is kept (`EVENT_RETENTION_DAYS=0`). */
   readonly stepReplays?: () => Promise<{ readonly stepped: readonly string[]; readonly done: number }>;
+  /** Sends back the parked backlog of each resumed subscription marked on these groups (see `core/park.ts`); absent in tests of the rest. */
+  readonly stepParks?: (groups: readonly GroupLag[]) => Promise<{ readonly subscriptions: number; readonly sent: number; readonly ended: number }>;
 }
 
 export function createLagMetricsHandler(deps: LagMetricsHandlerDeps): LagMetricsHandler {
@@ -105,6 +111,12 @@ export function createLagMetricsHandler(deps: LagMetricsHandlerDeps): LagMetrics
         depth: row.depth,
         oldest_wait_seconds: row.oldest_wait_seconds,
       });
+    }
+    try {
+      const parks = await deps.stepParks?.(groups);
+      if (parks !== undefined && parks.subscriptions > 0) deps.logger.info('parked backlogs sent back', { ...parks });
+    } catch (error) {
+      deps.logger.error('parked backlogs not sent back; the next minute tries again', { error });
     }
     try {
       const replays = await deps.stepReplays?.();
@@ -155,8 +167,43 @@ export function wireLagJob(input: HandlerWiring<(typeof LAG_METRICS_RESOURCES)[n
     const deadline = Date.now() + REDRIVE_STEP_SECONDS * 1000;
     return stepReplaysUnderWay({ ...replayPorts, groupOf: (key) => messageGroupIdFor(key, routing.partitionCount), now, hasTime: () => Date.now() < deadline });
   };
+  const parks = pick(
+    createParkStore(dynamo, {
+      tables: { deadLetters: resources.deadLettersTable, subscriptions: resources.subscriptionsTable, groups: resources.groupsTable },
+      payloads: createPayloadBucket(input.s3, resources.payloadBucket),
+    }),
+    USES.parks,
+  );
+  const stepParks = async (active: readonly GroupLag[]): Promise<{ readonly subscriptions: number; readonly sent: number; readonly ended: number }> => {
+    const deadline = Date.now() + REDRIVE_STEP_SECONDS * 1000;
+    let stepped = 0;
+    let sent = 0;
+    let ended = 0;
+    const marked = new Map<string, string[]>();
+    for (const group of active) for (const subscriptionId of Object.keys(group.parkedSubscriptions ?? {})) marked.set(subscriptionId, [...(marked.get(subscriptionId) ?? []), group.messageGroupId]);
+    for (const [subscriptionId, groupIds] of marked) {
+      if (Date.now() >= deadline) break;
+      const subscription = await subscriptions.get(subscriptionId);
+      // Sent back once resumed, never while paused.
+      if (subscription !== undefined && pauseOf(subscription) !== undefined) continue;
+      const marks = new Map(Object.entries(subscription?.parked_groups ?? {}));
+      // A group's mark whose subscription has none: a park that crashed between its two marks, long
+      // enough ago (its id begins with its time) that it is not being made now.
+      for (const messageGroupId of groupIds) {
+        const parkId = active.find((group) => group.messageGroupId === messageGroupId)?.parkedSubscriptions?.[subscriptionId];
+        if (!marks.has(messageGroupId) && parkId !== undefined && isAbandonedMark(parkId, now())) await parks.unmark({ subscriptionId, messageGroupId, parkId });
+      }
+      if (marks.size === 0) continue;
+      const step = await stepUnpark(subscriptionId, marks, { store: parks, enqueue: deliveryQueue.sendBatch, hasTime: () => Date.now() < deadline, now });
+      stepped += 1;
+      sent += step.sent;
+      ended += step.ended;
+    }
+    return { subscriptions: stepped, sent, ended };
+  };
   return createLagMetricsHandler({
     ...(config.eventRetentionDays === 0 ? {} : { stepReplays }),
+    stepParks,
     listActiveForgettingIdle: groups.listActiveForgettingIdle,
     publish,
     holds: {

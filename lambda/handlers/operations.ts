@@ -185,7 +185,8 @@ export function wireOperationsHandler(input: OperationsWiring, options: Operatio
       switchRouting: settings.switchRouting,
       pendingWork: async () => {
         const [counts, active] = await Promise.all([deliveryQueue.counts(), groups.listActiveGroups()]);
-        return { ...counts, groupsWithPending: active.filter((group) => group.depth > 0).length };
+        // A parked backlog is pending out of the queue: its copies go back to the group it left.
+        return { ...counts, groupsWithPending: active.filter((group) => group.depth > 0 || Object.keys(group.parkedSubscriptions ?? {}).length > 0).length };
       },
     },
     pauseGraceSeconds: options.pauseGraceSeconds ?? PAUSE_GRACE_SECONDS,

@@ -11,11 +11,14 @@ import { readJsonBody } from '../core/event.js';
 import { heldGroupsOf, type GroupLag } from '../core/lag.js';
 import { messageGroupIdFor, Ordering } from '../core/routing.js';
 import { holdsSettledBefore, letGoAll, type HoldPorts } from '../core/pause.js';
+import { stepUnpark, type UnparkStep } from '../core/park.js';
 import { pendingOfSubscription, refuseOrderingChange } from '../core/ordering-change.js';
 import { DEFAULT_ROTATION_GRACE_SECONDS, generateSecret, previousSecretExpiry } from '../core/secret.js';
 import { OPERATOR_PAUSE_REASON, parseSubscriptionBody, parseSubscriptionId, pauseBodySchema, rotateSecretBodySchema, type RotateSecretResponse } from '../core/subscription.js';
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
 import { createDeliveryQueue, DELIVERY_QUEUE_ACCESS } from '../adapters/delivery-queue.js';
+import { createParkStore, PARK_STORE_ACCESS } from '../adapters/park-store.js';
+import { createPayloadBucket } from '../adapters/payload-bucket.js';
 import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js';
 import { createSettingsStore, SETTINGS_STORE_ACCESS } from '../adapters/settings-store.js';
 import { createSubscriptionStore, pauseOf, SUBSCRIPTION_STORE_ACCESS, SubscriptionPutKind, type Subscription, type SubscriptionStore } from '../adapters/subscription-store.js';
@@ -37,6 +40,12 @@ function pauseFields(subscription: Subscription): Pick<SubscriptionAnswer, 'is_p
   return { is_paused: pause !== undefined, paused_at: pause?.pausedAt ?? null, pause_reason: pause?.reason ?? null };
 }
 
+/**
+ * The time a resume spends sending a parked backlog back: the rest of API Gateway's 30 s is for
+ * the holds it lets go; the lag job sends what is left, every minute.
+ */
+const UNPARK_ON_RESUME_SECONDS = 10;
+
 const NO_SUCH_SUBSCRIPTION = { code: ErrorCode.notFound, message: 'No such subscription.' } as const;
 
 export interface SubscriptionsHandlerDeps {
@@ -53,6 +62,8 @@ export interface SubscriptionsHandlerDeps {
   readonly holds: Pick<HoldPorts, 'letGo' | 'forgetHold'>;
   /** The consumer's timeout: a hold made longer ago than this can no longer be applied again (see pause.ts). */
   readonly consumerTimeoutSeconds: number;
+  /** Sends a resumed subscription's parked events back, one bounded step (see `stepUnpark`); `marks` are its parked groups. */
+  readonly unpark: (subscriptionId: string, marks: ReadonlyMap<string, string>) => Promise<UnparkStep>;
   readonly randomBytes: (size: number) => Uint8Array;
   readonly now: () => Date;
   readonly logger: Logger;
@@ -130,7 +141,8 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
           return errorResponse(NO_SUCH_SUBSCRIPTION);
         }
         const { subscription_id, tenant_id, url, batch_size, ordering, created_at } = subscription;
-        return { statusCode: 200, body: { subscription_id, tenant_id, url, batch_size, ordering, created_at, ...pauseFields(subscription), replay: replayView(subscription.replay), last_replay: replayView(subscription.last_replay) } };
+        const parked_groups = Object.keys(subscription.parked_groups ?? {}).length;
+        return { statusCode: 200, body: { subscription_id, tenant_id, url, batch_size, ordering, created_at, ...pauseFields(subscription), replay: replayView(subscription.replay), last_replay: replayView(subscription.last_replay), parked_groups } };
       },
       'POST /v1/subscriptions/{subscription_id}/pause': async (event): Answer<PauseAnswer> => {
         const id = parseSubscriptionId(event.pathParameters?.subscription_id);
@@ -157,8 +169,18 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
         // Read strongly: a hold recorded a moment ago must be seen (see pause.ts).
         const held = heldGroupsOf(await groupsOfSubscription(subscription), id.value);
         const released = await letGoAll(held, deps.holds, { forgetMadeBefore: holdsSettledBefore(now, deps.consumerTimeoutSeconds) });
-        deps.logger.info('subscription resumed', { subscription_id: id.value, released_groups: released });
-        const answer: ResumeAnswer = { subscription_id: id.value, ...pauseFields(subscription), resumed_at: subscription.resumed_at, released_groups: released };
+        // A parked backlog goes back first, behind nothing of its keys (see core/park.ts); the lag job sends what is left.
+        const marks = new Map(Object.entries(subscription.parked_groups ?? {}));
+        const unparked =
+          marks.size === 0
+            ? undefined
+            : await deps.unpark(id.value, marks).catch((error: unknown) => {
+                // The pause is over either way: the lag job sends the backlog back within a minute.
+                deps.logger.error('parked backlog not sent back on resume; the lag job sends it', { subscription_id: id.value, error });
+                return undefined;
+              });
+        deps.logger.info('subscription resumed', { subscription_id: id.value, released_groups: released, unparked_events: unparked?.sent ?? 0, parked_groups_ended: unparked?.ended ?? 0 });
+        const answer: ResumeAnswer = { subscription_id: id.value, ...pauseFields(subscription), resumed_at: subscription.resumed_at, released_groups: released, unparked_events: unparked?.sent ?? 0 };
         return { statusCode: 200, body: answer };
       },
       'POST /v1/subscriptions/{subscription_id}/secret/rotate': async (event): Answer<RotateSecretResponse> => {
@@ -185,7 +207,9 @@ const USES = {
   subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get', 'put', 'rotateSecret', 'pause', 'resume']),
   groups: uses(GROUP_STORE_ACCESS, ['listActiveGroups', 'getGroup', 'forgetHold']),
   settings: uses(SETTINGS_STORE_ACCESS, ['getRouting']),
-  deliveryQueue: uses(DELIVERY_QUEUE_ACCESS, ['letGo']),
+  // Resume sends a parked backlog back: reads it, sends it, removes it, ends each park whose copies were settled.
+  deliveryQueue: uses(DELIVERY_QUEUE_ACCESS, ['letGo', 'sendBatch']),
+  parks: uses(PARK_STORE_ACCESS, ['readState', 'readParked', 'removeParked', 'end', 'unmark']),
 };
 
 /** What the subscriptions function's calls need from IAM: exactly what the stack grants it. */
@@ -198,14 +222,26 @@ export const SUBSCRIPTIONS_RESOURCES = resourcesOf(SUBSCRIPTIONS_ACCESS);
 export function wireSubscriptionsHandler(input: HandlerWiring<(typeof SUBSCRIPTIONS_RESOURCES)[number]>): HttpHandler {
   const groups = pick(createGroupStore(input.dynamo, input.resources.groupsTable), USES.groups);
   const settings = pick(createSettingsStore(input.dynamo, input.resources.settingsTable, input.config.partitionCount), USES.settings);
+  const deliveryQueue = pick(createDeliveryQueue(input.sqs, input.resources.deliveryQueueUrl, input.logger), USES.deliveryQueue);
+  const parks = pick(
+    createParkStore(input.dynamo, {
+      tables: { deadLetters: input.resources.deadLettersTable, subscriptions: input.resources.subscriptionsTable, groups: input.resources.groupsTable },
+      payloads: createPayloadBucket(input.s3, input.resources.payloadBucket),
+    }),
+    USES.parks,
+  );
   return createSubscriptionsHandler({
     store: pick(createSubscriptionStore(input.dynamo, input.resources.subscriptionsTable), USES.subscriptions),
     checkEndpoint: (url) => checkEndpoint(url, input.config.allowPrivateEndpoints),
     listActiveGroups: groups.listActiveGroups,
     getGroup: groups.getGroup,
     partitionCount: async () => (await settings.getRouting()).partitionCount,
-    holds: { letGo: pick(createDeliveryQueue(input.sqs, input.resources.deliveryQueueUrl, input.logger), USES.deliveryQueue).letGo, forgetHold: groups.forgetHold },
+    holds: { letGo: deliveryQueue.letGo, forgetHold: groups.forgetHold },
     consumerTimeoutSeconds: consumerTimeoutSeconds(input.config),
+    unpark: (subscriptionId, marks) => {
+      const deadline = Date.now() + UNPARK_ON_RESUME_SECONDS * 1000;
+      return stepUnpark(subscriptionId, marks, { store: parks, enqueue: deliveryQueue.sendBatch, hasTime: () => Date.now() < deadline, now: () => new Date() });
+    },
     randomBytes,
     now: () => new Date(),
     logger: input.logger,

@@ -13,9 +13,9 @@ const HANDLERS = Object.keys(HANDLER_ENTRIES) as HandlerName[];
 /**
  * Catches a dependency pulled into a bundle whole by accident: one of the AWS SDK's clients adds
  * several hundred KB, zod whole another 100. The handlers' own code grows by a few KB a feature
- * (the consumer, the largest, is about 251 KB minified, zod 104 of it).
+ * (the consumer, the largest, is about 281 KB minified since it parks paused backlogs, zod 104 of it).
  */
-const BUNDLE_BUDGET_BYTES = 280 * 1024;
+const BUNDLE_BUDGET_BYTES = 300 * 1024;
 
 describe('HandlerFunction bundling', () => {
   let synthesized: SynthesizedStack;

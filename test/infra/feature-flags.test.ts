@@ -66,7 +66,7 @@ describe('cdk.json feature flags', () => {
     expect(consumerStatements).toEqual([
       {
         Effect: 'Allow',
-        Action: ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage'],
+        Action: ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:SendMessage'],
         Resource: deliveryQueue,
       },
     ]);

@@ -46,11 +46,12 @@ describe('cdk-nag AwsSolutions', () => {
     expect(acknowledgements(app)).toEqual([
       // The payload bucket: its objects are written once each by the functions, which log every write.
       expect.stringMatching(/^OrderedWebhooks\/Default\/Payloads\/Bucket: Annotation::AwsSolutions-S1: Only the project’s own functions .{40,}$/),
-      // The objects of dead letters and kept events are named by ids: the grant names their prefix, on these four roles alone.
-      expect.stringMatching(/^OrderedWebhooks\/Default\/Ingest\/Role: Annotation::AwsSolutions-IAM5\[Resource::<PayloadsBucket[0-9A-F]+\.Arn>\/dead-letters\/\*\]: Each dead letter .{40,}$/),
-      expect.stringMatching(/^OrderedWebhooks\/Default\/Consumer\/Role: Annotation::AwsSolutions-IAM5\[Resource::<PayloadsBucket[0-9A-F]+\.Arn>\/dead-letters\/\*\]: Each dead letter .{40,}$/),
-      expect.stringMatching(/^OrderedWebhooks\/Default\/Operations\/Role: Annotation::AwsSolutions-IAM5\[Resource::<PayloadsBucket[0-9A-F]+\.Arn>\/dead-letters\/\*\]: Each dead letter .{40,}$/),
-      expect.stringMatching(/^OrderedWebhooks\/Default\/LagMetrics\/Handler\/Role: Annotation::AwsSolutions-IAM5\[Resource::<PayloadsBucket[0-9A-F]+\.Arn>\/dead-letters\/\*\]: Each dead letter .{40,}$/),
+      // The objects of dead letters, kept and parked events are named by ids: the grant names their prefix, on these five roles alone.
+      expect.stringMatching(/^OrderedWebhooks\/Default\/Ingest\/Role: Annotation::AwsSolutions-IAM5\[Resource::<PayloadsBucket[0-9A-F]+\.Arn>\/dead-letters\/\*\]: Each dead letter.{40,}$/),
+      expect.stringMatching(/^OrderedWebhooks\/Default\/Subscriptions\/Role: Annotation::AwsSolutions-IAM5\[Resource::<PayloadsBucket[0-9A-F]+\.Arn>\/dead-letters\/\*\]: Each dead letter.{40,}$/),
+      expect.stringMatching(/^OrderedWebhooks\/Default\/Consumer\/Role: Annotation::AwsSolutions-IAM5\[Resource::<PayloadsBucket[0-9A-F]+\.Arn>\/dead-letters\/\*\]: Each dead letter.{40,}$/),
+      expect.stringMatching(/^OrderedWebhooks\/Default\/Operations\/Role: Annotation::AwsSolutions-IAM5\[Resource::<PayloadsBucket[0-9A-F]+\.Arn>\/dead-letters\/\*\]: Each dead letter.{40,}$/),
+      expect.stringMatching(/^OrderedWebhooks\/Default\/LagMetrics\/Handler\/Role: Annotation::AwsSolutions-IAM5\[Resource::<PayloadsBucket[0-9A-F]+\.Arn>\/dead-letters\/\*\]: Each dead letter.{40,}$/),
     ]);
   });
 });

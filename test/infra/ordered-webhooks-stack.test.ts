@@ -508,10 +508,11 @@ describe('permissions', () => {
 
   it('grants the consumer’s event source mapping its calls on the delivery queue, which the consumer’s code does not make', () => {
     expect(actionsOn(permissions('consumer'), deliveryQueue())).toEqual(
-      ['sqs:ChangeMessageVisibility', ...EVENT_SOURCE_MAPPING_ACTIONS].sort(),
+      ['sqs:ChangeMessageVisibility', 'sqs:SendMessage', ...EVENT_SOURCE_MAPPING_ACTIONS].sort(),
     );
+    // Its code holds and lets go, and sends back events it parked behind a resumed backlog.
     const codeOnDeliveryQueue = CONSUMER_ACCESS.filter((access) => access.resource === 'deliveryQueueUrl').flatMap((access) => access.actions);
-    expect(codeOnDeliveryQueue).toEqual(['sqs:ChangeMessageVisibility']);
+    expect([...new Set(codeOnDeliveryQueue)].sort()).toEqual(['sqs:ChangeMessageVisibility', 'sqs:SendMessage']);
   });
 
   it('lets no function scan a table, write items in batches, or purge a queue', () => {
@@ -529,12 +530,14 @@ describe('permissions', () => {
     expect(actionsOn(granted, deliveryQueue())).not.toContain('sqs:DeleteMessage');
   });
 
-  it('lets only the consumer receive from or delete on the delivery queue, and only ingest and operations send to it', () => {
+  it('lets only the consumer receive from or delete on the delivery queue, and only ingest, operations, the lag job, a resume and the consumer (a parked backlog) send to it', () => {
     const granting = (action: string): HandlerName[] => HANDLERS.filter((handler) => actionsOn(permissions(handler), deliveryQueue()).includes(action));
     expect(granting('sqs:ReceiveMessage')).toEqual(['consumer']);
     expect(granting('sqs:DeleteMessage')).toEqual(['consumer']);
-    // The lag job steps a replay nobody steps: it sends as the operations function does.
-    expect(granting('sqs:SendMessage').sort()).toEqual(['ingest', 'lagMetrics', 'operations']);
+    // The lag job steps a replay nobody steps, and sends a resumed subscription's parked backlog
+    // back, as a resume does first and the consumer does for events it parks behind one: each
+    // sends as the operations function does.
+    expect(granting('sqs:SendMessage').sort()).toEqual(['consumer', 'ingest', 'lagMetrics', 'operations', 'subscriptions']);
   });
 
   it('lets only ingest, the operations function, subscriptions (a resume reads the routing) and the lag job (a replay reads it) reach the settings table, and only operations write it', () => {
@@ -550,7 +553,7 @@ describe('permissions', () => {
     expect(writers).toEqual(['operations']);
   });
 
-  it('lets the subscriptions function write its table, read the lag\'s active groups (for an ordering change and a resume), and let held groups go', () => {
+  it('lets the subscriptions function write its table, read the lag\'s active groups (for an ordering change and a resume), let held groups go and send a parked backlog back', () => {
     expect(actionsByResource(permissions('subscriptions'))).toEqual(
       expected([
         [logGroup('subscriptions'), LOG_WRITES],
@@ -560,16 +563,21 @@ describe('permissions', () => {
         [table('groups'), ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem']],
         // The routing in force, for the group of a subscription's key.
         [table('settings'), ['dynamodb:GetItem']],
-        // A resume lets held heads go, and does nothing else to the queue: no receive, no delete, no send.
-        [deliveryQueue(), ['sqs:ChangeMessageVisibility']],
+        // A resume lets held heads go and sends a parked backlog back: no receive, no delete.
+        [deliveryQueue(), ['sqs:ChangeMessageVisibility', 'sqs:SendMessage']],
+        // The parked backlog: each group's state read, its parked events read (large ones from the
+        // bucket), removed once sent, and a park ended (its state deleted) once its copies were settled.
+        [table('deadLetters'), ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:Query']],
+        [payloadObjects(), ['s3:DeleteObject', 's3:GetObject']],
       ]),
     );
   });
 
-  it('lets only the consumer, ingest (a large kept event), the operations function and the lag job (a replay reads a large kept event) reach the payload objects', () => {
+  it('lets only the consumer, ingest (a large kept event), the operations function, the lag job and a resume (a large kept or parked event) reach the payload objects', () => {
     const reaching = HANDLERS.filter((handler) => actionsOn(permissions(handler), payloadObjects()).length > 0);
-    expect(reaching.sort()).toEqual(['consumer', 'ingest', 'lagMetrics', 'operations']);
-    expect(actionsOn(permissions('lagMetrics'), payloadObjects())).toEqual(['s3:GetObject']);
+    expect(reaching.sort()).toEqual(['consumer', 'ingest', 'lagMetrics', 'operations', 'subscriptions']);
+    expect(actionsOn(permissions('lagMetrics'), payloadObjects())).toEqual(['s3:DeleteObject', 's3:GetObject']);
+    expect(actionsOn(permissions('subscriptions'), payloadObjects())).toEqual(['s3:DeleteObject', 's3:GetObject']);
     expect(actionsOn(permissions('ingest'), payloadObjects())).toEqual(['s3:PutObject']);
   });
 
@@ -585,10 +593,11 @@ describe('permissions', () => {
         [table('subscriptions'), ['dynamodb:GetItem', 'dynamodb:UpdateItem']],
         [deliveryQueue(), ['sqs:ChangeMessageVisibility', 'sqs:SendMessage']],
         // A replay's step: the replays under way, the kept events and run numbers, the events'
-        // records, how far each key's recorded deliveries reach, and the routing in force.
+        // records, how far each key's recorded deliveries reach, and the routing in force. And a
+        // resumed subscription's parked backlog sent back, as a resume does (see the subscriptions function).
         [replaysIndex(), ['dynamodb:Query']],
-        [table('deadLetters'), ['dynamodb:Query']],
-        [payloadObjects(), ['s3:GetObject']],
+        [table('deadLetters'), ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:Query']],
+        [payloadObjects(), ['s3:DeleteObject', 's3:GetObject']],
         [table('events'), ['dynamodb:BatchGetItem']],
         [table('orderingKeys'), ['dynamodb:BatchGetItem']],
         [table('settings'), ['dynamodb:GetItem']],

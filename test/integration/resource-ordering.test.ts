@@ -152,6 +152,7 @@ describe('resource ordering on the local stack', { timeout: 60_000 }, () => {
       pause_reason: null,
       replay: null,
       last_replay: null,
+      parked_groups: 0,
     });
 
     for (const [body, path] of [

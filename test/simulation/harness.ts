@@ -99,6 +99,8 @@ export interface SimulationResult {
   readonly deadLettered: number;
   /** Replays that ran to the end (`is_done`), the final ones included. */
   readonly replays: number;
+  /** Events parked (PAUSE_EVACUATION=store), each counted once, however often it was written. */
+  readonly parked: number;
 }
 
 /** One attempt a receiver processed (answered 2xx to, whether or not the answer arrived). */
@@ -135,6 +137,7 @@ export function planOf(seed: number, random: SeededRandom): SimulationPlan {
       CONSUMER_CONCURRENCY: String(random.between(2, 4)),
       ...(random.chance(0.2) ? { PARTITION_COUNT: String(random.between(1, 2)) } : {}),
       ...autoPauseOf(seed),
+      ...parkingOf(seed),
       LOG_LEVEL: 'SILENT',
     },
     errorRate: random.pick([0, 0.01, 0.03, 0.06]),
@@ -175,6 +178,16 @@ function hasReplaysOf(seed: number): boolean {
 function autoPauseOf(seed: number): Record<string, string> {
   const random = new SeededRandom(seed ^ 0x1b873593);
   return random.chance(0.35) ? { AUTO_PAUSE_AFTER_SECONDS: String(random.between(1, 20)) } : {};
+}
+
+/**
+ * Whether a plan parks its paused backlogs (PAUSE_EVACUATION=store, issue 28) and at what age: a
+ * few simulated seconds, so that pauses of a plan's length park. From a source of its own, for the
+ * same reason as {@link batchSizesOf}.
+ */
+function parkingOf(seed: number): Record<string, string> {
+  const random = new SeededRandom(seed ^ 0x3c6ef372);
+  return random.chance(0.4) ? { PAUSE_EVACUATION: 'store', HELD_AGE_ALARM_SECONDS: String(random.between(1, 8)) } : {};
 }
 
 /** Whether a plan pauses, from a source of its own, for the same reason as {@link batchSizesOf}. */
@@ -248,6 +261,24 @@ export const SCENARIOS = {
     crashRate: 0.02,
     refusalWindows: [[{ fromMs: 0, toMs: 10 * 60_000 }]],
     healAtMs: 10 * 60_000,
+  }),
+  /**
+   * A paused backlog parked (PAUSE_EVACUATION=store) while its events keep arriving, with crashes
+   * at every step: two subscriptions in one partition's group, one paused twice (parked past 5 s,
+   * resumed by the operator at 60 s, then by the final recovery), the other delivered meanwhile.
+   * Everything is delivered in order, once, and no park is left.
+   */
+  parking: (seed: number): SimulationPlan => ({
+    ...quiet(seed, [30, 10]),
+    environment: { ...quiet(seed, [30, 10]).environment, PAUSE_EVACUATION: 'store', HELD_AGE_ALARM_SECONDS: '5', PARTITION_COUNT: '1' },
+    crashRate: 0.02,
+    errorRate: 0.01,
+    pauseScript: [
+      { atMs: 2_000, keyIndex: 0, action: 'pause' },
+      { atMs: 60_000, keyIndex: 0, action: 'resume' },
+      { atMs: 62_000, keyIndex: 0, action: 'pause' },
+    ],
+    healAtMs: 5 * 60_000,
   }),
   /** 1,200 dead letters of one key: every answer stays a page, every redrive step bounded. */
   scale: (seed: number): SimulationPlan => ({
@@ -410,6 +441,15 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
       if (!replaySentAt.has(eventId)) replaySentAt.set(eventId, scheduler.now());
     }
   };
+  /** The events parked, each once: a parked event's item (`!park#<group>#<place>`, see `park-store.ts`). */
+  const parkedEvents = new Set<string>();
+  const observeParking = (call: { readonly service: string; readonly operation: string; readonly input: unknown }): void => {
+    const input = call.input as Record<string, unknown>;
+    const item = input.Item as Record<string, unknown> | undefined;
+    if (call.service === 'dynamodb' && call.operation === 'Put' && input.TableName === TABLES.deadLetters.localName && /^!park#[^#]+#/.test(String(item?.[TABLES.deadLetters.sortKey]))) {
+      parkedEvents.add(String(item?.event_id));
+    }
+  };
   /** When each event was first given up (a store write or a dead-letter-queue send), by event id. */
   const deadLetteredAt = new Map<string, number>();
   const observeDeadLettering = (call: { readonly service: string; readonly operation: string; readonly input: unknown }): void => {
@@ -473,6 +513,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
       }
       observeDeadLettering(call);
       observeReplay(call);
+      observeParking(call);
     } catch (error) {
       outcome = { ok: false, error };
     }
@@ -834,6 +875,37 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     }
   };
 
+  /**
+   * What is left of parks (PAUSE_EVACUATION=store), read from the model: parked events and park
+   * states in the store of dead letters, and the marks on subscriptions and groups. Empty once every
+   * park was sent back and ended.
+   */
+  const parkLeftovers = (): string[] => {
+    const items = (table: string) => (dynamoModel.execute('Scan', { TableName: table }) as { Items?: Record<string, unknown>[] }).Items ?? [];
+    const marked = (item: Record<string, unknown>, attribute: string): boolean => typeof item[attribute] === 'object' && item[attribute] !== null && Object.keys(item[attribute]).length > 0;
+    return [
+      ...items(TABLES.deadLetters.localName).flatMap((item) => (String(item.position).startsWith('!park#') ? [`${String(item.subscription_id)} ${String(item.position)}`] : [])),
+      ...items(TABLES.subscriptions.localName).flatMap((item) => (marked(item, 'parked_groups') ? [`subscription ${String(item.subscription_id)} marks ${JSON.stringify(item.parked_groups)}`] : [])),
+      ...items(TABLES.groups.localName).flatMap((item) => (marked(item, 'parked_subscriptions') ? [`group ${String(item.message_group_id)} marks ${JSON.stringify(item.parked_subscriptions)}`] : [])),
+    ];
+  };
+  /** The lag job, run once: as deployed every minute, which sends a resumed subscription's parked backlog back. */
+  let lagRuns = 0;
+  const runLagJob = async (): Promise<void> => {
+    lagRuns += 1;
+    await scheduler.runIn(new Life(`lagMetrics-run-${lagRuns}`), () => lagJob()).catch(() => undefined);
+  };
+  if (config.pauseEvacuation === 'store') {
+    // Every minute while faults are on, when something is parked: sends back what a resume's own
+    // step left (a crash, a refusal), under the same faults.
+    scheduler.spawn('lag-job', async () => {
+      while (scheduler.now() - START_MS < plan.healAtMs) {
+        await scheduler.sleep(60_000);
+        if (parkLeftovers().length > 0) await runLagJob();
+      }
+    });
+  }
+
   const totalEvents = events.reduce((sum, list) => sum + list.length, 0);
   const isAllAccepted = (): boolean => [...accepted.values()].reduce((sum, list) => sum + list.length, 0) === totalEvents;
   const deliveredIds = (): Set<string> => new Set([...processed.values()].flat().map((p) => p.eventId));
@@ -902,6 +974,8 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
         if ((await Promise.all(autoPaused.map(resumeOf))).every(Boolean)) spawnHeldCheck();
         continue;
       }
+      // A parked backlog the resumes did not send back whole goes back with the lag job's next run.
+      if (isResumed && parkLeftovers().length > 0) await runLagJob();
       if (!isAllAccepted() || !isQueueEmpty()) continue;
       await importAll(20);
       const lists = await Promise.all(subscriptionIds.map((id) => page('GET /v1/dead-letters', { subscription_id: id, limit: '50' })));
@@ -913,7 +987,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
         if (list.items.length > 0) await redriveAll(subscriptionIds[index] ?? '', 50);
       }
       const delivered = deliveredIds();
-      if (lists.every((list) => list.complete && list.items.length === 0) && [...accepted.values()].flat().every((id) => delivered.has(id)) && isQueueEmpty()) {
+      if (lists.every((list) => list.complete && list.items.length === 0) && [...accepted.values()].flat().every((id) => delivered.has(id)) && isQueueEmpty() && parkLeftovers().length === 0) {
         if (plan.hasReplays === true && finalReplays === undefined) {
           finalReplays = await replayEverySubscription();
           continue;
@@ -1049,7 +1123,10 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     console.log('moved by the backstop', sqsModel.movedMessages(deliveryQueueUrl).map((m) => m.body.match(/"event_id":"([^"]+)"/)?.[1]).join(' '));
     console.log('plan', JSON.stringify(plan));
   }
-  if (!isRecovered && violations.length === 0) violate('the run did not settle: not everything accepted was delivered and the dead letters emptied before the deadline');
+  if (!isRecovered && violations.length === 0) {
+    const left = parkLeftovers();
+    violate(`the run did not settle: not everything accepted was delivered and the dead letters emptied before the deadline${left.length === 0 ? '' : `; parks left: ${left.slice(0, 5).join('; ')}`}`);
+  }
 
   return {
     seed: plan.seed,
@@ -1063,5 +1140,6 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     autoPauses: snsModel.published.length,
     deadLettered: deadLetteredAt.size,
     replays,
+    parked: parkedEvents.size,
   };
 }

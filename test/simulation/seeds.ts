@@ -37,7 +37,7 @@ export function describeSeeds(defaultFirst: number, defaultCount: number): void 
 
     it(`keeps every history in order, complete and explained, seeds ${first} to ${first + count - 1}`, { timeout: 3_600_000 }, async () => {
       const failures: SimulationResult[] = [];
-      const totals = { events: 0, faults: 0, crashes: 0, deliveries: 0, steps: 0, simulatedHours: 0, autoPauses: 0, replays: 0 };
+      const totals = { events: 0, faults: 0, crashes: 0, deliveries: 0, steps: 0, simulatedHours: 0, autoPauses: 0, replays: 0, parked: 0 };
       for (let seed = first; seed < first + count; seed += 1) {
         const result = await run(planOf(seed, new SeededRandom(seed)));
         totals.events += result.events;
@@ -47,12 +47,13 @@ export function describeSeeds(defaultFirst: number, defaultCount: number): void 
         totals.steps += result.steps;
         totals.autoPauses += result.autoPauses;
         totals.replays += result.replays;
+        totals.parked += result.parked;
         totals.simulatedHours += result.simulatedMs / 3_600_000;
         if (result.violations.length > 0) failures.push(result);
       }
       console.log(
         `simulation seeds ${first}–${first + count - 1}: ${totals.events} events, ${totals.faults} faults and ${totals.crashes} crashes injected, ` +
-          `${totals.deliveries} deliveries, ${totals.autoPauses} automatic pauses, ${totals.replays} replays, ${Math.round(totals.simulatedHours)} simulated hours, ${totals.steps} steps; violations in ${failures.length} seeds`,
+          `${totals.deliveries} deliveries, ${totals.autoPauses} automatic pauses, ${totals.replays} replays, ${totals.parked} events parked, ${Math.round(totals.simulatedHours)} simulated hours, ${totals.steps} steps; violations in ${failures.length} seeds`,
       );
       expect(failures.map((failure) => `seed ${failure.seed}: ${failure.violations.join('; ')}`)).toEqual([]);
     });

@@ -31,6 +31,7 @@ describe('loadConfig', () => {
       maxGroupWaitAlarmSeconds: 900,
       stalledGroupsAlarmThreshold: 1,
       heldAgeAlarmSeconds: 864_000,
+      pauseEvacuation: 'none',
       queueBacklogAlarmMessages: 100_000,
       fallingBehindWaitSeconds: 120,
       alarmEmail: undefined,
@@ -63,6 +64,7 @@ describe('loadConfig', () => {
         MAX_GROUP_WAIT_ALARM_SECONDS: '120',
         STALLED_GROUPS_ALARM_THRESHOLD: '3',
         HELD_AGE_ALARM_SECONDS: '600000',
+        PAUSE_EVACUATION: ' Store ',
         QUEUE_BACKLOG_ALARM_MESSAGES: '50000',
         FALLING_BEHIND_WAIT_SECONDS: '45',
         ALARM_EMAIL: 'ops@example.com',
@@ -88,6 +90,7 @@ describe('loadConfig', () => {
       maxGroupWaitAlarmSeconds: 120,
       stalledGroupsAlarmThreshold: 3,
       heldAgeAlarmSeconds: 600_000,
+      pauseEvacuation: 'store',
       queueBacklogAlarmMessages: 50_000,
       fallingBehindWaitSeconds: 45,
       alarmEmail: 'ops@example.com',
@@ -124,6 +127,11 @@ describe('loadConfig', () => {
     { env: { QUEUE_BACKLOG_ALARM_MESSAGES: '0' }, variable: 'QUEUE_BACKLOG_ALARM_MESSAGES' },
     { env: { AUTO_PAUSE_AFTER_SECONDS: '1209601' }, variable: 'AUTO_PAUSE_AFTER_SECONDS' },
     { env: { AUTO_PAUSE_AFTER_SECONDS: '1d' }, variable: 'AUTO_PAUSE_AFTER_SECONDS' },
+    { env: { PAUSE_EVACUATION: 'dlq' }, variable: 'PAUSE_EVACUATION' },
+    // Parked at that age: an hour must be left of SQS's 14 days.
+    { env: { PAUSE_EVACUATION: 'store', HELD_AGE_ALARM_SECONDS: '1206001' }, variable: 'HELD_AGE_ALARM_SECONDS' },
+    // Parked past its record's life: its count and its duplicates would be forgotten.
+    { env: { PAUSE_EVACUATION: 'store', DELIVERY_STATE_TTL_DAYS: '7', EVENT_RETENTION_DAYS: '7', HELD_AGE_ALARM_SECONDS: '604800' }, variable: 'HELD_AGE_ALARM_SECONDS' },
   ])('refuses $env, naming $variable', ({ env, variable }) => {
     expect(() => loadConfig(env, Deployment.local)).toThrow(ConfigError);
     expect(() => loadConfig(env, Deployment.local)).toThrow(new RegExp(`^Invalid configuration:\\n  - ${variable}: `));

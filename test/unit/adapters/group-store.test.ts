@@ -262,7 +262,7 @@ describe('listActiveForgettingIdle', () => {
         TableName: 'Groups',
         Key: { message_group_id: 'idle-long' },
         UpdateExpression: 'REMOVE lag_shard, idle_since',
-        ConditionExpression: 'idle_since = :seen AND (attribute_not_exists(#depth) OR #depth <= :zero) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero) AND attribute_not_exists(held_receipt)',
+        ConditionExpression: 'idle_since = :seen AND (attribute_not_exists(#depth) OR #depth <= :zero) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero) AND attribute_not_exists(held_receipt) AND (attribute_not_exists(parked_subscriptions) OR size(parked_subscriptions) = :zero)',
         ExpressionAttributeNames: { '#depth': 'depth' },
         ExpressionAttributeValues: { ':seen': before(20), ':zero': 0 },
       },

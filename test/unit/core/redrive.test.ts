@@ -90,6 +90,16 @@ describe('redriveStep', () => {
     expect(moved.map((m) => m.eventId)).toEqual(['a2', 'a4', 'a11']);
   });
 
+  it('redrives a parked event\'s copy given up as a redrive alone, without the mark of the park (which ended for it)', async () => {
+    const store = new InMemoryDeadLetterStore();
+    await store.put({ queued: { ...queued('p1', 's'), parked: { place: '0'.repeat(40) } }, sequence: 3, attempts: 5, reason: 'HTTP 500', deadLetteredAt: '2026-12-02T12:30:00.000Z' });
+    const { ports, bodies } = harness(store);
+    await redriveStep('s', ports);
+    expect(bodies()).toHaveLength(1);
+    expect(bodies()[0]?.parked).toBeUndefined();
+    expect(bodies()[0]?.redrive).toEqual({ sequence: 3, redriven_at: at.toISOString() });
+  });
+
   it('keeps the payload whole and uses one deduplication id per dead-lettering', async () => {
     const store = await storeWith([{ eventId: 'a1', subscription: 's', sequence: 1 }]);
     const [letter] = store.all('s');

@@ -57,6 +57,7 @@ function setup(allowPrivateEndpoints: boolean) {
   };
   const letGo: string[] = [];
   const forgotten: string[] = [];
+  const unparked: { readonly subscriptionId: string; readonly groups: readonly string[] }[] = [];
   const partitionCount: { value: number | undefined } = { value: undefined };
   let clock = Date.parse('2026-12-02T12:00:00Z');
   const handler = createSubscriptionsHandler({
@@ -74,6 +75,10 @@ function setup(allowPrivateEndpoints: boolean) {
       forgetHold: async (messageGroupId, receiptHandle) => {
         forgotten.push(`${messageGroupId}:${receiptHandle}`);
       },
+    },
+    unpark: async (subscriptionId, marks) => {
+      unparked.push({ subscriptionId, groups: [...marks.keys()] });
+      return { sent: marks.size * 3, ended: 0, isSent: false };
     },
     randomBytes,
     now: () => new Date((clock += 1000)),
@@ -99,7 +104,7 @@ function setup(allowPrivateEndpoints: boolean) {
       }),
     );
   const resume = (id: string) => handler(apiEvent({ routeKey: 'POST /v1/subscriptions/{subscription_id}/resume', pathParameters: { subscription_id: id } }));
-  return { items, activeGroups, put, get, rotate, pause, resume, letGo, forgotten, partitionCount };
+  return { items, activeGroups, put, get, rotate, pause, resume, letGo, forgotten, partitionCount, unparked };
 }
 
 const secret = 'whsec_' + Buffer.alloc(24, 3).toString('base64');
@@ -119,7 +124,7 @@ describe('subscriptions handler', () => {
 
     const read = await get('sub_1');
     expect(read.statusCode).toBe(200);
-    expect(jsonOf(read)).toEqual({ subscription_id: 'sub_1', tenant_id: 't1', url: 'https://example.com/hooks', batch_size: 1, ordering: 'subscription', created_at: '2026-12-02T12:00:01.000Z', is_paused: false, paused_at: null, pause_reason: null, replay: null, last_replay: null });
+    expect(jsonOf(read)).toEqual({ subscription_id: 'sub_1', tenant_id: 't1', url: 'https://example.com/hooks', batch_size: 1, ordering: 'subscription', created_at: '2026-12-02T12:00:01.000Z', is_paused: false, paused_at: null, pause_reason: null, replay: null, last_replay: null, parked_groups: 0 });
     expect(read.body).not.toContain('whsec_');
   });
 
@@ -383,7 +388,7 @@ describe('pause and resume', () => {
     activeGroups.push(heldGroup(own, hold('sub_1', 'rh-1')), heldGroup('g2', hold('sub_2', 'rh-2')), heldGroup('g4', hold('sub_1', 'rh-4')));
     const answer = await resume('sub_1');
     expect(answer.statusCode).toBe(200);
-    expect(jsonOf(answer)).toEqual({ subscription_id: 'sub_1', is_paused: false, paused_at: null, pause_reason: null, resumed_at: '2026-12-02T12:00:03.000Z', released_groups: 1 });
+    expect(jsonOf(answer)).toEqual({ subscription_id: 'sub_1', is_paused: false, paused_at: null, pause_reason: null, resumed_at: '2026-12-02T12:00:03.000Z', released_groups: 1, unparked_events: 0 });
     expect(letGo).toEqual(['rh-1']);
     expect(forgotten).toEqual([`${own}:rh-1`]);
     expect(jsonOf(await get('sub_1'))).toMatchObject({ is_paused: false });
@@ -421,6 +426,27 @@ describe('pause and resume', () => {
     expect(jsonOf(await resume('sub_1'))).toMatchObject({ released_groups: 2 });
     expect(letGo).toEqual(['rh-young', 'rh-old']);
     expect(forgotten).toEqual(['old:rh-old']);
+  });
+
+  it('sends a parked backlog back on resume, each of its parked groups, and answers how many events went', async () => {
+    const { put, pause, resume, get, items, unparked } = setup(true);
+    await put('sub_1', { tenant_id: 't1', url: 'http://127.0.0.1:4000/hooks' });
+    await pause('sub_1');
+    const stored = items.get('sub_1');
+    if (stored === undefined) throw new Error('sub_1 was not stored');
+    items.set('sub_1', { ...stored, parked_groups: { g1: 'park-1', g2: 'park-2' } });
+    expect(jsonOf(await get('sub_1'))).toMatchObject({ is_paused: true, parked_groups: 2 });
+    expect(jsonOf(await resume('sub_1'))).toMatchObject({ is_paused: false, unparked_events: 6 });
+    expect(unparked).toEqual([{ subscriptionId: 'sub_1', groups: ['g1', 'g2'] }]);
+  });
+
+  it('resumes without a step of sending back when nothing is parked', async () => {
+    const { put, pause, resume, get, unparked } = setup(true);
+    await put('sub_1', { tenant_id: 't1', url: 'http://127.0.0.1:4000/hooks' });
+    await pause('sub_1');
+    expect(jsonOf(await get('sub_1'))).toMatchObject({ parked_groups: 0 });
+    expect(jsonOf(await resume('sub_1'))).toMatchObject({ unparked_events: 0 });
+    expect(unparked).toEqual([]);
   });
 
   it('resumes a subscription that is not paused as a no-op that still lets go what is held for it', async () => {
