@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { call, makeEvent, postEvents, subscribe, uniquePrefix, type TestEvent } from './support/api.js';
 import { deadLettersOf, lagRowOf } from './support/operator-api.js';
 import { waitFor } from './support/poll.js';
-import { SignatureCheck } from './support/receiver.js';
+import { verifiedDeliveries } from './support/receiver.js';
 import { useStackAndReceiver } from './support/stack-and-receiver.js';
 
 interface SubscriptionState {
@@ -25,14 +25,7 @@ describe('local stack: a paused backlog parked and sent back first', { timeout: 
   const stateOf = async (id: string): Promise<SubscriptionState> => (await call(stack().url, 'GET', `/v1/subscriptions/${encodeURIComponent(id)}`)).body as SubscriptionState;
   const events = (id: string, from: number, to: number, resource?: string): TestEvent[] =>
     Array.from({ length: to - from + 1 }, (_, index) => ({ ...makeEvent(id, `${id}-${resource ?? ''}${from + index}`), ...(resource === undefined ? {} : { resource_id: resource }) }));
-  /** The (id, sequence) of each delivery to a subscription, in arrival order, every signature checked. */
-  const deliveries = (id: string): [string | undefined, number | undefined][] =>
-    receiver()
-      .deliveredTo(id)
-      .map((attempt) => {
-        expect(attempt.signature).toBe(SignatureCheck.verified);
-        return [attempt.webhookId, attempt.sequence];
-      });
+  const deliveries = (id: string) => verifiedDeliveries(receiver(), id);
 
   it('parks a held group once its oldest event is due, parks what comes behind it, and on resume delivers it all first, in order, once each', async () => {
     const id = `${prefix}-a`;

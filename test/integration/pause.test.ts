@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { call, makeEvent, postEvents, subscribe, uniquePrefix, type TestEvent } from './support/api.js';
 import { lagRowOf, lagRows } from './support/operator-api.js';
 import { waitFor } from './support/poll.js';
-import { SignatureCheck } from './support/receiver.js';
+import { verifiedDeliveries } from './support/receiver.js';
 import { useStackAndReceiver } from './support/stack-and-receiver.js';
 
 interface PauseState {
@@ -34,14 +34,7 @@ describe('local stack: pause and resume a subscription', { timeout: 90_000 }, ()
     receiver().setSecret(id, (answer.body as { secret: string }).secret);
   };
   const events = (id: string, from: number, to: number): TestEvent[] => Array.from({ length: to - from + 1 }, (_, index) => makeEvent(id, `${id}-${from + index}`));
-  /** The (id, sequence) of each delivery to a subscription, in arrival order, every signature checked. */
-  const deliveries = (id: string): [string | undefined, number | undefined][] =>
-    receiver()
-      .deliveredTo(id)
-      .map((attempt) => {
-        expect(attempt.signature).toBe(SignatureCheck.verified);
-        return [attempt.webhookId, attempt.sequence];
-      });
+  const deliveries = (id: string) => verifiedDeliveries(receiver(), id);
 
   it('accepts and holds a paused subscription\'s events without an attempt, and delivers them in order on resume', async () => {
     const id = `${prefix}-a`;

@@ -3,6 +3,7 @@
  * project: it records every attempt when it arrives (headers, body, signature check) and the
  * answer once given, and answers as the test's script says.
  */
+import { expect } from 'vitest';
 import { startWebhookReceiver, SignatureCheck, type ReceivedWebhook, type ReceiverReply } from '../../../local/webhook-receiver.js';
 
 /** One attempt as the receiver saw it. */
@@ -62,3 +63,11 @@ export async function startRecordingReceiver(respond: Respond = () => undefined)
 }
 
 export { SignatureCheck };
+
+/** The (webhook id, sequence) of each delivery to a subscription, in arrival order, every signature checked. */
+export function verifiedDeliveries(receiver: RecordingReceiver, subscriptionId: string): [string | undefined, number | undefined][] {
+  return receiver.deliveredTo(subscriptionId).map((attempt) => {
+    expect(attempt.signature).toBe(SignatureCheck.verified);
+    return [attempt.webhookId, attempt.sequence];
+  });
+}
