@@ -144,6 +144,8 @@ export const resumeAnswerSchema = z.looseObject({
   is_paused: z.boolean(),
   resumed_at: z.string(),
   released_groups: z.number().int().nonnegative(),
+  /** Parked events sent back by this call (absent from a server older than parking). */
+  unparked_events: z.number().int().nonnegative().optional(),
 });
 export type ResumeAnswer = z.infer<typeof resumeAnswerSchema>;
 

@@ -43,6 +43,8 @@ export const resumeCommand: Command = {
 
 Resumes the subscription (POST /v1/subscriptions/{subscription_id}/resume) and lets go every
 message group held for its pause: each key goes on from its head, in order, within seconds.
+A backlog parked during the pause (PAUSE_EVACUATION=store) is sent back first, before any later
+event of its keys: this call sends a first part, the lag job the rest within minutes.
 Resuming a subscription that is not paused only records the time, and lets go any group an
 interrupted resume left held.
 
@@ -56,7 +58,9 @@ Options:
     if (values.json === true) writeJson(io.stdout, answer);
     else {
       const groups = answer.released_groups === 1 ? '1 held group' : `${answer.released_groups} held groups`;
-      writeLine(io.stdout, `Subscription ${answer.subscription_id} resumed at ${answer.resumed_at}; ${groups} let go.`);
+      const unparked = answer.unparked_events ?? 0;
+      const sentBack = unparked === 0 ? '' : `; ${unparked === 1 ? '1 parked event' : `${unparked} parked events`} sent back first`;
+      writeLine(io.stdout, `Subscription ${answer.subscription_id} resumed at ${answer.resumed_at}; ${groups} let go${sentBack}.`);
     }
     return ExitCode.ok;
   },

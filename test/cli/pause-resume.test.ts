@@ -72,6 +72,15 @@ describe('resume command', () => {
     expect(run.stdout).toBe('Subscription sub_alice resumed at 2026-12-04T13:00:00.000Z; 3 held groups let go.\n');
   });
 
+  it('says how many parked events it sent back first, when it sent some', async () => {
+    api.on(RESUME, { status: 200, body: { ...RESUMED.body, released_groups: 1, unparked_events: 120 } });
+
+    const run = await runCommand(['resume', '--url', api.url, '--subscription', 'sub_alice']);
+
+    expect(run.exitCode).toBe(ExitCode.ok);
+    expect(run.stdout).toBe('Subscription sub_alice resumed at 2026-12-04T13:00:00.000Z; 1 held group let go; 120 parked events sent back first.\n');
+  });
+
   it('prints the answer with --json', async () => {
     api.on(RESUME, RESUMED);
 
