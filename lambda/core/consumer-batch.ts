@@ -353,9 +353,7 @@ async function processGroup(
     const now = ports.now();
     // Under PAUSE_EVACUATION=store, no longer than until the head is due to be parked; a parked
     // event's copy is never parked again (see `parkAt`), so it is held as long as SQS allows.
-    const read = record === undefined ? undefined : readRecord(record);
-    const isCopy = read !== undefined && 'queued' in read && read.queued.parked !== undefined;
-    const holdSeconds = isCopy ? policy.visibilityCeilingSeconds : holdSecondsFor(acceptedAt, now, policy.visibilityCeilingSeconds, policy.parkAfterSeconds);
+    const holdSeconds = record !== undefined && isCopy(record) ? policy.visibilityCeilingSeconds : holdSecondsFor(acceptedAt, now, policy.visibilityCeilingSeconds, policy.parkAfterSeconds);
     const until = new Date(now.getTime() + holdSeconds * 1000).toISOString();
     const head: GroupHead = {
       state: HeadState.held,
