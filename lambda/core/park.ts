@@ -30,6 +30,7 @@
 import { encodeQueuedEvent, type QueuedEvent } from './event.js';
 import { sendInKeyOrder, SendStatus, type OutgoingMessage, type SendBatch } from './enqueue-plan.js';
 import { createHash } from 'node:crypto';
+import type { GroupLag } from './lag.js';
 
 /** Where a subscription's parked events of one group stand; places are `messagePositionOf` strings. */
 export interface ParkState {
@@ -262,4 +263,50 @@ export async function stepUnpark(subscriptionId: string, marks: ReadonlyMap<stri
     if (await endIfSettled(subscriptionId, messageGroupId, ports.store)) ended += 1;
   }
   return { sent, ended, isSent };
+}
+
+/** A subscription as the lag job's step of parks needs it: paused or not, and its marks (group → park id). */
+export interface MarkedSubscription {
+  readonly isPaused: boolean;
+  readonly marks: ReadonlyMap<string, string>;
+}
+
+export interface MarkedParksPorts extends UnparkPorts {
+  /** The subscription, read strongly; undefined when it is gone. */
+  readonly readSubscription: (subscriptionId: string) => Promise<MarkedSubscription | undefined>;
+}
+
+/**
+ * The lag job's step of parks (every minute): for each subscription marked on an active group
+ * (`GroupLag.parkedSubscriptions`), when it is not paused, one step of {@link stepUnpark} over its
+ * own marks, while time is left. A group's mark that its subscription lacks was left by a park that
+ * failed between its two marks, or by a subscription gone: removed once old (see
+ * {@link isAbandonedMark}), since a park being made now has its group's mark first.
+ */
+export async function stepMarkedParks(active: readonly GroupLag[], ports: MarkedParksPorts): Promise<{ readonly subscriptions: number; readonly sent: number; readonly ended: number }> {
+  const marked = new Map<string, { readonly messageGroupId: string; readonly parkId: string }[]>();
+  for (const group of active) {
+    for (const [subscriptionId, parkId] of Object.entries(group.parkedSubscriptions ?? {})) {
+      marked.set(subscriptionId, [...(marked.get(subscriptionId) ?? []), { messageGroupId: group.messageGroupId, parkId }]);
+    }
+  }
+  let stepped = 0;
+  let sent = 0;
+  let ended = 0;
+  for (const [subscriptionId, groups] of marked) {
+    if (!ports.hasTime()) break;
+    const subscription = await ports.readSubscription(subscriptionId);
+    // Sent back once resumed, never while paused.
+    if (subscription?.isPaused === true) continue;
+    const marks = subscription?.marks ?? new Map<string, string>();
+    for (const { messageGroupId, parkId } of groups) {
+      if (!marks.has(messageGroupId) && isAbandonedMark(parkId, ports.now())) await ports.store.unmark({ subscriptionId, messageGroupId, parkId });
+    }
+    if (marks.size === 0) continue;
+    const step = await stepUnpark(subscriptionId, marks, ports);
+    stepped += 1;
+    sent += step.sent;
+    ended += step.ended;
+  }
+  return { subscriptions: stepped, sent, ended };
 }

@@ -13,7 +13,7 @@ import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { FALLING_BEHIND_MESSAGE, idleCutoff, LAG_METRICS, NEAR_RETENTION_MESSAGE, summarizeLag, type GroupLag, type LagSummary, type LagThresholds } from '../core/lag.js';
 import { holdsSettledBefore, letGoStaleHolds, type HoldPorts } from '../core/pause.js';
 import { consumerTimeoutSeconds, REDRIVE_STEP_SECONDS } from '../config.js';
-import { isAbandonedMark, stepUnpark } from '../core/park.js';
+import { stepMarkedParks } from '../core/park.js';
 import { checkReplay, stepReplaysUnderWay } from '../core/replay.js';
 import { messageGroupIdFor } from '../core/routing.js';
 import { createEventStore, EVENT_STORE_ACCESS } from '../adapters/event-store.js';
@@ -174,32 +174,18 @@ export function wireLagJob(input: HandlerWiring<(typeof LAG_METRICS_RESOURCES)[n
     }),
     USES.parks,
   );
-  const stepParks = async (active: readonly GroupLag[]): Promise<{ readonly subscriptions: number; readonly sent: number; readonly ended: number }> => {
+  const stepParks = (active: readonly GroupLag[]): ReturnType<typeof stepMarkedParks> => {
     const deadline = Date.now() + REDRIVE_STEP_SECONDS * 1000;
-    let stepped = 0;
-    let sent = 0;
-    let ended = 0;
-    const marked = new Map<string, string[]>();
-    for (const group of active) for (const subscriptionId of Object.keys(group.parkedSubscriptions ?? {})) marked.set(subscriptionId, [...(marked.get(subscriptionId) ?? []), group.messageGroupId]);
-    for (const [subscriptionId, groupIds] of marked) {
-      if (Date.now() >= deadline) break;
-      const subscription = await subscriptions.get(subscriptionId);
-      // Sent back once resumed, never while paused.
-      if (subscription !== undefined && pauseOf(subscription) !== undefined) continue;
-      const marks = new Map(Object.entries(subscription?.parked_groups ?? {}));
-      // A group's mark whose subscription has none: a park that crashed between its two marks, long
-      // enough ago (its id begins with its time) that it is not being made now.
-      for (const messageGroupId of groupIds) {
-        const parkId = active.find((group) => group.messageGroupId === messageGroupId)?.parkedSubscriptions?.[subscriptionId];
-        if (!marks.has(messageGroupId) && parkId !== undefined && isAbandonedMark(parkId, now())) await parks.unmark({ subscriptionId, messageGroupId, parkId });
-      }
-      if (marks.size === 0) continue;
-      const step = await stepUnpark(subscriptionId, marks, { store: parks, enqueue: deliveryQueue.sendBatch, hasTime: () => Date.now() < deadline, now });
-      stepped += 1;
-      sent += step.sent;
-      ended += step.ended;
-    }
-    return { subscriptions: stepped, sent, ended };
+    return stepMarkedParks(active, {
+      readSubscription: async (subscriptionId) => {
+        const subscription = await subscriptions.get(subscriptionId);
+        return subscription === undefined ? undefined : { isPaused: pauseOf(subscription) !== undefined, marks: new Map(Object.entries(subscription.parked_groups ?? {})) };
+      },
+      store: parks,
+      enqueue: deliveryQueue.sendBatch,
+      hasTime: () => Date.now() < deadline,
+      now,
+    });
   };
   return createLagMetricsHandler({
     ...(config.eventRetentionDays === 0 ? {} : { stepReplays }),

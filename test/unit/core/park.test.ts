@@ -10,12 +10,15 @@ import {
   MAX_UNPARKED_PER_STEP,
   newParkId,
   ParkDecision,
+  stepMarkedParks,
   stepUnpark,
   unparkDeduplicationId,
   type ParkedEvent,
   type ParkState,
+  type MarkedSubscription,
   type ParkStore,
 } from '../../../lambda/core/park.js';
+import type { GroupLag } from '../../../lambda/core/lag.js';
 
 const place = (n: number): string => String(n).padStart(40, '0');
 const NOW = new Date('2026-12-04T12:30:00.000Z');
@@ -178,5 +181,57 @@ describe('stepUnpark', () => {
     const { store } = memoryStore({ g1: { state: state(events.length, undefined), events } });
     expect(await stepUnpark('sub-1', new Map([['g1', 'p']]), { store, enqueue: queue().enqueue, hasTime: () => true, now: () => NOW })).toEqual({ sent: MAX_UNPARKED_PER_STEP, ended: 0, isSent: false });
     expect(await stepUnpark('sub-1', new Map([['g1', 'p']]), { store, enqueue: queue().enqueue, hasTime: () => false, now: () => NOW })).toEqual({ sent: 0, ended: 0, isSent: false });
+  });
+});
+
+describe('stepMarkedParks (the lag job)', () => {
+  const group = (messageGroupId: string, parkedSubscriptions: Record<string, string>): GroupLag => ({
+    messageGroupId,
+    depth: 1,
+    oldestAcceptedAt: undefined,
+    headAttempts: undefined,
+    lastError: undefined,
+    headFailingSince: undefined,
+    headEventId: undefined,
+    headOrderingKey: undefined,
+    orderingKey: undefined,
+    deadLettered: 0,
+    keysAffected: 1,
+    rateBuckets: {},
+    parkedSubscriptions,
+  });
+
+  it('steps each resumed subscription marked on an active group over its own marks, never a paused one', async () => {
+    const { store, groups } = memoryStore({ g1: { state: state(2, undefined), events: [parked('g1', 1), parked('g1', 2)] }, g2: { state: state(1, undefined), events: [parked('g2', 1)] } });
+    const { calls, enqueue } = queue();
+    const subscriptions: Record<string, MarkedSubscription> = {
+      'sub-1': { isPaused: false, marks: new Map([['g1', 'park-1']]) },
+      'sub-2': { isPaused: true, marks: new Map([['g2', 'park-2']]) },
+    };
+    const step = await stepMarkedParks([group('g1', { 'sub-1': 'park-1' }), group('g2', { 'sub-2': 'park-2' })], {
+      readSubscription: async (id) => subscriptions[id],
+      store,
+      enqueue,
+      hasTime: () => true,
+      now: () => NOW,
+    });
+    expect(step).toEqual({ subscriptions: 1, sent: 2, ended: 0 });
+    expect(calls.flat().map((message) => message.messageGroupId)).toEqual(['g1', 'g1']);
+    expect(groups.get('g2')?.events).toHaveLength(1);
+  });
+
+  it('removes a group\'s mark its subscription lacks once it is old, not one a park being made may have just written', async () => {
+    const { store, unmarked } = memoryStore({});
+    const old = newParkId('2026-12-04T12:00:00.000Z', 'a');
+    const fresh = newParkId('2026-12-04T12:29:30.000Z', 'b');
+    const step = await stepMarkedParks([group('g-old', { 'sub-1': old }), group('g-fresh', { 'sub-1': fresh }), group('g-gone', { 'sub-gone': old })], {
+      readSubscription: async (id) => (id === 'sub-1' ? { isPaused: false, marks: new Map() } : undefined),
+      store,
+      enqueue: queue().enqueue,
+      hasTime: () => true,
+      now: () => NOW,
+    });
+    expect(step).toEqual({ subscriptions: 0, sent: 0, ended: 0 });
+    expect(unmarked).toEqual(['g-old', 'g-gone']);
   });
 });
