@@ -269,6 +269,9 @@ async function processGroup(
     }
     return { next: index + result.settled.length };
   };
+  /** Whether a record's event was settled before, as `startRecord` would find it: a duplicate. */
+  const isSettledAlready = (record: ConsumerRecord, queued: QueuedEvent): boolean =>
+    settled.has(queued.event.event_id) || isQueueCopy(record, queued, wasSettled) || isDeliveredBefore(record, queued, wasDelivered) || wasSettled(settledQueryOf(queued));
   /** Each subscription's park state in this group, once read (undefined: none), kept up to date as records are parked. */
   const parkStates = new Map<string, ParkState | undefined>();
   const parkStateOf = async (subscriptionId: string, isMarked: boolean): Promise<ParkState | undefined> => {
@@ -299,6 +302,9 @@ async function processGroup(
       if ('reason' in read || read.queued.parked !== undefined || message === undefined) break;
       const { queued } = read;
       if (subscriptionId !== undefined && queued.event.subscription_id !== subscriptionId) break;
+      // An event settled already (delivered in a run whose later member failed, say, and handed out
+      // again with it) is a duplicate, never parked: its copy would be delivered again, renumbered.
+      if (isSettledAlready(record, queued)) break;
       const target = await ports.findTarget(queued.event.subscription_id);
       if (target === undefined) break;
       const isMarked = target.parkedGroups?.has(messageGroupId) === true;

@@ -520,8 +520,19 @@ export function queuePositionOf(place: MessagePlace): string {
   return `${place.messageGroupId}/${messagePositionOf(place)}`;
 }
 
-/** The {@link MessagePlace} of a record, as the store's writes take it (absent when SQS gave no number). */
+/**
+ * The {@link MessagePlace} of a record, as the store's writes take it (absent when SQS gave no
+ * number). A parked event's copy stands in for the message it was parked from: its place is that
+ * message's (`queued.parked.place`, see `core/park.ts`), so that its key's order of places reads
+ * as if it had never left the queue (a key moved past it finds it superseded, its delivery
+ * recorded through it finds it delivered before).
+ */
 export function messagePlaceOf(record: ConsumerRecord): { readonly message?: MessagePlace } {
+  const read = readRecord(record);
+  const parked = 'queued' in read ? read.queued.parked?.place : undefined;
+  if (parked !== undefined && /^\d{40}(\d{3})?$/.test(parked)) {
+    return { message: { messageGroupId: record.messageGroupId, sequenceNumber: parked.slice(0, 40), ...(parked.length > 40 ? { indexInMessage: Number(parked.slice(40)) } : {}) } };
+  }
   if (record.sequenceNumber === undefined) return {};
   return { message: { messageGroupId: record.messageGroupId, sequenceNumber: record.sequenceNumber, ...(record.pack === undefined ? {} : { indexInMessage: record.pack.index }) } };
 }
