@@ -19,6 +19,7 @@ import {
   type ParkStore,
 } from '../../../lambda/core/park.js';
 import type { GroupLag } from '../../../lambda/core/lag.js';
+import { groupLag } from '../../support/group-lag.js';
 
 const place = (n: number): string => String(n).padStart(40, '0');
 const NOW = new Date('2026-12-04T12:30:00.000Z');
@@ -185,21 +186,7 @@ describe('stepUnpark', () => {
 });
 
 describe('stepMarkedParks (the lag job)', () => {
-  const group = (messageGroupId: string, parkedSubscriptions: Record<string, string>): GroupLag => ({
-    messageGroupId,
-    depth: 1,
-    oldestAcceptedAt: undefined,
-    headAttempts: undefined,
-    lastError: undefined,
-    headFailingSince: undefined,
-    headEventId: undefined,
-    headOrderingKey: undefined,
-    orderingKey: undefined,
-    deadLettered: 0,
-    keysAffected: 1,
-    rateBuckets: {},
-    parkedSubscriptions,
-  });
+  const group = (messageGroupId: string, parkedSubscriptions: Record<string, string>): GroupLag => groupLag({ messageGroupId, parkedSubscriptions });
 
   it('steps each resumed subscription marked on an active group over its own marks, never a paused one', async () => {
     const { store, groups } = memoryStore({ g1: { state: state(2, undefined), events: [parked('g1', 1), parked('g1', 2)] }, g2: { state: state(1, undefined), events: [parked('g2', 1)] } });
