@@ -7,7 +7,7 @@
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { KeyHead } from '../core/backstop-import.js';
-import { AttemptTicketKind, messagePositionOf, type AttemptTicket, type BatchTicket, type DeliveredThrough, type DeliveryStore, type MessagePlace, type NumberedEvent } from '../core/delivery.js';
+import { AttemptTicketKind, messagePositionOf, previousDeliveredBefore, type AttemptTicket, type GivenUpMark, type BatchTicket, type DeliveredThrough, type DeliveryStore, type MessagePlace, type NumberedEvent } from '../core/delivery.js';
 import { blake2bDigest } from '../core/routing.js';
 import { TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
@@ -68,6 +68,11 @@ const headSchema = z.object({
   head_allowed_attempts: z.number().int().positive().optional(),
   /** The head whose give-up began (`recordFailure` with `isGivingUp`): it is finished as one. */
   head_giving_up: z.string().optional(),
+  /** The last number the key gave. */
+  last_sequence: z.number().int().nonnegative().optional(),
+  /** The key's last give-up of a numbered event, both or neither (see `GivenUpMark`, `recordGivenUp`). */
+  given_up_sequence: z.number().int().positive().optional(),
+  given_up_previous: z.number().int().nonnegative().optional(),
 });
 
 /**
@@ -164,7 +169,7 @@ export class HeadChangedError extends Error {
   }
 }
 
-export type OrderingKeyStore = Pick<DeliveryStore, 'beginAttempt' | 'beginBatch' | 'findNumber' | 'recordFailure' | 'recordRecovered' | 'grantAttempts' | 'findDelivered' | 'recordDelivered'> & {
+export type OrderingKeyStore = Pick<DeliveryStore, 'beginAttempt' | 'beginBatch' | 'findNumber' | 'recordFailure' | 'recordGivenUp' | 'recordRecovered' | 'grantAttempts' | 'findDelivered' | 'recordDelivered'> & {
   /** The key's head as the consumer last began it, or undefined for a key never attempted. */
   readonly findHead: (orderingKey: string) => Promise<KeyHead | undefined>;
   /**
@@ -183,6 +188,7 @@ export const ORDERING_KEY_STORE_ACCESS = {
   findDelivered: [{ resource: 'orderingKeysTable', actions: ['dynamodb:BatchGetItem'] }],
   recordDelivered: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
   recordFailure: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
+  recordGivenUp: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
   recordRecovered: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
   grantAttempts: [{ resource: 'orderingKeysTable', actions: ['dynamodb:UpdateItem'] }],
   findHead: [{ resource: 'orderingKeysTable', actions: ['dynamodb:GetItem'] }],
@@ -197,11 +203,27 @@ function streakOf(head: z.infer<typeof headSchema>): Pick<AttemptTicket, 'failin
   };
 }
 
-function ticketOf(kind: AttemptTicketKind, head: z.infer<typeof headSchema>): AttemptTicket {
+/** The key's last give-up of a numbered event, as the item keeps it. */
+function givenUpOf(head: z.infer<typeof headSchema>): GivenUpMark | undefined {
+  const { given_up_sequence: sequence, given_up_previous: previousDelivered } = head;
+  return sequence === undefined || previousDelivered === undefined ? undefined : { sequence, previousDelivered };
+}
+
+/**
+ * The head's `previous_sequence` (see `previousDeliveredBefore`): asked with its own number, or,
+ * for a redelivery that keeps its number (`isKeptNumber`), with the key's next one.
+ */
+function previousDeliveredOf(head: z.infer<typeof headSchema>, isKeptNumber: boolean): number {
+  const sequence = isKeptNumber ? (head.last_sequence ?? head.head_sequence) + 1 : head.head_sequence;
+  return previousDeliveredBefore(sequence, givenUpOf(head));
+}
+
+function ticketOf(kind: AttemptTicketKind, head: z.infer<typeof headSchema>, isKeptNumber: boolean): AttemptTicket {
   return {
     kind,
     sequence: head.head_sequence,
     attempts: head.head_attempts,
+    previousDelivered: previousDeliveredOf(head, isKeptNumber),
     ...(head.head_attempts_base === undefined ? {} : { attemptsBefore: head.head_attempts_base }),
     ...streakOf(head),
     ...(head.head_giving_up === head.head_event_id ? { isGivingUp: true } : {}),
@@ -340,23 +362,23 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
         ));
       if (counted !== undefined) {
         const head = parseItem(headSchema, counted.Attributes, tableName, key);
-        return ticketOf(AttemptTicketKind.attempt, head);
+        return ticketOf(AttemptTicketKind.attempt, head, isKeptSequence);
       }
       const head = await readHead(key);
       if (head.head_event_id !== eventId) {
         const isStale = message !== undefined && head.head_group === message.messageGroupId && head.head_position !== undefined && head.head_position > messagePositionOf(message);
-        if (isStale) return ticketOf(AttemptTicketKind.superseded, head);
+        if (isStale) return ticketOf(AttemptTicketKind.superseded, head, isKeptSequence);
         // An event numbered with its batch, after the batch failed: a new head with the number the
         // batch gave it. Only here, after a read: a batch that was delivered never comes back.
         if (head.ahead?.[eventId] !== undefined) {
           const begun = await beginAhead(key, eventId, redrive?.redrivenAt, message);
-          if (begun !== undefined) return ticketOf(AttemptTicketKind.attempt, begun);
+          if (begun !== undefined) return ticketOf(AttemptTicketKind.attempt, begun, false);
           // Changed between the read and the write: only a second writer on the key does that.
           throw new HeadChangedError(key, eventId, head.head_event_id);
         }
         throw new HeadChangedError(key, eventId, head.head_event_id);
       }
-      return ticketOf(head.skip_event_id === eventId ? AttemptTicketKind.skipped : AttemptTicketKind.exhausted, head);
+      return ticketOf(head.skip_event_id === eventId ? AttemptTicketKind.skipped : AttemptTicketKind.exhausted, head, isKeptSequence);
     },
 
     async beginBatch({ orderingKey: key, events }) {
@@ -410,8 +432,11 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
       const numbers = new Map(numbersOf(head.ahead, head.ahead_base).map((numbered) => [numbered.eventId, numbered.sequence]));
       const sequences = events.map((event, index) => (index === 0 ? head.head_sequence : numbers.get(event.eventId)));
       if (sequences.some((sequence) => sequence === undefined)) throw new Error(`batch of ordering key ${key} was not numbered whole`);
+      const givenUp = givenUpOf(head);
       const ticket: BatchTicket = {
         sequences: sequences.filter((sequence) => sequence !== undefined),
+        previousDelivered: previousDeliveredOf(head, false),
+        ...(givenUp === undefined ? {} : { givenUp }),
         ...previousOf(head),
         ...streakOf(head),
       };
@@ -497,6 +522,21 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
           UpdateExpression: `SET head_last_error = :reason, failing_since = :since, failed_at = :at${isGivingUp === true ? ', head_giving_up = :event' : ''}`,
           ConditionExpression: 'head_event_id = :event',
           ExpressionAttributeValues: { ':reason': reason, ':event': eventId, ':at': at, ':since': failingSince },
+        }),
+      );
+    },
+
+    async recordGivenUp({ orderingKey: key, sequence, previousDelivered }) {
+      // Refused when the key remembers this give-up or a later one already: a give-up repeated
+      // after a crash, or an invocation that ran late.
+      await updateIfCondition(
+        client,
+        new UpdateCommand({
+          TableName: tableName,
+          Key: { [orderingKey]: key },
+          UpdateExpression: 'SET given_up_sequence = :sequence, given_up_previous = :previous',
+          ConditionExpression: 'attribute_not_exists(given_up_sequence) OR given_up_sequence < :sequence',
+          ExpressionAttributeValues: { ':sequence': sequence, ':previous': previousDelivered },
         }),
       );
     },

@@ -8,6 +8,7 @@ import * as z from 'zod';
 import { ErrorCode } from '../core/api-error.js';
 import { ERROR_STATUS_CODES, errorBodySchema, errorBodySchemaOf } from '../handlers/responses.js';
 import { ROUTES, type ApiFunction, type RouteKey } from '../routes.js';
+import { batchBodySchema, webhookBodySchema } from '../core/webhook.js';
 import { ROUTE_DESCRIPTIONS, type HeaderDescription, type AnyRouteDescription, type RouteDescriptions } from './routes.js';
 
 /** The version of the API the document describes: the package's version (a unit test holds them equal). */
@@ -52,6 +53,16 @@ export interface OperationObject {
 
 export type HttpMethod = 'get' | 'put' | 'post' | 'delete' | 'patch';
 
+/** A webhook the service sends (OpenAPI 3.1 `webhooks`): its headers, its body, and the answers it reads. */
+export interface WebhookOperationObject {
+  readonly operationId: string;
+  readonly summary: string;
+  readonly description: string;
+  readonly parameters: readonly { readonly name: string; readonly in: 'header'; readonly required: boolean; readonly description: string; readonly schema: JsonSchema }[];
+  readonly requestBody: { readonly required: true; readonly content: { readonly 'application/json': MediaTypeObject } };
+  readonly responses: Readonly<Record<string, { readonly description: string }>>;
+}
+
 /** The OpenAPI 3.1 document, as much of its vocabulary as this API uses. */
 export interface ApiDocument {
   readonly openapi: '3.1.1';
@@ -60,6 +71,8 @@ export interface ApiDocument {
   readonly tags: readonly { readonly name: string; readonly description: string }[];
   readonly security: readonly Readonly<Record<string, readonly string[]>>[];
   readonly paths: Readonly<Record<string, Readonly<Partial<Record<HttpMethod, OperationObject>>>>>;
+  /** What a subscription's endpoint receives (CONTRACT §3 and §5): one event, or a batch. */
+  readonly webhooks: Readonly<Record<'event' | 'batch', { readonly post: WebhookOperationObject }>>;
   readonly components: {
     readonly schemas: Readonly<Record<string, JsonSchema>>;
     readonly responses: Readonly<Record<string, ResponseObject>>;
@@ -207,6 +220,55 @@ export function splitRouteKey(routeKey: string): { readonly method: HttpMethod; 
   return { method, path };
 }
 
+/** A header of a webhook, as the document lists it. */
+function webhookHeader(name: string, description: string, required = true, schema: JsonSchema = { type: 'string' }): WebhookOperationObject['parameters'][number] {
+  return { name, in: 'header', required, description, schema };
+}
+
+/** The headers every webhook carries, one event or a batch. */
+const COMMON_WEBHOOK_HEADERS = [
+  webhookHeader('webhook-timestamp', 'Unix seconds of this attempt; verifiers refuse one too far from their clock.'),
+  webhookHeader('webhook-signature', 'Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, one per secret, space-separated (two during a rotation\'s grace).'),
+  webhookHeader('webhook-ordering-key', 'The ordering key the numbers count for, every character but visible ASCII (and `%` itself) percent-encoded as UTF-8. The body\'s `ordering_key` says it under the signature.'),
+  webhookHeader('webhook-redelivery', 'Present, `true`, only on a redelivery. The body\'s `redelivery` says it under the signature.', false, { type: 'string', enum: ['true'] }),
+];
+
+const WEBHOOK_RESPONSES = {
+  '2XX': { description: 'Delivered: the event (or every event of the batch) counts as received.' },
+  default: { description: 'Any other answer, or none within `DELIVERY_TIMEOUT_MS`, is a failed attempt, retried with backoff (`Retry-After` honoured up to `RETRY_MAX_SECONDS`).' },
+};
+
+/** The webhooks a subscription's endpoint receives: the headers and body of each shape. */
+function webhooksOf(): ApiDocument['webhooks'] {
+  const trust = 'Verify the signature, then trust the body\'s `sequence`, `ordering_key`, `previous_sequence` and `redelivery`: the headers that say the same are outside the signature.';
+  return {
+    event: {
+      post: {
+        operationId: 'webhookEvent',
+        summary: 'One event (a subscription with `batch_size` 1)',
+        description: `CONTRACT §3. ${trust}`,
+        parameters: [
+          webhookHeader('webhook-id', 'The event_id: the receiver\'s idempotency key.'),
+          ...COMMON_WEBHOOK_HEADERS,
+          webhookHeader('webhook-sequence', 'The event\'s number in its ordering key, as the body\'s `sequence`.', true, { type: 'string', pattern: '^[1-9][0-9]*$' }),
+        ],
+        requestBody: { required: true, content: jsonContent(toJsonSchema(webhookBodySchema, 'output')) },
+        responses: WEBHOOK_RESPONSES,
+      },
+    },
+    batch: {
+      post: {
+        operationId: 'webhookBatch',
+        summary: 'A batch of consecutive events of one ordering key (a subscription with `batch_size` above 1)',
+        description: `CONTRACT §5: delivered whole or not at all; after a failed batch, its events come one at a time as one-item batches. ${trust}`,
+        parameters: [webhookHeader('webhook-id', '`batch_` and 32 hex characters: the same for the same events, different for different events.'), ...COMMON_WEBHOOK_HEADERS],
+        requestBody: { required: true, content: jsonContent(toJsonSchema(batchBodySchema, 'output')) },
+        responses: WEBHOOK_RESPONSES,
+      },
+    },
+  };
+}
+
 /** The API document, one operation per route of ROUTES, tagged with the function that serves it. */
 export function buildApiDocument(descriptions: RouteDescriptions = ROUTE_DESCRIPTIONS): ApiDocument {
   const paths: Record<string, Partial<Record<HttpMethod, OperationObject>>> = {};
@@ -224,6 +286,7 @@ export function buildApiDocument(descriptions: RouteDescriptions = ROUTE_DESCRIP
     tags: (Object.keys(ROUTES) as ApiFunction[]).map((name) => ({ name, description: TAG_DESCRIPTIONS[name] })),
     security: [{ [SECURITY_SCHEME]: [] }],
     paths,
+    webhooks: webhooksOf(),
     components: {
       schemas: { Error: toJsonSchema(errorBodySchema, 'output') },
       responses: { RouteNotFound: unroutedResponse(UNROUTED_RESPONSES.RouteNotFound), MethodNotAllowed: unroutedResponse(UNROUTED_RESPONSES.MethodNotAllowed) },

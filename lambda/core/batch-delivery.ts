@@ -8,6 +8,7 @@ import {
   AttemptTicketKind,
   describeAttempt,
   giveUpOrPause,
+  previousDeliveredBefore,
   isRecordedMessage,
   isSuccess,
   NOTHING_SETTLED,
@@ -67,7 +68,7 @@ export function gatherBatch(group: readonly ConsumerRecord[], start: number, bat
     if (first !== undefined && (queued.ordering_key !== first.ordering_key || queued.event.subscription_id !== first.event.subscription_id)) break;
     if (queued.redrive !== undefined || isSkipped({ record, queued })) break;
     if (members.some((member) => member.queued.event.event_id === queued.event.event_id)) break;
-    const items = [...members, { record, queued }].map((member): BatchItem => ({ queued: member.queued, sequence: WIDEST_SEQUENCE }));
+    const items = [...members, { record, queued }].map((member): BatchItem => ({ queued: member.queued, sequence: WIDEST_SEQUENCE, previousSequence: WIDEST_SEQUENCE }));
     if (members.length > 0 && batchBodyBytes(items) > MAX_BATCH_BODY_BYTES) break;
     members.push({ record, queued });
   }
@@ -106,7 +107,7 @@ async function numberTogether(
   members: readonly BatchMember[],
   ports: DeliveryPorts,
   context: RecordContext,
-): Promise<{ readonly sequences: readonly number[]; readonly numbering: Promise<void>; readonly streak: Pick<BatchTicket, 'failingSince' | 'failedAt'> } | undefined> {
+): Promise<{ readonly sequences: readonly number[]; readonly numbering: Promise<void>; readonly ticket: BatchTicket } | undefined> {
   const [first] = members;
   if (first === undefined || members.length < 2) throw new Error('a batch or a run holds at least two events');
   const ticket = await ports.store.beginBatch({
@@ -122,7 +123,7 @@ async function numberTogether(
   return {
     sequences: ticket.sequences,
     numbering: Promise.all([recordPreviousNumber(ports, first.queued.ordering_key, ticket, (eventId) => together.has(eventId), isSeenSettled), keepRunNumbers(members, ticket.sequences, ports)]).then(() => undefined),
-    streak: ticket,
+    ticket,
   };
 }
 
@@ -207,9 +208,14 @@ export async function startBatch(
   const [first] = members;
   const numbered = await numberTogether(members, ports, context);
   if (first === undefined || numbered === undefined) return undefined;
-  const { sequences, numbering, streak } = numbered;
+  const { sequences, numbering, ticket: streak } = numbered;
   const isRecorded = recordedMessages(members, ports, context.wasSettled);
-  const items = members.map((member, index): BatchItem => ({ queued: member.queued, sequence: sequences[index] ?? 0 }));
+  // A batch is delivered whole or not at all: each item's previous is the item before it.
+  const items = members.map((member, index): BatchItem => ({
+    queued: member.queued,
+    sequence: sequences[index] ?? 0,
+    previousSequence: index === 0 ? streak.previousDelivered : (sequences[index - 1] ?? 0),
+  }));
   const attemptedAt = ports.now();
   const [head, ...rest] = items;
   if (head === undefined) throw new Error('a batch holds at least two events');
@@ -296,7 +302,7 @@ export async function startRun(
   const numbered = await numberTogether(members, ports, context);
   if (numbered === undefined) return undefined;
   const { sequences, numbering } = numbered;
-  let { failingSince } = numbered.streak;
+  let { failingSince, givenUp } = numbered.ticket;
   const isRecorded = recordedMessages(members, ports, context.wasSettled);
   /** The end of the key's failure streak, written at the run's first delivery, and again at the first after a give-up that began one. */
   let recovering: Promise<void> | undefined;
@@ -353,9 +359,11 @@ export async function startRun(
       older = newer;
       newer = undefined;
       if (entries.some((entry) => entry !== undefined && 'error' in entry) || (index > 0 && !hasTime())) break;
-      const item: BatchItem = { queued: member.queued, sequence: sequences[index] ?? 0 };
+      // Each member's previous as its key will tell it if it begins alone: the one before it, unless given up here.
+      const sequence = sequences[index] ?? 0;
+      const item: BatchItem = { queued: member.queued, sequence, previousSequence: index === 0 ? numbered.ticket.previousDelivered : previousDeliveredBefore(sequence, givenUp) };
       const attemptedAt = ports.now();
-      const request = signWebhook({ queued: item.queued, sequence: item.sequence, secrets: signingSecrets(target, attemptedAt), attemptedAt });
+      const request = signWebhook({ ...item, secrets: signingSecrets(target, attemptedAt), attemptedAt });
       const [result] = await Promise.all([ports.send(target.url, request), index === 0 ? numbering : undefined]);
       if (isSuccess(result)) {
         recovering ??= recordRecovery(ports, item.queued.ordering_key, failingSince);
@@ -380,8 +388,9 @@ export async function startRun(
       entries[index] = { outcome };
       if (entries.some((entry) => entry !== undefined && 'error' in entry)) break;
       if (outcome.kind === OutcomeKind.retryLater || outcome.kind === OutcomeKind.paused) return { settled: reached(), waitingAt: index };
-      // Given up: the key moves on to the run's next member, numbered already. A streak the
-      // give-up recorded is ended by the run's next delivery.
+      // Given up: the key moves on to the run's next member, numbered already, whose previous is
+      // this one's. A streak the give-up recorded is ended by the run's next delivery.
+      if (outcome.kind === OutcomeKind.deadLettered) givenUp = { sequence: item.sequence, previousDelivered: item.previousSequence };
       if (outcome.kind === OutcomeKind.deadLettered && outcome.failingSince !== undefined) {
         failingSince = outcome.failingSince;
         recovering = undefined;
@@ -406,8 +415,8 @@ async function failMember(member: BatchMember, item: BatchItem, result: Awaited<
     maxAttempts: attemptLimit(policy),
     ...messagePlaceOf(record),
   });
-  if (counted.kind !== AttemptTicketKind.attempt || counted.sequence !== item.sequence) {
-    throw new Error(`run member ${queued.event.event_id} could not be counted: ${counted.kind} as ${counted.sequence}, numbered ${item.sequence}`);
+  if (counted.kind !== AttemptTicketKind.attempt || counted.sequence !== item.sequence || counted.previousDelivered !== item.previousSequence) {
+    throw new Error(`run member ${queued.event.event_id} could not be counted: ${counted.kind} as ${counted.sequence} after ${counted.previousDelivered}, numbered ${item.sequence} after ${item.previousSequence}`);
   }
   const reason = describeAttempt(result);
   const retryAfter = result.kind === AttemptResultKind.response ? result.retryAfter : undefined;

@@ -112,6 +112,40 @@ export interface AttemptTicket {
    * consumer writes each on its event's record unless it saw it settled, as for `previous`.
    */
   readonly movedAhead?: readonly NumberedEvent[];
+  /**
+   * The webhook's `previous_sequence` (issue 29): the number of the key's last event delivered
+   * before this one, 0 when none was (see {@link previousDeliveredBefore}). For a redriven dead
+   * letter or a replay's copy, which keeps its number, the key's last delivered when it is sent.
+   */
+  readonly previousDelivered: number;
+}
+
+/**
+ * The key's last give-up of a numbered event (not of a redelivery, which keeps its number), as the
+ * key remembers it (`DeliveryStore.recordGivenUp`): its number and that event's own
+ * `previous_sequence`.
+ */
+export interface GivenUpMark {
+  readonly sequence: number;
+  readonly previousDelivered: number;
+}
+
+/**
+ * The `previous_sequence` of the key's event numbered `sequence`: the number of the key's last
+ * event delivered before it, 0 when none was. A key's numbers are consecutive, and each is
+ * settled (delivered or given up) before the next is sent, so the number just before was
+ * delivered unless it was given up; then it is that event's own previous. The key remembers its
+ * last give-up only: one before it is never asked about, since the number after it was settled
+ * too. A redelivery, which keeps its number, asks with the key's next number: everything the key
+ * numbered was settled before it was sent.
+ *
+ * Exact but for one case: an event SQS's backstop moved out of the queue after it was numbered (a
+ * crash loop) is neither delivered nor given up here; the event after it names it as delivered
+ * (its dead letter, made by the backstop's import, names it as missing).
+ */
+export function previousDeliveredBefore(sequence: number, givenUp: GivenUpMark | undefined): number {
+  const before = Math.max(0, sequence - 1);
+  return givenUp !== undefined && givenUp.sequence === before ? givenUp.previousDelivered : before;
 }
 
 /** An event and the sequence number its key gave it. */
@@ -123,6 +157,10 @@ export interface NumberedEvent {
 /** The store's answer to `beginBatch`: each event's number, in the batch's order. */
 export interface BatchTicket extends Pick<AttemptTicket, 'previous' | 'earlier' | 'movedAhead' | 'failingSince' | 'failedAt'> {
   readonly sequences: readonly number[];
+  /** The first event's `previous_sequence` (see `AttemptTicket.previousDelivered`). */
+  readonly previousDelivered: number;
+  /** The key's last give-up before the batch (see {@link GivenUpMark}), for the numbers of a run's later events. */
+  readonly givenUp?: GivenUpMark;
 }
 
 /** What the consumer writes and reads about events and ordering keys. */
@@ -206,6 +244,13 @@ export interface DeliveryStore {
     readonly failingSince: string;
     readonly isGivingUp?: boolean;
   }) => Promise<void>;
+  /**
+   * Remembers on the key that its event numbered `sequence` is being given up, with that event's
+   * `previousDelivered` (see {@link GivenUpMark}), before anything else of the give-up: the key's
+   * next event takes its `previous_sequence` from it. Never moves back: a mark at or after this
+   * number stays.
+   */
+  readonly recordGivenUp: (input: { readonly orderingKey: string } & GivenUpMark) => Promise<void>;
   /** Ends the key's failure streak that began at `failingSince` (a delivery went through); one that began later stays. */
   readonly recordRecovered: (input: { readonly orderingKey: string; readonly failingSince: string }) => Promise<void>;
   /**
@@ -571,10 +616,16 @@ function parseRecord(record: ConsumerRecord): { readonly queued: QueuedEvent } |
 export async function giveUp(
   ports: DeliveryPorts,
   queued: QueuedEvent,
-  ticket: { sequence: number; attempts: number },
+  ticket: Pick<AttemptTicket, 'sequence' | 'attempts' | 'previousDelivered'>,
   reason: string,
 ): Promise<Extract<DeliveryOutcome, { readonly kind: typeof OutcomeKind.deadLettered }>> {
   const at = ports.now().toISOString();
+  // The key remembers the give-up first, so that the webhook of its next event says the last
+  // delivered was before this one (`previous_sequence`). A redelivery keeps its number: it is no
+  // number the key gives, and its give-up changes nothing of what was delivered first.
+  if (!hasKeptNumber(queued)) {
+    await ports.store.recordGivenUp({ orderingKey: queued.ordering_key, sequence: ticket.sequence, previousDelivered: ticket.previousDelivered });
+  }
   // Counted in the lag by its place first, then written to the store, then the event's record,
   // the message last (by the batch's response): a crash in between leaves the message, which is
   // received again, finds its attempts exhausted and does it all again (the count once per place,
@@ -585,6 +636,15 @@ export async function giveUp(
   await ports.deadLetters.put({ queued, sequence: ticket.sequence, attempts: ticket.attempts, reason, deadLetteredAt: at });
   const { wasAccepted } = await ports.store.markDeadLettered({ queued, sequence: ticket.sequence, attempts: ticket.attempts, at, reason });
   return { kind: OutcomeKind.deadLettered, reason, acceptedAt: waitingSince(queued), isCounted: wasAccepted };
+}
+
+/**
+ * Whether a queued event keeps a number given before: a redriven dead letter or a replay's copy
+ * that has one (`redrive.sequence`). Any other event takes the key's next number at its first
+ * attempt (a redriven dead letter SQS's backstop moved before it had one too).
+ */
+export function hasKeptNumber(queued: QueuedEvent): boolean {
+  return queued.redrive?.sequence !== undefined;
 }
 
 /** The attempts of the head's current round: those after an automatic pause granted it a new one. */
@@ -797,7 +857,7 @@ export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, 
     // sees the gap; the ticket's own attempt is not made, so it is not counted.
     await numbering;
     const attempts = ticket.kind === AttemptTicketKind.attempt ? ticket.attempts - 1 : ticket.attempts;
-    return { outcome: await giveUp(ports, queued, { sequence: ticket.sequence, attempts }, `subscription "${queued.event.subscription_id}" no longer exists`) };
+    return { outcome: await giveUp(ports, queued, { sequence: ticket.sequence, attempts, previousDelivered: ticket.previousDelivered }, `subscription "${queued.event.subscription_id}" no longer exists`) };
   }
   if (ticket.kind === AttemptTicketKind.skipped) {
     await numbering;
@@ -811,7 +871,8 @@ export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, 
   const attemptedAt = ports.now();
   const secrets = signingSecrets(target, attemptedAt);
   // A subscription that takes batches gets the batch shape every time, one event or more (CONTRACT §5).
-  const request = target.batchSize > 1 ? signBatch({ items: [{ queued, sequence: ticket.sequence }], secrets, attemptedAt }) : signWebhook({ queued, sequence: ticket.sequence, secrets, attemptedAt });
+  const item = { queued, sequence: ticket.sequence, previousSequence: ticket.previousDelivered };
+  const request = target.batchSize > 1 ? signBatch({ items: [item], secrets, attemptedAt }) : signWebhook({ ...item, secrets, attemptedAt });
   // The previous head's number is written while the receiver works on this one.
   const [result] = await Promise.all([ports.send(target.url, request), numbering]);
   if (isSuccess(result)) {

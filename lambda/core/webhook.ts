@@ -2,8 +2,10 @@
  * The webhook a receiver gets (CONTRACT §3): body, Standard Webhooks signature and sequence.
  */
 import { Webhook } from 'standardwebhooks';
-import type { QueuedEvent } from './event.js';
+import * as z from 'zod';
+import { webhookEventSchema, type QueuedEvent } from './event.js';
 import { blake2bDigest } from './routing.js';
+import { MAX_BATCH_SIZE } from './subscription.js';
 
 /** Header names, lower-case as HTTP/2 and the Standard Webhooks libraries read them. */
 export const WebhookHeader = {
@@ -57,12 +59,72 @@ export interface WebhookRequest {
   readonly body: string;
 }
 
+/** The fields of a body that say where its event stands in its key ({@link placeFieldsOf}), as the API document shows them. */
+const placeShape = {
+  sequence: z.number().int().positive().describe('The event\'s number in its ordering key: 1, 2, 3, … (as `webhook-sequence`).'),
+  ordering_key: z.string().describe('The ordering key `sequence` counts for: the subscription id, or the `resource_id` under `ordering: "resource"` (as `webhook-ordering-key`, unescaped).'),
+  previous_sequence: z
+    .number()
+    .int()
+    .nonnegative()
+    .describe('The number of the key\'s last event delivered before this one, 0 when none was: numbers between it and `sequence` were dead-lettered. On a redelivery, the key\'s last delivered when it was sent.'),
+  redelivery: z.literal(true).optional().describe('Present, `true`, only on a redelivery (a redriven dead letter or a replay): it arrives after later events of its key.'),
+};
+
+/** The body of a webhook of one event (CONTRACT §3, issue 29), as {@link webhookBody} writes it. */
+export const webhookBodySchema = z.strictObject({
+  type: webhookEventSchema.shape.type,
+  timestamp: z.iso.datetime().describe('When the event was accepted.'),
+  data: webhookEventSchema.shape.payload,
+  ...placeShape,
+});
+
+/** The body of a batch webhook (CONTRACT §5), as {@link batchBody} writes it: consecutive events of one key, in order. */
+export const batchBodySchema = z.strictObject({
+  events: z
+    .array(
+      z.strictObject({
+        id: webhookEventSchema.shape.event_id,
+        ...placeShape,
+        type: webhookEventSchema.shape.type,
+        timestamp: z.iso.datetime().describe('When the event was accepted.'),
+        data: webhookEventSchema.shape.payload,
+      }),
+    )
+    .min(1)
+    .max(MAX_BATCH_SIZE),
+});
+
+/** One event as the consumer numbered it: its `sequence`, and its `previous_sequence` (issue 29). */
+export interface NumberedItem {
+  readonly queued: QueuedEvent;
+  readonly sequence: number;
+  /** The number of the key's last event delivered before this one, 0 when none (see `previousDeliveredBefore`). */
+  readonly previousSequence: number;
+}
+
 /**
- * The JSON body: the event's type, the time it was accepted, and its payload. It depends only on
- * the event, so every attempt of an event sends the same bytes.
+ * What the body says of an event's place in its key, under the signature (issue 29): its number,
+ * the key it counts for (as `webhook-ordering-key`, unescaped), the number delivered before it, and
+ * the redelivery mark. The headers say the same outside the signature.
  */
-export function webhookBody(queued: QueuedEvent): string {
-  return JSON.stringify({ type: queued.event.type, timestamp: queued.accepted_at, data: queued.event.payload });
+function placeFieldsOf({ queued, sequence, previousSequence }: NumberedItem): Record<string, unknown> {
+  return {
+    sequence,
+    ordering_key: orderingKeyNameOf(queued),
+    previous_sequence: previousSequence,
+    ...(queued.redrive === undefined ? {} : { redelivery: true }),
+  };
+}
+
+/**
+ * The JSON body of one event (CONTRACT §3): its type, the time it was accepted and its payload,
+ * then its place in its key ({@link placeFieldsOf}). It depends only on the event and its
+ * numbers, which every attempt of it keeps, so every attempt sends the same bytes.
+ */
+export function webhookBody(item: NumberedItem): string {
+  const { queued } = item;
+  return JSON.stringify({ type: queued.event.type, timestamp: queued.accepted_at, data: queued.event.payload, ...placeFieldsOf(item) });
 }
 
 /**
@@ -73,13 +135,8 @@ export function webhookBody(queued: QueuedEvent): string {
  * `webhook-signature` holds one `v1,` signature per secret (see `signingSecrets`), space-separated
  * as the specification allows, so that a receiver holding any of them verifies.
  */
-export function signWebhook(input: {
-  readonly queued: QueuedEvent;
-  readonly sequence: number;
-  readonly secrets: readonly [string, ...string[]];
-  readonly attemptedAt: Date;
-}): WebhookRequest {
-  const body = webhookBody(input.queued);
+export function signWebhook(input: NumberedItem & { readonly secrets: readonly [string, ...string[]]; readonly attemptedAt: Date }): WebhookRequest {
+  const body = webhookBody(input);
   return { body, headers: signedHeaders({ id: input.queued.event.event_id, body, events: [input.queued], secrets: input.secrets, attemptedAt: input.attemptedAt, sequence: input.sequence }) };
 }
 
@@ -117,26 +174,15 @@ function signedHeaders(input: {
 export const MAX_BATCH_BODY_BYTES = 1_048_576;
 
 /** One event of a batch, as the consumer numbered it. */
-export interface BatchItem {
-  readonly queued: QueuedEvent;
-  readonly sequence: number;
-}
+export type BatchItem = NumberedItem;
 
 /**
- * An item of a batch body (CONTRACT §5): `redelivery` only on a redriven dead letter. It also names
- * the ordering key its `sequence` counts for, as the header does but unescaped and under the
- * signature (issue 27: the webhook says which key it counts, in the header and in the items).
+ * An item of a batch body (CONTRACT §5): the event's id, its place in its key as a single event's
+ * body says it ({@link placeFieldsOf}: `redelivery` only on a redelivery), its type, time and payload.
  */
-function batchItemOf({ queued, sequence }: BatchItem): Record<string, unknown> {
-  return {
-    id: queued.event.event_id,
-    sequence,
-    ordering_key: orderingKeyNameOf(queued),
-    type: queued.event.type,
-    timestamp: queued.accepted_at,
-    data: queued.event.payload,
-    ...(queued.redrive === undefined ? {} : { redelivery: true }),
-  };
+function batchItemOf(item: BatchItem): Record<string, unknown> {
+  const { queued } = item;
+  return { id: queued.event.event_id, ...placeFieldsOf(item), type: queued.event.type, timestamp: queued.accepted_at, data: queued.event.payload };
 }
 
 /** The body of a batch: its items in sequence order. Every attempt of the same events sends the same bytes. */

@@ -192,7 +192,7 @@ export function publishCountsWithPowertools(metrics: Metrics): (counts: Consumer
 const USES = {
   subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get', 'pause']),
   events: uses(EVENT_STORE_ACCESS, ['findSettled', 'recordSequence', 'markDelivered', 'markDeliveredUnlessSettled', 'markDeadLettered']),
-  orderingKeys: uses(ORDERING_KEY_STORE_ACCESS, ['beginAttempt', 'beginBatch', 'findNumber', 'recordFailure', 'recordRecovered', 'grantAttempts', 'findDelivered', 'recordDelivered']),
+  orderingKeys: uses(ORDERING_KEY_STORE_ACCESS, ['beginAttempt', 'beginBatch', 'findNumber', 'recordFailure', 'recordGivenUp', 'recordRecovered', 'grantAttempts', 'findDelivered', 'recordDelivered']),
   deadLetters: uses(DEAD_LETTER_STORE_ACCESS, ['put']),
   keptEvents: uses(KEPT_EVENT_STORE_ACCESS, ['keepNumbers']),
   backstopQueue: uses(BACKSTOP_QUEUE_ACCESS, ['quarantine']),

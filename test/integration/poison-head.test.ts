@@ -44,6 +44,17 @@ describe('local stack poison head', { timeout: 60_000 }, () => {
     const poisonedDeliveries = receiver().deliveredTo(poisoned);
     expect(poisonedDeliveries.map((d) => d.webhookId)).toEqual([`${prefix}-p-1`, `${prefix}-p-3`, `${prefix}-p-4`]);
     expect(poisonedDeliveries.map((d) => d.sequence)).toEqual([1, 3, 4]);
+    // Under the signature, the body says the same, and that 2 was given up, not lost: 3 follows 1.
+    const placeOf = (body: string): unknown => {
+      const { sequence, ordering_key, previous_sequence } = JSON.parse(body) as Record<string, unknown>;
+      return { sequence, ordering_key, previous_sequence };
+    };
+    expect(poisonedDeliveries.map((d) => placeOf(d.body))).toEqual([
+      { sequence: 1, ordering_key: poisoned, previous_sequence: 0 },
+      { sequence: 3, ordering_key: poisoned, previous_sequence: 1 },
+      { sequence: 4, ordering_key: poisoned, previous_sequence: 3 },
+    ]);
+    expect(poisonAttempts.map((attempt) => placeOf(attempt.body))).toEqual([1, 2, 3].map(() => ({ sequence: 2, ordering_key: poisoned, previous_sequence: 1 })));
     const lastPoisonAttempt = poisonAttempts.at(-1)?.receivedAt.getTime() ?? Infinity;
     const afterPoison = poisonedDeliveries.filter((d) => (d.sequence ?? 0) > 2);
     expect(afterPoison.every((d) => d.receivedAt.getTime() >= lastPoisonAttempt)).toBe(true);

@@ -468,7 +468,13 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
       }
     }
     if (eventId !== undefined && !deadLetteredAt.has(eventId)) deadLetteredAt.set(eventId, scheduler.now());
+    if (eventId !== undefined && typeof item?.sequence === 'number') {
+      const numbers = givenUpNumbers.get(String(item.ordering_key)) ?? new Set<number>();
+      givenUpNumbers.set(String(item.ordering_key), numbers.add(item.sequence));
+    }
   };
+  /** The numbers of each key's dead letters, as the store was given them (by ordering key). */
+  const givenUpNumbers = new Map<string, Set<number>>();
   /** Sends to the dead-letter queue that SQS accepted and dropped as duplicates of a deduplication id. */
   const swallowed = new Set<string>();
   const isDeadLetterSend = (call: { readonly service: string; readonly operation: string; readonly input: unknown }): boolean =>
@@ -573,9 +579,36 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   // Receivers: one endpoint per subscription, with windows of refusal and random faults.
   const processed = new Map<string, Processed[]>();
   let processedOrder = 0;
+  /**
+   * Issue 29: a webhook's `previous_sequence` names the key's last first delivery before it. For a
+   * first delivery of n naming p: p is below n, p is 0 or a number the receiver took as a first
+   * delivery (here, or earlier in the same batch), and every number between them was given up.
+   * Only a number SQS's backstop moved out of the queue is exempt (see `previousDeliveredBefore`).
+   */
+  const checkPreviousSequences = (key: string, body: string): void => {
+    const parsed = JSON.parse(body) as { sequence?: number; previous_sequence?: number; redelivery?: boolean; events?: { sequence: number; previous_sequence: number; redelivery?: boolean }[] };
+    const items = parsed.events ?? [{ sequence: parsed.sequence ?? -1, previous_sequence: parsed.previous_sequence ?? -1, ...(parsed.redelivery === undefined ? {} : { redelivery: parsed.redelivery }) }];
+    const taken = new Set((processed.get(key) ?? []).filter((delivery) => !delivery.isRedelivery).map((delivery) => delivery.sequence));
+    const givenUp = givenUpNumbers.get(key) ?? new Set<number>();
+    const isAnyMoved = sqsModel.movedMessages(deliveryQueueUrl).some((moved) => moved.body.includes(`"subscription_id":"${key}"`));
+    for (const { sequence, previous_sequence: previous, redelivery } of items) {
+      const where = `${key}: webhook #${sequence} names previous_sequence ${previous}`;
+      if (!Number.isInteger(previous) || previous < 0) violate(`${where}, not a number`);
+      else if (previous !== 0 && !taken.has(previous)) violate(`${where}, which the receiver never took as a first delivery`);
+      else if (redelivery !== true && previous >= sequence) violate(`${where}, not below its own`);
+      else if (redelivery !== true && !isAnyMoved) {
+        for (let between = previous + 1; between < sequence; between += 1) {
+          if (!givenUp.has(between)) violate(`${where}, but #${between} between them was never given up`);
+        }
+      }
+      if (redelivery !== true) taken.add(sequence);
+    }
+  };
+
   const send = async (url: string, request: WebhookRequest): Promise<AttemptResult> => {
     const key = decodeURIComponent(new URL(url).pathname.slice(1));
     checkNotPaused(key);
+    checkPreviousSequences(key, request.body);
     const keyIndex = Number(key.replace('key-', ''));
     await scheduler.sleep(random.between(2, 40));
     const sinceStart = scheduler.now() - START_MS;

@@ -6,7 +6,7 @@
  * state is not promised to match: add it to the suite before a test relies on it.
  */
 import { positionOf, RemoveOutcome, type DeadLetter, type DeadLetterPage, type DeadLetterStore, type StoredDeadLetter } from '../../lambda/core/dead-letter.js';
-import { AttemptTicketKind, isSettledBy, messagePositionOf, settledQueryOf, type AttemptTicket, type BatchTicket, type DeliveredLookup, type DeliveredThrough, type DeliveryStore, type MessagePlace, type NumberedEvent, type SettledEvent, type SettledLookup, type SettledQuery, type SettleResult } from '../../lambda/core/delivery.js';
+import { AttemptTicketKind, isSettledBy, messagePositionOf, settledQueryOf, previousDeliveredBefore, type AttemptTicket, type BatchTicket, type GivenUpMark, type DeliveredLookup, type DeliveredThrough, type DeliveryStore, type MessagePlace, type NumberedEvent, type SettledEvent, type SettledLookup, type SettledQuery, type SettleResult } from '../../lambda/core/delivery.js';
 import { RecordOutcome, type AcceptedEventRecord } from '../../lambda/core/ingest.js';
 
 interface KeyState {
@@ -34,6 +34,8 @@ interface KeyState {
   allowedAttempts?: number;
   /** The head whose give-up began (`head_giving_up`). */
   givingUp?: string;
+  /** The key's last give-up of a numbered event (`given_up_*`). */
+  givenUp?: GivenUpMark;
 }
 
 export interface StoredEvent {
@@ -92,6 +94,8 @@ export class InMemoryDeliveryStore implements DeliveryStore {
   }): Promise<AttemptTicket> => {
     this.writes.push(`beginAttempt ${input.eventId}`);
     const state = this.keys.get(input.orderingKey);
+    const isKeptNumber = input.redrive?.sequence !== undefined;
+    const ticketOf = (kind: AttemptTicketKind): AttemptTicket => this.ticketOf(kind, input.orderingKey, isKeptNumber);
     const isNewRedrive = input.redrive !== undefined && state?.headRedrive !== input.redrive.redrivenAt;
     // As the adapter: a redrive without a number of the key's own head keeps the head's number.
     if (state !== undefined && state.headEventId === input.eventId && isNewRedrive && input.redrive?.sequence === undefined && input.redrive !== undefined) {
@@ -102,12 +106,12 @@ export class InMemoryDeliveryStore implements DeliveryStore {
       delete state.attemptsBefore;
       delete state.allowedAttempts;
       delete state.givingUp;
-      return this.ticketOf(AttemptTicketKind.attempt, input.orderingKey);
+      return ticketOf(AttemptTicketKind.attempt);
     }
     const position = input.message === undefined ? undefined : { group: input.message.messageGroupId, position: messagePositionOf(input.message) };
     const isStale =
       position !== undefined && state?.headPosition !== undefined && state.headPosition.group === position.group && state.headPosition.position >= position.position;
-    if (state !== undefined && state.headEventId !== input.eventId && isStale) return this.ticketOf(AttemptTicketKind.superseded, input.orderingKey);
+    if (state !== undefined && state.headEventId !== input.eventId && isStale) return ticketOf(AttemptTicketKind.superseded);
     const aheadSequence = state?.ahead?.get(input.eventId);
     if (state !== undefined && aheadSequence !== undefined && input.redrive?.sequence === undefined && state.headEventId !== input.eventId && !isStale) {
       // As the adapter: an event its batch numbered begins alone with that number.
@@ -127,7 +131,7 @@ export class InMemoryDeliveryStore implements DeliveryStore {
         headRedrive: input.redrive?.redrivenAt,
         headPosition: position,
       });
-      return this.ticketOf(AttemptTicketKind.attempt, input.orderingKey);
+      return ticketOf(AttemptTicketKind.attempt);
     }
     if (state === undefined || ((state.headEventId !== input.eventId || isNewRedrive) && !isStale)) {
       const kept = input.redrive?.sequence;
@@ -144,18 +148,19 @@ export class InMemoryDeliveryStore implements DeliveryStore {
         headLastError: undefined,
         ...(state?.failingSince === undefined ? {} : { failingSince: state.failingSince }),
         ...(state?.failedAt === undefined ? {} : { failedAt: state.failedAt }),
+        ...(state?.givenUp === undefined ? {} : { givenUp: state.givenUp }),
         ...(input.redrive === undefined ? {} : { headRedrive: input.redrive.redrivenAt }),
         ...(position === undefined ? {} : { headPosition: position }),
       });
-      return this.ticketOf(AttemptTicketKind.attempt, input.orderingKey);
+      return ticketOf(AttemptTicketKind.attempt);
     }
     // As the adapter: the same head counts one more only within its own redrive series.
     const isOtherSeries = input.redrive !== undefined && state.headRedrive !== input.redrive.redrivenAt;
-    if (state.skipEventId === input.eventId) return this.ticketOf(AttemptTicketKind.skipped, input.orderingKey);
-    if (isOtherSeries) return this.ticketOf(AttemptTicketKind.exhausted, input.orderingKey);
-    if (state.headAttempts >= input.maxAttempts && state.headAttempts >= (state.allowedAttempts ?? 0)) return this.ticketOf(AttemptTicketKind.exhausted, input.orderingKey);
+    if (state.skipEventId === input.eventId) return ticketOf(AttemptTicketKind.skipped);
+    if (isOtherSeries) return ticketOf(AttemptTicketKind.exhausted);
+    if (state.headAttempts >= input.maxAttempts && state.headAttempts >= (state.allowedAttempts ?? 0)) return ticketOf(AttemptTicketKind.exhausted);
     state.headAttempts += 1;
-    return this.ticketOf(AttemptTicketKind.attempt, input.orderingKey);
+    return ticketOf(AttemptTicketKind.attempt);
   };
 
   readonly beginBatch = async (input: {
@@ -180,13 +185,16 @@ export class InMemoryDeliveryStore implements DeliveryStore {
       headLastError: undefined,
       ...(state?.failingSince === undefined ? {} : { failingSince: state.failingSince }),
       ...(state?.failedAt === undefined ? {} : { failedAt: state.failedAt }),
+      ...(state?.givenUp === undefined ? {} : { givenUp: state.givenUp }),
       ahead: new Map(input.events.slice(1).map((event, index) => [event.eventId, base + index + 1])),
       movedAhead: [...(state?.ahead ?? [])].map(([eventId, sequence]) => ({ eventId, sequence })),
       ...(position === undefined ? {} : { headPosition: position }),
     });
-    const { previous, earlier, movedAhead } = this.ticketOf(AttemptTicketKind.attempt, input.orderingKey);
+    const { previous, earlier, movedAhead, previousDelivered } = this.ticketOf(AttemptTicketKind.attempt, input.orderingKey, false);
     return {
       sequences: input.events.map((_, index) => base + index),
+      previousDelivered,
+      ...(state?.givenUp === undefined ? {} : { givenUp: state.givenUp }),
       ...(previous === undefined ? {} : { previous }),
       ...(earlier === undefined ? {} : { earlier }),
       ...(movedAhead === undefined ? {} : { movedAhead }),
@@ -205,13 +213,14 @@ export class InMemoryDeliveryStore implements DeliveryStore {
   };
 
   /** The ticket of the key's head as it stands, with the head it replaced. */
-  private readonly ticketOf = (kind: AttemptTicketKind, orderingKey: string): AttemptTicket => {
+  private readonly ticketOf = (kind: AttemptTicketKind, orderingKey: string, isKeptNumber: boolean): AttemptTicket => {
     const state = this.keys.get(orderingKey);
     if (state === undefined) throw new Error(`no head on ${orderingKey}`);
     return {
       kind,
       sequence: state.headSequence,
       attempts: state.headAttempts,
+      previousDelivered: previousDeliveredBefore(isKeptNumber ? state.lastSequence + 1 : state.headSequence, state.givenUp),
       ...(state.previous === undefined ? {} : { previous: state.previous }),
       ...(state.earlier === undefined ? {} : { earlier: state.earlier }),
       ...(state.ahead === undefined || state.ahead.size === 0 ? {} : { ahead: [...state.ahead].map(([eventId, sequence]) => ({ eventId, sequence })) }),
@@ -246,6 +255,13 @@ export class InMemoryDeliveryStore implements DeliveryStore {
     state.failingSince = input.failingSince;
     state.failedAt = input.at;
     if (input.isGivingUp === true) state.givingUp = input.eventId;
+  };
+
+  readonly recordGivenUp = async (input: { orderingKey: string } & GivenUpMark): Promise<void> => {
+    this.writes.push(`recordGivenUp ${input.orderingKey} ${input.sequence}`);
+    const state = this.keys.get(input.orderingKey);
+    if (state === undefined || (state.givenUp !== undefined && state.givenUp.sequence >= input.sequence)) return;
+    state.givenUp = { sequence: input.sequence, previousDelivered: input.previousDelivered };
   };
 
   readonly recordRecovered = async (input: { orderingKey: string; failingSince: string }): Promise<void> => {

@@ -71,6 +71,7 @@ function portsOnDynalite(): DeliveryPorts {
       beginBatch: keys.beginBatch,
       findNumber: keys.findNumber,
       recordFailure: keys.recordFailure,
+      recordGivenUp: keys.recordGivenUp,
       recordRecovered: keys.recordRecovered,
       grantAttempts: keys.grantAttempts,
       findDelivered: keys.findDelivered,

@@ -188,6 +188,73 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
       });
     });
 
+    describe('previousDelivered and recordGivenUp (the webhook\'s previous_sequence)', () => {
+      const begin = (store: ContractDeliveryStore, key: ReturnType<typeof newKey>, n: number, redrive?: { redrivenAt: string; sequence: number | undefined }) =>
+        store.beginAttempt({ orderingKey: key.orderingKey, eventId: key.eventId(n), maxAttempts: MAX, ...(redrive === undefined ? {} : { redrive }) });
+
+      it('names the number before as delivered, 0 for a key\'s first, on every attempt of the head', async () => {
+        const store = makeStore();
+        const key = newKey();
+        expect((await begin(store, key, 1)).previousDelivered).toBe(0);
+        expect((await begin(store, key, 2)).previousDelivered).toBe(1);
+        expect((await begin(store, key, 2)).previousDelivered).toBe(1);
+      });
+
+      it('names the given-up event\'s own previous after a give-up, through a run of give-ups, and never moves back', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await begin(store, key, 1);
+        const second = await begin(store, key, 2);
+        expect(second.previousDelivered).toBe(1);
+        await store.recordGivenUp({ orderingKey: key.orderingKey, sequence: second.sequence, previousDelivered: second.previousDelivered });
+        const third = await begin(store, key, 3);
+        expect(third.previousDelivered).toBe(1);
+        await store.recordGivenUp({ orderingKey: key.orderingKey, sequence: third.sequence, previousDelivered: third.previousDelivered });
+        // An earlier give-up repeated (a crash, a late invocation) changes nothing.
+        await store.recordGivenUp({ orderingKey: key.orderingKey, sequence: second.sequence, previousDelivered: 99 });
+        expect((await begin(store, key, 4)).previousDelivered).toBe(1);
+        expect((await begin(store, key, 5)).previousDelivered).toBe(4);
+      });
+
+      it('gives a redelivery that keeps its number the key\'s last delivered, and leaves the next event\'s as it was', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await begin(store, key, 1);
+        const second = await begin(store, key, 2);
+        await store.recordGivenUp({ orderingKey: key.orderingKey, sequence: 2, previousDelivered: second.previousDelivered });
+        await begin(store, key, 3);
+        expect((await begin(store, key, 2, { redrivenAt: T1, sequence: 2 })).previousDelivered).toBe(3);
+        expect((await begin(store, key, 2, { redrivenAt: T1, sequence: 2 })).previousDelivered).toBe(3);
+        expect((await begin(store, key, 4)).previousDelivered).toBe(3);
+        // The key's last number given up, then redriven: the last delivered is the one before it.
+        const fifth = await begin(store, key, 5);
+        await store.recordGivenUp({ orderingKey: key.orderingKey, sequence: 5, previousDelivered: fifth.previousDelivered });
+        expect((await begin(store, key, 5, { redrivenAt: T2, sequence: 5 })).previousDelivered).toBe(4);
+      });
+
+      it('numbers a redelivery without a number as any first delivery', async () => {
+        const store = makeStore();
+        const key = newKey();
+        await begin(store, key, 1);
+        expect((await begin(store, key, 2, { redrivenAt: T1, sequence: undefined })).previousDelivered).toBe(1);
+      });
+
+      it('gives a batch its first event\'s previous and the key\'s last give-up, and a member begun alone its own', async () => {
+        const store = makeStore();
+        const key = newKey();
+        const first = await begin(store, key, 1);
+        await store.recordGivenUp({ orderingKey: key.orderingKey, sequence: 1, previousDelivered: first.previousDelivered });
+        const batch = await store.beginBatch({ orderingKey: key.orderingKey, events: [2, 3, 4].map((n) => ({ eventId: key.eventId(n) })) });
+        expect(batch?.previousDelivered).toBe(0);
+        expect(batch?.givenUp).toEqual({ sequence: 1, previousDelivered: 0 });
+        // The batch failed; its first is given up alone; its second begins alone after it.
+        await begin(store, key, 2);
+        await store.recordGivenUp({ orderingKey: key.orderingKey, sequence: 2, previousDelivered: 0 });
+        expect((await begin(store, key, 3)).previousDelivered).toBe(0);
+        expect((await begin(store, key, 4)).previousDelivered).toBe(3);
+      });
+    });
+
     describe('failure streak (recordFailure, recordRecovered)', () => {
       it('keeps a key’s failure streak and its last failure across heads, until the streak it was seen with is ended', async () => {
         const store = makeStore();

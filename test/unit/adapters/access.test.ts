@@ -643,6 +643,10 @@ const ADAPTERS = {
         { path: 'the event is the head', run: (store) => store.recordFailure({ orderingKey: 'k1', eventId: 'evt_1', reason: 'HTTP 500', at, failingSince: at }) },
         { path: 'another event is (refused condition)', answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()), run: (store) => store.recordFailure({ orderingKey: 'k1', eventId: 'evt_1', reason: 'HTTP 500', at, failingSince: at }) },
       ],
+      recordGivenUp: [
+        { path: 'a later give-up than the one remembered', run: (store) => store.recordGivenUp({ orderingKey: 'k1', sequence: 4, previousDelivered: 2 }) },
+        { path: 'this one or a later one remembered (refused condition)', answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()), run: (store) => store.recordGivenUp({ orderingKey: 'k1', sequence: 4, previousDelivered: 2 }) },
+      ],
       recordRecovered: [
         { path: 'the streak is the one seen', run: (store) => store.recordRecovered({ orderingKey: 'k1', failingSince: at }) },
         { path: 'it is over already (refused condition)', answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()), run: (store) => store.recordRecovered({ orderingKey: 'k1', failingSince: at }) },

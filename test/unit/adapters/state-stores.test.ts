@@ -92,7 +92,7 @@ describe('findSettled', () => {
 describe('beginAttempt', () => {
   it('makes a new head with the next sequence in one conditional write', async () => {
     dynamo.on(UpdateCommand).resolves({ Attributes: { head_event_id: 'evt_1', head_sequence: 4, head_attempts: 1 } });
-    expect(await store.beginAttempt({ orderingKey: 'sub_1', eventId: 'evt_1', maxAttempts: 5 })).toEqual({ kind: 'attempt', sequence: 4, attempts: 1 });
+    expect(await store.beginAttempt({ orderingKey: 'sub_1', eventId: 'evt_1', maxAttempts: 5 })).toEqual({ kind: 'attempt', sequence: 4, attempts: 1, previousDelivered: 3 });
     const calls = dynamo.commandCalls(UpdateCommand);
     expect(calls).toHaveLength(1);
     expect(calls[0]?.args[0].input).toMatchObject({
@@ -121,7 +121,7 @@ describe('beginAttempt', () => {
       .on(UpdateCommand)
       .rejectsOnce(conditionFailed())
       .resolvesOnce({ Attributes: { head_event_id: 'evt_1', head_sequence: 4, head_attempts: 3 } });
-    expect(await store.beginAttempt({ orderingKey: 'sub_1', eventId: 'evt_1', maxAttempts: 5 })).toEqual({ kind: 'attempt', sequence: 4, attempts: 3 });
+    expect(await store.beginAttempt({ orderingKey: 'sub_1', eventId: 'evt_1', maxAttempts: 5 })).toEqual({ kind: 'attempt', sequence: 4, attempts: 3, previousDelivered: 3 });
     expect(dynamo.commandCalls(UpdateCommand)[1]?.args[0].input).toMatchObject({
       UpdateExpression: 'SET head_attempts = head_attempts + :one',
       ConditionExpression: 'head_event_id = :event AND (head_attempts < :max OR head_attempts < head_allowed_attempts) AND (attribute_not_exists(skip_event_id) OR skip_event_id <> :event)',
@@ -132,14 +132,14 @@ describe('beginAttempt', () => {
   it('reports the attempts exhausted when both conditions fail', async () => {
     dynamo.on(UpdateCommand).rejects(conditionFailed());
     dynamo.on(GetCommand).resolves({ Item: { ordering_key: 'sub_1', head_event_id: 'evt_1', head_sequence: 4, head_attempts: 5 } });
-    expect(await store.beginAttempt({ orderingKey: 'sub_1', eventId: 'evt_1', maxAttempts: 5 })).toEqual({ kind: 'exhausted', sequence: 4, attempts: 5 });
+    expect(await store.beginAttempt({ orderingKey: 'sub_1', eventId: 'evt_1', maxAttempts: 5 })).toEqual({ kind: 'exhausted', sequence: 4, attempts: 5, previousDelivered: 3 });
     expect(dynamo.commandCalls(GetCommand)[0]?.args[0].input).toMatchObject({ ConsistentRead: true });
   });
 
   it('keeps a redriven dead letter’s sequence instead of taking the next', async () => {
-    dynamo.on(UpdateCommand).resolves({ Attributes: { head_event_id: 'evt_1', head_sequence: 2, head_attempts: 1 } });
+    dynamo.on(UpdateCommand).resolves({ Attributes: { head_event_id: 'evt_1', head_sequence: 2, head_attempts: 1, last_sequence: 6, given_up_sequence: 6, given_up_previous: 4 } });
     const redrive = { redrivenAt: '2026-12-02T13:00:00.000Z', sequence: 2 };
-    expect(await store.beginAttempt({ orderingKey: 'sub_1', eventId: 'evt_1', maxAttempts: 5, redrive })).toEqual({ kind: 'attempt', sequence: 2, attempts: 1 });
+    expect(await store.beginAttempt({ orderingKey: 'sub_1', eventId: 'evt_1', maxAttempts: 5, redrive })).toEqual({ kind: 'attempt', sequence: 2, attempts: 1, previousDelivered: 4 });
     const input = dynamo.commandCalls(UpdateCommand)[0]?.args[0].input;
     expect(input?.UpdateExpression).toBe('SET head_sequence = :kept, prev2_event_id = if_not_exists(prev_event_id, :none), prev2_sequence = if_not_exists(prev_sequence, :nothing), prev_event_id = if_not_exists(head_event_id, :none), prev_sequence = if_not_exists(head_sequence, :nothing), prev_ahead = if_not_exists(ahead, :noNumbers), prev_ahead_base = if_not_exists(ahead_base, :nothing), head_event_id = :event, head_attempts = :one, head_redrive = :redrive REMOVE head_last_error, skip_event_id, skip_requested_at, head_attempts_base, head_allowed_attempts, head_giving_up, ahead, ahead_base, head_group, head_position');
     // Even as the key's last head (dead-lettered with its attempts spent), a redrive starts afresh.
@@ -150,7 +150,7 @@ describe('beginAttempt', () => {
   it('reports a head an operator asked to skip', async () => {
     dynamo.on(UpdateCommand).rejects(conditionFailed());
     dynamo.on(GetCommand).resolves({ Item: { ordering_key: 'sub_1', head_event_id: 'evt_1', head_sequence: 4, head_attempts: 2, skip_event_id: 'evt_1' } });
-    expect(await store.beginAttempt({ orderingKey: 'sub_1', eventId: 'evt_1', maxAttempts: 5 })).toEqual({ kind: 'skipped', sequence: 4, attempts: 2 });
+    expect(await store.beginAttempt({ orderingKey: 'sub_1', eventId: 'evt_1', maxAttempts: 5 })).toEqual({ kind: 'skipped', sequence: 4, attempts: 2, previousDelivered: 3 });
   });
 
   it('asks for a skip only of the current head', async () => {

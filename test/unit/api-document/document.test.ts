@@ -4,6 +4,8 @@ import * as z from 'zod';
 import { API_VERSION, buildApiDocument, splitRouteKey, UNROUTED_RESPONSES, type ApiDocument, type JsonSchema, type OperationObject } from '../../../lambda/api-document/document.js';
 import { ROUTE_DESCRIPTIONS, type RouteDescriptions } from '../../../lambda/api-document/routes.js';
 import { ErrorCode } from '../../../lambda/core/api-error.js';
+import type { QueuedEvent } from '../../../lambda/core/event.js';
+import { signBatch, signWebhook } from '../../../lambda/core/webhook.js';
 import { createIngestHandler } from '../../../lambda/handlers/ingest.js';
 import { createLogger } from '../../../lambda/handlers/logger.js';
 import { ERROR_STATUS_CODES } from '../../../lambda/handlers/responses.js';
@@ -38,6 +40,10 @@ function schemasOf(doc: ApiDocument): { readonly at: string; readonly schema: Js
   }
   responses('components.responses', doc.components.responses);
   for (const [name, schema] of Object.entries(doc.components.schemas)) found.push({ at: `components.schemas.${name}`, schema });
+  for (const [name, { post }] of Object.entries(doc.webhooks)) {
+    for (const parameter of post.parameters) found.push({ at: `webhooks.${name} header ${parameter.name}`, schema: parameter.schema });
+    found.push({ at: `webhooks.${name} body`, schema: post.requestBody.content['application/json'].schema });
+  }
   return found;
 }
 
@@ -194,6 +200,35 @@ describe('buildApiDocument', () => {
         .map(() => at),
     );
     expect(empty).toEqual([]);
+  });
+
+  it('describes the webhooks a receiver gets, and each body the consumer signs fits its schema, its headers among the listed ones', () => {
+    const ajv = createAjv();
+    const secret = 'whsec_' + Buffer.alloc(32, 7).toString('base64');
+    const queued: QueuedEvent = {
+      version: 1,
+      event: { event_id: 'evt_1', tenant_id: 't', subscription_id: 'sub_1', type: 'order.paid', payload: { n: 1 } },
+      ordering_key: 'sub_1',
+      message_group_id: 'g',
+      accepted_at: '2026-12-04T12:00:00.000Z',
+    };
+    const redriven: QueuedEvent = { ...queued, redrive: { sequence: 2, redriven_at: '2026-12-04T13:00:00.000Z' } };
+    const attemptedAt = new Date();
+    const single = [signWebhook({ queued, sequence: 3, previousSequence: 1, secrets: [secret], attemptedAt }), signWebhook({ queued: redriven, sequence: 2, previousSequence: 7, secrets: [secret], attemptedAt })];
+    const batch = [
+      signBatch({ items: [{ queued, sequence: 3, previousSequence: 1 }, { queued: { ...queued, event: { ...queued.event, event_id: 'evt_2' } }, sequence: 4, previousSequence: 3 }], secrets: [secret], attemptedAt }),
+      signBatch({ items: [{ queued: redriven, sequence: 2, previousSequence: 7 }], secrets: [secret], attemptedAt }),
+    ];
+    for (const [name, requests] of [['event', single], ['batch', batch]] as const) {
+      const { post } = document.webhooks[name];
+      const isBody = ajv.compile(post.requestBody.content['application/json'].schema);
+      const listed = new Set(['content-type', ...post.parameters.map((parameter) => parameter.name)]);
+      for (const request of requests) {
+        expect(isBody(JSON.parse(request.body)), `${name}: ${JSON.stringify(isBody.errors)}`).toBe(true);
+        expect(Object.keys(request.headers).filter((header) => !listed.has(header)), name).toEqual([]);
+        for (const parameter of post.parameters.filter((each) => each.required)) expect(request.headers, `${name} ${parameter.name}`).toHaveProperty(parameter.name);
+      }
+    }
   });
 
   it('answers every error code of ERROR_STATUS_CODES on some route, or, for a request no route takes, in components.responses', () => {

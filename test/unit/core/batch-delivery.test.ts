@@ -110,7 +110,7 @@ describe('ordered batches', () => {
     const { run, posts } = harness(10);
     await run(records('a', 1));
     expect(posts.map((post) => post.items.map((item) => `${item.id}#${item.sequence}`))).toEqual([['a1#1']]);
-    expect(posts[0]?.webhookId).toBe(batchWebhookId([{ queued: queued('a1', 'a'), sequence: 1 }]));
+    expect(posts[0]?.webhookId).toBe(batchWebhookId([{ queued: queued('a1', 'a'), sequence: 1, previousSequence: 0 }]));
   });
 
   it('never takes a poison event’s batch-mates to the dead letters: after the batch fails, one at a time, each with its own attempts', async () => {
@@ -120,6 +120,42 @@ describe('ordered batches', () => {
     expect(['a1', 'a3', 'a4'].map((id) => store.events.get(id)?.status)).toEqual(['delivered', 'delivered', 'delivered']);
     // The batch once, then a1 alone, a2 alone three times, a3 and a4 alone: the batch's numbers stay.
     expect(posts.map((post) => post.items.map((item) => `${item.id}#${item.sequence}`).join(' '))).toEqual(['a1#1 a2#2 a3#3 a4#4', 'a1#1', 'a2#2', 'a2#2', 'a2#2', 'a3#3', 'a4#4']);
+  });
+
+  it('names in each item the number delivered before it: the item before, and for the first the key\'s last delivered', async () => {
+    const { run, posts } = harness(10, (post) => (post.items.some((item) => item.id === 'a2') ? refused : ok));
+    await drain(run, records('a', 4));
+    await run(records('a', 2, 5));
+    const places = posts.map((post) => post.items.map((item) => `${item.sequence}<${(item as { previous_sequence?: number }).previous_sequence}`).join(' '));
+    // The batch claims 1, 2, 3 delivered in it; it fails; alone, 2 is given up, so 3 follows 1.
+    expect(places).toEqual(['1<0 2<1 3<2 4<3', '1<0', '2<1', '2<1', '2<1', '3<1', '4<3', '5<4 6<5']);
+  });
+
+  it('names in a run\'s later members the one given up before them, as the key names it to a member begun alone', async () => {
+    const store = new InMemoryDeliveryStore();
+    const bodies: { sequence: number; previous_sequence: number }[] = [];
+    const ports: DeliveryPorts = {
+      store,
+      findTarget: async (subscriptionId) => ({ url: `https://example.com/${subscriptionId}`, secret, batchSize: 1 }),
+      send: async (_url, request) => {
+        const body = JSON.parse(request.body) as { sequence: number; previous_sequence: number };
+        bodies.push(body);
+        return body.sequence === 2 || body.sequence === 3 || (body.sequence === 5 && bodies.filter((each) => each.sequence === 5).length === 1) ? refused : ok;
+      },
+      deadLetters: { put: async () => undefined },
+      countDeadLetter: async () => undefined,
+      quarantine: async () => undefined,
+      pause: async () => undefined,
+      now: () => new Date(),
+      random: () => 0.5,
+    };
+    // One attempt each: a refused member is given up at once, and the run goes on past it.
+    const once: RetryPolicy = { ...policy, maxDeliveryAttempts: 1, retryBaseSeconds: 0 };
+    await processBatch(records('a', 5), ports, once, () => undefined, plentyOfTime);
+    expect(bodies.map((body) => `${body.sequence}<${body.previous_sequence}`)).toEqual(['1<0', '2<1', '3<1', '4<1', '5<4']);
+    // 5 was given up too; the key's next event, begun alone, follows 4.
+    await processBatch(records('a', 1, 6), ports, once, () => undefined, plentyOfTime);
+    expect(bodies.at(-1)).toMatchObject({ sequence: 6, previous_sequence: 4 });
   });
 
   it('batches again, with the next numbers, once a failed batch’s events are settled', async () => {
@@ -200,11 +236,11 @@ describe('gatherBatch', () => {
 
 describe('batchWebhookId', () => {
   it('is the same for the same events and numbers, and differs when either differs', () => {
-    const one = [{ queued: queued('a1', 'a'), sequence: 1 }, { queued: queued('a2', 'a'), sequence: 2 }];
+    const one = [{ queued: queued('a1', 'a'), sequence: 1, previousSequence: 0 }, { queued: queued('a2', 'a'), sequence: 2, previousSequence: 1 }];
     expect(batchWebhookId(one)).toBe(batchWebhookId(one.map((item) => ({ ...item }))));
     expect(batchWebhookId(one)).toMatch(/^batch_[0-9a-f]{32}$/);
-    expect(batchWebhookId(one)).not.toBe(batchWebhookId([{ queued: queued('a1', 'a'), sequence: 1 }]));
-    expect(batchWebhookId(one)).not.toBe(batchWebhookId([{ queued: queued('a1', 'a'), sequence: 1 }, { queued: queued('a2', 'a'), sequence: 3 }]));
+    expect(batchWebhookId(one)).not.toBe(batchWebhookId([{ queued: queued('a1', 'a'), sequence: 1, previousSequence: 0 }]));
+    expect(batchWebhookId(one)).not.toBe(batchWebhookId([{ queued: queued('a1', 'a'), sequence: 1, previousSequence: 0 }, { queued: queued('a2', 'a'), sequence: 3, previousSequence: 2 }]));
   });
 });
 

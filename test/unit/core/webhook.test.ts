@@ -49,17 +49,17 @@ describe('signWebhook ordering key', () => {
   };
 
   it('names the subscription when the key is the subscription, even if the event has a resource_id', () => {
-    const request = signWebhook({ queued: { ...queued, event: { ...queued.event, resource_id: 'order-7' } }, sequence: 1, secrets: [secret], attemptedAt: new Date() });
+    const request = signWebhook({ queued: { ...queued, event: { ...queued.event, resource_id: 'order-7' } }, sequence: 1, previousSequence: 0, secrets: [secret], attemptedAt: new Date() });
     expect(request.headers['webhook-ordering-key']).toBe('sub_1');
   });
 
   it('names the resource, escaped, when the key is the resource', () => {
-    const request = signWebhook({ queued: byResource('заказ 7'), sequence: 1, secrets: [secret], attemptedAt: new Date() });
+    const request = signWebhook({ queued: byResource('заказ 7'), sequence: 1, previousSequence: 0, secrets: [secret], attemptedAt: new Date() });
     expect(request.headers['webhook-ordering-key']).toBe('%D0%B7%D0%B0%D0%BA%D0%B0%D0%B7%207');
   });
 
   it('names the resource even when it equals the subscription id', () => {
-    const request = signWebhook({ queued: byResource('sub_1'), sequence: 1, secrets: [secret], attemptedAt: new Date() });
+    const request = signWebhook({ queued: byResource('sub_1'), sequence: 1, previousSequence: 0, secrets: [secret], attemptedAt: new Date() });
     expect(request.headers['webhook-ordering-key']).toBe('sub_1');
   });
 });
@@ -67,14 +67,14 @@ describe('signWebhook ordering key', () => {
 describe('signWebhook', () => {
   it('is verified by the standardwebhooks library', () => {
     const attemptedAt = new Date();
-    const request = signWebhook({ queued, sequence: 3, secrets: [secret], attemptedAt });
+    const request = signWebhook({ queued, sequence: 3, previousSequence: 2, secrets: [secret], attemptedAt });
     const verified = new Webhook(secret).verify(request.body, request.headers);
-    expect(verified).toEqual({ type: 'order.updated', timestamp: '2026-12-02T12:00:00.000Z', data: queued.event.payload });
+    expect(verified).toEqual({ type: 'order.updated', timestamp: '2026-12-02T12:00:00.000Z', data: queued.event.payload, sequence: 3, ordering_key: 'sub_1', previous_sequence: 2 });
   });
 
   it('carries the contract headers', () => {
     const attemptedAt = new Date('2026-12-02T12:00:05.900Z');
-    const request = signWebhook({ queued, sequence: 3, secrets: [secret], attemptedAt });
+    const request = signWebhook({ queued, sequence: 3, previousSequence: 2, secrets: [secret], attemptedAt });
     expect(request.headers).toMatchObject({
       'content-type': 'application/json',
       'webhook-id': 'evt_1',
@@ -87,20 +87,20 @@ describe('signWebhook', () => {
 
   it('signs exactly "<id>.<timestamp>.<body>" with the decoded secret', () => {
     const attemptedAt = new Date('2026-12-02T12:00:05Z');
-    const request = signWebhook({ queued, sequence: 1, secrets: [secret], attemptedAt });
+    const request = signWebhook({ queued, sequence: 1, previousSequence: 0, secrets: [secret], attemptedAt });
     const expected = new Webhook(secret).sign('evt_1', attemptedAt, request.body);
     expect(request.headers['webhook-signature']).toBe(expected);
   });
 
   it('is refused by a verifier holding another secret', () => {
-    const request = signWebhook({ queued, sequence: 1, secrets: [secret], attemptedAt: new Date() });
+    const request = signWebhook({ queued, sequence: 1, previousSequence: 0, secrets: [secret], attemptedAt: new Date() });
     const other = new Webhook('whsec_' + Buffer.alloc(32, 8).toString('base64'));
     expect(() => other.verify(request.body, request.headers)).toThrow(WebhookVerificationError);
   });
 
   it('sends the same body on every attempt and keeps the sequence', () => {
-    const first = signWebhook({ queued, sequence: 9, secrets: [secret], attemptedAt: new Date('2026-12-02T12:00:00Z') });
-    const retry = signWebhook({ queued, sequence: 9, secrets: [secret], attemptedAt: new Date('2026-12-02T12:15:00Z') });
+    const first = signWebhook({ queued, sequence: 9, previousSequence: 8, secrets: [secret], attemptedAt: new Date('2026-12-02T12:00:00Z') });
+    const retry = signWebhook({ queued, sequence: 9, previousSequence: 8, secrets: [secret], attemptedAt: new Date('2026-12-02T12:15:00Z') });
     expect(retry.body).toBe(first.body);
     expect(retry.headers['webhook-id']).toBe(first.headers['webhook-id']);
     expect(retry.headers['webhook-sequence']).toBe('9');
@@ -109,7 +109,7 @@ describe('signWebhook', () => {
 
   it('gives one v1 signature per secret, space-separated, each verified by its own secret alone', () => {
     const previous = 'whsec_' + Buffer.alloc(32, 9).toString('base64');
-    const request = signWebhook({ queued, sequence: 1, secrets: [secret, previous], attemptedAt: new Date() });
+    const request = signWebhook({ queued, sequence: 1, previousSequence: 0, secrets: [secret, previous], attemptedAt: new Date() });
     const [current, old] = (request.headers['webhook-signature'] ?? '').split(' ');
     expect(current).toBe(new Webhook(secret).sign('evt_1', new Date(Number(request.headers['webhook-timestamp']) * 1000), request.body));
     expect(old).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
@@ -119,8 +119,28 @@ describe('signWebhook', () => {
     expect(() => other.verify(request.body, request.headers)).toThrow(WebhookVerificationError);
   });
 
-  it('puts the type, the acceptance time and the payload in the body', () => {
-    expect(JSON.parse(webhookBody(queued))).toEqual({ type: 'order.updated', timestamp: queued.accepted_at, data: queued.event.payload });
+  it('puts the type, the acceptance time, the payload and the event\'s place in its key in the body', () => {
+    expect(JSON.parse(webhookBody({ queued, sequence: 7, previousSequence: 5 }))).toEqual({
+      type: 'order.updated',
+      timestamp: queued.accepted_at,
+      data: queued.event.payload,
+      sequence: 7,
+      ordering_key: 'sub_1',
+      previous_sequence: 5,
+    });
+  });
+
+  it('says under the signature what the headers say outside it: the key unescaped, the number, and a redelivery', () => {
+    const event = { ...queued.event, resource_id: 'заказ 7' };
+    const redelivered: QueuedEvent = { ...queued, event, ordering_key: partitionKey(event, Ordering.resource), redrive: { sequence: 2, redriven_at: '2026-12-02T13:00:00.000Z' } };
+    const request = signWebhook({ queued: redelivered, sequence: 2, previousSequence: 9, secrets: [secret], attemptedAt: new Date() });
+    const verified = new Webhook(secret).verify(request.body, request.headers);
+    expect(verified).toMatchObject({ sequence: 2, ordering_key: 'заказ 7', previous_sequence: 9, redelivery: true });
+    expect(request.headers).toMatchObject({ 'webhook-sequence': '2', 'webhook-ordering-key': encodeHeaderText('заказ 7'), 'webhook-redelivery': 'true' });
+  });
+
+  it('marks no redelivery in the body of a first delivery', () => {
+    expect(JSON.parse(webhookBody({ queued, sequence: 1, previousSequence: 0 }))).not.toHaveProperty('redelivery');
   });
 });
 
@@ -183,14 +203,14 @@ describe('webhookBody of unusual payloads', () => {
 
   it('sends own "__proto__", "constructor" and "prototype" keys as they were accepted', () => {
     const payloadJson = '{"__proto__":{"polluted":true},"constructor":{"name":"x"},"prototype":1,"id":2}';
-    const request = signWebhook({ queued: queuedWith(payloadJson), sequence: 1, secrets: [secret], attemptedAt: new Date() });
-    expect(request.body).toBe(`{"type":"x","timestamp":"2026-12-02T12:00:00.000Z","data":${payloadJson}}`);
+    const request = signWebhook({ queued: queuedWith(payloadJson), sequence: 1, previousSequence: 0, secrets: [secret], attemptedAt: new Date() });
+    expect(request.body).toBe(`{"type":"x","timestamp":"2026-12-02T12:00:00.000Z","data":${payloadJson},"sequence":1,"ordering_key":"s","previous_sequence":0}`);
     const verified = new Webhook(secret).verify(request.body, request.headers) as { data: object };
     expect(Object.keys(verified.data)).toEqual(['__proto__', 'constructor', 'prototype', 'id']);
   });
 
   it(`signs a payload ${MAX_PAYLOAD_DEPTH} levels deep`, () => {
     const payloadJson = '{"a":'.repeat(MAX_PAYLOAD_DEPTH - 1) + '{}' + '}'.repeat(MAX_PAYLOAD_DEPTH - 1);
-    expect(webhookBody(queuedWith(payloadJson))).toContain(payloadJson);
+    expect(webhookBody({ queued: queuedWith(payloadJson), sequence: 1, previousSequence: 0 })).toContain(payloadJson);
   });
 });
