@@ -1,10 +1,14 @@
 /**
  * `npm run receiver`: a webhook receiver for trying the local stack. Listens on 127.0.0.1 at
- * RECEIVER_PORT (default 4000), verifies signatures with WEBHOOK_SECRET when it is set, prints
- * each webhook with its sequence number, id, type and signature check, and answers 204, or, in
- * its failing mode (RECEIVER_FAIL_RATE, RECEIVER_STATUS, RECEIVER_DELAY_MS), refuses some of them
- * so that retries and dead letters can be watched.
+ * RECEIVER_PORT (default 4000), prints each webhook with its sequence number, id, type and
+ * signature check, and answers 204, or, in its failing mode (RECEIVER_FAIL_RATE, RECEIVER_STATUS,
+ * RECEIVER_DELAY_MS), refuses some of them so that retries and dead letters can be watched.
+ *
+ * With WEBHOOK_SECRET set, every webhook it does not refuse goes through the receiver kit
+ * (`@ordered-webhooks/receiver`), as a user's receiver would: verified, duplicates dropped, and
+ * each event judged in its key's order (in order, duplicate, gap, redelivery), which it prints.
  */
+import { createReceiver, Verdict, type OrderReport } from '../receiver/src/index.js';
 import { createReceiverResponder, describeReceiverMode, readReceiverSettings } from './receiver-settings.js';
 import { stopOnSignals } from './shutdown.js';
 import { formatClock } from './terminal-logger.js';
@@ -19,8 +23,28 @@ const SIGNATURE_TEXT: Record<SignatureCheck, string> = {
   [SignatureCheck.unchecked]: 'signature not checked (set WEBHOOK_SECRET)',
 };
 
-/** One printed line per webhook. */
-function formatWebhookLine(webhook: ReceivedWebhook, reply: ReceiverReply): string {
+/** What the kit made of an event's place in its key, as printed. */
+export function describeReport(report: OrderReport): string {
+  const numbers = (list: readonly number[]): string => list.join(', ');
+  switch (report.verdict) {
+    case Verdict.inOrder:
+      return 'in order';
+    case Verdict.duplicate:
+      return 'duplicate';
+    case Verdict.redelivery:
+      return 'redelivery: fills its gap';
+    case Verdict.gap:
+      return [
+        'GAP',
+        ...(report.missing.length === 0 ? [] : [`missing ${numbers(report.missing)} (dead-lettered: see npx ordered-webhooks dead-letters)`]),
+        ...(report.lost.length === 0 ? [] : [`lost ${numbers(report.lost)} (delivered, not kept here)`]),
+      ].join(' ');
+  }
+}
+
+/** One printed line per webhook, with the kit's report of each event when it judged them. */
+export function formatWebhookLine(webhook: ReceivedWebhook, reply: ReceiverReply, reports: readonly OrderReport[] = []): string {
+  const judged = reports.length === 0 ? [] : [reports.map(describeReport).join('; ')];
   if (webhook.items !== undefined) {
     // A batch (CONTRACT §5): each item's number and id, in order.
     return [
@@ -28,6 +52,7 @@ function formatWebhookLine(webhook: ReceivedWebhook, reply: ReceiverReply): stri
       `batch of ${webhook.items.length}: ${webhook.items.map((item) => `${item.sequence}=${item.id}${item.isRedelivery ? ' (redelivery)' : ''}`).join(', ')}`,
       `webhook-id=${webhook.webhookId ?? '-'}`,
       SIGNATURE_TEXT[webhook.signature],
+      ...judged,
       `-> ${reply.statusCode}`,
     ].join('  ');
   }
@@ -37,6 +62,7 @@ function formatWebhookLine(webhook: ReceivedWebhook, reply: ReceiverReply): stri
     `webhook-id=${webhook.webhookId ?? '-'}`,
     `type=${webhook.type ?? '-'}`,
     SIGNATURE_TEXT[webhook.signature],
+    ...judged,
     `-> ${reply.statusCode}`,
   ].join('  ');
 }
@@ -48,13 +74,36 @@ async function main(): Promise<void> {
     process.stderr.write(`Invalid configuration:\n${settings.problems.map((problem) => `  - ${problem}`).join('\n')}\n`);
     process.exit(EXIT_CONFIG);
   }
+  const failing = createReceiverResponder(settings);
+  // The kit's reports of each request's events, by webhook-id, until the request's line is printed.
+  const reports = new Map<string, OrderReport[]>();
+  const kit =
+    settings.secret === undefined
+      ? undefined
+      : createReceiver({
+          secret: settings.secret,
+          // One receiver serves every subscription of the walkthrough: their keys apart by path would
+          // need a receiver each; ordering keys are subscription ids or resource ids, apart enough here.
+          onEvent: (event, report) => void reports.set(event.webhookId, [...(reports.get(event.webhookId) ?? []), report]),
+          onDuplicate: (webhookId) => void reports.set(webhookId, [{ verdict: Verdict.duplicate, missing: [], lost: [] }]),
+        });
+  const respond = async (webhook: ReceivedWebhook): Promise<ReceiverReply> => {
+    const reply = await failing();
+    if (kit === undefined || reply.statusCode < 200 || reply.statusCode > 299) return reply;
+    const answer = await kit.handle({ headers: webhook.headers, body: webhook.body });
+    return { statusCode: answer.status };
+  };
   let receiver: WebhookReceiver;
   try {
     receiver = await startWebhookReceiver({
       port: settings.port,
       ...(settings.secret === undefined ? {} : { secret: settings.secret }),
-      respond: createReceiverResponder(settings),
-      onWebhook: (webhook, reply) => process.stdout.write(`${formatWebhookLine(webhook, reply)}\n`),
+      respond,
+      onWebhook: (webhook, reply) => {
+        const judged = reports.get(webhook.webhookId ?? '') ?? [];
+        reports.delete(webhook.webhookId ?? '');
+        process.stdout.write(`${formatWebhookLine(webhook, reply, judged)}\n`);
+      },
     });
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? `port ${settings.port} is in use: set RECEIVER_PORT=<another>` : String(error);
@@ -62,7 +111,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   process.stdout.write(
-    `webhook receiver listening on ${receiver.url} (any path); ${settings.secret === undefined ? 'no WEBHOOK_SECRET: signatures are not checked' : 'verifying signatures with WEBHOOK_SECRET'}; ${describeReceiverMode(settings)}\n`,
+    `webhook receiver listening on ${receiver.url} (any path); ${settings.secret === undefined ? 'no WEBHOOK_SECRET: signatures are not checked' : 'verifying signatures with WEBHOOK_SECRET and checking each key\'s order with @ordered-webhooks/receiver'}; ${describeReceiverMode(settings)}\n`,
   );
   stopOnSignals(receiver.stop, {
     stopping: () => undefined,

@@ -18,14 +18,15 @@ import { waitFor } from './support/poll.js';
 import { findFreePort, spawnNpm, type NpmProcess } from './support/process.js';
 
 /** `webhook-sequence=1  webhook-id=evt  type=t  signature verified  -> 204` as the receiver prints it. */
-const WEBHOOK_LINE = /webhook-sequence=(\d+) {2}webhook-id=(\S+) {2}type=\S+ {2}(.+?) {2}-> (\d+)/g;
+const WEBHOOK_LINE = /webhook-sequence=(\d+) {2}webhook-id=(\S+) {2}type=\S+ {2}(signature \S+)(?: {2}(.+?))? {2}-> (\d+)/g;
 
-function printedWebhooks(output: string): { sequence: number; id: string; signature: string; status: number }[] {
+function printedWebhooks(output: string): { sequence: number; id: string; signature: string; report: string; status: number }[] {
   return [...output.matchAll(WEBHOOK_LINE)].map((match) => ({
     sequence: Number(match[1]),
     id: match[2] ?? '',
     signature: match[3] ?? '',
-    status: Number(match[4]),
+    report: match[4] ?? '',
+    status: Number(match[5]),
   }));
 }
 
@@ -85,7 +86,8 @@ describe('npm start', { timeout: 90_000 }, () => {
       const ofKey = printed.filter((webhook) => webhook.id.startsWith(key));
       expect(ofKey.map((webhook) => [webhook.id, webhook.sequence])).toEqual([1, 2, 3].map((n) => [`${key}-evt-${n}`, n]));
     }
-    expect(printed.every((webhook) => webhook.signature === 'signature verified' && webhook.status === 204)).toBe(true);
+    // Each one verified and judged by the receiver kit, in its key's order.
+    expect(printed.every((webhook) => webhook.signature === 'signature verified' && webhook.report === 'in order' && webhook.status === 204)).toBe(true);
     expect(stack.stdout()).toMatch(/INFO +ingest +events answered .*statusCode=202/);
 
     // A second stack on the same DATA_DIR is refused while the first runs.

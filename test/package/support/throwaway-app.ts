@@ -58,7 +58,7 @@ const manifestSchema = z.object({
  * the npm cache alone: `npm ci` of this repository put exactly these tarballs there, while the
  * registry's package documents a plain `npm install` needs to resolve versions may be missing.
  */
-function lockEntriesOf(roots: readonly string[]): Record<string, Record<string, unknown>> {
+export function lockEntriesOf(roots: readonly string[]): Record<string, Record<string, unknown>> {
   const { packages } = lockSchema.parse(JSON.parse(readFileSync(path.join(REPOSITORY_ROOT, 'package-lock.json'), 'utf8')));
   // Node's resolution: the nearest node_modules/<name> upward from the dependent.
   const locate = (from: string, name: string): string => {
