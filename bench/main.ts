@@ -14,7 +14,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { bundleSizes } from './bundles.js';
-import { gridCells, hotKeySpecs, isolationSpecs, retentionOffSpecs, usageSpecs } from './plan.js';
+import { fanOutSpecs, gridCells, hotKeySpecs, isolationSpecs, retentionOffSpecs, usageSpecs } from './plan.js';
 import type { RunResult, RunSpec } from './protocol.js';
 import { deriveFigures, mergeRuns, modelOf, renderReport, type BenchReport, type GridRow, type Variant } from './report.js';
 import { BENCH_ROOT, startWorker, type Worker } from './workers.js';
@@ -189,6 +189,16 @@ export async function runBench(options: BenchOptions, say: (line: string) => voi
             sparse: await current.worker.run(offPair.sparse).catch((error: unknown) => failedRun(offPair.sparse, error)),
           };
 
+    say('fan-out: 10 subscriptions of one tenant, beside the same deliveries named one by one (working tree only)');
+    const fanOutPair = fanOutSpecs(options.isQuick);
+    const fanOut =
+      current === undefined
+        ? undefined
+        : {
+            named: await current.worker.run(fanOutPair.named).catch((error: unknown) => failedRun(fanOutPair.named, error)),
+            fanOut: await current.worker.run(fanOutPair.fanOut).catch((error: unknown) => failedRun(fanOutPair.fanOut, error)),
+          };
+
     say('bundles');
     const bundles: Record<string, Awaited<ReturnType<typeof bundleSizes>>> = {};
     for (const checkout of checkouts) bundles[checkout.variant.id] = await bundleSizes(checkout.root);
@@ -217,6 +227,7 @@ export async function runBench(options: BenchOptions, say: (line: string) => voi
       repeats,
       ...(hotKey === undefined ? {} : { hotKey }),
       ...(retentionOff === undefined ? {} : { retentionOff }),
+      ...(fanOut === undefined ? {} : { fanOut }),
     };
     return options.isModel ? { ...report, model: modelOf(report) } : report;
   } finally {

@@ -120,6 +120,17 @@ export function hotKeySpecs(isQuick: boolean): { readonly single: RunSpec; reado
 }
 
 /**
+ * Fan-out (issue 29): 10 subscriptions of one tenant, 10 events per request, receiver 20 ms, each
+ * event delivered to all 10; beside it the same deliveries made by events that each name their
+ * subscription (10 events of one key per request, as the busy keys). Units per delivered event
+ * side by side. Run on the working tree only: a checkout from before has no fan-out.
+ */
+export function fanOutSpecs(isQuick: boolean): { readonly named: RunSpec; readonly fanOut: RunSpec } {
+  const named: RunSpec = { ...base, keys: 10, concurrency: 4, latencyMs: 20, eventsPerKey: isQuick ? 20 : 50, eventsPerRequest: 10, shape: TrafficShape.perKey, measureUnits: true };
+  return { named, fanOut: { ...named, isFanOut: true } };
+}
+
+/**
  * The usage scenarios again with no event kept for replays (`EVENT_RETENTION_DAYS=0`), beside the
  * usage runs (kept 7 days, the default): what keeping the bodies and the runs' numbers costs. Run
  * on the working tree only: a checkout from before kept no event either way.

@@ -40,6 +40,12 @@ export const RunSpecSchema = z.object({
   deadlineSeconds: z.number().positive(),
   /** Each subscription's `batch_size` (CONTRACT §5); 1, the default, is the webhook of §3. */
   batchSize: z.number().int().min(1).max(10).default(1),
+  /**
+   * Issue 29's fan-out: every key is a subscription of one tenant, and each event names the tenant
+   * and no subscription, so that it goes to all of them; `eventsPerKey` events in all, each
+   * delivered `keys` times. False, the default: each event names its key's subscription.
+   */
+  isFanOut: z.boolean().default(false),
 });
 export type RunSpec = z.input<typeof RunSpecSchema>;
 

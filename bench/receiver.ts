@@ -119,7 +119,10 @@ export async function startBenchReceiver(options: { readonly latencyMs: number; 
           return;
         }
         const headerSequence = Number(request.headers['webhook-sequence']);
-        const items = 'events' in parsed ? parsed.events : [{ data: parsed.data, sequence: Number.isInteger(headerSequence) ? headerSequence : undefined }];
+        // The key is the endpoint's (`/k<key>`): a fan-out's one payload reaches every key's endpoint.
+        const pathKey = /^\/k(\d+)$/.exec(request.url ?? '')?.[1];
+        const keyed = (item: { readonly data: z.infer<typeof BenchPayloadSchema>; readonly sequence: number | undefined }) => (pathKey === undefined ? item : { ...item, data: { ...item.data, key: Number(pathKey) } });
+        const items = ('events' in parsed ? parsed.events : [{ data: parsed.data, sequence: Number.isInteger(headerSequence) ? headerSequence : undefined }]).map(keyed);
         if (items.some((item) => options.poisonKeys?.has(item.data.key) === true)) {
           checker.refuse();
           response.writeHead(500).end();

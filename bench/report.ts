@@ -55,6 +55,8 @@ export interface BenchReport {
   readonly hotKey?: { readonly single: RunResult; readonly batched: RunResult };
   /** The usage scenarios with `EVENT_RETENTION_DAYS=0`, on the working tree only; absent in reports from before. */
   readonly retentionOff?: { readonly busy: RunResult; readonly sparse: RunResult };
+  /** Fan-out (issue 29) beside the same deliveries named one by one, on the working tree only; absent in reports from before. */
+  readonly fanOut?: { readonly named: RunResult; readonly fanOut: RunResult };
 }
 
 /** Figures derived from a report, included in the JSON beside the raw runs. */
@@ -72,6 +74,12 @@ export interface DerivedFigures {
     readonly speedup: number;
     readonly unitsPerEvent: { readonly single: { write: number; read: number }; readonly batched: { write: number; read: number } };
     readonly usdPerMillion: { readonly single: number; readonly batched: number };
+  };
+  /** Units, cost and rate per delivered event of a fan-out and of the same deliveries named one by one. */
+  readonly fanOut?: {
+    readonly unitsPerDelivery: { readonly named: { write: number; read: number }; readonly fanOut: { write: number; read: number } };
+    readonly usdPerMillionDeliveries: { readonly named: number; readonly fanOut: number };
+    readonly deliveriesPerSecond: { readonly named: number; readonly fanOut: number };
   };
   /** Units per event of the working tree's usage scenarios with events kept (the default, 7 days) and with none kept. */
   readonly retention?: {
@@ -166,6 +174,7 @@ function allRuns(report: BenchReport): RunResult[] {
     ...Object.values(report.usage.busy),
     ...Object.values(report.usage.sparse),
     ...(report.hotKey === undefined ? [] : [report.hotKey.single, report.hotKey.batched]),
+    ...(report.fanOut === undefined ? [] : [report.fanOut.named, report.fanOut.fanOut]),
   ];
 }
 
@@ -207,6 +216,7 @@ export function deriveFigures(report: BenchReport): DerivedFigures {
     orderViolations: totalOrderViolations(report),
     ...(report.hotKey === undefined ? {} : { hotKey: hotKeyFigures(report.hotKey) }),
     ...retentionFigures(report),
+    ...(report.fanOut === undefined ? {} : { fanOut: fanOutFigures(report.fanOut) }),
   };
 }
 
@@ -221,6 +231,15 @@ function retentionFigures(report: BenchReport): Pick<DerivedFigures, 'retention'
       busy: { on: unitsOf(busy.usage), off: unitsOf(report.retentionOff.busy.usage) },
       sparse: { on: unitsOf(sparse.usage), off: unitsOf(report.retentionOff.sparse.usage) },
     },
+  };
+}
+
+/** A fan-out's units, cost and rate per delivered event, beside the same deliveries named one by one. */
+function fanOutFigures({ named, fanOut }: NonNullable<BenchReport['fanOut']>): NonNullable<DerivedFigures['fanOut']> {
+  return {
+    unitsPerDelivery: { named: unitsOf(named.usage), fanOut: unitsOf(fanOut.usage) },
+    usdPerMillionDeliveries: { named: costPerMillion(named.usage).totalUsdPerMillion, fanOut: costPerMillion(fanOut.usage).totalUsdPerMillion },
+    deliveriesPerSecond: { named: named.eventsPerSecond, fanOut: fanOut.eventsPerSecond },
   };
 }
 
@@ -421,6 +440,23 @@ export function renderReport(report: BenchReport): string {
         ],
       ),
       '\nOne key moves one POST per round trip of its endpoint: with batch_size 10 a POST carries up to the 10 events of its key that one receive holds.',
+    );
+  }
+
+  if (derived.fanOut !== undefined) {
+    const fan = derived.fanOut;
+    section(
+      'Fan-out (issue 29): 10 subscriptions of one tenant, 10 events per request, receiver 20 ms, C = 4; working tree only',
+      formatTable(
+        ['figure (per delivered event)', 'each event names its subscription', 'fan-out to 10', 'fan-out / named'],
+        [
+          ['write units', fixed(fan.unitsPerDelivery.named.write, 2), fixed(fan.unitsPerDelivery.fanOut.write, 2), ratio(fan.unitsPerDelivery.fanOut.write, fan.unitsPerDelivery.named.write)],
+          ['read units', fixed(fan.unitsPerDelivery.named.read, 2), fixed(fan.unitsPerDelivery.fanOut.read, 2), ratio(fan.unitsPerDelivery.fanOut.read, fan.unitsPerDelivery.named.read)],
+          ['$ per million deliveries', fixed(fan.usdPerMillionDeliveries.named, 3), fixed(fan.usdPerMillionDeliveries.fanOut, 3), ratio(fan.usdPerMillionDeliveries.fanOut, fan.usdPerMillionDeliveries.named)],
+          ['deliveries/s', fixed(fan.deliveriesPerSecond.named, 1), fixed(fan.deliveriesPerSecond.fanOut, 1), ratio(fan.deliveriesPerSecond.fanOut, fan.deliveriesPerSecond.named)],
+        ],
+      ),
+      "\nA fan-out adds its record and the tenant's read per event; each delivery keeps its own record, as an event naming its subscription does.",
     );
   }
 

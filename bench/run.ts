@@ -158,17 +158,20 @@ export async function runSpec(checkout: Checkout, meter: Meter, spec: RunSpec): 
     const run = `bench-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
     const subscription = (key: number): string => `${run}-key-${key}`;
     const pad = 'x'.repeat(Math.max(0, spec.payloadBytes - 30));
+    const tenant = spec.isFanOut === true ? `${run}-tenant` : 'bench';
     const eventOf = (key: number, n: number): BenchEvent => ({
       event_id: `${run}-${key}-${n}`,
-      tenant_id: 'bench',
+      tenant_id: tenant,
       subscription_id: subscription(key),
       type: 'bench.event',
       payload: { key, n, pad },
     });
+    /** A fan-out's event: its tenant's, no subscription named; the receiver tells the keys apart by path. */
+    const fanOutOf = (n: number): Omit<BenchEvent, 'subscription_id'> => ({ event_id: `${run}-fan-${n}`, tenant_id: tenant, type: 'bench.event', payload: { key: 0, n, pad } });
     await benchContext.run('bench', async () => {
       for (let key = 0; key < allKeys; key += 1) {
         const batching = (spec.batchSize ?? 1) > 1 ? { batch_size: spec.batchSize } : {};
-        await post(`${stack.url}/v1/subscriptions/${subscription(key)}`, 'PUT', { tenant_id: 'bench', url: `${receiver.url}/k${key}`, ...batching });
+        await post(`${stack.url}/v1/subscriptions/${subscription(key)}`, 'PUT', { tenant_id: tenant, url: `${receiver.url}/k${key}`, ...batching });
       }
     });
 
@@ -178,7 +181,7 @@ export async function runSpec(checkout: Checkout, meter: Meter, spec: RunSpec): 
     meter.measureUnits = spec.measureUnits;
     meter.reset();
     let httpRequests = 0;
-    const send = async (batch: BenchEvent[]): Promise<void> => {
+    const send = async (batch: readonly (BenchEvent | Omit<BenchEvent, 'subscription_id'>)[]): Promise<void> => {
       httpRequests += 1;
       await post(events, 'POST', { events: batch });
     };
@@ -186,7 +189,11 @@ export async function runSpec(checkout: Checkout, meter: Meter, spec: RunSpec): 
     const deadline = startedAt + spec.deadlineSeconds * 1000;
     let lagActiveGroups = 0;
     await benchContext.run('bench', async () => {
-      if (spec.shape === TrafficShape.sparse) {
+      if (spec.isFanOut === true) {
+        for (let start = 0; start < spec.eventsPerKey; start += spec.eventsPerRequest) {
+          await send(Array.from({ length: Math.min(spec.eventsPerRequest, spec.eventsPerKey - start) }, (_, i) => fanOutOf(start + i)));
+        }
+      } else if (spec.shape === TrafficShape.sparse) {
         for (let n = 0; n < spec.eventsPerKey; n += 1) {
           for (let first = 0; first < allKeys; first += spec.eventsPerRequest) {
             const keys = Array.from({ length: Math.min(spec.eventsPerRequest, allKeys - first) }, (_, i) => first + i);

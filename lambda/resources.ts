@@ -18,6 +18,9 @@ export type IndexProjection = (typeof IndexProjection)[keyof typeof IndexProject
 /** The index of the subscriptions with a replay under way (see TABLES.subscriptions). */
 export const REPLAYS_INDEX = 'replays-under-way';
 
+/** The index of each tenant's subscriptions, for fan-outs (see TABLES.subscriptions). */
+export const TENANT_SUBSCRIPTIONS_INDEX = 'tenant-subscriptions';
+
 /** A global secondary index. Sparse: only items that carry its key are in it. */
 export interface IndexDefinition {
   readonly name: string;
@@ -64,6 +67,12 @@ export const TABLES = {
        * ends without its caller. Keys only; written only when a replay starts or ends.
        */
       { name: REPLAYS_INDEX, partitionKey: 'replay_shard', projection: IndexProjection.keysOnly },
+      /**
+       * Each tenant's subscriptions, for a fan-out (an event naming its tenant and no subscription,
+       * issue 29): ingest queries a tenant's keys here and reads their routing from the table. Keys
+       * only (never a secret); written only when a subscription is created.
+       */
+      { name: TENANT_SUBSCRIPTIONS_INDEX, partitionKey: 'tenant_id', sortKey: 'subscription_id', projection: IndexProjection.keysOnly },
     ],
   },
   /**

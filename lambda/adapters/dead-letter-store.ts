@@ -7,7 +7,7 @@
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { positionOf, RemoveOutcome, toDeadLetterRow, type DeadLetter, type PayloadStore, type DeadLetterPage, type DeadLetterRow, type DeadLetterStore, type StoredDeadLetter } from '../core/dead-letter.js';
-import { readQueuedEvent } from '../core/event.js';
+import { publicEventIdOf, readQueuedEvent } from '../core/event.js';
 import { PAYLOAD_OBJECT_PREFIX, TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
 import { unlessConditionFails } from './aws-clients.js';
@@ -160,7 +160,8 @@ export function createDeadLetterStore(client: DynamoDBDocumentClient, options: D
           TableName: tableName,
           Item: {
             ...keyOf(subscriptionId, position),
-            event_id: letter.queued.event.event_id,
+            // The id the API lists: a fan-out's delivery by its event's (the row names the subscription).
+            event_id: publicEventIdOf(letter.queued),
             ordering_key: letter.queued.ordering_key,
             message_group_id: letter.queued.message_group_id,
             sequence: letter.sequence,

@@ -3,14 +3,14 @@
  * (which tells the consumer a copy of its message) and its delivery outcome. Every change is a
  * single-item write: no transactions (half the cost, and dynalite has none).
  */
-import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { isSettledBy, OutcomeKind, type DeliveryStore, type SettledEvent, type SettledQuery, type SettleResult } from '../core/delivery.js';
-import { EventStatus, RecordOutcome, type AcceptedEventRecord } from '../core/ingest.js';
+import { EventStatus, RecordOutcome, type AcceptedEventRecord, type FanOutRecord, type IngestPorts } from '../core/ingest.js';
 import type { ReplayRecord } from '../core/replay.js';
 import { TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
-import { updateIfCondition } from './aws-clients.js';
+import { unlessConditionFails, updateIfCondition } from './aws-clients.js';
 import { batchGetItems, ReadConsistency } from './batch-get.js';
 import { parseItem } from './dynamo-item.js';
 
@@ -48,7 +48,25 @@ export interface EventStore extends Pick<DeliveryStore, 'findSettled' | 'markDel
   /** For a replay: each event's status, number and recorded place, by id, eventually consistent (the events are long settled). */
   readonly readOutcomes: (eventIds: readonly string[]) => Promise<ReadonlyMap<string, ReplayRecord>>;
   readonly recordAccepted: (record: AcceptedEventRecord) => Promise<RecordOutcome>;
+  readonly findFanOuts: IngestPorts['findFanOuts'];
+  readonly recordFanOut: IngestPorts['recordFanOut'];
 }
+
+/**
+ * The key of a fan-out's record (see `FanOutRecord`) in the Events table: its event id and
+ * ` fan-out`. No event's item has it: a producer's ids hold no space, and a fan-out's deliveries go
+ * by the event id, a space and 32 hex characters (`fanOutEventId`).
+ */
+export function fanOutRecordKey(eventId: string): string {
+  return `${eventId} fan-out`;
+}
+
+const fanOutItemSchema = z.object({
+  fan_out_event_id: z.string(),
+  tenant_id: z.string(),
+  subscription_ids: z.array(z.string()),
+  accepted_at: z.string(),
+});
 
 export interface EventStoreOptions {
   readonly tableName: string;
@@ -69,6 +87,9 @@ export const EVENT_STORE_ACCESS = {
   recordSequence: [{ resource: 'eventsTable', actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'] }],
   findSequence: [{ resource: 'eventsTable', actions: ['dynamodb:GetItem'] }],
   readOutcomes: [{ resource: 'eventsTable', actions: ['dynamodb:BatchGetItem'] }],
+  findFanOuts: [{ resource: 'eventsTable', actions: ['dynamodb:BatchGetItem'] }],
+  // A conditional put; a read of the record that stands when it is refused.
+  recordFanOut: [{ resource: 'eventsTable', actions: ['dynamodb:PutItem', 'dynamodb:GetItem'] }],
 } as const satisfies AccessMap<EventStore>;
 
 export function createEventStore(client: DynamoDBDocumentClient, options: EventStoreOptions): EventStore {
@@ -164,7 +185,41 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
     return item.status === EventItemStatus.accepted ? RecordOutcome.recorded : RecordOutcome.recordedSettled;
   };
 
+  const toFanOut = (item: Record<string, unknown>, key: string): FanOutRecord => {
+    const parsed = parseItem(fanOutItemSchema, item, options.tableName, key);
+    return { eventId: parsed.fan_out_event_id, tenantId: parsed.tenant_id, subscriptionIds: parsed.subscription_ids, acceptedAt: parsed.accepted_at };
+  };
+
   return {
+    async findFanOuts(eventIds) {
+      // Strongly consistent: a resend right after the first acceptance must find its record.
+      const items = await batchGetItems(client, { tableName: options.tableName, keyName: eventKey, keys: eventIds.map(fanOutRecordKey), attributes: [eventKey, 'fan_out_event_id', 'tenant_id', 'subscription_ids', 'accepted_at'], consistency: ReadConsistency.strong });
+      return new Map(items.map((item) => toFanOut(item, String(item[eventKey]))).map((record) => [record.eventId, record]));
+    },
+
+    async recordFanOut(record) {
+      const key = fanOutRecordKey(record.eventId);
+      const written = await unlessConditionFails(
+        client.send(new PutCommand({
+          TableName: options.tableName,
+          Item: {
+            [eventKey]: key,
+            fan_out_event_id: record.eventId,
+            tenant_id: record.tenantId,
+            subscription_ids: [...record.subscriptionIds],
+            accepted_at: record.acceptedAt,
+            expires_at: expiresAt(record.acceptedAt),
+          },
+          ConditionExpression: 'attribute_not_exists(#key)',
+          ExpressionAttributeNames: { '#key': eventKey },
+        })),
+      );
+      if (written !== undefined) return record;
+      // Another request recorded it first: its subscriptions stand.
+      const output = await client.send(new GetCommand({ TableName: options.tableName, Key: { [eventKey]: key }, ConsistentRead: true }));
+      return toFanOut(output.Item ?? {}, key);
+    },
+
     async recordAccepted(record) {
       const position = record.queuePosition === undefined ? {} : { ':position': record.queuePosition };
       const output = await updateIfCondition(

@@ -1,13 +1,13 @@
 /**
  * The Subscriptions table: one item per subscription. Items are validated when read.
  */
-import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import type { DeliveryTarget } from '../core/delivery.js';
 import type { SubscriptionRouting } from '../core/ingest.js';
 import { DEFAULT_ORDERING } from '../core/routing.js';
 import { batchSizeSchema, DEFAULT_BATCH_SIZE, orderingSchema, type SubscriptionPause } from '../core/subscription.js';
-import { TABLES } from '../resources.js';
+import { TABLES, TENANT_SUBSCRIPTIONS_INDEX } from '../resources.js';
 import type { AccessMap } from './access.js';
 import { batchGetItems, ReadConsistency } from './batch-get.js';
 import { parseItem } from './dynamo-item.js';
@@ -28,6 +28,8 @@ const subscriptionItemSchema = z.object({
   // are what it was delivered with.
   batch_size: batchSizeSchema.default(DEFAULT_BATCH_SIZE),
   ordering: orderingSchema.default(DEFAULT_ORDERING),
+  /** The types a fan-out delivers to it (see `takesEventType`); absent: every type. */
+  event_types: z.array(z.string()).optional(),
   /** Set while paused (see {@link SubscriptionStore.pause}); both or neither. */
   paused_at: z.iso.datetime().optional(),
   pause_reason: z.string().optional(),
@@ -41,7 +43,10 @@ const subscriptionItemSchema = z.object({
 });
 export type Subscription = z.infer<typeof subscriptionItemSchema>;
 
-const routingItemSchema = subscriptionItemSchema.pick({ subscription_id: true, tenant_id: true, ordering: true });
+const routingItemSchema = subscriptionItemSchema.pick({ subscription_id: true, tenant_id: true, ordering: true, event_types: true });
+
+/** What the tenant index holds of a subscription: its keys. */
+const tenantKeysSchema = z.object({ subscription_id: z.string(), tenant_id: z.string() });
 
 /** The subscription's pause, or undefined while it is delivered. */
 export function pauseOf(subscription: Subscription): SubscriptionPause | undefined {
@@ -72,9 +77,11 @@ export type SubscriptionPutKind = (typeof SubscriptionPutKind)[keyof typeof Subs
  * The input of {@link SubscriptionStore.put}. `batch_size` and `ordering` absent: a replacement
  * keeps its stored values, a creation gets the defaults.
  */
-export type SubscriptionPutInput = Omit<Subscription, 'created_at' | 'previous_secret' | 'previous_secret_expires_at' | 'batch_size' | 'ordering' | 'paused_at' | 'pause_reason' | 'resumed_at' | 'replay' | 'last_replay'> & {
+export type SubscriptionPutInput = Omit<Subscription, 'created_at' | 'previous_secret' | 'previous_secret_expires_at' | 'batch_size' | 'ordering' | 'event_types' | 'paused_at' | 'pause_reason' | 'resumed_at' | 'replay' | 'last_replay'> & {
   readonly batch_size?: Subscription['batch_size'] | undefined;
   readonly ordering?: Subscription['ordering'] | undefined;
+  /** A list replaces the stored one, null takes every type again, undefined keeps what is stored. */
+  readonly event_types?: readonly string[] | null | undefined;
   readonly now: string;
   /**
    * When true, `secret` is stored only if the subscription has none yet (a generated one for a
@@ -138,6 +145,12 @@ export interface SubscriptionStore {
    * the README on changing it).
    */
   readonly findRouting: (ids: readonly string[]) => Promise<ReadonlyMap<string, SubscriptionRouting>>;
+  /**
+   * Each tenant's subscriptions with their routing, for fan-outs: the tenant index's keys, then the
+   * items (eventually consistent, as the index is: a subscription created within about the last
+   * second may be missed, and a fan-out accepted then does not reach it).
+   */
+  readonly findTenantSubscriptions: (tenantIds: readonly string[]) => Promise<ReadonlyMap<string, ReadonlyMap<string, SubscriptionRouting>>>;
 }
 
 /** The IAM actions of each method of {@link SubscriptionStore}, all on the Subscriptions table. */
@@ -151,6 +164,10 @@ export const SUBSCRIPTION_STORE_ACCESS = {
   pause: [{ resource: 'subscriptionsTable', actions: ['dynamodb:UpdateItem'] }],
   resume: [{ resource: 'subscriptionsTable', actions: ['dynamodb:UpdateItem'] }],
   findRouting: [{ resource: 'subscriptionsTable', actions: ['dynamodb:BatchGetItem'] }],
+  findTenantSubscriptions: [
+    { resource: 'subscriptionsTable', index: TENANT_SUBSCRIPTIONS_INDEX, actions: ['dynamodb:Query'] },
+    { resource: 'subscriptionsTable', actions: ['dynamodb:BatchGetItem'] },
+  ],
 } as const satisfies AccessMap<SubscriptionStore>;
 
 export function createSubscriptionStore(client: DynamoDBDocumentClient, tableName: string): SubscriptionStore {
@@ -160,11 +177,11 @@ export function createSubscriptionStore(client: DynamoDBDocumentClient, tableNam
     return output.Item === undefined ? undefined : parseItem(subscriptionItemSchema, output.Item, tableName, subscriptionId);
   };
   const readRouting = async (ids: readonly string[], consistency: ReadConsistency): Promise<Map<string, SubscriptionRouting>> => {
-    const items = await batchGetItems(client, { tableName, keyName, keys: ids, attributes: [keyName, 'tenant_id', 'ordering'], consistency });
+    const items = await batchGetItems(client, { tableName, keyName, keys: ids, attributes: [keyName, 'tenant_id', 'ordering', 'event_types'], consistency });
     return new Map(
       items.map((item) => {
         const parsed = parseItem(routingItemSchema, item, tableName, String(item[keyName]));
-        return [parsed.subscription_id, { tenantId: parsed.tenant_id, ordering: parsed.ordering }] as const;
+        return [parsed.subscription_id, { tenantId: parsed.tenant_id, ordering: parsed.ordering, ...(parsed.event_types === undefined ? {} : { eventTypes: parsed.event_types }) }] as const;
       }),
     );
   };
@@ -187,20 +204,25 @@ export function createSubscriptionStore(client: DynamoDBDocumentClient, tableNam
   return {
     get: (subscriptionId) => read(subscriptionId, ReadConsistency.strong),
     async put(input) {
-      const { now, shouldKeepExistingSecret = false, batch_size: batchSize, ordering, ...fields } = input;
+      const { now, shouldKeepExistingSecret = false, batch_size: batchSize, ordering, event_types: eventTypes, ...fields } = input;
       const secretAction = shouldKeepExistingSecret
         ? 'SET tenant_id = :tenant, #url = :url, secret = if_not_exists(secret, :secret)'
         : 'SET tenant_id = :tenant, #url = :url, secret = :secret';
       // A field not given keeps the stored one, as a secret not given does; a new item gets the default.
       const keepOr = (name: string, placeholder: string, given: unknown): string => (given === undefined ? `${name} = if_not_exists(${name}, ${placeholder})` : `${name} = ${placeholder}`);
       const settings = `${keepOr('batch_size', ':batch', batchSize)}, ${keepOr('ordering', ':ordering', ordering)}`;
+      const removals = [...(shouldKeepExistingSecret ? [] : ['previous_secret', 'previous_secret_expires_at']), ...(eventTypes === null ? ['event_types'] : [])];
       const output = await updateIfCondition(
         client,
         new UpdateCommand({
           TableName: tableName,
           Key: { [keyName]: fields.subscription_id },
           // A given secret replaces both: the rotated-out one must not sign beside a secret set on purpose.
-          UpdateExpression: `${secretAction}, ${settings}, updated_at = :now, created_at = if_not_exists(created_at, :now)${shouldKeepExistingSecret ? '' : ' REMOVE previous_secret, previous_secret_expires_at'}`,
+          UpdateExpression: [
+            `${secretAction}, ${settings}, updated_at = :now, created_at = if_not_exists(created_at, :now)`,
+            Array.isArray(eventTypes) ? ', event_types = :types' : '',
+            ...(removals.length === 0 ? [] : [` REMOVE ${removals.join(', ')}`]),
+          ].join(''),
           // An id is its tenant's: another tenant's PUT must not take over its events and secret.
           ConditionExpression: 'attribute_not_exists(#id) OR tenant_id = :tenant',
           ExpressionAttributeNames: { '#url': 'url', '#id': keyName },
@@ -211,6 +233,7 @@ export function createSubscriptionStore(client: DynamoDBDocumentClient, tableNam
             ':batch': batchSize ?? DEFAULT_BATCH_SIZE,
             ':ordering': ordering ?? DEFAULT_ORDERING,
             ':now': now,
+            ...(Array.isArray(eventTypes) ? { ':types': eventTypes } : {}),
           },
           ReturnValues: 'ALL_OLD',
         }),
@@ -228,6 +251,7 @@ export function createSubscriptionStore(client: DynamoDBDocumentClient, tableNam
           // An old item without the fields was read with the defaults, which the write stored.
           batch_size: batchSize ?? previous?.batch_size ?? DEFAULT_BATCH_SIZE,
           ordering: ordering ?? previous?.ordering ?? DEFAULT_ORDERING,
+          ...(eventTypes === null ? {} : eventTypes !== undefined ? { event_types: [...eventTypes] } : previous?.event_types === undefined ? {} : { event_types: previous.event_types }),
           created_at: previous?.created_at ?? now,
         },
       };
@@ -251,6 +275,28 @@ export function createSubscriptionStore(client: DynamoDBDocumentClient, tableNam
       // A pause in force keeps its time and reason: the first pause is the one an operator sees.
       changeState(subscriptionId, 'SET paused_at = if_not_exists(paused_at, :now), pause_reason = if_not_exists(pause_reason, :reason), updated_at = :now', { ':now': now, ':reason': reason }),
     resume: ({ subscriptionId, now }) => changeState(subscriptionId, 'SET resumed_at = :now, updated_at = :now REMOVE paused_at, pause_reason', { ':now': now }),
+    async findTenantSubscriptions(tenantIds) {
+      const found = new Map<string, ReadonlyMap<string, SubscriptionRouting>>();
+      for (const tenantId of tenantIds) {
+        const ids: string[] = [];
+        let start: Record<string, unknown> | undefined;
+        do {
+          const page = await client.send(
+            new QueryCommand({
+              TableName: tableName,
+              IndexName: TENANT_SUBSCRIPTIONS_INDEX,
+              KeyConditionExpression: 'tenant_id = :tenant',
+              ExpressionAttributeValues: { ':tenant': tenantId },
+              ...(start === undefined ? {} : { ExclusiveStartKey: start }),
+            }),
+          );
+          for (const item of page.Items ?? []) ids.push(parseItem(tenantKeysSchema, item, `${tableName}/${TENANT_SUBSCRIPTIONS_INDEX}`, tenantId).subscription_id);
+          start = page.LastEvaluatedKey;
+        } while (start !== undefined);
+        found.set(tenantId, ids.length === 0 ? new Map() : await readRouting(ids, ReadConsistency.eventual));
+      }
+      return found;
+    },
     async findRouting(ids) {
       const found = await readRouting(ids, ReadConsistency.eventual);
       // Ingest refuses a request naming an unknown subscription: only a strong read may say so.

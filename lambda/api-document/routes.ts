@@ -20,7 +20,8 @@ import {
   subscriptionAnswerSchema,
   subscriptionPutAnswerSchema,
 } from '../core/answers.js';
-import { batchSchema, subscriptionIdSchema, webhookEventSchema } from '../core/event.js';
+import { batchSchema, requestEventSchema, subscriptionIdSchema } from '../core/event.js';
+import { MAX_DELIVERIES_PER_REQUEST } from '../core/ingest.js';
 import { pageQuerySchema } from '../core/paging.js';
 import { replayBodySchema } from '../core/replay.js';
 import { routingViewSchema } from '../core/routing-settings.js';
@@ -114,8 +115,11 @@ export const ROUTE_DESCRIPTIONS: RouteDescriptions = {
       'While ingest is paused for a routing switch, answers 503 `ingest_paused` with `Retry-After`. On 503 `enqueue_failed`, ' +
       'no event of a key after a `failed` one was enqueued (`not_enqueued`): retrying the whole request is always safe. ' +
       'When SQS refuses an event on every retry, the answer is never 503: 400 `invalid_request` naming it when its contents are refused, ' +
-      '500 `internal_error` when SQS refuses the service itself (its configuration); both then carry `results` as 503 does.',
-    body: { schema: z.union([webhookEventSchema, batchSchema]), isRequired: true, description: 'One event, or `{"events": [...]}`; the whole request at most 1 MiB.' },
+      '500 `internal_error` when SQS refuses the service itself (its configuration); both then carry `results` as 503 does. ' +
+      'An event without `subscription_id` is a fan-out: it goes to every subscription of its `tenant_id` whose `event_types` take its `type` (fixed at its first acceptance: a resend goes to the same ones, a subscription created later gets none of it), ' +
+      'each delivery in its subscription\'s own order; its result has `message_group_id` null and one entry per delivery in `deliveries`, possibly none. ' +
+      `A request of more than ${MAX_DELIVERIES_PER_REQUEST} deliveries (a fan-out counted once per subscription) is 400 \`invalid_request\` naming \`events\`.`,
+    body: { schema: z.union([requestEventSchema, batchSchema]), isRequired: true, description: 'One event, or `{"events": [...]}`; the whole request at most 1 MiB.' },
     answers: { 202: { description: 'One result per event, in request order; `duplicate`: this `event_id` was accepted before.', schema: eventsAnswerSchema } },
     errors: [...BODY_ERRORS, ErrorCode.unknownSubscription, ErrorCode.enqueueFailed, ErrorCode.ingestPaused],
     errorBodies: {

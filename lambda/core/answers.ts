@@ -9,7 +9,7 @@ import type { BackstopImportStep } from './backstop-import.js';
 import { deadLetterRowSchema } from './dead-letter.js';
 import { eventResultSchema } from './ingest.js';
 import { lagRowSchema } from './lag.js';
-import { batchSizeSchema, orderingSchema } from './subscription.js';
+import { batchSizeSchema, eventTypesSchema, orderingSchema } from './subscription.js';
 import type { RedriveStep } from './redrive.js';
 import { secretSchema } from './secret.js';
 import { schemaOf, type Output } from './schema-match.js';
@@ -25,6 +25,7 @@ export type HealthAnswer = Output<typeof healthAnswerSchema>;
 const subscriptionSettingsShape = {
   batch_size: batchSizeSchema.meta({ description: 'The most events of one ordering key in one POST.' }),
   ordering: orderingSchema.meta({ description: 'What is ordered: the subscription (its id is the key), or each of its resources (the key is the subscription and the event\'s `resource_id`).' }),
+  event_types: eventTypesSchema.nullable().meta({ description: 'The event types a fan-out to its tenant delivers to it; null: every type.' }),
 };
 
 /** `PUT /v1/subscriptions/{subscription_id}`: the subscription as created or replaced, with the secret its receiver verifies. */

@@ -5,7 +5,7 @@
  */
 import { placeOf, type DeadLetterPlace, type DeadLetterStore } from './dead-letter.js';
 import { settledQueryOf, type DeliveryStore, type SettledQuery } from './delivery.js';
-import { readQueuedMessage, type QueuedEvent } from './event.js';
+import { publicEventIdOf, readQueuedMessage, type QueuedEvent } from './event.js';
 import { HeadState, type GroupProgress } from './lag.js';
 
 /** A message of the backstop queue, received and held invisible while it is imported. */
@@ -155,5 +155,5 @@ async function importOne(ports: BackstopImportPorts, message: BackstopMessage, q
       head: { state: HeadState.unknown },
     });
   }
-  return [{ event_id: eventId, subscription_id: queued.event.subscription_id, sequence: sequence ?? null }];
+  return [{ event_id: publicEventIdOf(queued), subscription_id: queued.event.subscription_id, sequence: sequence ?? null }];
 }

@@ -5,6 +5,7 @@
 import * as z from 'zod';
 import { ErrorCode, formatPath, type ErrorDetail, type Refusal } from './api-error.js';
 import { MAX_EVENTS_PER_REQUEST, MAX_PAYLOAD_DEPTH, MAX_REQUEST_BYTES } from './limits.js';
+import { blake2bDigest } from './routing.js';
 
 /** SQS deduplication ids (our event ids) use letters, digits and ASCII punctuation: 0x21–0x7E. */
 const SQS_ID_ALPHABET = /^[\x21-\x7e]+$/;
@@ -68,17 +69,29 @@ export const webhookEventSchema = z.strictObject({
 });
 export type WebhookEvent = z.infer<typeof webhookEventSchema>;
 
+/**
+ * One event of a request (`POST /v1/events`): as {@link webhookEventSchema}, but `subscription_id`
+ * may be left out, for a fan-out (issue 29): the event is then delivered to every subscription of
+ * its tenant whose `event_types` take its `type`.
+ */
+export const requestEventSchema = webhookEventSchema.extend({
+  subscription_id: subscriptionIdSchema.optional().meta({
+    description: 'The subscription to deliver to. Without it, the event is a fan-out: delivered to every subscription of `tenant_id` whose `event_types` take its `type`, each in its own order.',
+  }),
+});
+export type RequestEvent = z.infer<typeof requestEventSchema>;
+
 /** A batch of events: `{"events": [...]}` with 1 to MAX_EVENTS_PER_REQUEST. */
 export const batchSchema = z.strictObject({
   events: z
-    .array(webhookEventSchema)
+    .array(requestEventSchema)
     .min(1, 'must hold at least 1 event')
     .max(MAX_EVENTS_PER_REQUEST, `must hold at most ${MAX_EVENTS_PER_REQUEST} events`),
 });
 
 /** The body of `POST /v1/events`, read: its events in request order, with the path each came from. */
 export interface EventsRequest {
-  readonly events: readonly WebhookEvent[];
+  readonly events: readonly RequestEvent[];
   /** `events[i]` for a batch, `` for a single event: prefix of every error path. */
   readonly pathOf: (index: number) => string;
 }
@@ -129,7 +142,7 @@ export function parseEventsRequest(value: unknown): Parsed<EventsRequest> {
     if (!parsed.success) return invalid(toDetails(parsed.error));
     request = { events: parsed.data.events, pathOf: (index) => `events[${index}]` };
   } else {
-    const parsed = webhookEventSchema.safeParse(value);
+    const parsed = requestEventSchema.safeParse(value);
     if (!parsed.success) return invalid(toDetails(parsed.error));
     request = { events: [parsed.data], pathOf: () => '' };
   }
@@ -144,12 +157,27 @@ export function parseEventsRequest(value: unknown): Parsed<EventsRequest> {
 }
 
 /**
+ * The id a fan-out's delivery to one subscription goes by inside the service (its record, its key's
+ * head, its dead letter): the event's id, a space, and 32 hex characters of BLAKE2b of the
+ * subscription id. No event a producer sends has it (their ids hold no space), the same event and
+ * subscription always give it (a resend is a duplicate), and two subscriptions never share it. The
+ * receiver never sees it: its `webhook-id` is the event's own id (`publicEventIdOf`).
+ */
+export function fanOutEventId(eventId: string, subscriptionId: string): string {
+  return `${eventId} ${Buffer.from(blake2bDigest(subscriptionId, 16)).toString('hex')}`;
+}
+
+/** A fan-out delivery's id (see {@link fanOutEventId}). */
+const fanOutEventIdSchema = z.string().regex(/^[\x21-\x7e]{1,128} [0-9a-f]{32}$/, 'must be an event_id, a space and 32 hex characters');
+
+/**
  * The body of an SQS message: the event as accepted, where it was routed, and when it was
  * accepted (the webhook's `timestamp`). Versioned so that a later format can be told apart.
  */
 export const queuedEventSchema = z.strictObject({
   version: z.literal(1),
-  event: webhookEventSchema,
+  // A fan-out's delivery goes by its own id (see `fanOutEventId`), checked against `fan_out` below.
+  event: webhookEventSchema.extend({ event_id: z.union([eventIdSchema, fanOutEventIdSchema]) }),
   ordering_key: z.string(),
   message_group_id: z.string().min(1),
   accepted_at: z.iso.datetime(),
@@ -175,8 +203,22 @@ export const queuedEventSchema = z.strictObject({
    * event does, and is never parked again.
    */
   parked: z.strictObject({ place: z.string().min(1).max(64) }).optional(),
+  /**
+   * Set on a fan-out's delivery to one of its tenant's subscriptions (issue 29): `event_id` is the
+   * event's id as its producer sent it, which the webhook carries; `event.event_id` is this
+   * delivery's own (`fanOutEventId`).
+   */
+  fan_out: z.strictObject({ event_id: eventIdSchema }).optional(),
+}).superRefine((queued, context) => {
+  const expected = queued.fan_out === undefined ? queued.event.event_id : fanOutEventId(queued.fan_out.event_id, queued.event.subscription_id);
+  if (queued.event.event_id !== expected) context.addIssue({ code: 'custom', path: ['event', 'event_id'], message: queued.fan_out === undefined ? 'must be an event_id (a fan-out id needs fan_out)' : 'is not the fan-out id of fan_out.event_id and subscription_id' });
 });
 export type QueuedEvent = z.infer<typeof queuedEventSchema>;
+
+/** The id the receiver and the API know an event by: the producer's, also for a fan-out's delivery. */
+export function publicEventIdOf(queued: QueuedEvent): string {
+  return queued.fan_out?.event_id ?? queued.event.event_id;
+}
 
 /**
  * UTF-16 code units that SQS's character rules (`#x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to

@@ -4,7 +4,7 @@
  */
 import * as z from 'zod';
 import { ErrorCode, type ErrorDetail } from './api-error.js';
-import { encodeQueuedEvent, messageOfBodies, type EventsRequest, type QueuedEvent, type WebhookEvent } from './event.js';
+import { encodeQueuedEvent, fanOutEventId, messageOfBodies, type EventsRequest, type QueuedEvent, type WebhookEvent } from './event.js';
 import { MAX_EVENTS_PER_MESSAGE, MAX_ORDERING_KEY_BYTES, MAX_QUEUED_EVENT_BYTES } from './limits.js';
 import { queuePositionOf } from './delivery.js';
 import { SendFailureKind, SendStatus, sendInKeyOrder, type OutgoingMessage, type SendBatch, type SendFailure } from './enqueue-plan.js';
@@ -12,6 +12,7 @@ import type { KeptEventStore } from './kept-event.js';
 import type { GroupIntake } from './lag.js';
 import { DEFAULT_ORDERING, messageGroupIdFor, Ordering, partitionKey } from './routing.js';
 import { schemaOf } from './schema-match.js';
+import { takesEventType } from './subscription.js';
 
 /** What ingest records for an accepted event: its idempotency record. */
 export interface AcceptedEventRecord {
@@ -38,16 +39,40 @@ export const RecordOutcome = {
 } as const;
 export type RecordOutcome = (typeof RecordOutcome)[keyof typeof RecordOutcome];
 
-/** What ingest reads of a subscription: whose it is, and what its events are ordered by. */
+/** What ingest reads of a subscription: whose it is, what its events are ordered by, and the types a fan-out delivers to it. */
 export interface SubscriptionRouting {
   readonly tenantId: string;
   readonly ordering: Ordering;
+  /** Absent: every type (see `takesEventType`). */
+  readonly eventTypes?: readonly string[];
 }
+
+/**
+ * A fan-out as first accepted (issue 29): the subscriptions its event goes to, fixed then, so that
+ * a resend delivers to the same ones (never twice: each delivery has its own record) and a
+ * subscription created later gets nothing of it.
+ */
+export interface FanOutRecord {
+  readonly eventId: string;
+  readonly tenantId: string;
+  /** Sorted; empty when no subscription of the tenant took the event's type. */
+  readonly subscriptionIds: readonly string[];
+  readonly acceptedAt: string;
+}
+
+/** The most deliveries one request may make, fan-outs counted per subscription: it must be enqueued and recorded well within API Gateway's 30 s. */
+export const MAX_DELIVERIES_PER_REQUEST = 2_000;
 
 /** The ports ingest needs; adapters implement them. */
 export interface IngestPorts {
   /** The tenant and ordering of each subscription that exists, by id: one read serves the refusal of unknown ones and the routing. */
   readonly findSubscriptionRouting: (subscriptionIds: readonly string[]) => Promise<ReadonlyMap<string, SubscriptionRouting>>;
+  /** Each tenant's subscriptions, with their routing, for fan-outs. */
+  readonly findTenantSubscriptions: (tenantIds: readonly string[]) => Promise<ReadonlyMap<string, ReadonlyMap<string, SubscriptionRouting>>>;
+  /** The fan-outs recorded for these event ids (see {@link FanOutRecord}). */
+  readonly findFanOuts: (eventIds: readonly string[]) => Promise<ReadonlyMap<string, FanOutRecord>>;
+  /** Records a fan-out unless one is recorded for its event id already: the record that stands. */
+  readonly recordFanOut: (record: FanOutRecord) => Promise<FanOutRecord>;
   /**
    * Records a first acceptance; `already_recorded` when another request recorded it first. The
    * same record again (its write's answer lost, and the write repeated) is no other request's.
@@ -99,15 +124,33 @@ export const EventStatus = {
 } as const;
 export type EventStatus = (typeof EventStatus)[keyof typeof EventStatus];
 
-export interface EventResult {
-  readonly event_id: string;
+/** One delivery of a fan-out: its subscription, and its own status and group. */
+export interface DeliveryResult {
+  readonly subscription_id: string;
   readonly status: EventStatus;
   readonly message_group_id: string;
 }
 
+export interface EventResult {
+  readonly event_id: string;
+  readonly status: EventStatus;
+  /** The event's group; null for a fan-out, whose deliveries each have their own. */
+  readonly message_group_id: string | null;
+  /** A fan-out's deliveries, one per subscription it went to, possibly none; absent for an event naming its subscription. */
+  readonly deliveries?: readonly DeliveryResult[];
+}
+
 /** {@link EventResult} as the API document shows it. */
 export const eventResultSchema = schemaOf<EventResult>()(
-  z.strictObject({ event_id: z.string(), status: z.enum(EventStatus), message_group_id: z.string() }),
+  z.strictObject({
+    event_id: z.string(),
+    status: z.enum(EventStatus),
+    message_group_id: z.string().nullable(),
+    deliveries: z
+      .array(z.strictObject({ subscription_id: z.string(), status: z.enum(EventStatus), message_group_id: z.string() }))
+      .optional()
+      .meta({ description: 'Only for a fan-out (an event without `subscription_id`): one delivery per subscription of the tenant whose `event_types` take its type, fixed when it was first accepted; empty when none did.' }),
+  }),
 );
 
 export const IngestOutcomeKind = {
@@ -142,11 +185,24 @@ export type IngestOutcome =
       readonly details: readonly ErrorDetail[];
     };
 
+/** One delivery of a request: an event naming its subscription, or one subscription of a fan-out. */
 interface RoutedEvent {
+  /** Its place among the request's deliveries. */
   readonly index: number;
+  /** Its event's place in the request (error paths, results). */
+  readonly requestIndex: number;
   readonly event: WebhookEvent;
+  /** For a fan-out's delivery: the event's id as sent (`event.event_id` is the delivery's own). */
+  readonly fanOutOf?: string;
   readonly orderingKey: string;
   readonly messageGroupId: string;
+}
+
+/** A delivery before routing: the event as its subscription gets it. */
+interface Target {
+  readonly requestIndex: number;
+  readonly event: WebhookEvent;
+  readonly fanOutOf?: string;
 }
 
 function unknownSubscriptions(
@@ -154,6 +210,8 @@ function unknownSubscriptions(
   subscriptions: ReadonlyMap<string, SubscriptionRouting>,
 ): ErrorDetail[] {
   return request.events.flatMap((event, index) => {
+    // A fan-out names no subscription: it goes to those its tenant has.
+    if (event.subscription_id === undefined) return [];
     const tenant = subscriptions.get(event.subscription_id)?.tenantId;
     // A subscription of another tenant is answered as unknown: ids of other tenants are not disclosed.
     if (tenant === event.tenant_id) return [];
@@ -171,10 +229,14 @@ function unknownSubscriptions(
  * `resource_id`, and its key must fit DynamoDB's key limit (MAX_ORDERING_KEY_BYTES). Every
  * subscription is known here (unknown ones were refused first).
  */
-function unroutable(request: EventsRequest, subscriptions: ReadonlyMap<string, SubscriptionRouting>): ErrorDetail[] {
-  return request.events.flatMap((event, index) => {
+function unroutable(request: EventsRequest, targets: readonly Target[], subscriptions: ReadonlyMap<string, SubscriptionRouting>): ErrorDetail[] {
+  const seen = new Set<string>();
+  return targets.flatMap(({ event, requestIndex }) => {
     if (subscriptions.get(event.subscription_id)?.ordering !== Ordering.resource) return [];
-    const path = `${request.pathOf(index)}.resource_id`.replace(/^\./, '');
+    const path = `${request.pathOf(requestIndex)}.resource_id`.replace(/^\./, '');
+    // A fan-out's event is named once, for the first subscription that needs what it lacks.
+    if (seen.has(path)) return [];
+    seen.add(path);
     if (event.resource_id === undefined) {
       return [{ path, message: `is required: subscription "${event.subscription_id}" orders its events by resource` }];
     }
@@ -207,6 +269,7 @@ function toQueued(routed: RoutedEvent, acceptedAt: string): QueuedEvent {
     ordering_key: routed.orderingKey,
     message_group_id: routed.messageGroupId,
     accepted_at: acceptedAt,
+    ...(routed.fanOutOf === undefined ? {} : { fan_out: { event_id: routed.fanOutOf } }),
   };
 }
 
@@ -222,7 +285,7 @@ function oversized(request: EventsRequest, events: readonly EncodedEvent[]): Err
   return events
     .filter((encoded) => encoded.bytes > MAX_QUEUED_EVENT_BYTES)
     .map((encoded) => ({
-      path: `${request.pathOf(encoded.routed.index)}.payload`.replace(/^\./, ''),
+      path: `${request.pathOf(encoded.routed.requestIndex)}.payload`.replace(/^\./, ''),
       message: `the event does not fit in one SQS message (${MAX_QUEUED_EVENT_BYTES} bytes with its envelope)`,
     }));
 }
@@ -315,20 +378,41 @@ export async function ingestEvents(
 ): Promise<IngestOutcome> {
   if (settings.isPaused === true) return { kind: IngestOutcomeKind.paused, retryAfterSeconds: PAUSED_RETRY_AFTER_SECONDS };
 
-  const subscriptions = await ports.findSubscriptionRouting([...new Set(request.events.map((e) => e.subscription_id))]);
+  const named = [...new Set(request.events.flatMap((e) => (e.subscription_id === undefined ? [] : [e.subscription_id])))];
+  const subscriptions = new Map(named.length === 0 ? [] : await ports.findSubscriptionRouting(named));
   const unknown = unknownSubscriptions(request, subscriptions);
   if (unknown.length > 0) {
     return { kind: IngestOutcomeKind.refused, reason: IngestRefusal.unknownSubscription, details: unknown };
   }
-  const invalid = unroutable(request, subscriptions);
+  const fanOuts = await resolveFanOuts(request, ports, subscriptions);
+  if ('refusal' in fanOuts) return fanOuts.refusal;
+
+  // One delivery per event naming its subscription, one per subscription of a fan-out, in request order.
+  const targets: Target[] = request.events.flatMap((event, requestIndex): Target[] => {
+    if (event.subscription_id !== undefined) return [{ requestIndex, event: { ...event, subscription_id: event.subscription_id } }];
+    const { subscription_id: _none, ...rest } = event;
+    return (fanOuts.subscriptionsOf.get(requestIndex) ?? []).map((subscriptionId) => ({
+      requestIndex,
+      event: { ...rest, event_id: fanOutEventId(event.event_id, subscriptionId), subscription_id: subscriptionId },
+      fanOutOf: event.event_id,
+    }));
+  });
+  if (targets.length > MAX_DELIVERIES_PER_REQUEST) {
+    return {
+      kind: IngestOutcomeKind.refused,
+      reason: IngestRefusal.invalidRequest,
+      details: [{ path: request.pathOf(0).startsWith('events') ? 'events' : '(body)', message: `makes ${targets.length} deliveries (fan-outs counted once per subscription), more than ${MAX_DELIVERIES_PER_REQUEST}; send fewer events per request` }],
+    };
+  }
+  const invalid = unroutable(request, targets, subscriptions);
   if (invalid.length > 0) {
     return { kind: IngestOutcomeKind.refused, reason: IngestRefusal.invalidRequest, details: invalid };
   }
 
   // Routed after the read: the key depends on the subscription's ordering.
-  const routed: RoutedEvent[] = request.events.map((event, index) => {
-    const orderingKey = partitionKey(event, subscriptions.get(event.subscription_id)?.ordering ?? DEFAULT_ORDERING);
-    return { index, event, orderingKey, messageGroupId: messageGroupIdFor(orderingKey, settings.partitionCount) };
+  const routed: RoutedEvent[] = targets.map((target, index) => {
+    const orderingKey = partitionKey(target.event, subscriptions.get(target.event.subscription_id)?.ordering ?? DEFAULT_ORDERING);
+    return { ...target, index, orderingKey, messageGroupId: messageGroupIdFor(orderingKey, settings.partitionCount) };
   });
 
   const acceptedAt = ports.now().toISOString();
@@ -402,14 +486,78 @@ export async function ingestEvents(
   const failed = written.find((outcome) => outcome.status === 'rejected');
   if (failed !== undefined) throw failed.reason;
 
-  const results: EventResult[] = routed.map((r) => ({
-    event_id: r.event.event_id,
-    status: statuses.get(r.index) ?? EventStatus.duplicate,
-    message_group_id: r.messageGroupId,
-  }));
-  const hasFailures = results.some((r) => r.status === EventStatus.failed || r.status === EventStatus.notEnqueued);
+  const results = resultsOf(request, routed, (r) => statuses.get(r.index) ?? EventStatus.duplicate);
+  const hasFailures = [...statuses.values()].some((status) => status === EventStatus.failed || status === EventStatus.notEnqueued);
   if (!hasFailures) return { kind: IngestOutcomeKind.accepted, results };
-  return toFailedOutcome(request, results, failures);
+  return toFailedOutcome(request, results, new Map([...failures].map(([index, failure]) => [routed[index]?.requestIndex ?? index, failure])));
+}
+
+/**
+ * The subscriptions each fan-out of the request goes to: those its first acceptance recorded, or,
+ * for a first acceptance, those of its tenant whose `event_types` take its type, recorded now,
+ * before anything is enqueued (a request that fails after this is resent to the same ones). Their
+ * routing is added to `subscriptions`. Refused when the event id is another tenant's fan-out.
+ */
+async function resolveFanOuts(
+  request: EventsRequest,
+  ports: IngestPorts,
+  subscriptions: Map<string, SubscriptionRouting>,
+): Promise<{ readonly subscriptionsOf: ReadonlyMap<number, readonly string[]> } | { readonly refusal: IngestOutcome }> {
+  const fanOuts = request.events.flatMap((event, index) => (event.subscription_id === undefined ? [{ event, index }] : []));
+  if (fanOuts.length === 0) return { subscriptionsOf: new Map() };
+  const recorded = await ports.findFanOuts(fanOuts.map(({ event }) => event.event_id));
+  const taken = fanOuts.filter(({ event }) => {
+    const record = recorded.get(event.event_id);
+    return record !== undefined && record.tenantId !== event.tenant_id;
+  });
+  if (taken.length > 0) {
+    const details = taken.map(({ index }) => ({ path: `${request.pathOf(index)}.event_id`.replace(/^\./, ''), message: 'is the event_id of a fan-out of another tenant; choose another' }));
+    return { refusal: { kind: IngestOutcomeKind.refused, reason: IngestRefusal.invalidRequest, details } };
+  }
+  const newTenants = [...new Set(fanOuts.filter(({ event }) => !recorded.has(event.event_id)).map(({ event }) => event.tenant_id))];
+  const byTenant = newTenants.length === 0 ? new Map<string, ReadonlyMap<string, SubscriptionRouting>>() : await ports.findTenantSubscriptions(newTenants);
+  for (const tenantSubscriptions of byTenant.values()) for (const [id, routing] of tenantSubscriptions) subscriptions.set(id, routing);
+  const acceptedAt = ports.now().toISOString();
+  const lists = await Promise.all(
+    fanOuts.map(async ({ event, index }) => {
+      const known = recorded.get(event.event_id);
+      if (known !== undefined) return [index, known.subscriptionIds] as const;
+      const matching = [...(byTenant.get(event.tenant_id) ?? new Map<string, SubscriptionRouting>())]
+        .filter(([, routing]) => routing.tenantId === event.tenant_id && takesEventType(routing.eventTypes, event.type))
+        .map(([id]) => id)
+        .sort();
+      const stands = await ports.recordFanOut({ eventId: event.event_id, tenantId: event.tenant_id, subscriptionIds: matching, acceptedAt });
+      return [index, stands.subscriptionIds] as const;
+    }),
+  );
+  // A record's subscriptions are read now: each exists (subscriptions are never deleted).
+  const unread = [...new Set(lists.flatMap(([, ids]) => ids))].filter((id) => !subscriptions.has(id));
+  if (unread.length > 0) for (const [id, routing] of await ports.findSubscriptionRouting(unread)) subscriptions.set(id, routing);
+  return { subscriptionsOf: new Map(lists.map(([index, ids]) => [index, ids.filter((id) => subscriptions.has(id))])) };
+}
+
+/**
+ * What a fan-out's deliveries came to, as one status: failed or not enqueued when any was (the
+ * request is then resent), duplicate when every one was, accepted otherwise (an empty one too).
+ */
+function fanOutStatus(statuses: readonly EventStatus[]): EventStatus {
+  if (statuses.includes(EventStatus.failed)) return EventStatus.failed;
+  if (statuses.includes(EventStatus.notEnqueued)) return EventStatus.notEnqueued;
+  if (statuses.length > 0 && statuses.every((status) => status === EventStatus.duplicate)) return EventStatus.duplicate;
+  return EventStatus.accepted;
+}
+
+/** One result per event of the request, in its order: a fan-out's with its deliveries. */
+function resultsOf(request: EventsRequest, routed: readonly RoutedEvent[], statusOf: (r: RoutedEvent) => EventStatus): EventResult[] {
+  return request.events.map((event, requestIndex): EventResult => {
+    const deliveries = routed.filter((r) => r.requestIndex === requestIndex);
+    if (event.subscription_id !== undefined) {
+      const [only] = deliveries;
+      return { event_id: event.event_id, status: only === undefined ? EventStatus.duplicate : statusOf(only), message_group_id: only?.messageGroupId ?? null };
+    }
+    const results = deliveries.map((r): DeliveryResult => ({ subscription_id: r.event.subscription_id, status: statusOf(r), message_group_id: r.messageGroupId }));
+    return { event_id: event.event_id, status: fanOutStatus(results.map((result) => result.status)), message_group_id: null, deliveries: results };
+  });
 }
 
 /**
@@ -419,6 +567,7 @@ export async function ingestEvents(
  * alone make a request whose resending is safe and useful.
  */
 function toFailedOutcome(request: EventsRequest, results: readonly EventResult[], failures: ReadonlyMap<number, SendFailure>): IngestOutcome {
+  // `failures` by the event's place in the request: a fan-out's deliveries share their event's.
   const kinds = new Set([...failures.values()].map((failure) => failure.kind));
   const blame = kinds.has(SendFailureKind.configuration) ? SendFailureKind.configuration : kinds.has(SendFailureKind.messageRefused) ? SendFailureKind.messageRefused : undefined;
   if (blame === undefined) return { kind: IngestOutcomeKind.partlyEnqueued, results, retryAfterSeconds: PARTLY_ENQUEUED_RETRY_AFTER_SECONDS };

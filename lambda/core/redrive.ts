@@ -6,7 +6,7 @@
 import { ErrorCode, type Refusal } from './api-error.js';
 import { redriveDeduplicationId, RemoveOutcome, type DeadLetterPlace, type DeadLetterStore, type StoredDeadLetter } from './dead-letter.js';
 import { SendFailureKind, sendInKeyOrder, SendStatus, type OutgoingMessage, type SendBatch } from './enqueue-plan.js';
-import { encodeQueuedEvent, type QueuedEvent } from './event.js';
+import { encodeQueuedEvent, publicEventIdOf, type QueuedEvent } from './event.js';
 
 /** Dead letters read from the store at a time: a few SendMessageBatch calls' worth. */
 export const REDRIVE_PAGE_SIZE = 50;
@@ -112,7 +112,7 @@ export async function redriveStep(subscriptionId: string, ports: RedrivePorts): 
       const message = messages[index];
       if (message === undefined) continue;
       const failure = failures.get(index);
-      if (failure !== undefined && failure.kind !== SendFailureKind.transient) refused.push({ event_id: letter.queued.event.event_id, code: failure.code });
+      if (failure !== undefined && failure.kind !== SendFailureKind.transient) refused.push({ event_id: publicEventIdOf(letter.queued), code: failure.code });
       if (statuses.get(index) !== SendStatus.sent) {
         // Not sent, so still listed: counted again.
         await ports.countDeadLetter(letter);
@@ -125,7 +125,7 @@ export async function redriveStep(subscriptionId: string, ports: RedrivePorts): 
       if (removal === RemoveOutcome.replaced) await ports.countDeadLetter(letter);
       if (removal !== RemoveOutcome.removed) continue;
       await ports.recordRedriven({ letter, toGroup: message.messageGroupId, at });
-      redriven.push({ event_id: letter.queued.event.event_id, sequence: letter.sequence ?? null });
+      redriven.push({ event_id: publicEventIdOf(letter.queued), sequence: letter.sequence ?? null });
     }
     // A permanent refusal ends the step: the operator is told at once, not after every page failed alike.
     if (refused.length > 0) break;

@@ -12,7 +12,7 @@ import * as z from 'zod';
 import { ErrorCode, type ErrorDetail, type Refusal } from './api-error.js';
 import type { DeliveredLookup } from './delivery.js';
 import { SendFailureKind, sendInKeyOrder, SendStatus, type OutgoingMessage, type SendBatch } from './enqueue-plan.js';
-import { encodeQueuedEvent, type Parsed, type QueuedEvent } from './event.js';
+import { encodeQueuedEvent, publicEventIdOf, type Parsed, type QueuedEvent } from './event.js';
 import { numberIn, type KeptEvent, type KeptEventStore, type RunNumbers } from './kept-event.js';
 import { PAUSE_GRACE_SECONDS } from './routing-settings.js';
 
@@ -300,7 +300,7 @@ export async function replayStep(subscriptionId: string, claimed: ReplayState, p
     });
     const { statuses, failures } = await sendInKeyOrder(messages, ports.enqueue);
     for (const [index, failure] of failures) {
-      if (failure.kind !== SendFailureKind.transient) refused.push({ event_id: ordered[index]?.event.queued.event.event_id ?? '', code: failure.code });
+      if (failure.kind !== SendFailureKind.transient) refused.push({ event_id: ordered[index] === undefined ? '' : publicEventIdOf(ordered[index].event.queued), code: failure.code });
     }
     const sentMessages = messages.filter((message) => statuses.get(message.index) === SendStatus.sent);
     // Counted pending where they went, one write per key and group.

@@ -22,6 +22,24 @@ export const batchSizeSchema = z
   .min(1, 'must be at least 1')
   .max(MAX_BATCH_SIZE, `must be at most ${MAX_BATCH_SIZE}`);
 
+/** The most event types one subscription may list: a filter a person reads, not a catalogue. */
+export const MAX_EVENT_TYPES = 100;
+
+/**
+ * `event_types`: the types of the events a fan-out (an event naming its tenant and no subscription)
+ * delivers to the subscription, each as an event's `type` is (issue 29). Absent or null: every type.
+ */
+export const eventTypesSchema = z
+  .array(boundedText(1, 128))
+  .min(1, 'must list at least 1 type; null (or no field) takes every type')
+  .max(MAX_EVENT_TYPES, `must list at most ${MAX_EVENT_TYPES} types`)
+  .refine((types) => new Set(types).size === types.length, 'must not list a type twice');
+
+/** Whether a subscription with these `event_types` takes an event of `type` in a fan-out. */
+export function takesEventType(eventTypes: readonly string[] | undefined, type: string): boolean {
+  return eventTypes === undefined || eventTypes.includes(type);
+}
+
 /** `ordering`: what is ordered, the subscription or each of its resources (CONTRACT §5). */
 export const orderingSchema = z.enum(Ordering);
 
@@ -37,6 +55,11 @@ export const subscriptionBodySchema = z.strictObject({
     .refine(isHttpUrl, 'must be an absolute http:// or https:// URL'),
   secret: secretSchema.optional(),
   batch_size: batchSizeSchema.optional().meta({ description: 'The most events of one ordering key in one POST, 1 to 10. A creation without it gets 1; a replacement without it keeps its own.' }),
+  event_types: eventTypesSchema.nullable().optional().meta({
+    description:
+      'The event types a fan-out (an event naming `tenant_id` and no `subscription_id`) delivers to this subscription. ' +
+      'null takes every type. A creation without it takes every type; a replacement without it keeps its own. Events naming the subscription are delivered whatever their type.',
+  }),
   ordering: orderingSchema.optional().meta({
     description:
       '`"subscription"`: the subscription is one ordering key. `"resource"`: each `resource_id` of its events is a key of its own, and events without one are refused. ' +

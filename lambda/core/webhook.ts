@@ -3,7 +3,7 @@
  */
 import { Webhook } from 'standardwebhooks';
 import * as z from 'zod';
-import { webhookEventSchema, type QueuedEvent } from './event.js';
+import { publicEventIdOf, webhookEventSchema, type QueuedEvent } from './event.js';
 import { blake2bDigest } from './routing.js';
 import { MAX_BATCH_SIZE } from './subscription.js';
 
@@ -137,7 +137,7 @@ export function webhookBody(item: NumberedItem): string {
  */
 export function signWebhook(input: NumberedItem & { readonly secrets: readonly [string, ...string[]]; readonly attemptedAt: Date }): WebhookRequest {
   const body = webhookBody(input);
-  return { body, headers: signedHeaders({ id: input.queued.event.event_id, body, events: [input.queued], secrets: input.secrets, attemptedAt: input.attemptedAt, sequence: input.sequence }) };
+  return { body, headers: signedHeaders({ id: publicEventIdOf(input.queued), body, events: [input.queued], secrets: input.secrets, attemptedAt: input.attemptedAt, sequence: input.sequence }) };
 }
 
 /**
@@ -182,7 +182,7 @@ export type BatchItem = NumberedItem;
  */
 function batchItemOf(item: BatchItem): Record<string, unknown> {
   const { queued } = item;
-  return { id: queued.event.event_id, ...placeFieldsOf(item), type: queued.event.type, timestamp: queued.accepted_at, data: queued.event.payload };
+  return { id: publicEventIdOf(queued), ...placeFieldsOf(item), type: queued.event.type, timestamp: queued.accepted_at, data: queued.event.payload };
 }
 
 /** The body of a batch: its items in sequence order. Every attempt of the same events sends the same bytes. */

@@ -56,8 +56,8 @@ export function createIngestHandler(deps: IngestHandlerDeps): HttpHandler {
 
 /** The adapter methods ingest calls: the wiring takes these alone, and its function is granted their accesses. */
 const USES = {
-  subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['findRouting']),
-  events: uses(EVENT_STORE_ACCESS, ['recordAccepted']),
+  subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['findRouting', 'findTenantSubscriptions']),
+  events: uses(EVENT_STORE_ACCESS, ['recordAccepted', 'findFanOuts', 'recordFanOut']),
   groups: uses(GROUP_STORE_ACCESS, ['recordIntake']),
   keptEvents: uses(KEPT_EVENT_STORE_ACCESS, ['keep']),
   settings: uses(SETTINGS_STORE_ACCESS, ['getRouting']),
@@ -85,6 +85,9 @@ export function createIngestPorts(input: IngestWiring): IngestPorts {
   return {
     ...(eventRetentionDays === 0 ? {} : { keepEvents: keptEvents.keep }),
     findSubscriptionRouting: subscriptions.findRouting,
+    findTenantSubscriptions: subscriptions.findTenantSubscriptions,
+    findFanOuts: events.findFanOuts,
+    recordFanOut: events.recordFanOut,
     recordAccepted: events.recordAccepted,
     recordGroupIntake: pick(createGroupStore(dynamo, resources.groupsTable), USES.groups).recordIntake,
     sendBatch: pick(createDeliveryQueue(input.sqs, resources.deliveryQueueUrl, input.logger), USES.deliveryQueue).sendBatch,

@@ -116,6 +116,7 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
           url: body.value.url,
           batch_size: body.value.batch_size,
           ordering,
+          event_types: body.value.event_types,
           // Without a secret, a replacement keeps the one its receiver verifies; a creation gets this one.
           secret: body.value.secret ?? generateSecret(deps.randomBytes),
           shouldKeepExistingSecret: body.value.secret === undefined,
@@ -130,8 +131,8 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
         }
         const isCreated = outcome.kind === SubscriptionPutKind.created;
         deps.logger.info(isCreated ? 'subscription created' : 'subscription replaced', { subscription_id: id.value });
-        const { subscription_id, tenant_id, url, secret, batch_size, ordering: stored } = outcome.subscription;
-        return { statusCode: isCreated ? 201 : 200, body: { subscription_id, tenant_id, url, secret, batch_size, ordering: stored } };
+        const { subscription_id, tenant_id, url, secret, batch_size, ordering: stored, event_types } = outcome.subscription;
+        return { statusCode: isCreated ? 201 : 200, body: { subscription_id, tenant_id, url, secret, batch_size, ordering: stored, event_types: event_types ?? null } };
       },
       'GET /v1/subscriptions/{subscription_id}': async (event): Answer<SubscriptionAnswer> => {
         const id = parseSubscriptionId(event.pathParameters?.subscription_id);
@@ -142,7 +143,7 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
         }
         const { subscription_id, tenant_id, url, batch_size, ordering, created_at } = subscription;
         const parked_groups = Object.keys(subscription.parked_groups ?? {}).length;
-        return { statusCode: 200, body: { subscription_id, tenant_id, url, batch_size, ordering, created_at, ...pauseFields(subscription), replay: replayView(subscription.replay), last_replay: replayView(subscription.last_replay), parked_groups } };
+        return { statusCode: 200, body: { subscription_id, tenant_id, url, batch_size, ordering, event_types: subscription.event_types ?? null, created_at, ...pauseFields(subscription), replay: replayView(subscription.replay), last_replay: replayView(subscription.last_replay), parked_groups } };
       },
       'POST /v1/subscriptions/{subscription_id}/pause': async (event): Answer<PauseAnswer> => {
         const id = parseSubscriptionId(event.pathParameters?.subscription_id);

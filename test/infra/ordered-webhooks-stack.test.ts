@@ -143,6 +143,14 @@ describe('StateTables', () => {
     const indexes = Object.values(groups).flatMap((table) => z.object({ Properties: z.object({ GlobalSecondaryIndexes: z.array(z.unknown()).optional() }) }).parse(table).Properties.GlobalSecondaryIndexes ?? []);
     expect(indexes).toEqual([
       { IndexName: 'replays-under-way', KeySchema: [{ AttributeName: 'replay_shard', KeyType: 'HASH' }], Projection: { ProjectionType: 'KEYS_ONLY' } },
+      {
+        IndexName: 'tenant-subscriptions',
+        KeySchema: [
+          { AttributeName: 'tenant_id', KeyType: 'HASH' },
+          { AttributeName: 'subscription_id', KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'KEYS_ONLY' },
+      },
       { IndexName: 'active-group-keys', KeySchema: [{ AttributeName: 'lag_shard', KeyType: 'HASH' }], Projection: { ProjectionType: 'KEYS_ONLY' } },
       { IndexName: 'active-groups', KeySchema: [{ AttributeName: 'lag_shard', KeyType: 'HASH' }], Projection: { ProjectionType: 'ALL' } },
     ]);
@@ -422,6 +430,7 @@ describe('permissions', () => {
     synthesized.stack.resolve(`${synthesized.stack.tables.table(name).tableArn}/index/${indexName}`);
   const activeGroupsIndex = (): unknown => indexOf('groups', 'active-group-keys');
   const replaysIndex = (): unknown => indexOf('subscriptions', 'replays-under-way');
+  const tenantSubscriptionsIndex = (): unknown => indexOf('subscriptions', 'tenant-subscriptions');
   const payloadObjects = (): unknown => synthesized.stack.resolve(synthesized.stack.payloads.bucket.arnForObjects(`${PAYLOAD_OBJECT_PREFIX}*`));
   const deliveryQueue = (): unknown => synthesized.stack.resolve(synthesized.stack.queues.deliveryQueue.queueArn);
   const deadLetterQueue = (): unknown => synthesized.stack.resolve(synthesized.stack.queues.deadLetterQueue.queueArn);
@@ -611,7 +620,7 @@ describe('permissions', () => {
       JSON.stringify(permission.resource).includes('/index/'),
     );
     expect(new Set(indexGrants.map((permission) => JSON.stringify(permission.resource)))).toEqual(
-      new Set(asJson([activeGroupsIndex(), replaysIndex()])),
+      new Set(asJson([activeGroupsIndex(), replaysIndex(), tenantSubscriptionsIndex()])),
     );
     expect(new Set(indexGrants.map((permission) => permission.action))).toEqual(new Set(['dynamodb:Query']));
   });

@@ -296,6 +296,17 @@ const ADAPTERS = {
           run: (store) => store.findRouting(['sub_1', 'sub_2']),
         },
       ],
+      findTenantSubscriptions: [
+        {
+          path: 'the tenant has subscriptions',
+          answer: () => {
+            dynamoMock.on(QueryCommand).resolves({ Items: [{ subscription_id: 'sub_1', tenant_id: 't' }] });
+            dynamoMock.on(BatchGetCommand).resolves({ Responses: { [NAMES.subscriptionsTable]: [{ subscription_id: 'sub_1', tenant_id: 't', event_types: ['a'] }] } });
+          },
+          run: (store) => store.findTenantSubscriptions(['t']),
+        },
+        { path: 'the tenant has none', answer: () => dynamoMock.on(QueryCommand).resolves({ Items: [] }), run: (store) => store.findTenantSubscriptions(['t']) },
+      ],
     },
   }),
 
@@ -343,6 +354,24 @@ const ADAPTERS = {
       findSequence: [
         { path: 'it was given one', answer: () => dynamoMock.on(GetCommand).resolves({ Item: { sequence: 3 } }), run: (store) => store.findSequence('evt_1') },
         { path: 'the event is unknown', run: (store) => store.findSequence('evt_1') },
+      ],
+      findFanOuts: [
+        {
+          path: 'a fan-out was recorded',
+          answer: () => dynamoMock.on(BatchGetCommand).resolves({ Responses: { [NAMES.eventsTable]: [{ event_id: 'evt_1 fan-out', fan_out_event_id: 'evt_1', tenant_id: 't', subscription_ids: ['sub_1'], accepted_at: at }] } }),
+          run: (store) => store.findFanOuts(['evt_1', 'evt_2']),
+        },
+      ],
+      recordFanOut: [
+        { path: 'the first record', run: (store) => store.recordFanOut({ eventId: 'evt_1', tenantId: 't', subscriptionIds: ['sub_1'], acceptedAt: at }) },
+        {
+          path: 'another request recorded it first (refused condition, then a read)',
+          answer: () => {
+            dynamoMock.on(PutCommand).rejects(conditionFailed());
+            dynamoMock.on(GetCommand).resolves({ Item: { event_id: 'evt_1 fan-out', fan_out_event_id: 'evt_1', tenant_id: 't', subscription_ids: [], accepted_at: at } });
+          },
+          run: (store) => store.recordFanOut({ eventId: 'evt_1', tenantId: 't', subscriptionIds: ['sub_1'], acceptedAt: at }),
+        },
       ],
       readOutcomes: [
         {

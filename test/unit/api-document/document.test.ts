@@ -12,6 +12,7 @@ import { ERROR_STATUS_CODES } from '../../../lambda/handlers/responses.js';
 import { ROUTES, type RouteKey } from '../../../lambda/routes.js';
 import { createAjv, createAnswerChecker } from '../../support/api-document.js';
 import { apiEvent, jsonOf } from '../../support/api-event.js';
+import { NO_FAN_OUTS } from '../../support/no-fan-outs.js';
 
 const document: ApiDocument = buildApiDocument();
 const ROUTE_KEYS: readonly RouteKey[] = Object.values(ROUTES).flat();
@@ -317,7 +318,7 @@ describe('createIngestHandler', () => {
       throw new Error('not called');
     };
     const handler = createIngestHandler({
-      ports: { findSubscriptionRouting: unused, recordAccepted: unused, recordGroupIntake: unused, sendBatch: unused, now: () => new Date(), uniqueId: () => 'request' },
+      ports: { ...NO_FAN_OUTS, findSubscriptionRouting: unused, recordAccepted: unused, recordGroupIntake: unused, sendBatch: unused, now: () => new Date(), uniqueId: () => 'request' },
       readSettings: unused,
       logger: createLogger('test', 'SILENT'),
     });

@@ -6,6 +6,7 @@ import type { GroupIntake } from '../../../lambda/core/lag.js';
 import { MAX_QUEUED_EVENT_BYTES } from '../../../lambda/core/limits.js';
 import { messageGroupIdFor, Ordering, partitionKey } from '../../../lambda/core/routing.js';
 import { InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
+import { NO_FAN_OUTS } from '../../support/no-fan-outs.js';
 
 const now = new Date('2026-12-02T12:00:00.000Z');
 
@@ -53,6 +54,7 @@ function setup(options: { refuse?: (message: OutgoingMessage) => boolean } = {})
   const depthOf = (group: string) => intakes.filter((i) => i.messageGroupId === group).reduce((sum, i) => sum + i.events, 0);
   const ports: IngestPorts = {
     // sub_r and ESCAPED_SUBSCRIPTION order their events by resource.
+    ...NO_FAN_OUTS,
     findSubscriptionRouting: async (ids) =>
       new Map(
         ids

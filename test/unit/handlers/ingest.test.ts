@@ -8,12 +8,14 @@ import { createIngestHandler } from '../../../lambda/handlers/ingest.js';
 import { createLogger } from '../../../lambda/handlers/logger.js';
 import { apiEvent, jsonOf } from '../../support/api-event.js';
 import { InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
+import { NO_FAN_OUTS } from '../../support/no-fan-outs.js';
 
 function setup() {
   const store = new InMemoryDeliveryStore();
   const queue: OutgoingMessage[] = [];
   const handler = createIngestHandler({
     ports: {
+      ...NO_FAN_OUTS,
       findSubscriptionRouting: async (ids) => new Map(ids.filter((id) => id === 'sub_1').map((id) => [id, { tenantId: 'tenant_1', ordering: 'subscription' }] as const)),
       recordAccepted: store.recordAccepted,
       recordGroupIntake: async () => undefined,
@@ -85,6 +87,7 @@ describe('ingest handler', () => {
   it('answers a fault with 500 internal_error and no detail of it', async () => {
     const handler = createIngestHandler({
       ports: {
+        ...NO_FAN_OUTS,
         findSubscriptionRouting: async () => {
           throw new Error('secret internal detail');
         },
@@ -115,6 +118,7 @@ describe('ingest handler with SQS refusing', () => {
     const queue = createDeliveryQueue(new SQSClient({ region: 'us-east-1' }), 'https://sqs.us-east-1.amazonaws.com/123456789012/delivery.fifo', logger);
     const handler = createIngestHandler({
       ports: {
+        ...NO_FAN_OUTS,
         findSubscriptionRouting: async (ids) => new Map(ids.filter((id) => id === 'sub_1' || id === 'sub_2').map((id) => [id, { tenantId: 'tenant_1', ordering: 'subscription' }] as const)),
         recordAccepted: store.recordAccepted,
         recordGroupIntake: async () => undefined,

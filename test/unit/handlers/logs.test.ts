@@ -19,6 +19,7 @@ import { apiEvent } from '../../support/api-event.js';
 import { captureLogs, lambdaContext, linesSaying } from '../../support/captured-logs.js';
 import { sqsRecordOf } from '../../support/sqs-record.js';
 import { InMemoryDeadLetterStore, InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
+import { NO_FAN_OUTS } from '../../support/no-fan-outs.js';
 
 /** In every payload: it must never reach a log line. */
 const PAYLOAD_MARKER = 'payload-marker-4f9e2c71';
@@ -248,6 +249,7 @@ describe('ingest logs', () => {
       logger,
       createIngestHandler({
         ports: {
+          ...NO_FAN_OUTS,
           findSubscriptionRouting: async (ids) => new Map(ids.filter((id) => id === SUBSCRIPTION).map((id) => [id, { tenantId: 'tenant_1', ordering: 'subscription' }] as const)),
           recordAccepted: store.recordAccepted,
           recordGroupIntake: async () => undefined,

@@ -16,7 +16,7 @@ function setup(allowPrivateEndpoints: boolean) {
     get: async (id) => items.get(id),
     // As the table's one conditional write: another tenant's id is refused, a kept secret stays, and
     // so do settings not given.
-    put: async ({ now, shouldKeepExistingSecret = false, batch_size, ordering, ...fields }) => {
+    put: async ({ now, shouldKeepExistingSecret = false, batch_size, ordering, event_types, ...fields }) => {
       const previous = items.get(fields.subscription_id);
       if (previous !== undefined && previous.tenant_id !== fields.tenant_id) return { kind: SubscriptionPutKind.tenantMismatch };
       const secret = shouldKeepExistingSecret && previous !== undefined ? previous.secret : fields.secret;
@@ -25,6 +25,7 @@ function setup(allowPrivateEndpoints: boolean) {
         secret,
         batch_size: batch_size ?? previous?.batch_size ?? 1,
         ordering: ordering ?? previous?.ordering ?? 'subscription',
+        ...(event_types === null ? {} : event_types !== undefined ? { event_types: [...event_types] } : previous?.event_types === undefined ? {} : { event_types: previous.event_types }),
         created_at: previous?.created_at ?? now,
       };
       items.set(fields.subscription_id, subscription);
@@ -38,6 +39,7 @@ function setup(allowPrivateEndpoints: boolean) {
       return true;
     },
     findRouting: async () => new Map(),
+    findTenantSubscriptions: async () => new Map(),
     // As the table's conditional updates: a pause in force is kept, a resume ends it.
     pause: async ({ subscriptionId, reason, now }) => {
       const current = items.get(subscriptionId);
@@ -124,7 +126,7 @@ describe('subscriptions handler', () => {
 
     const read = await get('sub_1');
     expect(read.statusCode).toBe(200);
-    expect(jsonOf(read)).toEqual({ subscription_id: 'sub_1', tenant_id: 't1', url: 'https://example.com/hooks', batch_size: 1, ordering: 'subscription', created_at: '2026-12-02T12:00:01.000Z', is_paused: false, paused_at: null, pause_reason: null, replay: null, last_replay: null, parked_groups: 0 });
+    expect(jsonOf(read)).toEqual({ subscription_id: 'sub_1', tenant_id: 't1', url: 'https://example.com/hooks', batch_size: 1, ordering: 'subscription', event_types: null, created_at: '2026-12-02T12:00:01.000Z', is_paused: false, paused_at: null, pause_reason: null, replay: null, last_replay: null, parked_groups: 0 });
     expect(read.body).not.toContain('whsec_');
   });
 
@@ -228,7 +230,23 @@ describe('subscriptions handler delivery settings', () => {
     expect(jsonOf(await get('sub_1'))).toMatchObject({ url: 'https://example.com/other', batch_size: 10, ordering: 'resource' });
   });
 
+  it('takes every event type until event_types lists some, keeps the list on a PUT without it, and takes every type again with null', async () => {
+    const { put, get } = setup(true);
+    const base = { tenant_id: 't1', url: 'https://example.com/hooks' };
+    expect(jsonOf(await put('sub_1', base))).toMatchObject({ event_types: null });
+    expect(jsonOf(await put('sub_1', { ...base, event_types: ['order.paid', 'order.shipped'] }))).toMatchObject({ event_types: ['order.paid', 'order.shipped'] });
+    expect(jsonOf(await put('sub_1', base))).toMatchObject({ event_types: ['order.paid', 'order.shipped'] });
+    expect(jsonOf(await get('sub_1'))).toMatchObject({ event_types: ['order.paid', 'order.shipped'] });
+    expect(jsonOf(await put('sub_1', { ...base, event_types: null }))).toMatchObject({ event_types: null });
+    expect(jsonOf(await get('sub_1'))).toMatchObject({ event_types: null });
+  });
+
   it.each([
+    [{ event_types: [] }, 'event_types'],
+    [{ event_types: ['a', 'a'] }, 'event_types'],
+    [{ event_types: [''] }, 'event_types[0]'],
+    [{ event_types: 'order.paid' }, 'event_types'],
+    [{ event_types: Array.from({ length: 101 }, (_, n) => `t${n}`) }, 'event_types'],
     [{ batch_size: 0 }, 'batch_size'],
     [{ batch_size: 11 }, 'batch_size'],
     [{ batch_size: 2.5 }, 'batch_size'],

@@ -1,0 +1,144 @@
+/**
+ * Fan-out by event type (issue 29): an event naming its tenant and no subscription goes to every
+ * subscription of the tenant whose event_types take its type, each in its own key, once per event
+ * id whatever the resends, and never to a subscription created after its first acceptance.
+ */
+import { describe, expect, it } from 'vitest';
+import { fanOutEventId, parseEventsRequest, publicEventIdOf, readQueuedMessage, type EventsRequest, type QueuedEvent } from '../../../lambda/core/event.js';
+import type { OutgoingMessage } from '../../../lambda/core/enqueue-plan.js';
+import { ingestEvents, MAX_DELIVERIES_PER_REQUEST, type FanOutRecord, type IngestPorts, type SubscriptionRouting } from '../../../lambda/core/ingest.js';
+import { messageGroupIdFor, Ordering } from '../../../lambda/core/routing.js';
+import { signWebhook } from '../../../lambda/core/webhook.js';
+import { InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
+
+const now = new Date('2026-12-04T12:00:00.000Z');
+
+function request(events: Record<string, unknown>[]): EventsRequest {
+  const parsed = parseEventsRequest({ events });
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.refusal));
+  return parsed.value;
+}
+
+const fanOut = (id: string, type: string, tenant = 'acme', extra: Record<string, unknown> = {}) => ({ event_id: id, tenant_id: tenant, type, payload: { id }, ...extra });
+
+/** A tenant's subscriptions, changeable between requests; ingest wired to in-memory stores. */
+function setup(initial: Record<string, SubscriptionRouting>) {
+  const subscriptions = new Map(Object.entries(initial));
+  const records = new Map<string, FanOutRecord>();
+  const store = new InMemoryDeliveryStore();
+  const queue: OutgoingMessage[] = [];
+  let requests = 0;
+  const ports: IngestPorts = {
+    findSubscriptionRouting: async (ids) => new Map(ids.flatMap((id) => (subscriptions.has(id) ? [[id, subscriptions.get(id) as SubscriptionRouting] as const] : []))),
+    findTenantSubscriptions: async (tenantIds) => new Map(tenantIds.map((tenant) => [tenant, new Map([...subscriptions].filter(([, routing]) => routing.tenantId === tenant))])),
+    findFanOuts: async (eventIds) => new Map(eventIds.flatMap((id) => (records.has(id) ? [[id, records.get(id) as FanOutRecord] as const] : []))),
+    recordFanOut: async (record) => {
+      const stands = records.get(record.eventId) ?? record;
+      records.set(record.eventId, stands);
+      return stands;
+    },
+    recordAccepted: store.recordAccepted,
+    recordGroupIntake: async () => undefined,
+    sendBatch: async (entries) => {
+      queue.push(...entries);
+      return { refused: new Map(), sequenceNumbers: new Map(entries.map((entry) => [entry.index, String(queue.indexOf(entry) + 1)])) };
+    },
+    now: () => now,
+    uniqueId: () => `request${(requests += 1)}`,
+  };
+  /** Every queued delivery so far, in queue order. */
+  const queued = (): QueuedEvent[] =>
+    queue.flatMap((message) => {
+      const read = readQueuedMessage(message.body);
+      if ('reason' in read) throw new Error(read.reason);
+      return read.items.map((item) => {
+        if (!('queued' in item)) throw new Error(item.reason);
+        return item.queued;
+      });
+    });
+  return { subscriptions, records, ports, queued, ingest: (events: Record<string, unknown>[]) => ingestEvents(request(events), ports, { partitionCount: undefined }) };
+}
+
+const bySubscription = { tenantId: 'acme', ordering: Ordering.subscription } as const;
+
+describe('fan-out by event type', () => {
+  it('delivers to every subscription of the tenant whose event_types take the type, each in its own key, in request order', async () => {
+    const { ingest, queued } = setup({
+      all: bySubscription,
+      orders: { ...bySubscription, eventTypes: ['order.paid', 'order.shipped'] },
+      invoices: { ...bySubscription, eventTypes: ['invoice.sent'] },
+      other_tenant: { tenantId: 'globex', ordering: Ordering.subscription },
+    });
+    const outcome = await ingest([fanOut('e1', 'order.paid'), fanOut('e2', 'invoice.sent'), fanOut('e3', 'order.shipped')]);
+    expect(outcome).toEqual({
+      kind: 'accepted',
+      results: [
+        { event_id: 'e1', status: 'accepted', message_group_id: null, deliveries: ['all', 'orders'].map((id) => ({ subscription_id: id, status: 'accepted', message_group_id: messageGroupIdFor(id, undefined) })) },
+        { event_id: 'e2', status: 'accepted', message_group_id: null, deliveries: ['all', 'invoices'].map((id) => ({ subscription_id: id, status: 'accepted', message_group_id: messageGroupIdFor(id, undefined) })) },
+        { event_id: 'e3', status: 'accepted', message_group_id: null, deliveries: ['all', 'orders'].map((id) => ({ subscription_id: id, status: 'accepted', message_group_id: messageGroupIdFor(id, undefined) })) },
+      ],
+    });
+    const perSubscription = (id: string) => queued().filter((q) => q.event.subscription_id === id).map(publicEventIdOf);
+    expect([perSubscription('all'), perSubscription('orders'), perSubscription('invoices'), perSubscription('other_tenant')]).toEqual([['e1', 'e2', 'e3'], ['e1', 'e3'], ['e2'], []]);
+    // Each delivery goes by an id of its own inside the service, and carries the event's own to the receiver.
+    const [first] = queued();
+    expect(first?.event.event_id).toBe(fanOutEventId('e1', 'all'));
+    expect(first?.fan_out).toEqual({ event_id: 'e1' });
+    const webhook = signWebhook({ queued: first as QueuedEvent, sequence: 1, previousSequence: 0, secrets: ['whsec_' + Buffer.alloc(32, 1).toString('base64')], attemptedAt: now });
+    expect(webhook.headers['webhook-id']).toBe('e1');
+  });
+
+  it('answers a resend duplicate for every delivery, and never reaches a subscription created after the first acceptance', async () => {
+    const { ingest, subscriptions, queued } = setup({ all: bySubscription });
+    await ingest([fanOut('e1', 'order.paid')]);
+    subscriptions.set('late', bySubscription);
+    const resent = await ingest([fanOut('e1', 'order.paid')]);
+    expect(resent).toMatchObject({ kind: 'accepted', results: [{ event_id: 'e1', status: 'duplicate', deliveries: [{ subscription_id: 'all', status: 'duplicate' }] }] });
+    expect(queued().some((q) => q.event.subscription_id === 'late')).toBe(false);
+    // A new event reaches it.
+    expect(await ingest([fanOut('e2', 'order.paid')])).toMatchObject({ results: [{ deliveries: [{ subscription_id: 'all' }, { subscription_id: 'late' }] }] });
+  });
+
+  it('accepts an event no subscription takes, saying so with an empty delivery list', async () => {
+    const { ingest, queued } = setup({ orders: { ...bySubscription, eventTypes: ['order.paid'] } });
+    expect(await ingest([fanOut('e1', 'invoice.sent')])).toEqual({ kind: 'accepted', results: [{ event_id: 'e1', status: 'accepted', message_group_id: null, deliveries: [] }] });
+    expect(queued()).toEqual([]);
+  });
+
+  it('keeps a fan-out and an event naming a subscription apart, beside each other in a request, and by event id', async () => {
+    const { ingest, queued } = setup({ all: bySubscription, direct: bySubscription });
+    const outcome = await ingest([fanOut('e1', 't'), { event_id: 'e2', tenant_id: 'acme', subscription_id: 'direct', type: 't', payload: {} }]);
+    expect(outcome).toMatchObject({ kind: 'accepted', results: [{ event_id: 'e1', status: 'accepted', deliveries: [{ subscription_id: 'all' }, { subscription_id: 'direct' }] }, { event_id: 'e2', status: 'accepted', message_group_id: messageGroupIdFor('direct', undefined) }] });
+    // The same id again, naming a subscription: an event of its own, not a resend of the fan-out.
+    expect(await ingest([{ event_id: 'e1', tenant_id: 'acme', subscription_id: 'direct', type: 't', payload: {} }])).toMatchObject({ results: [{ event_id: 'e1', status: 'accepted' }] });
+    expect(queued().map((q) => q.event.event_id)).toEqual([fanOutEventId('e1', 'all'), fanOutEventId('e1', 'direct'), 'e2', 'e1']);
+  });
+
+  it('refuses an event id another tenant fanned out, naming the field, and enqueues nothing', async () => {
+    const { ingest, queued } = setup({ all: bySubscription, theirs: { tenantId: 'globex', ordering: Ordering.subscription } });
+    await ingest([fanOut('e1', 't', 'globex')]);
+    const before = queued().length;
+    expect(await ingest([fanOut('e1', 't')])).toEqual({ kind: 'refused', reason: 'invalid_request', details: [{ path: 'events[0].event_id', message: expect.stringContaining('another tenant') }] });
+    expect(queued()).toHaveLength(before);
+  });
+
+  it('refuses a fan-out to a subscription ordered by resource when the event has no resource_id, naming it once', async () => {
+    const { ingest } = setup({ a: { ...bySubscription, ordering: Ordering.resource }, b: { ...bySubscription, ordering: Ordering.resource } });
+    expect(await ingest([fanOut('e1', 't')])).toMatchObject({ kind: 'refused', reason: 'invalid_request', details: [{ path: 'events[0].resource_id' }] });
+  });
+
+  it(`refuses a request of more than ${MAX_DELIVERIES_PER_REQUEST} deliveries, counting a fan-out once per subscription`, async () => {
+    const tenant = Object.fromEntries(Array.from({ length: 200 }, (_, n) => [`s${String(n).padStart(3, '0')}`, bySubscription]));
+    const { ingest } = setup(tenant);
+    expect(await ingest(Array.from({ length: 10 }, (_, n) => fanOut(`ok${n}`, 't')))).toMatchObject({ kind: 'accepted' });
+    const refused = await ingest(Array.from({ length: 11 }, (_, n) => fanOut(`e${n}`, 't')));
+    expect(refused).toEqual({ kind: 'refused', reason: 'invalid_request', details: [{ path: 'events', message: expect.stringContaining('2200 deliveries') }] });
+  });
+
+  it('refuses a queued fan-out delivery whose id is not its event and subscription’s', () => {
+    const body = (eventId: string) => JSON.stringify({ version: 1, event: { event_id: eventId, tenant_id: 'acme', subscription_id: 'all', type: 't', payload: {} }, ordering_key: 'all', message_group_id: 'g', accepted_at: now.toISOString(), fan_out: { event_id: 'e1' } });
+    expect(readQueuedMessage(body(fanOutEventId('e1', 'all')))).toHaveProperty('items');
+    expect(readQueuedMessage(body(fanOutEventId('e1', 'other')))).toHaveProperty('reason');
+    expect(readQueuedMessage(body('e1'))).toHaveProperty('reason');
+  });
+});
