@@ -146,6 +146,7 @@ describe('resource ordering on the local stack', { timeout: 60_000 }, () => {
       url: `${url}/moved`,
       batch_size: 7,
       ordering: 'resource',
+      event_types: null,
       created_at: expect.any(String),
       is_paused: false,
       paused_at: null,

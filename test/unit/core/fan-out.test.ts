@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { fanOutEventId, parseEventsRequest, publicEventIdOf, readQueuedMessage, type EventsRequest, type QueuedEvent } from '../../../lambda/core/event.js';
-import type { OutgoingMessage } from '../../../lambda/core/enqueue-plan.js';
+import { SendFailureKind, type OutgoingMessage } from '../../../lambda/core/enqueue-plan.js';
 import { ingestEvents, MAX_DELIVERIES_PER_REQUEST, type FanOutRecord, type IngestPorts, type SubscriptionRouting } from '../../../lambda/core/ingest.js';
 import { messageGroupIdFor, Ordering } from '../../../lambda/core/routing.js';
 import { signWebhook } from '../../../lambda/core/webhook.js';
@@ -27,6 +27,8 @@ function setup(initial: Record<string, SubscriptionRouting>) {
   const records = new Map<string, FanOutRecord>();
   const store = new InMemoryDeliveryStore();
   const queue: OutgoingMessage[] = [];
+  /** Ordering keys whose messages SQS refuses, for now. */
+  const refusing = new Set<string>();
   let requests = 0;
   const ports: IngestPorts = {
     findSubscriptionRouting: async (ids) => new Map(ids.flatMap((id) => (subscriptions.has(id) ? [[id, subscriptions.get(id) as SubscriptionRouting] as const] : []))),
@@ -40,8 +42,13 @@ function setup(initial: Record<string, SubscriptionRouting>) {
     recordAccepted: store.recordAccepted,
     recordGroupIntake: async () => undefined,
     sendBatch: async (entries) => {
-      queue.push(...entries);
-      return { refused: new Map(), sequenceNumbers: new Map(entries.map((entry) => [entry.index, String(queue.indexOf(entry) + 1)])) };
+      const refused = entries.filter((entry) => refusing.has(entry.orderingKey));
+      const taken = entries.filter((entry) => !refused.includes(entry));
+      queue.push(...taken);
+      return {
+        refused: new Map(refused.map((entry) => [entry.index, { kind: SendFailureKind.transient, code: 'ServiceUnavailable' }])),
+        sequenceNumbers: new Map(taken.map((entry) => [entry.index, String(queue.indexOf(entry) + 1)])),
+      };
     },
     now: () => now,
     uniqueId: () => `request${(requests += 1)}`,
@@ -56,7 +63,7 @@ function setup(initial: Record<string, SubscriptionRouting>) {
         return item.queued;
       });
     });
-  return { subscriptions, records, ports, queued, ingest: (events: Record<string, unknown>[]) => ingestEvents(request(events), ports, { partitionCount: undefined }) };
+  return { subscriptions, records, refusing, ports, queued, ingest: (events: Record<string, unknown>[]) => ingestEvents(request(events), ports, { partitionCount: undefined }) };
 }
 
 const bySubscription = { tenantId: 'acme', ordering: Ordering.subscription } as const;
@@ -97,6 +104,24 @@ describe('fan-out by event type', () => {
     expect(queued().some((q) => q.event.subscription_id === 'late')).toBe(false);
     // A new event reaches it.
     expect(await ingest([fanOut('e2', 'order.paid')])).toMatchObject({ results: [{ deliveries: [{ subscription_id: 'all' }, { subscription_id: 'late' }] }] });
+  });
+
+  it('answers a partial failure per delivery, enqueues nothing of a refused key after it, and a resend completes it once', async () => {
+    const { ingest, refusing, queued } = setup({ a: bySubscription, b: bySubscription });
+    refusing.add('b');
+    const first = await ingest([fanOut('e1', 't'), fanOut('e2', 't')]);
+    expect(first).toMatchObject({
+      kind: 'partly_enqueued',
+      results: [
+        { event_id: 'e1', status: 'failed', deliveries: [{ subscription_id: 'a', status: 'accepted' }, { subscription_id: 'b', status: 'failed' }] },
+        { event_id: 'e2', status: 'failed', deliveries: [{ subscription_id: 'a', status: 'accepted' }, { subscription_id: 'b', status: 'failed' }] },
+      ],
+    });
+    refusing.clear();
+    const resent = await ingest([fanOut('e1', 't'), fanOut('e2', 't')]);
+    expect(resent).toMatchObject({ kind: 'accepted', results: [{ status: 'accepted', deliveries: [{ status: 'duplicate' }, { status: 'accepted' }] }, { status: 'accepted', deliveries: [{ status: 'duplicate' }, { status: 'accepted' }] }] });
+    // b got each event once, in order; a's copies from the resend are skipped by the consumer as copies of recorded ones.
+    expect(queued().filter((q) => q.event.subscription_id === 'b').map(publicEventIdOf)).toEqual(['e1', 'e2']);
   });
 
   it('accepts an event no subscription takes, saying so with an empty delivery list', async () => {
