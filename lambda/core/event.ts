@@ -221,6 +221,16 @@ export function publicEventIdOf(queued: QueuedEvent): string {
 }
 
 /**
+ * The id the API knows a delivery by, from the id it goes by inside the service (a key's head, a
+ * group's): a fan-out's delivery's is its event's, the part before the space (no producer id has
+ * one, see {@link fanOutEventId}); any other's is itself.
+ */
+export function publicEventIdOfDelivery(deliveryId: string): string {
+  const space = deliveryId.indexOf(' ');
+  return space < 0 ? deliveryId : deliveryId.slice(0, space);
+}
+
+/**
  * UTF-16 code units that SQS's character rules (`#x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to
  * #xFFFD | #x10000 to #x10FFFF`) or the local emulator's stricter ones (fauxqs 2.4.1 refuses every
  * character above U+FFFF) do not take: the controls (JSON.stringify escapes them already), both

@@ -236,12 +236,15 @@ function unroutable(request: EventsRequest, targets: readonly Target[], subscrip
     const path = `${request.pathOf(requestIndex)}.resource_id`.replace(/^\./, '');
     // A fan-out's event is named once, for the first subscription that needs what it lacks.
     if (seen.has(path)) return [];
+    const problem =
+      event.resource_id === undefined
+        ? `is required: subscription "${event.subscription_id}" orders its events by resource`
+        : Buffer.byteLength(partitionKey(event, Ordering.resource), 'utf8') > MAX_ORDERING_KEY_BYTES
+          ? `with the subscription id, makes an ordering key of more than ${MAX_ORDERING_KEY_BYTES} bytes (JSON-escaped UTF-8); use a shorter one`
+          : undefined;
+    if (problem === undefined) return [];
     seen.add(path);
-    if (event.resource_id === undefined) {
-      return [{ path, message: `is required: subscription "${event.subscription_id}" orders its events by resource` }];
-    }
-    if (Buffer.byteLength(partitionKey(event, Ordering.resource), 'utf8') <= MAX_ORDERING_KEY_BYTES) return [];
-    return [{ path, message: `with the subscription id, makes an ordering key of more than ${MAX_ORDERING_KEY_BYTES} bytes (JSON-escaped UTF-8); use a shorter one` }];
+    return [{ path, message: problem }];
   });
 }
 
@@ -384,46 +387,20 @@ export async function ingestEvents(
   if (unknown.length > 0) {
     return { kind: IngestOutcomeKind.refused, reason: IngestRefusal.unknownSubscription, details: unknown };
   }
-  const fanOuts = await resolveFanOuts(request, ports, subscriptions);
+  const fanOuts = await findFanOutLists(request, ports, subscriptions);
   if ('refusal' in fanOuts) return fanOuts.refusal;
-
-  // One delivery per event naming its subscription, one per subscription of a fan-out, in request order.
-  const targets: Target[] = request.events.flatMap((event, requestIndex): Target[] => {
-    if (event.subscription_id !== undefined) return [{ requestIndex, event: { ...event, subscription_id: event.subscription_id } }];
-    const { subscription_id: _none, ...rest } = event;
-    return (fanOuts.subscriptionsOf.get(requestIndex) ?? []).map((subscriptionId) => ({
-      requestIndex,
-      event: { ...rest, event_id: fanOutEventId(event.event_id, subscriptionId), subscription_id: subscriptionId },
-      fanOutOf: event.event_id,
-    }));
-  });
-  if (targets.length > MAX_DELIVERIES_PER_REQUEST) {
-    return {
-      kind: IngestOutcomeKind.refused,
-      reason: IngestRefusal.invalidRequest,
-      details: [{ path: request.pathOf(0).startsWith('events') ? 'events' : '(body)', message: `makes ${targets.length} deliveries (fan-outs counted once per subscription), more than ${MAX_DELIVERIES_PER_REQUEST}; send fewer events per request` }],
-    };
-  }
-  const invalid = unroutable(request, targets, subscriptions);
-  if (invalid.length > 0) {
-    return { kind: IngestOutcomeKind.refused, reason: IngestRefusal.invalidRequest, details: invalid };
-  }
-
-  // Routed after the read: the key depends on the subscription's ordering.
-  const routed: RoutedEvent[] = targets.map((target, index) => {
-    const orderingKey = partitionKey(target.event, subscriptions.get(target.event.subscription_id)?.ordering ?? DEFAULT_ORDERING);
-    return { ...target, index, orderingKey, messageGroupId: messageGroupIdFor(orderingKey, settings.partitionCount) };
-  });
-
   const acceptedAt = ports.now().toISOString();
-  const encoded = routed.map((r): EncodedEvent => {
-    const body = encodeQueuedEvent(toQueued(r, acceptedAt));
-    return { routed: r, body, bytes: Buffer.byteLength(body, 'utf8') };
-  });
-  const tooLarge = oversized(request, encoded);
-  if (tooLarge.length > 0) {
-    return { kind: IngestOutcomeKind.refused, reason: IngestRefusal.payloadTooLarge, details: tooLarge };
+  let planned = planDeliveries(request, fanOuts.lists, subscriptions, settings, acceptedAt);
+  if ('refusal' in planned) return planned.refusal;
+  // A new fan-out's subscriptions are recorded only once its request is found valid, and before
+  // anything of it is enqueued. Another request that recorded it first decides them: planned again.
+  const recorded = await recordFanOuts(request, ports, fanOuts, subscriptions, acceptedAt);
+  if ('refusal' in recorded) return recorded.refusal;
+  if (recorded.isChanged) {
+    planned = planDeliveries(request, recorded.lists, subscriptions, settings, acceptedAt);
+    if ('refusal' in planned) return planned.refusal;
   }
+  const { routed, encoded } = planned;
 
   const packs = toPacks(encoded, settings.maxEventsPerMessage ?? MAX_EVENTS_PER_MESSAGE, ports.uniqueId());
   const report = await sendInKeyOrder(
@@ -489,51 +466,150 @@ export async function ingestEvents(
   const results = resultsOf(request, routed, (r) => statuses.get(r.index) ?? EventStatus.duplicate);
   const hasFailures = [...statuses.values()].some((status) => status === EventStatus.failed || status === EventStatus.notEnqueued);
   if (!hasFailures) return { kind: IngestOutcomeKind.accepted, results };
-  return toFailedOutcome(request, results, new Map([...failures].map(([index, failure]) => [routed[index]?.requestIndex ?? index, failure])));
+  return toFailedOutcome(request, results, failuresByEvent(failures, routed));
 }
+
+/** Each fan-out's subscriptions by its event's place in the request, and which of them are first acceptances. */
+interface FanOutLists {
+  readonly lists: ReadonlyMap<number, readonly string[]>;
+  /** The places of the fan-outs no request recorded yet: their lists are this request's to record. */
+  readonly unrecorded: ReadonlySet<number>;
+}
+
+const ANOTHER_TENANTS_FAN_OUT = 'is the event_id of a fan-out of another tenant; choose another';
 
 /**
  * The subscriptions each fan-out of the request goes to: those its first acceptance recorded, or,
- * for a first acceptance, those of its tenant whose `event_types` take its type, recorded now,
- * before anything is enqueued (a request that fails after this is resent to the same ones). Their
- * routing is added to `subscriptions`. Refused when the event id is another tenant's fan-out.
+ * for a first acceptance, those of its tenant whose `event_types` take its type (recorded later,
+ * see {@link recordFanOuts}). Their routing is added to `subscriptions`. Refused when the event id
+ * is another tenant's fan-out.
  */
-async function resolveFanOuts(
-  request: EventsRequest,
-  ports: IngestPorts,
-  subscriptions: Map<string, SubscriptionRouting>,
-): Promise<{ readonly subscriptionsOf: ReadonlyMap<number, readonly string[]> } | { readonly refusal: IngestOutcome }> {
+async function findFanOutLists(request: EventsRequest, ports: IngestPorts, subscriptions: Map<string, SubscriptionRouting>): Promise<FanOutLists | { readonly refusal: IngestOutcome }> {
   const fanOuts = request.events.flatMap((event, index) => (event.subscription_id === undefined ? [{ event, index }] : []));
-  if (fanOuts.length === 0) return { subscriptionsOf: new Map() };
+  if (fanOuts.length === 0) return { lists: new Map(), unrecorded: new Set() };
   const recorded = await ports.findFanOuts(fanOuts.map(({ event }) => event.event_id));
   const taken = fanOuts.filter(({ event }) => {
     const record = recorded.get(event.event_id);
     return record !== undefined && record.tenantId !== event.tenant_id;
   });
-  if (taken.length > 0) {
-    const details = taken.map(({ index }) => ({ path: `${request.pathOf(index)}.event_id`.replace(/^\./, ''), message: 'is the event_id of a fan-out of another tenant; choose another' }));
-    return { refusal: { kind: IngestOutcomeKind.refused, reason: IngestRefusal.invalidRequest, details } };
-  }
+  if (taken.length > 0) return { refusal: refusedAsTaken(request, taken.map(({ index }) => index)) };
   const newTenants = [...new Set(fanOuts.filter(({ event }) => !recorded.has(event.event_id)).map(({ event }) => event.tenant_id))];
   const byTenant = newTenants.length === 0 ? new Map<string, ReadonlyMap<string, SubscriptionRouting>>() : await ports.findTenantSubscriptions(newTenants);
   for (const tenantSubscriptions of byTenant.values()) for (const [id, routing] of tenantSubscriptions) subscriptions.set(id, routing);
-  const acceptedAt = ports.now().toISOString();
-  const lists = await Promise.all(
-    fanOuts.map(async ({ event, index }) => {
-      const known = recorded.get(event.event_id);
-      if (known !== undefined) return [index, known.subscriptionIds] as const;
-      const matching = [...(byTenant.get(event.tenant_id) ?? new Map<string, SubscriptionRouting>())]
-        .filter(([, routing]) => routing.tenantId === event.tenant_id && takesEventType(routing.eventTypes, event.type))
-        .map(([id]) => id)
-        .sort();
-      const stands = await ports.recordFanOut({ eventId: event.event_id, tenantId: event.tenant_id, subscriptionIds: matching, acceptedAt });
-      return [index, stands.subscriptionIds] as const;
+  const lists = new Map<number, readonly string[]>();
+  const unrecorded = new Set<number>();
+  for (const { event, index } of fanOuts) {
+    const known = recorded.get(event.event_id);
+    if (known !== undefined) {
+      lists.set(index, known.subscriptionIds);
+      continue;
+    }
+    unrecorded.add(index);
+    const tenantSubscriptions = byTenant.get(event.tenant_id) ?? new Map<string, SubscriptionRouting>();
+    lists.set(index, [...tenantSubscriptions].filter(([, routing]) => takesEventType(routing.eventTypes, event.type)).map(([id]) => id).sort());
+  }
+  await readRoutingOf(lists, ports, subscriptions);
+  return { lists, unrecorded };
+}
+
+/** Reads the routing of the listed subscriptions not read yet (each exists: subscriptions are never deleted). */
+async function readRoutingOf(lists: ReadonlyMap<number, readonly string[]>, ports: IngestPorts, subscriptions: Map<string, SubscriptionRouting>): Promise<void> {
+  const unread = [...new Set([...lists.values()].flat())].filter((id) => !subscriptions.has(id));
+  if (unread.length > 0) for (const [id, routing] of await ports.findSubscriptionRouting(unread)) subscriptions.set(id, routing);
+}
+
+/** The refusal of fan-outs whose event id another tenant's fan-out holds. */
+function refusedAsTaken(request: EventsRequest, indexes: readonly number[]): IngestOutcome {
+  const details = indexes.map((index) => ({ path: `${request.pathOf(index)}.event_id`.replace(/^\./, ''), message: ANOTHER_TENANTS_FAN_OUT }));
+  return { kind: IngestOutcomeKind.refused, reason: IngestRefusal.invalidRequest, details };
+}
+
+/**
+ * Records the request's new fan-outs with their subscriptions, before anything is enqueued (a
+ * request that fails after this is resent to the same ones). A fan-out another request recorded
+ * first keeps its own: `isChanged` when one differs from what this request found; refused when
+ * it is another tenant's (two tenants sent the same event id at once).
+ */
+async function recordFanOuts(
+  request: EventsRequest,
+  ports: IngestPorts,
+  fanOuts: FanOutLists,
+  subscriptions: Map<string, SubscriptionRouting>,
+  acceptedAt: string,
+): Promise<{ readonly lists: ReadonlyMap<number, readonly string[]>; readonly isChanged: boolean } | { readonly refusal: IngestOutcome }> {
+  const lists = new Map(fanOuts.lists);
+  const taken: number[] = [];
+  let isChanged = false;
+  await Promise.all(
+    [...fanOuts.unrecorded].map(async (index) => {
+      const event = request.events[index];
+      const found = fanOuts.lists.get(index) ?? [];
+      if (event === undefined) return;
+      const stands = await ports.recordFanOut({ eventId: event.event_id, tenantId: event.tenant_id, subscriptionIds: found, acceptedAt });
+      if (stands.tenantId !== event.tenant_id) taken.push(index);
+      else if (stands.subscriptionIds.join('\n') !== found.join('\n')) {
+        lists.set(index, stands.subscriptionIds);
+        isChanged = true;
+      }
     }),
   );
-  // A record's subscriptions are read now: each exists (subscriptions are never deleted).
-  const unread = [...new Set(lists.flatMap(([, ids]) => ids))].filter((id) => !subscriptions.has(id));
-  if (unread.length > 0) for (const [id, routing] of await ports.findSubscriptionRouting(unread)) subscriptions.set(id, routing);
-  return { subscriptionsOf: new Map(lists.map(([index, ids]) => [index, ids.filter((id) => subscriptions.has(id))])) };
+  if (taken.length > 0) return { refusal: refusedAsTaken(request, taken.sort((a, b) => a - b)) };
+  if (isChanged) await readRoutingOf(lists, ports, subscriptions);
+  return { lists, isChanged };
+}
+
+/**
+ * The request's deliveries, routed and encoded: one per event naming its subscription, one per
+ * subscription of a fan-out, in request order. Refused past {@link MAX_DELIVERIES_PER_REQUEST},
+ * when a subscription's ordering cannot route an event, or when an event does not fit a message.
+ */
+function planDeliveries(
+  request: EventsRequest,
+  fanOutLists: ReadonlyMap<number, readonly string[]>,
+  subscriptions: ReadonlyMap<string, SubscriptionRouting>,
+  settings: IngestSettings,
+  acceptedAt: string,
+): { readonly routed: readonly RoutedEvent[]; readonly encoded: readonly EncodedEvent[] } | { readonly refusal: IngestOutcome } {
+  const targets: Target[] = request.events.flatMap((event, requestIndex): Target[] => {
+    if (event.subscription_id !== undefined) return [{ requestIndex, event: { ...event, subscription_id: event.subscription_id } }];
+    const { subscription_id: _none, ...rest } = event;
+    // A subscription of another tenant never takes a tenant's event, whatever a record says.
+    return (fanOutLists.get(requestIndex) ?? [])
+      .filter((subscriptionId) => subscriptions.get(subscriptionId)?.tenantId === event.tenant_id)
+      .map((subscriptionId) => ({ requestIndex, event: { ...rest, event_id: fanOutEventId(event.event_id, subscriptionId), subscription_id: subscriptionId }, fanOutOf: event.event_id }));
+  });
+  if (targets.length > MAX_DELIVERIES_PER_REQUEST) {
+    const message = `makes ${targets.length} deliveries (fan-outs counted once per subscription), more than ${MAX_DELIVERIES_PER_REQUEST}; send fewer events per request`;
+    return { refusal: { kind: IngestOutcomeKind.refused, reason: IngestRefusal.invalidRequest, details: [{ path: request.pathOf(0).startsWith('events') ? 'events' : '(body)', message }] } };
+  }
+  const invalid = unroutable(request, targets, subscriptions);
+  if (invalid.length > 0) return { refusal: { kind: IngestOutcomeKind.refused, reason: IngestRefusal.invalidRequest, details: invalid } };
+  // Routed after the read: the key depends on the subscription's ordering.
+  const routed: RoutedEvent[] = targets.map((target, index) => {
+    const orderingKey = partitionKey(target.event, subscriptions.get(target.event.subscription_id)?.ordering ?? DEFAULT_ORDERING);
+    return { ...target, index, orderingKey, messageGroupId: messageGroupIdFor(orderingKey, settings.partitionCount) };
+  });
+  const encoded = routed.map((r): EncodedEvent => {
+    const body = encodeQueuedEvent(toQueued(r, acceptedAt));
+    return { routed: r, body, bytes: Buffer.byteLength(body, 'utf8') };
+  });
+  const tooLarge = oversized(request, encoded);
+  if (tooLarge.length > 0) return { refusal: { kind: IngestOutcomeKind.refused, reason: IngestRefusal.payloadTooLarge, details: tooLarge } };
+  return { routed, encoded };
+}
+
+/** How much a send failure decides a request's outcome (see `toFailedOutcome`): the most, first. */
+const FAILURE_WEIGHT: Readonly<Record<SendFailureKind, number>> = { [SendFailureKind.configuration]: 2, [SendFailureKind.messageRefused]: 1, [SendFailureKind.transient]: 0 };
+
+/** The send failures by each event's place in the request: a fan-out's deliveries share their event's, which keeps the weightiest. */
+function failuresByEvent(failures: ReadonlyMap<number, SendFailure>, routed: readonly RoutedEvent[]): Map<number, SendFailure> {
+  const byEvent = new Map<number, SendFailure>();
+  for (const [index, failure] of failures) {
+    const requestIndex = routed[index]?.requestIndex ?? index;
+    const known = byEvent.get(requestIndex);
+    if (known === undefined || FAILURE_WEIGHT[failure.kind] > FAILURE_WEIGHT[known.kind]) byEvent.set(requestIndex, failure);
+  }
+  return byEvent;
 }
 
 /**

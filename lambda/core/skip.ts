@@ -2,6 +2,8 @@
  * An operator's skip: dead-letter a stuck head on purpose, so that its key moves on. Only a head
  * that is failing can be skipped, and only the one the operator saw.
  */
+import { publicEventIdOfDelivery } from './event.js';
+
 export const SkipRefusal = { noFailingHead: 'no_failing_head', headChanged: 'head_changed' } as const;
 export type SkipRefusal = (typeof SkipRefusal)[keyof typeof SkipRefusal];
 
@@ -21,6 +23,7 @@ export interface FailingHead {
 /** The head to skip in a group, given the event the operator named (if any). */
 export function findSkipTarget(group: FailingHead | undefined, requestedEventId: string | undefined): SkipTarget {
   if (group?.headEventId === undefined || group.headOrderingKey === undefined || group.headAttempts === 0) return { refusal: SkipRefusal.noFailingHead };
-  if (requestedEventId !== undefined && requestedEventId !== group.headEventId) return { refusal: SkipRefusal.headChanged };
+  // The operator names a fan-out's delivery by its event's id, as the API shows it.
+  if (requestedEventId !== undefined && requestedEventId !== publicEventIdOfDelivery(group.headEventId)) return { refusal: SkipRefusal.headChanged };
   return { eventId: group.headEventId, orderingKey: group.headOrderingKey };
 }

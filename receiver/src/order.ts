@@ -43,7 +43,8 @@ export interface OrderReport {
   readonly verdict: Verdict;
   /**
    * The numbers this event skipped that the service dead-lettered: each may come later as a
-   * redelivery (an operator's redrive). Empty but for a gap.
+   * redelivery (an operator's redrive). Empty but for a gap, or a redelivery above the last
+   * number taken (what it skipped is missing too).
    */
   readonly missing: readonly number[];
   /**
@@ -105,9 +106,11 @@ export function judge(state: KeyState | undefined, place: Place): { readonly rep
   // service delivered, after it the service dead-lettered (a redelivery's previous_sequence is the
   // key's last delivered when it was sent, which may be above its own number: then nothing
   // between was dead-lettered after it).
-  const deliveredTo = Math.min(previousSequence, sequence - 1);
+  // A redelivery's previous_sequence is the key's last delivered when it was sent, not the number
+  // before it: what it skips is only missing (dead-lettered, or not known here), never lost.
+  const deliveredTo = place.isRedelivery ? known.last : Math.min(previousSequence, sequence - 1);
   const lost = { from: known.last + 1, to: deliveredTo };
-  const deadLettered = { from: Math.max(known.last, previousSequence) + 1, to: sequence - 1 };
+  const deadLettered = { from: Math.max(known.last, place.isRedelivery ? known.last : previousSequence) + 1, to: sequence - 1 };
   const missing = withRange(withRange(known.missing, lost.from, lost.to), deadLettered.from, deadLettered.to);
   const report: OrderReport = {
     verdict: place.isRedelivery ? Verdict.redelivery : lost.from <= lost.to || deadLettered.from <= deadLettered.to ? Verdict.gap : Verdict.inOrder,

@@ -18,14 +18,18 @@ export interface ReceiverOptions {
   /**
    * Called for each event, in the key's order, with its report. Throwing answers the request 500:
    * the service sends it again later, and this event and those after it in the request are judged
-   * again then (the ones before it are taken, and then reported as duplicates).
+   * again then (the ones before it are taken, and then reported as duplicates). A request sent
+   * again while the first is still here (the service timed out on it) is judged on the state the
+   * first has not written yet: both may be reported in order. Keep `onEvent` idempotent, or well
+   * inside the subscription's delivery timeout.
    */
   readonly onEvent: (event: ReceivedEvent, report: OrderReport) => void | Promise<void>;
   /** Called for a request dropped because its `webhook-id` was processed already. */
   readonly onDuplicate?: (webhookId: string) => void | Promise<void>;
   /**
-   * A prefix for the store's keys. Numbers count per ordering key of one subscription: give each
-   * subscription its own namespace when several share a store.
+   * A prefix for the store's keys and webhook ids. Numbers count per ordering key of one
+   * subscription, and a fan-out's deliveries to two subscriptions carry the same `webhook-id`:
+   * give each subscription its own namespace when several share a store.
    */
   readonly namespace?: string;
   /** The most bytes of a body read: 1 MiB by default, the largest the service sends. */
@@ -123,7 +127,9 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     const verified = verify(secrets, body, headers);
     if ('reason' in verified) return refusal(verified.status, verified.reason);
     const webhookId = headers['webhook-id'] ?? '';
-    if (await store.hasSeen(webhookId)) {
+    // Namespaced as the keys are: a fan-out's deliveries to two subscriptions share the event's id.
+    const seenId = `${namespace}${webhookId}`;
+    if (await store.hasSeen(seenId)) {
       await options.onDuplicate?.(webhookId);
       return ACCEPTED;
     }
@@ -137,7 +143,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
         return refusal(500, `event ${event.id} was not taken; send it again`);
       }
     }
-    await store.remember(webhookId);
+    await store.remember(seenId);
     return ACCEPTED;
   };
 

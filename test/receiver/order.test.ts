@@ -66,3 +66,12 @@ describe('judge', () => {
     expect(next.missing).toEqual([[2, 5_001]]);
   });
 });
+
+describe('judge, a redelivery above the last number taken', () => {
+  it('reports what it skipped as missing, never lost: its previous_sequence is the key’s, not its own', () => {
+    // A replay into a store that kept nothing past 58: 61 comes with the key's last delivered, 70.
+    const { report, next } = judge({ last: 58, missing: [] }, { sequence: 61, previousSequence: 70, isRedelivery: true });
+    expect(report).toEqual({ verdict: Verdict.redelivery, missing: [59, 60], lost: [] });
+    expect(next).toEqual({ last: 61, missing: [[59, 60]] });
+  });
+});

@@ -126,6 +126,16 @@ describe('createReceiver', () => {
     expect(answer.body).toMatch(/sequence/);
   });
 
+  it('keeps two subscriptions apart in one store by their namespaces, webhook ids included (a fan-out’s deliveries share the event’s id)', async () => {
+    const store = createMemoryStore();
+    const taken: string[] = [];
+    const receiverOf = (namespace: string) => createReceiver({ secret, store, namespace, onEvent: (event, report) => void taken.push(`${namespace}${event.id}#${event.sequence} ${report.verdict}`) });
+    const request = single('e1', 1, 0);
+    expect((await receiverOf('sub_a:').handle({ headers: request.headers, body: request.body })).status).toBe(204);
+    expect((await receiverOf('sub_b:').handle({ headers: request.headers, body: request.body })).status).toBe(204);
+    expect(taken).toEqual(['sub_a:e1#1 in_order', 'sub_b:e1#1 in_order']);
+  });
+
   it('verifies with any of its secrets, while the receiver changes its own', async () => {
     const { send, verdicts } = receiving({ secret: [otherSecret, secret] });
     expect((await send(single('e1', 1, 0))).status).toBe(204);

@@ -6,7 +6,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import * as z from 'zod';
 import { ErrorCode } from '../../core/api-error.js';
 import type { SkipAnswer } from '../../core/answers.js';
-import { eventIdSchema } from '../../core/event.js';
+import { eventIdSchema, publicEventIdOfDelivery } from '../../core/event.js';
 import type { GroupLag } from '../../core/lag.js';
 import { findSkipTarget } from '../../core/skip.js';
 import { parseBody, type Route } from '../http.js';
@@ -39,7 +39,7 @@ export function createSkipRoutes(deps: SkipRoutesDeps): Readonly<Record<'POST /v
       const isRequested = await deps.requestSkip({ ...target, at: deps.now().toISOString() });
       if (!isRequested) return errorResponse({ code: ErrorCode.headChanged, message: HEAD_CHANGED_MESSAGE });
       deps.logger.warn('skip requested', { message_group_id: messageGroupId, event_id: target.eventId });
-      return { statusCode: 202, body: { message_group_id: messageGroupId, event_id: target.eventId, status: 'skip_requested' } };
+      return { statusCode: 202, body: { message_group_id: messageGroupId, event_id: publicEventIdOfDelivery(target.eventId), status: 'skip_requested' } };
     },
   };
 }

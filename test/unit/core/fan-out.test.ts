@@ -5,10 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { fanOutEventId, parseEventsRequest, publicEventIdOf, readQueuedMessage, type EventsRequest, type QueuedEvent } from '../../../lambda/core/event.js';
-import { SendFailureKind, type OutgoingMessage } from '../../../lambda/core/enqueue-plan.js';
+import { SendFailureKind } from '../../../lambda/core/enqueue-plan.js';
 import { ingestEvents, MAX_DELIVERIES_PER_REQUEST, type FanOutRecord, type IngestPorts, type SubscriptionRouting } from '../../../lambda/core/ingest.js';
 import { messageGroupIdFor, Ordering } from '../../../lambda/core/routing.js';
 import { signWebhook } from '../../../lambda/core/webhook.js';
+import { fakeQueue } from '../../support/fake-queue.js';
 import { InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
 
 const now = new Date('2026-12-04T12:00:00.000Z');
@@ -26,9 +27,9 @@ function setup(initial: Record<string, SubscriptionRouting>) {
   const subscriptions = new Map(Object.entries(initial));
   const records = new Map<string, FanOutRecord>();
   const store = new InMemoryDeliveryStore();
-  const queue: OutgoingMessage[] = [];
   /** Ordering keys whose messages SQS refuses, for now. */
   const refusing = new Set<string>();
+  const { queue, sendBatch } = fakeQueue((message) => refusing.has(message.orderingKey));
   let requests = 0;
   const ports: IngestPorts = {
     findSubscriptionRouting: async (ids) => new Map(ids.flatMap((id) => (subscriptions.has(id) ? [[id, subscriptions.get(id) as SubscriptionRouting] as const] : []))),
@@ -41,15 +42,7 @@ function setup(initial: Record<string, SubscriptionRouting>) {
     },
     recordAccepted: store.recordAccepted,
     recordGroupIntake: async () => undefined,
-    sendBatch: async (entries) => {
-      const refused = entries.filter((entry) => refusing.has(entry.orderingKey));
-      const taken = entries.filter((entry) => !refused.includes(entry));
-      queue.push(...taken);
-      return {
-        refused: new Map(refused.map((entry) => [entry.index, { kind: SendFailureKind.transient, code: 'ServiceUnavailable' }])),
-        sequenceNumbers: new Map(taken.map((entry) => [entry.index, String(queue.indexOf(entry) + 1)])),
-      };
-    },
+    sendBatch,
     now: () => now,
     uniqueId: () => `request${(requests += 1)}`,
   };
@@ -147,9 +140,52 @@ describe('fan-out by event type', () => {
     expect(queued()).toHaveLength(before);
   });
 
+  it('refuses, enqueuing nothing, an event id that another tenant recorded at the same moment', async () => {
+    const { ports, queued } = setup({ all: bySubscription, theirs: { tenantId: 'globex', ordering: Ordering.subscription } });
+    // The other tenant's request records it between this one's read and its write.
+    const racing: IngestPorts = { ...ports, recordFanOut: async (record) => ({ ...record, tenantId: 'globex', subscriptionIds: ['theirs'] }) };
+    expect(await ingestEvents(request([fanOut('e1', 't')]), racing, { partitionCount: undefined })).toEqual({ kind: 'refused', reason: 'invalid_request', details: [{ path: 'events[0].event_id', message: expect.stringContaining('another tenant') }] });
+    expect(queued()).toEqual([]);
+  });
+
+  it('takes the subscriptions another request of the same tenant recorded first, and never one of another tenant', async () => {
+    const { ports, queued } = setup({ a: bySubscription, b: bySubscription, theirs: { tenantId: 'globex', ordering: Ordering.subscription } });
+    const racing: IngestPorts = { ...ports, recordFanOut: async (record) => ({ ...record, subscriptionIds: ['b', 'theirs'] }) };
+    expect(await ingestEvents(request([fanOut('e1', 't')]), racing, { partitionCount: undefined })).toMatchObject({ kind: 'accepted', results: [{ deliveries: [{ subscription_id: 'b' }] }] });
+    expect(queued().map((q) => q.event.subscription_id)).toEqual(['b']);
+  });
+
+  it('records nothing of a request it refuses: its resend, corrected, goes to the subscriptions of then', async () => {
+    const { ingest, records, subscriptions } = setup({ a: { ...bySubscription, ordering: Ordering.resource } });
+    expect(await ingest([fanOut('e1', 't')])).toMatchObject({ kind: 'refused' });
+    expect(records.size).toBe(0);
+    subscriptions.set('late', bySubscription);
+    expect(await ingest([fanOut('e1', 't', 'acme', { resource_id: 'r1' })])).toMatchObject({ kind: 'accepted', results: [{ deliveries: [{ subscription_id: 'a' }, { subscription_id: 'late' }] }] });
+  });
+
+  it('names a fan-out refused by the queue for good when one of its deliveries was, whatever the others met', async () => {
+    const { ports } = setup({ a: bySubscription, b: bySubscription });
+    // a's message refused for good, b's (the later delivery of the same event) for a moment.
+    const refusedForGood: IngestPorts['sendBatch'] = async (entries) => ({
+      refused: new Map(entries.map((entry) => [entry.index, entry.orderingKey === 'a' ? { kind: SendFailureKind.messageRefused, code: 'InvalidMessageContents' } : { kind: SendFailureKind.transient, code: 'ServiceUnavailable' }])),
+      sequenceNumbers: new Map(),
+    });
+    const outcome = await ingestEvents(request([fanOut('e1', 't')]), { ...ports, sendBatch: refusedForGood }, { partitionCount: undefined });
+    expect(outcome).toMatchObject({ kind: 'enqueue_refused', blame: 'message_refused', details: [{ path: 'events[0].event_id' }] });
+  });
+
   it('refuses a fan-out to a subscription ordered by resource when the event has no resource_id, naming it once', async () => {
     const { ingest } = setup({ a: { ...bySubscription, ordering: Ordering.resource }, b: { ...bySubscription, ordering: Ordering.resource } });
     expect(await ingest([fanOut('e1', 't')])).toMatchObject({ kind: 'refused', reason: 'invalid_request', details: [{ path: 'events[0].resource_id' }] });
+  });
+
+  it('checks the key of every subscription ordered by resource, not only the first one’s', async () => {
+    // 128 control characters, six bytes each once JSON-escaped in the key.
+    const long = '\u0001'.repeat(128);
+    const { ingest } = setup({ a: { ...bySubscription, ordering: Ordering.resource }, [long]: { ...bySubscription, ordering: Ordering.resource } });
+    // Fits beside "a", not beside that subscription id.
+    const outcome = await ingest([fanOut('e1', 't', 'acme', { resource_id: '\u0001'.repeat(256) })]);
+    expect(outcome).toMatchObject({ kind: 'refused', reason: 'invalid_request', details: [{ path: 'events[0].resource_id', message: expect.stringContaining('ordering key of more than') }] });
   });
 
   it(`refuses a request of more than ${MAX_DELIVERIES_PER_REQUEST} deliveries, counting a fan-out once per subscription`, async () => {

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { parseEventsRequest, queuedEventSchema, readQueuedEvent, readQueuedMessage, type EventsRequest, type QueuedEvent } from '../../../lambda/core/event.js';
-import { SendFailureKind, type OutgoingMessage } from '../../../lambda/core/enqueue-plan.js';
+import type { OutgoingMessage } from '../../../lambda/core/enqueue-plan.js';
 import { ingestEvents, type IngestPorts } from '../../../lambda/core/ingest.js';
 import type { GroupIntake } from '../../../lambda/core/lag.js';
 import { MAX_QUEUED_EVENT_BYTES } from '../../../lambda/core/limits.js';
 import { messageGroupIdFor, Ordering, partitionKey } from '../../../lambda/core/routing.js';
 import { InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
+import { fakeQueue } from '../../support/fake-queue.js';
 import { NO_FAN_OUTS } from '../../support/no-fan-outs.js';
 
 const now = new Date('2026-12-02T12:00:00.000Z');
@@ -46,7 +47,8 @@ const idsOf = (message: OutgoingMessage | undefined) => queuedOf(message).map((q
 
 function setup(options: { refuse?: (message: OutgoingMessage) => boolean } = {}) {
   const store = new InMemoryDeliveryStore();
-  const queue: OutgoingMessage[] = [];
+  const fake = fakeQueue(options.refuse);
+  const { queue } = fake;
   const calls: OutgoingMessage[][] = [];
   const intakes: GroupIntake[] = [];
   let requests = 0;
@@ -67,14 +69,7 @@ function setup(options: { refuse?: (message: OutgoingMessage) => boolean } = {})
     },
     sendBatch: async (entries) => {
       calls.push([...entries]);
-      const refused = entries.filter((entry) => options.refuse?.(entry) ?? false);
-      const taken = entries.filter((entry) => !refused.includes(entry));
-      queue.push(...taken);
-      return {
-        refused: new Map(refused.map((entry) => [entry.index, { kind: SendFailureKind.transient, code: 'ServiceUnavailable' }])),
-        // As SQS: a number per message taken, growing (here across the whole queue).
-        sequenceNumbers: new Map(taken.map((entry) => [entry.index, String(queue.indexOf(entry) + 1)])),
-      };
+      return fake.sendBatch(entries);
     },
     now: () => now,
     uniqueId: () => `request${(requests += 1)}`,
