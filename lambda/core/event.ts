@@ -5,7 +5,7 @@
 import * as z from 'zod';
 import { ErrorCode, formatPath, type ErrorDetail, type Refusal } from './api-error.js';
 import { MAX_EVENTS_PER_REQUEST, MAX_PAYLOAD_DEPTH, MAX_REQUEST_BYTES } from './limits.js';
-import { blake2bDigest } from './routing.js';
+import { fanOutEventId } from './fan-out-id.js';
 
 /** SQS deduplication ids (our event ids) use letters, digits and ASCII punctuation: 0x21–0x7E. */
 const SQS_ID_ALPHABET = /^[\x21-\x7e]+$/;
@@ -156,18 +156,7 @@ export function parseEventsRequest(value: unknown): Parsed<EventsRequest> {
   return repeats.length > 0 ? invalid(repeats) : { ok: true, value: request };
 }
 
-/**
- * The id a fan-out's delivery to one subscription goes by inside the service (its record, its key's
- * head, its dead letter): the event's id, a space, and 32 hex characters of BLAKE2b of the
- * subscription id. No event a producer sends has it (their ids hold no space), the same event and
- * subscription always give it (a resend is a duplicate), and two subscriptions never share it. The
- * receiver never sees it: its `webhook-id` is the event's own id (`publicEventIdOf`).
- */
-export function fanOutEventId(eventId: string, subscriptionId: string): string {
-  return `${eventId} ${Buffer.from(blake2bDigest(subscriptionId, 16)).toString('hex')}`;
-}
-
-/** A fan-out delivery's id (see {@link fanOutEventId}). */
+/** A fan-out delivery's id (see `fanOutEventId`). */
 const fanOutEventIdSchema = z.string().regex(/^[\x21-\x7e]{1,128} [0-9a-f]{32}$/, 'must be an event_id, a space and 32 hex characters');
 
 /**
@@ -220,15 +209,6 @@ export function publicEventIdOf(queued: QueuedEvent): string {
   return queued.fan_out?.event_id ?? queued.event.event_id;
 }
 
-/**
- * The id the API knows a delivery by, from the id it goes by inside the service (a key's head, a
- * group's): a fan-out's delivery's is its event's, the part before the space (no producer id has
- * one, see {@link fanOutEventId}); any other's is itself.
- */
-export function publicEventIdOfDelivery(deliveryId: string): string {
-  const space = deliveryId.indexOf(' ');
-  return space < 0 ? deliveryId : deliveryId.slice(0, space);
-}
 
 /**
  * UTF-16 code units that SQS's character rules (`#x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to

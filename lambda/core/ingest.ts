@@ -4,7 +4,8 @@
  */
 import * as z from 'zod';
 import { ErrorCode, type ErrorDetail } from './api-error.js';
-import { encodeQueuedEvent, fanOutEventId, messageOfBodies, type EventsRequest, type QueuedEvent, type WebhookEvent } from './event.js';
+import { encodeQueuedEvent, messageOfBodies, type EventsRequest, type QueuedEvent, type WebhookEvent } from './event.js';
+import { fanOutEventId } from './fan-out-id.js';
 import { MAX_EVENTS_PER_MESSAGE, MAX_ORDERING_KEY_BYTES, MAX_QUEUED_EVENT_BYTES } from './limits.js';
 import { queuePositionOf } from './delivery.js';
 import { SendFailureKind, SendStatus, sendInKeyOrder, type OutgoingMessage, type SendBatch, type SendFailure } from './enqueue-plan.js';

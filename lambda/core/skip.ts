@@ -2,7 +2,7 @@
  * An operator's skip: dead-letter a stuck head on purpose, so that its key moves on. Only a head
  * that is failing can be skipped, and only the one the operator saw.
  */
-import { publicEventIdOfDelivery } from './event.js';
+import { publicEventIdOfDelivery } from './fan-out-id.js';
 
 export const SkipRefusal = { noFailingHead: 'no_failing_head', headChanged: 'head_changed' } as const;
 export type SkipRefusal = (typeof SkipRefusal)[keyof typeof SkipRefusal];

@@ -4,7 +4,8 @@
  * id whatever the resends, and never to a subscription created after its first acceptance.
  */
 import { describe, expect, it } from 'vitest';
-import { fanOutEventId, parseEventsRequest, publicEventIdOf, readQueuedMessage, type EventsRequest, type QueuedEvent } from '../../../lambda/core/event.js';
+import { parseEventsRequest, publicEventIdOf, readQueuedMessage, type EventsRequest, type QueuedEvent } from '../../../lambda/core/event.js';
+import { fanOutEventId } from '../../../lambda/core/fan-out-id.js';
 import { SendFailureKind } from '../../../lambda/core/enqueue-plan.js';
 import { ingestEvents, MAX_DELIVERIES_PER_REQUEST, type FanOutRecord, type IngestPorts, type SubscriptionRouting } from '../../../lambda/core/ingest.js';
 import { messageGroupIdFor, Ordering } from '../../../lambda/core/routing.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fanOutEventId, publicEventIdOfDelivery } from '../../../lambda/core/event.js';
+import { fanOutEventId, publicEventIdOfDelivery } from '../../../lambda/core/fan-out-id.js';
 import { findSkipTarget, SkipRefusal } from '../../../lambda/core/skip.js';
 
 describe('findSkipTarget', () => {
