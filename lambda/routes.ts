@@ -6,6 +6,7 @@
 export const ROUTES = {
   ingest: ['GET /health', 'GET /openapi.json', 'POST /v1/events'],
   subscriptions: [
+    'GET /v1/subscriptions',
     'PUT /v1/subscriptions/{subscription_id}',
     'GET /v1/subscriptions/{subscription_id}',
     'POST /v1/subscriptions/{subscription_id}/secret/rotate',

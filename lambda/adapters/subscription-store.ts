@@ -45,6 +45,9 @@ export type Subscription = z.infer<typeof subscriptionItemSchema>;
 
 const routingItemSchema = subscriptionItemSchema.pick({ subscription_id: true, tenant_id: true, ordering: true, event_types: true });
 
+/** Every attribute a subscription's item may have, for a BatchGet of whole items. */
+const SUBSCRIPTION_ATTRIBUTES = Object.keys(subscriptionItemSchema.shape);
+
 /** What the tenant index holds of a subscription: its keys. */
 const tenantKeysSchema = z.object({ subscription_id: z.string(), tenant_id: z.string() });
 
@@ -151,6 +154,12 @@ export interface SubscriptionStore {
    * second may be missed, and a fan-out accepted then does not reach it).
    */
   readonly findTenantSubscriptions: (tenantIds: readonly string[]) => Promise<ReadonlyMap<string, ReadonlyMap<string, SubscriptionRouting>>>;
+  /**
+   * A page of a tenant's subscriptions after `after` (a subscription id), in the order of their
+   * ids: the tenant index (eventually consistent: one created within about a second may be
+   * missing), then the items. `next`: where the next page starts, if any.
+   */
+  readonly list: (input: { readonly tenantId: string; readonly after: string | undefined; readonly limit: number }) => Promise<{ readonly items: readonly Subscription[]; readonly next: string | undefined }>;
 }
 
 /** The IAM actions of each method of {@link SubscriptionStore}, all on the Subscriptions table. */
@@ -164,6 +173,10 @@ export const SUBSCRIPTION_STORE_ACCESS = {
   pause: [{ resource: 'subscriptionsTable', actions: ['dynamodb:UpdateItem'] }],
   resume: [{ resource: 'subscriptionsTable', actions: ['dynamodb:UpdateItem'] }],
   findRouting: [{ resource: 'subscriptionsTable', actions: ['dynamodb:BatchGetItem'] }],
+  list: [
+    { resource: 'subscriptionsTable', index: TENANT_SUBSCRIPTIONS_INDEX, actions: ['dynamodb:Query'] },
+    { resource: 'subscriptionsTable', actions: ['dynamodb:BatchGetItem'] },
+  ],
   findTenantSubscriptions: [
     { resource: 'subscriptionsTable', index: TENANT_SUBSCRIPTIONS_INDEX, actions: ['dynamodb:Query'] },
     { resource: 'subscriptionsTable', actions: ['dynamodb:BatchGetItem'] },
@@ -275,6 +288,22 @@ export function createSubscriptionStore(client: DynamoDBDocumentClient, tableNam
       // A pause in force keeps its time and reason: the first pause is the one an operator sees.
       changeState(subscriptionId, 'SET paused_at = if_not_exists(paused_at, :now), pause_reason = if_not_exists(pause_reason, :reason), updated_at = :now', { ':now': now, ':reason': reason }),
     resume: ({ subscriptionId, now }) => changeState(subscriptionId, 'SET resumed_at = :now, updated_at = :now REMOVE paused_at, pause_reason', { ':now': now }),
+    async list({ tenantId, after, limit }) {
+      const page = await client.send(
+        new QueryCommand({
+          TableName: tableName,
+          IndexName: TENANT_SUBSCRIPTIONS_INDEX,
+          KeyConditionExpression: 'tenant_id = :tenant',
+          ExpressionAttributeValues: { ':tenant': tenantId },
+          Limit: limit,
+          ...(after === undefined ? {} : { ExclusiveStartKey: { tenant_id: tenantId, [keyName]: after } }),
+        }),
+      );
+      const ids = (page.Items ?? []).map((item) => parseItem(tenantKeysSchema, item, `${tableName}/${TENANT_SUBSCRIPTIONS_INDEX}`, tenantId).subscription_id);
+      const items = ids.length === 0 ? [] : await batchGetItems(client, { tableName, keyName, keys: ids, attributes: SUBSCRIPTION_ATTRIBUTES, consistency: ReadConsistency.strong });
+      const byId = new Map(items.map((item) => [String(item[keyName]), parseItem(subscriptionItemSchema, item, tableName, String(item[keyName]))]));
+      return { items: ids.flatMap((id) => byId.get(id) ?? []), next: page.LastEvaluatedKey === undefined ? undefined : String(page.LastEvaluatedKey[keyName]) };
+    },
     async findTenantSubscriptions(tenantIds) {
       const found = new Map<string, ReadonlyMap<string, SubscriptionRouting>>();
       for (const tenantId of tenantIds) {

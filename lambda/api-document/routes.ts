@@ -18,6 +18,7 @@ import {
   resumeAnswerSchema,
   skipAnswerSchema,
   subscriptionAnswerSchema,
+  subscriptionsAnswerSchema,
   subscriptionPutAnswerSchema,
 } from '../core/answers.js';
 import { batchSchema, requestEventSchema, subscriptionIdSchema } from '../core/event.js';
@@ -25,7 +26,7 @@ import { MAX_DELIVERIES_PER_REQUEST } from '../core/ingest.js';
 import { pageQuerySchema } from '../core/paging.js';
 import { replayBodySchema } from '../core/replay.js';
 import { routingViewSchema } from '../core/routing-settings.js';
-import { pauseBodySchema, rotateSecretBodySchema, rotateSecretResponseSchema, subscriptionBodySchema } from '../core/subscription.js';
+import { pauseBodySchema, rotateSecretBodySchema, rotateSecretResponseSchema, subscriptionBodySchema, subscriptionsQuerySchema } from '../core/subscription.js';
 import { redriveBodySchema } from '../handlers/operations/dead-letters.js';
 import { switchBodySchema } from '../handlers/operations/routing.js';
 import { skipBodySchema } from '../handlers/operations/skip.js';
@@ -129,6 +130,14 @@ export const ROUTE_DESCRIPTIONS: RouteDescriptions = {
       [ErrorCode.internalError]: enqueueRefusedBodySchemaOf(ErrorCode.internalError).partial({ results: true }),
     },
     headers: { 503: { 'retry-after': retryAfter } },
+  },
+  'GET /v1/subscriptions': {
+    operationId: 'listSubscriptions',
+    summary: 'A tenant’s subscriptions, in the order of their ids, one page at a time; never a secret.',
+    description: 'Read from an index DynamoDB keeps eventually consistent: a subscription created within about a second may be missing from its page.',
+    query: subscriptionsQuerySchema.extend(pageQuerySchema.shape),
+    answers: { 200: { description: 'One page of the tenant’s subscriptions, as `GET /v1/subscriptions/{subscription_id}` answers each.', schema: subscriptionsAnswerSchema } },
+    errors: [ErrorCode.invalidRequest],
   },
   'PUT /v1/subscriptions/{subscription_id}': {
     operationId: 'putSubscription',

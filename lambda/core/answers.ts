@@ -75,6 +75,10 @@ export const subscriptionAnswerSchema = z.strictObject({
 });
 export type SubscriptionAnswer = Output<typeof subscriptionAnswerSchema>;
 
+/** `GET /v1/subscriptions?tenant_id=…`: a page of a tenant's subscriptions, in the order of their ids, never a secret. */
+export const subscriptionsAnswerSchema = z.strictObject({ items: z.array(subscriptionAnswerSchema), next_cursor: nextCursorSchema });
+export type SubscriptionsAnswer = Output<typeof subscriptionsAnswerSchema>;
+
 /** `POST /v1/subscriptions/{subscription_id}/pause`: the subscription's pause as it stands, a pause already in force unchanged. */
 export const pauseAnswerSchema = z.strictObject({ subscription_id: z.string(), ...subscriptionPauseShape });
 export type PauseAnswer = Output<typeof pauseAnswerSchema>;

@@ -70,6 +70,12 @@ export type SubscriptionBody = z.infer<typeof subscriptionBodySchema>;
 
 const INVALID = 'The subscription is not valid.';
 
+/** The query of `GET /v1/subscriptions` besides its paging: whose subscriptions. */
+/** A position in a tenant's list of subscriptions: the last subscription id of a page. */
+export const subscriptionPositionSchema = subscriptionIdSchema;
+
+export const subscriptionsQuerySchema = z.object({ tenant_id: boundedText(1, 128).meta({ description: 'The tenant whose subscriptions are listed.' }) });
+
 /** Validates the `{subscription_id}` path parameter. */
 export function parseSubscriptionId(value: string | undefined): Parsed<string> {
   return parseWith(subscriptionIdSchema, value ?? '', INVALID, ['subscription_id']);

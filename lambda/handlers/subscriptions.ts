@@ -6,15 +6,16 @@ import { randomBytes } from 'node:crypto';
 import { consumerTimeoutSeconds } from '../config.js';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { ErrorCode } from '../core/api-error.js';
-import type { PauseAnswer, ReplayView, ResumeAnswer, SubscriptionAnswer, SubscriptionPutAnswer } from '../core/answers.js';
-import { readJsonBody } from '../core/event.js';
+import type { PauseAnswer, ReplayView, ResumeAnswer, SubscriptionAnswer, SubscriptionPutAnswer, SubscriptionsAnswer } from '../core/answers.js';
+import { parseWith, readJsonBody } from '../core/event.js';
+import { encodeCursor, parsePageQuery } from '../core/paging.js';
 import { heldGroupsOf, type GroupLag } from '../core/lag.js';
 import { messageGroupIdFor, Ordering } from '../core/routing.js';
 import { holdsSettledBefore, letGoAll, type HoldPorts } from '../core/pause.js';
 import { stepUnpark, type UnparkStep } from '../core/park.js';
 import { pendingOfSubscription, refuseOrderingChange } from '../core/ordering-change.js';
 import { DEFAULT_ROTATION_GRACE_SECONDS, generateSecret, previousSecretExpiry } from '../core/secret.js';
-import { OPERATOR_PAUSE_REASON, parseSubscriptionBody, parseSubscriptionId, pauseBodySchema, rotateSecretBodySchema, type RotateSecretResponse } from '../core/subscription.js';
+import { OPERATOR_PAUSE_REASON, parseSubscriptionBody, parseSubscriptionId, pauseBodySchema, rotateSecretBodySchema, subscriptionPositionSchema, subscriptionsQuerySchema, type RotateSecretResponse } from '../core/subscription.js';
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
 import { createDeliveryQueue, DELIVERY_QUEUE_ACCESS } from '../adapters/delivery-queue.js';
 import { createParkStore, PARK_STORE_ACCESS } from '../adapters/park-store.js';
@@ -40,6 +41,13 @@ function pauseFields(subscription: Subscription): Pick<SubscriptionAnswer, 'is_p
   return { is_paused: pause !== undefined, paused_at: pause?.pausedAt ?? null, pause_reason: pause?.reason ?? null };
 }
 
+/** A subscription as `GET` answers it, alone or in a list: never its secret. */
+function subscriptionAnswerOf(subscription: Subscription): SubscriptionAnswer {
+  const { subscription_id, tenant_id, url, batch_size, ordering, created_at } = subscription;
+  const parked_groups = Object.keys(subscription.parked_groups ?? {}).length;
+  return { subscription_id, tenant_id, url, batch_size, ordering, event_types: subscription.event_types ?? null, created_at, ...pauseFields(subscription), replay: replayView(subscription.replay), last_replay: replayView(subscription.last_replay), parked_groups };
+}
+
 /**
  * The time a resume spends sending a parked backlog back: the rest of API Gateway's 30 s is for
  * the holds it lets go; the lag job sends what is left, every minute.
@@ -49,7 +57,7 @@ const UNPARK_ON_RESUME_SECONDS = 10;
 const NO_SUCH_SUBSCRIPTION = { code: ErrorCode.notFound, message: 'No such subscription.' } as const;
 
 export interface SubscriptionsHandlerDeps {
-  readonly store: Pick<SubscriptionStore, 'get' | 'put' | 'rotateSecret' | 'pause' | 'resume'>;
+  readonly store: Pick<SubscriptionStore, 'get' | 'put' | 'rotateSecret' | 'pause' | 'resume' | 'list'>;
   /** Refuses endpoints that resolve to private addresses (deployed), or allows all (local). */
   readonly checkEndpoint: (url: string) => Promise<EndpointCheck>;
   /** The lag view's active groups: what is pending when a PUT changes `ordering`, and the groups a resume of a subscription ordered by resource lets go. */
@@ -141,9 +149,16 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
         if (!id.ok || subscription === undefined) {
           return errorResponse(NO_SUCH_SUBSCRIPTION);
         }
-        const { subscription_id, tenant_id, url, batch_size, ordering, created_at } = subscription;
-        const parked_groups = Object.keys(subscription.parked_groups ?? {}).length;
-        return { statusCode: 200, body: { subscription_id, tenant_id, url, batch_size, ordering, event_types: subscription.event_types ?? null, created_at, ...pauseFields(subscription), replay: replayView(subscription.replay), last_replay: replayView(subscription.last_replay), parked_groups } };
+        return { statusCode: 200, body: subscriptionAnswerOf(subscription) };
+      },
+      'GET /v1/subscriptions': async (event): Answer<SubscriptionsAnswer> => {
+        const query = event.queryStringParameters ?? {};
+        const tenant = parseWith(subscriptionsQuerySchema, { tenant_id: query.tenant_id }, 'The query is not valid.');
+        if (!tenant.ok) return errorResponse(tenant.refusal);
+        const page = parsePageQuery(query, subscriptionPositionSchema);
+        if (!page.ok) return errorResponse(page.refusal);
+        const { items, next } = await deps.store.list({ tenantId: tenant.value.tenant_id, after: page.value.after, limit: page.value.limit });
+        return { statusCode: 200, body: { items: items.map(subscriptionAnswerOf), next_cursor: next === undefined ? null : encodeCursor(next) } };
       },
       'POST /v1/subscriptions/{subscription_id}/pause': async (event): Answer<PauseAnswer> => {
         const id = parseSubscriptionId(event.pathParameters?.subscription_id);
@@ -205,7 +220,7 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
 
 /** The adapter methods the subscriptions function calls: the wiring takes these alone, and its function is granted their accesses. */
 const USES = {
-  subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get', 'put', 'rotateSecret', 'pause', 'resume']),
+  subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get', 'put', 'rotateSecret', 'pause', 'resume', 'list']),
   groups: uses(GROUP_STORE_ACCESS, ['listActiveGroups', 'getGroup', 'forgetHold']),
   settings: uses(SETTINGS_STORE_ACCESS, ['getRouting']),
   // Resume sends a parked backlog back: reads it, sends it, removes it, ends each park whose copies were settled.

@@ -562,11 +562,13 @@ describe('permissions', () => {
     expect(writers).toEqual(['operations']);
   });
 
-  it('lets the subscriptions function write its table, read the lag\'s active groups (for an ordering change and a resume), let held groups go and send a parked backlog back', () => {
+  it('lets the subscriptions function write its table, list a tenant\'s, read the lag\'s active groups (for an ordering change and a resume), let held groups go and send a parked backlog back', () => {
     expect(actionsByResource(permissions('subscriptions'))).toEqual(
       expected([
         [logGroup('subscriptions'), LOG_WRITES],
-        [table('subscriptions'), ['dynamodb:GetItem', 'dynamodb:UpdateItem']],
+        // A tenant's list: the tenant index's keys, then the items.
+        [table('subscriptions'), ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem']],
+        [tenantSubscriptionsIndex(), ['dynamodb:Query']],
         [activeGroupsIndex(), ['dynamodb:Query']],
         // A resume reads its key's group (or the active ones) and forgets the holds it let go.
         [table('groups'), ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem']],

@@ -91,6 +91,8 @@ describe('local stack API document', { timeout: 90_000 }, () => {
     await expectStatus(404, call(url, 'POST', `/v1/subscriptions/${prefix}-nobody/pause`));
     await expectStatus(200, call(url, 'POST', `/v1/subscriptions/${paused}/resume`));
     await expectStatus(404, call(url, 'POST', `/v1/subscriptions/${prefix}-nobody/resume`));
+    await expectStatus(200, call(url, 'GET', `/v1/subscriptions?tenant_id=${encodeURIComponent(tenant)}&limit=1`));
+    await expectStatus(400, call(url, 'GET', '/v1/subscriptions?limit=1'));
 
     // Events: accepted, a duplicate, malformed, not JSON, of an unknown subscription, refused by SQS.
     refusedByReceiver.add(`${key}-1`);
@@ -186,6 +188,7 @@ describe('local stack API document', { timeout: 90_000 }, () => {
         'PUT /v1/subscriptions/{subscription_id} 201',
         'PUT /v1/subscriptions/{subscription_id} 409',
         'GET /v1/subscriptions/{subscription_id} 404',
+        'GET /v1/subscriptions 400',
         'POST /v1/subscriptions/{subscription_id}/secret/rotate 400',
         'POST /v1/subscriptions/{subscription_id}/secret/rotate 404',
         'POST /v1/subscriptions/{subscription_id}/pause 400',

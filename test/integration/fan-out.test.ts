@@ -76,6 +76,23 @@ describe('local stack fan-out by event type', { timeout: 90_000 }, () => {
     expect(receiver().deliveredTo(theirs)).toEqual([]);
   });
 
+  it('lists a tenant’s subscriptions, a page at a time, in the order of their ids, with their types and never a secret', async () => {
+    const prefix = uniquePrefix('list');
+    const tenant = `${prefix}-tenant`;
+    await subscribe(`${prefix}-b`, tenant, ['order.paid']);
+    await subscribe(`${prefix}-a`, tenant);
+    await subscribe(`${prefix}-c`, tenant);
+    await subscribe(`${prefix}-other`, `${prefix}-another-tenant`);
+    const first = await call(stack().url, 'GET', `/v1/subscriptions?tenant_id=${tenant}&limit=2`);
+    expect(first.status).toBe(200);
+    const page = first.body as { items: { subscription_id: string; event_types: string[] | null }[]; next_cursor: string | null };
+    expect(page.items.map((item) => [item.subscription_id, item.event_types])).toEqual([[`${prefix}-a`, null], [`${prefix}-b`, ['order.paid']]]);
+    expect(JSON.stringify(page)).not.toContain('whsec_');
+    const second = (await call(stack().url, 'GET', `/v1/subscriptions?tenant_id=${tenant}&limit=2&cursor=${page.next_cursor ?? ''}`)).body as typeof page;
+    expect(second.items.map((item) => item.subscription_id)).toEqual([`${prefix}-c`]);
+    expect((await call(stack().url, 'GET', '/v1/subscriptions')).status).toBe(400);
+  });
+
   it('accepts an event no subscription takes, with an empty delivery list', async () => {
     const prefix = uniquePrefix('fan-none');
     await subscribe(`${prefix}-orders`, `${prefix}-tenant`, ['order.paid']);

@@ -296,6 +296,17 @@ const ADAPTERS = {
           run: (store) => store.findRouting(['sub_1', 'sub_2']),
         },
       ],
+      list: [
+        {
+          path: 'a page of the tenant’s subscriptions',
+          answer: () => {
+            dynamoMock.on(QueryCommand).resolves({ Items: [{ subscription_id: 'sub_1', tenant_id: 't' }], LastEvaluatedKey: { subscription_id: 'sub_1', tenant_id: 't' } });
+            dynamoMock.on(BatchGetCommand).resolves({ Responses: { [NAMES.subscriptionsTable]: [{ subscription_id: 'sub_1', tenant_id: 't', url: 'https://example.com', secret: 's', created_at: at }] } });
+          },
+          run: (store) => store.list({ tenantId: 't', after: 'sub_0', limit: 1 }),
+        },
+        { path: 'a tenant with none', answer: () => dynamoMock.on(QueryCommand).resolves({ Items: [] }), run: (store) => store.list({ tenantId: 't', after: undefined, limit: 10 }) },
+      ],
       findTenantSubscriptions: [
         {
           path: 'the tenant has subscriptions',

@@ -40,6 +40,12 @@ function setup(allowPrivateEndpoints: boolean) {
     },
     findRouting: async () => new Map(),
     findTenantSubscriptions: async () => new Map(),
+    // As the tenant index: the tenant's subscriptions in the order of their ids, after the position.
+    list: async ({ tenantId, after, limit }) => {
+      const all = [...items.values()].filter((item) => item.tenant_id === tenantId && (after === undefined || item.subscription_id > after)).sort((a, b) => (a.subscription_id < b.subscription_id ? -1 : 1));
+      const page = all.slice(0, limit);
+      return { items: page, next: all.length > limit ? page.at(-1)?.subscription_id : undefined };
+    },
     // As the table's conditional updates: a pause in force is kept, a resume ends it.
     pause: async ({ subscriptionId, reason, now }) => {
       const current = items.get(subscriptionId);
@@ -106,7 +112,8 @@ function setup(allowPrivateEndpoints: boolean) {
       }),
     );
   const resume = (id: string) => handler(apiEvent({ routeKey: 'POST /v1/subscriptions/{subscription_id}/resume', pathParameters: { subscription_id: id } }));
-  return { items, activeGroups, put, get, rotate, pause, resume, letGo, forgotten, partitionCount, unparked };
+  const list = (query: Record<string, string>) => handler({ ...apiEvent({ routeKey: 'GET /v1/subscriptions' }), queryStringParameters: query });
+  return { items, activeGroups, put, get, rotate, pause, resume, list, letGo, forgotten, partitionCount, unparked };
 }
 
 const secret = 'whsec_' + Buffer.alloc(24, 3).toString('base64');
@@ -228,6 +235,32 @@ describe('subscriptions handler delivery settings', () => {
     expect(jsonOf(await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks', batch_size: 10, ordering: 'resource' }))).toMatchObject({ batch_size: 10, ordering: 'resource' });
     expect(jsonOf(await put('sub_1', { tenant_id: 't1', url: 'https://example.com/other' }))).toMatchObject({ batch_size: 10, ordering: 'resource' });
     expect(jsonOf(await get('sub_1'))).toMatchObject({ url: 'https://example.com/other', batch_size: 10, ordering: 'resource' });
+  });
+
+  it('lists a tenant’s subscriptions a page at a time, in the order of their ids, as GET answers each, never a secret', async () => {
+    const { put, get, list } = setup(true);
+    for (const id of ['sub_c', 'sub_a', 'sub_b']) await put(id, { tenant_id: 't1', url: 'https://example.com/hooks', event_types: ['order.paid'] });
+    await put('sub_other', { tenant_id: 't2', url: 'https://example.com/hooks' });
+    const first = await list({ tenant_id: 't1', limit: '2' });
+    expect(first.statusCode).toBe(200);
+    const page = jsonOf(first) as { items: { subscription_id: string }[]; next_cursor: string | null };
+    expect(page.items.map((item) => item.subscription_id)).toEqual(['sub_a', 'sub_b']);
+    expect(page.items[0]).toEqual(jsonOf(await get('sub_a')));
+    expect(first.body).not.toContain('whsec_');
+    const second = jsonOf(await list({ tenant_id: 't1', limit: '2', cursor: page.next_cursor ?? '' })) as typeof page;
+    expect([second.items.map((item) => item.subscription_id), second.next_cursor]).toEqual([['sub_c'], null]);
+  });
+
+  it.each([
+    [{}, 'tenant_id'],
+    [{ tenant_id: '' }, 'tenant_id'],
+    [{ tenant_id: 't1', limit: '0' }, 'limit'],
+    [{ tenant_id: 't1', cursor: 'not-ours!' }, 'cursor'],
+  ])('refuses the list query %j with 400 naming %s', async (query, path) => {
+    const { list } = setup(true);
+    const answer = await list(query);
+    expect(answer.statusCode).toBe(400);
+    expect(jsonOf(answer)).toMatchObject({ error: { code: 'invalid_request', details: [{ path }] } });
   });
 
   it('takes every event type until event_types lists some, keeps the list on a PUT without it, and takes every type again with null', async () => {
