@@ -20,11 +20,13 @@ const BUNDLE_BUDGET_BYTES = 300 * 1024;
 describe('HandlerFunction bundling', () => {
   let synthesized: SynthesizedStack;
   let prebuilt: string;
+  // Ten esbuild bundles (the synth's and the prebuilt ones): about 10 s alone, past the default
+  // 30 s of a hook on two cores shared with other test files (a clean-clone CI ran into it).
   beforeAll(async () => {
     synthesized = synthesize({}, { bundle: true });
     prebuilt = mkdtempSync(path.join(tmpdir(), 'ordered-webhooks-bundles-'));
     await buildHandlerBundles(prebuilt);
-  });
+  }, 120_000);
   afterAll(() => {
     rmSync(prebuilt, { recursive: true, force: true });
   });
