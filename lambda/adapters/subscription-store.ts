@@ -198,6 +198,21 @@ export function createSubscriptionStore(client: DynamoDBDocumentClient, tableNam
       }),
     );
   };
+  /** A page of a tenant's subscription ids from the tenant index, after `after`, and where the next starts. */
+  const tenantPage = async (tenantId: string, after: string | undefined, limit: number | undefined): Promise<{ ids: string[]; next: string | undefined }> => {
+    const page = await client.send(
+      new QueryCommand({
+        TableName: tableName,
+        IndexName: TENANT_SUBSCRIPTIONS_INDEX,
+        KeyConditionExpression: 'tenant_id = :tenant',
+        ExpressionAttributeValues: { ':tenant': tenantId },
+        ...(limit === undefined ? {} : { Limit: limit }),
+        ...(after === undefined ? {} : { ExclusiveStartKey: { tenant_id: tenantId, [keyName]: after } }),
+      }),
+    );
+    const ids = (page.Items ?? []).map((item) => parseItem(tenantKeysSchema, item, `${tableName}/${TENANT_SUBSCRIPTIONS_INDEX}`, tenantId).subscription_id);
+    return { ids, next: page.LastEvaluatedKey === undefined ? undefined : String(page.LastEvaluatedKey[keyName]) };
+  };
   /** One conditional UpdateItem on an existing subscription; the item as it now stands, or undefined for none. */
   const changeState = async (subscriptionId: string, updateExpression: string, values: Record<string, unknown>): Promise<Subscription | undefined> => {
     const output = await updateIfCondition(
@@ -289,39 +304,21 @@ export function createSubscriptionStore(client: DynamoDBDocumentClient, tableNam
       changeState(subscriptionId, 'SET paused_at = if_not_exists(paused_at, :now), pause_reason = if_not_exists(pause_reason, :reason), updated_at = :now', { ':now': now, ':reason': reason }),
     resume: ({ subscriptionId, now }) => changeState(subscriptionId, 'SET resumed_at = :now, updated_at = :now REMOVE paused_at, pause_reason', { ':now': now }),
     async list({ tenantId, after, limit }) {
-      const page = await client.send(
-        new QueryCommand({
-          TableName: tableName,
-          IndexName: TENANT_SUBSCRIPTIONS_INDEX,
-          KeyConditionExpression: 'tenant_id = :tenant',
-          ExpressionAttributeValues: { ':tenant': tenantId },
-          Limit: limit,
-          ...(after === undefined ? {} : { ExclusiveStartKey: { tenant_id: tenantId, [keyName]: after } }),
-        }),
-      );
-      const ids = (page.Items ?? []).map((item) => parseItem(tenantKeysSchema, item, `${tableName}/${TENANT_SUBSCRIPTIONS_INDEX}`, tenantId).subscription_id);
+      const { ids, next } = await tenantPage(tenantId, after, limit);
       const items = ids.length === 0 ? [] : await batchGetItems(client, { tableName, keyName, keys: ids, attributes: SUBSCRIPTION_ATTRIBUTES, consistency: ReadConsistency.strong });
       const byId = new Map(items.map((item) => [String(item[keyName]), parseItem(subscriptionItemSchema, item, tableName, String(item[keyName]))]));
-      return { items: ids.flatMap((id) => byId.get(id) ?? []), next: page.LastEvaluatedKey === undefined ? undefined : String(page.LastEvaluatedKey[keyName]) };
+      return { items: ids.flatMap((id) => byId.get(id) ?? []), next };
     },
     async findTenantSubscriptions(tenantIds) {
       const found = new Map<string, ReadonlyMap<string, SubscriptionRouting>>();
       for (const tenantId of tenantIds) {
         const ids: string[] = [];
-        let start: Record<string, unknown> | undefined;
+        let after: string | undefined;
         do {
-          const page = await client.send(
-            new QueryCommand({
-              TableName: tableName,
-              IndexName: TENANT_SUBSCRIPTIONS_INDEX,
-              KeyConditionExpression: 'tenant_id = :tenant',
-              ExpressionAttributeValues: { ':tenant': tenantId },
-              ...(start === undefined ? {} : { ExclusiveStartKey: start }),
-            }),
-          );
-          for (const item of page.Items ?? []) ids.push(parseItem(tenantKeysSchema, item, `${tableName}/${TENANT_SUBSCRIPTIONS_INDEX}`, tenantId).subscription_id);
-          start = page.LastEvaluatedKey;
-        } while (start !== undefined);
+          const page = await tenantPage(tenantId, after, undefined);
+          ids.push(...page.ids);
+          after = page.next;
+        } while (after !== undefined);
         found.set(tenantId, ids.length === 0 ? new Map() : await readRouting(ids, ReadConsistency.eventual));
       }
       return found;

@@ -5,15 +5,14 @@
  * judging a webhook the service's own code signed.
  */
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { accessSync, constants, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import type { QueuedEvent } from '../../lambda/core/event.js';
 import { signWebhook } from '../../lambda/core/webhook.js';
-import { lockEntriesOf, REPOSITORY_ROOT, run } from './support/throwaway-app.js';
+import { installTarball, REPOSITORY_ROOT, run } from './support/throwaway-app.js';
 
 const KIT = path.join(REPOSITORY_ROOT, 'receiver');
 const manifestSchema = z.object({ name: z.string(), version: z.string(), license: z.string(), dependencies: z.record(z.string(), z.string()) });
@@ -49,27 +48,8 @@ describe('the receiver kit’s package', { timeout: 120_000 }, () => {
     files = packed.files.map((file) => file.path).sort();
     const tarball = path.join(destination, packed.filename);
     app = path.join(destination, 'app');
-    run('mkdir', ['-p', app], destination);
-    const dependencies = { [manifest.name]: `file:${tarball}` };
-    const lock = {
-      name: 'throwaway',
-      lockfileVersion: 3,
-      requires: true,
-      packages: {
-        '': { name: 'throwaway', dependencies },
-        ...lockEntriesOf(Object.keys(manifest.dependencies)),
-        [`node_modules/${manifest.name}`]: {
-          version: manifest.version,
-          resolved: `file:${tarball}`,
-          integrity: `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`,
-          license: manifest.license,
-          dependencies: manifest.dependencies,
-        },
-      },
-    };
-    writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'throwaway', private: true, type: 'module', dependencies }, null, 2));
-    writeFileSync(path.join(app, 'package-lock.json'), JSON.stringify(lock, null, 2));
-    run('npm', ['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], app);
+    mkdirSync(app);
+    installTarball(app, { tarball, name: manifest.name, version: manifest.version, license: manifest.license, dependencies: manifest.dependencies }, {});
   });
 
   afterAll(() => {

@@ -58,7 +58,7 @@ const manifestSchema = z.object({
  * the npm cache alone: `npm ci` of this repository put exactly these tarballs there, while the
  * registry's package documents a plain `npm install` needs to resolve versions may be missing.
  */
-export function lockEntriesOf(roots: readonly string[]): Record<string, Record<string, unknown>> {
+function lockEntriesOf(roots: readonly string[]): Record<string, Record<string, unknown>> {
   const { packages } = lockSchema.parse(JSON.parse(readFileSync(path.join(REPOSITORY_ROOT, 'package-lock.json'), 'utf8')));
   // Node's resolution: the nearest node_modules/<name> upward from the dependent.
   const locate = (from: string, name: string): string => {
@@ -86,6 +86,33 @@ export function lockEntriesOf(roots: readonly string[]): Record<string, Record<s
   return entries;
 }
 
+/**
+ * Installs a packed tarball into `directory` with `npm ci --offline`: a package.json depending on
+ * it and on `beside` (names and versions, as this repository's lock file has them), and a lock
+ * file of exactly those, so that nothing is resolved from the registry.
+ */
+export function installTarball(
+  directory: string,
+  packed: { readonly tarball: string; readonly name: string; readonly version: string; readonly license: string; readonly dependencies?: Record<string, string>; readonly peerDependencies?: Record<string, string> },
+  beside: Readonly<Record<string, string>>,
+): void {
+  const { tarball, name, ...entry } = packed;
+  const dependencies = { ...beside, [name]: `file:${tarball}` };
+  const lock = {
+    name: 'throwaway',
+    lockfileVersion: 3,
+    requires: true,
+    packages: {
+      '': { name: 'throwaway', dependencies },
+      ...lockEntriesOf([...Object.keys(beside), ...Object.keys(packed.dependencies ?? {})]),
+      [`node_modules/${name}`]: { ...entry, resolved: `file:${tarball}`, integrity: `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}` },
+    },
+  };
+  writeFileSync(path.join(directory, 'package.json'), JSON.stringify({ name: 'throwaway', private: true, type: 'module', dependencies }, null, 2));
+  writeFileSync(path.join(directory, 'package-lock.json'), JSON.stringify(lock, null, 2));
+  run('npm', ['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], directory);
+}
+
 export interface ThrowawayApp {
   readonly directory: string;
   /** The installed package's directory. */
@@ -107,26 +134,6 @@ export function installThrowawayApp(tarball: string): ThrowawayApp {
       return [peer, version];
     }),
   );
-  const dependencies = { ...peerVersions, [manifest.name]: `file:${tarball}` };
-  const integrity = `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`;
-  const lock = {
-    name: 'throwaway',
-    lockfileVersion: 3,
-    requires: true,
-    packages: {
-      '': { name: 'throwaway', dependencies },
-      ...lockEntriesOf(peers),
-      [`node_modules/${manifest.name}`]: {
-        version: manifest.version,
-        resolved: `file:${tarball}`,
-        integrity,
-        license: manifest.license,
-        peerDependencies: manifest.peerDependencies,
-      },
-    },
-  };
-  writeFileSync(path.join(directory, 'package.json'), JSON.stringify({ name: 'throwaway', private: true, type: 'module', dependencies }, null, 2));
-  writeFileSync(path.join(directory, 'package-lock.json'), JSON.stringify(lock, null, 2));
-  run('npm', ['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], directory);
+  installTarball(directory, { tarball, name: manifest.name, version: manifest.version, license: manifest.license, peerDependencies: manifest.peerDependencies }, peerVersions);
   return { directory, installed: path.join(directory, 'node_modules', manifest.name) };
 }
