@@ -366,8 +366,10 @@ async function keepPack(pack: Pack, status: SendStatus | undefined, routed: read
 
 /**
  * Accepts a validated request. Order of work: refuse the whole request when a subscription is
- * unknown, or an event cannot be routed by its subscription's ordering (nothing enqueued); route
- * each event by its subscription's ordering; enqueue them in each key's order; keep each enqueued
+ * unknown; find each fan-out's subscriptions (`findFanOutLists`); plan the request's deliveries,
+ * refusing it whole when one cannot be routed by its subscription's ordering or does not fit a
+ * message, or when they are too many (nothing enqueued); record the new fan-outs' subscriptions
+ * (`recordFanOuts`); enqueue the deliveries in each key's order; keep each enqueued
  * message's events for replays (`keepEvents`, when events are kept); then record each
  * enqueued event with its place in the queue, in one conditional write that also answers a resent
  * event id `duplicate` (no read first: a resend is rare, and its copy in the queue is skipped by
