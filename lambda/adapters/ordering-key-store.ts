@@ -435,7 +435,6 @@ export function createOrderingKeyStore(client: DynamoDBDocumentClient, tableName
       const givenUp = givenUpOf(head);
       const ticket: BatchTicket = {
         sequences: sequences.filter((sequence) => sequence !== undefined),
-        previousDelivered: previousDeliveredOf(head, false),
         ...(givenUp === undefined ? {} : { givenUp }),
         ...previousOf(head),
         ...streakOf(head),

@@ -208,14 +208,14 @@ export async function startBatch(
   const [first] = members;
   const numbered = await numberTogether(members, ports, context);
   if (first === undefined || numbered === undefined) return undefined;
-  const { sequences, numbering, ticket: streak } = numbered;
+  const { sequences, numbering, ticket } = numbered;
   const isRecorded = recordedMessages(members, ports, context.wasSettled);
-  // A batch is delivered whole or not at all: each item's previous is the item before it.
-  const items = members.map((member, index): BatchItem => ({
-    queued: member.queued,
-    sequence: sequences[index] ?? 0,
-    previousSequence: index === 0 ? streak.previousDelivered : (sequences[index - 1] ?? 0),
-  }));
+  // A batch is delivered whole or not at all: each item's previous is the item before it (the
+  // key's last give-up is before the batch), the first's the key's last delivered.
+  const items = members.map((member, index): BatchItem => {
+    const sequence = sequences[index] ?? 0;
+    return { queued: member.queued, sequence, previousSequence: previousDeliveredBefore(sequence, ticket.givenUp) };
+  });
   const attemptedAt = ports.now();
   const [head, ...rest] = items;
   if (head === undefined) throw new Error('a batch holds at least two events');
@@ -225,7 +225,7 @@ export async function startBatch(
   if (isSuccess(result)) {
     // Recorded at once: on the key, in one write, for the members that are their event's
     // recorded message, and on their records for the others.
-    const recovering = recordRecovery(ports, first.queued.ordering_key, streak.failingSince);
+    const recovering = recordRecovery(ports, first.queued.ordering_key, ticket.failingSince);
     const recorded = await Promise.all(members.map(isRecorded));
     const onKeyMembers = members.flatMap((member, index) => (recorded[index] === true ? [{ member, item: items[index] }] : []));
     const last = onKeyMembers.at(-1);
@@ -248,7 +248,7 @@ export async function startBatch(
   }
 
   const reason = `batch of ${members.length} events: ${describeAttempt(result)}; delivering them one at a time`;
-  await noteFailure(ports, policy, { orderingKey: first.queued.ordering_key, eventId: first.queued.event.event_id, reason, ticket: streak });
+  await noteFailure(ports, policy, { orderingKey: first.queued.ordering_key, eventId: first.queued.event.event_id, reason, ticket });
   const retryAfter = parseRetryAfter(result.kind === AttemptResultKind.response ? result.retryAfter : undefined, ports.now());
   return {
     kind: 'failed',
@@ -361,7 +361,7 @@ export async function startRun(
       if (entries.some((entry) => entry !== undefined && 'error' in entry) || (index > 0 && !hasTime())) break;
       // Each member's previous as its key will tell it if it begins alone: the one before it, unless given up here.
       const sequence = sequences[index] ?? 0;
-      const item: BatchItem = { queued: member.queued, sequence, previousSequence: index === 0 ? numbered.ticket.previousDelivered : previousDeliveredBefore(sequence, givenUp) };
+      const item: BatchItem = { queued: member.queued, sequence, previousSequence: previousDeliveredBefore(sequence, givenUp) };
       const attemptedAt = ports.now();
       const request = signWebhook({ ...item, secrets: signingSecrets(target, attemptedAt), attemptedAt });
       const [result] = await Promise.all([ports.send(target.url, request), index === 0 ? numbering : undefined]);

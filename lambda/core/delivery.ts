@@ -157,9 +157,10 @@ export interface NumberedEvent {
 /** The store's answer to `beginBatch`: each event's number, in the batch's order. */
 export interface BatchTicket extends Pick<AttemptTicket, 'previous' | 'earlier' | 'movedAhead' | 'failingSince' | 'failedAt'> {
   readonly sequences: readonly number[];
-  /** The first event's `previous_sequence` (see `AttemptTicket.previousDelivered`). */
-  readonly previousDelivered: number;
-  /** The key's last give-up before the batch (see {@link GivenUpMark}), for the numbers of a run's later events. */
+  /**
+   * The key's last give-up before the batch (see {@link GivenUpMark}): each event's
+   * `previous_sequence` is `previousDeliveredBefore(its number, givenUp)`.
+   */
   readonly givenUp?: GivenUpMark;
 }
 

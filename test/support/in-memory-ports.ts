@@ -190,10 +190,9 @@ export class InMemoryDeliveryStore implements DeliveryStore {
       movedAhead: [...(state?.ahead ?? [])].map(([eventId, sequence]) => ({ eventId, sequence })),
       ...(position === undefined ? {} : { headPosition: position }),
     });
-    const { previous, earlier, movedAhead, previousDelivered } = this.ticketOf(AttemptTicketKind.attempt, input.orderingKey, false);
+    const { previous, earlier, movedAhead } = this.ticketOf(AttemptTicketKind.attempt, input.orderingKey, false);
     return {
       sequences: input.events.map((_, index) => base + index),
-      previousDelivered,
       ...(state?.givenUp === undefined ? {} : { givenUp: state.givenUp }),
       ...(previous === undefined ? {} : { previous }),
       ...(earlier === undefined ? {} : { earlier }),
