@@ -71,26 +71,20 @@ const placeShape = {
   redelivery: z.literal(true).optional().describe('Present, `true`, only on a redelivery (a redriven dead letter or a replay): it arrives after later events of its key.'),
 };
 
-/** The body of a webhook of one event (CONTRACT §3, issue 29), as {@link webhookBody} writes it. */
-export const webhookBodySchema = z.strictObject({
+/** The fields of a body that are the event's own: its type, when it was accepted, its payload. */
+const eventShape = {
   type: webhookEventSchema.shape.type,
   timestamp: z.iso.datetime().describe('When the event was accepted.'),
   data: webhookEventSchema.shape.payload,
-  ...placeShape,
-});
+};
+
+/** The body of a webhook of one event (CONTRACT §3, issue 29), as {@link webhookBody} writes it. */
+export const webhookBodySchema = z.strictObject({ ...eventShape, ...placeShape });
 
 /** The body of a batch webhook (CONTRACT §5), as {@link batchBody} writes it: consecutive events of one key, in order. */
 export const batchBodySchema = z.strictObject({
   events: z
-    .array(
-      z.strictObject({
-        id: webhookEventSchema.shape.event_id,
-        ...placeShape,
-        type: webhookEventSchema.shape.type,
-        timestamp: z.iso.datetime().describe('When the event was accepted.'),
-        data: webhookEventSchema.shape.payload,
-      }),
-    )
+    .array(z.strictObject({ id: webhookEventSchema.shape.event_id, ...placeShape, ...eventShape }))
     .min(1)
     .max(MAX_BATCH_SIZE),
 });
