@@ -628,8 +628,15 @@ function fanOutStatus(statuses: readonly EventStatus[]): EventStatus {
 
 /** One result per event of the request, in its order: a fan-out's with its deliveries. */
 function resultsOf(request: EventsRequest, routed: readonly RoutedEvent[], statusOf: (r: RoutedEvent) => EventStatus): EventResult[] {
+  // Grouped once: a request's events may have up to 2,000 deliveries between them.
+  const byEvent = new Map<number, RoutedEvent[]>();
+  for (const r of routed) {
+    const deliveries = byEvent.get(r.requestIndex) ?? [];
+    deliveries.push(r);
+    byEvent.set(r.requestIndex, deliveries);
+  }
   return request.events.map((event, requestIndex): EventResult => {
-    const deliveries = routed.filter((r) => r.requestIndex === requestIndex);
+    const deliveries = byEvent.get(requestIndex) ?? [];
     if (event.subscription_id !== undefined) {
       const [only] = deliveries;
       return { event_id: event.event_id, status: only === undefined ? EventStatus.duplicate : statusOf(only), message_group_id: only?.messageGroupId ?? null };
