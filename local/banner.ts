@@ -8,6 +8,7 @@
 import type { Config } from '../lambda/config.js';
 import { OnExhausted } from '../lambda/core/retry-policy.js';
 import { NOTICE_TOPIC } from '../lambda/resources.js';
+import { CONSOLE_PATH } from '../console/path.js';
 import { LOCAL_REGION } from './emulators.js';
 
 /**
@@ -73,6 +74,7 @@ export function formatBanner(url: string, endpoints: EmulatorEndpoints, config: 
     '',
     `ordered-webhooks local stack listening on ${url}`,
     `  API:       ${url}`,
+    `  console:   ${url}${CONSOLE_PATH}/   (lag, dead letters, subscriptions, in a browser)`,
     `  SQS:       ${endpoints.sqs}   (fauxqs; S3 for large payloads and SNS for notices too)`,
     `  DynamoDB:  ${endpoints.dynamo}   (dynalite)`,
     `  look at them with the AWS CLI (region ${LOCAL_REGION}, any credentials):`,

@@ -13,6 +13,8 @@ import { MAX_REQUEST_BYTES } from '../lambda/core/limits.js';
 import { toHttpResult, type HttpHandler } from '../lambda/handlers/http.js';
 import { errorResponse } from '../lambda/handlers/responses.js';
 import type { ApiFunction } from '../lambda/routes.js';
+import { isConsolePath } from '../console/path.js';
+import type { ConsoleAssets } from '../console/serve.js';
 import { toApiGatewayEvent, type ReceivedRequest } from './api-gateway-event.js';
 import { matchRoute } from './route-match.js';
 
@@ -28,6 +30,8 @@ export interface HttpApiOptions {
   readonly port: number;
   /** The function behind each route group of ROUTES. */
   readonly handlers: Readonly<Record<ApiFunction, HttpHandler>>;
+  /** The operator console, served at `/console/` beside the API (not a route of the deployed API). */
+  readonly console?: ConsoleAssets;
   readonly logger: Logger;
 }
 
@@ -71,6 +75,7 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
     const match = matchRoute(method, url.pathname);
     // The body is read even for a refused route, so that the connection stays usable.
     const body = await readCappedBody(request, BODY_CAP_BYTES);
+    if (options.console !== undefined && isConsolePath(url.pathname)) return options.console.serve(method, url.pathname);
     if (match.kind === 'not_found') {
       return toHttpResult(errorResponse({ code: ErrorCode.notFound, message: `No route for ${method} ${url.pathname}.` }));
     }

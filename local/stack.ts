@@ -20,6 +20,7 @@ import { wireOperationsHandler } from '../lambda/handlers/operations.js';
 import { wireLagJob } from '../lambda/handlers/lag-metrics.js';
 import { LOCAL_REGION, startEmulators } from './emulators.js';
 import { startEventSourceMapping } from './event-source-mapping.js';
+import { createConsoleAssets } from '../console/serve.js';
 import { startHttpApi } from './http-api.js';
 import { ensureNoticeTopic } from './notice-topic.js';
 import { ensurePayloadBucket } from './payload-bucket.js';
@@ -151,6 +152,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
           ...(clock === undefined ? {} : { now: clock }),
         }),
       },
+      console: createConsoleAssets(),
       logger: logger('http'),
     });
     stoppers.unshift(api.stop);
