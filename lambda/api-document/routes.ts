@@ -8,6 +8,7 @@ import { ErrorCode } from '../core/api-error.js';
 import {
   deadLettersAnswerSchema,
   eventsAnswerSchema,
+  groupAnswerSchema,
   healthAnswerSchema,
   importAnswerSchema,
   lagAnswerSchema,
@@ -21,6 +22,7 @@ import {
   subscriptionsAnswerSchema,
   subscriptionPutAnswerSchema,
 } from '../core/answers.js';
+import { MAX_PAYLOAD_PAGE_BYTES, MAX_PAYLOAD_PAGE_LIMIT } from '../core/dead-letter.js';
 import { batchSchema, requestEventSchema, subscriptionIdSchema } from '../core/event.js';
 import { MAX_DELIVERIES_PER_REQUEST } from '../core/ingest.js';
 import { pageQuerySchema } from '../core/paging.js';
@@ -233,10 +235,22 @@ export const ROUTE_DESCRIPTIONS: RouteDescriptions = {
     answers: { 200: { description: 'One page of the lag view.', schema: lagAnswerSchema } },
     errors: [ErrorCode.invalidRequest],
   },
+  'GET /v1/groups/{message_group_id}': {
+    operationId: 'getGroup',
+    summary: 'One message group’s row of the lag view: its depth, oldest wait, failing head (the event a skip names) and dead letters, also once drained.',
+    description: 'What waits behind the head is in the queue, which the API does not read: the row gives how many (`depth`), not which.',
+    path: { message_group_id: messageGroupIdSchema },
+    answers: { 200: { description: 'The group as the lag view shows it.', schema: groupAnswerSchema } },
+    errors: [ErrorCode.notFound],
+  },
   'GET /v1/dead-letters': {
     operationId: 'listDeadLetters',
     summary: 'A subscription’s dead letters, oldest first, one page at a time.',
-    query: z.object({ subscription_id: subscriptionIdSchema }).extend(pageQuerySchema.shape),
+    description: `With \`include=payload\`, each row also gives its event's \`type\` and \`payload\`, and a page holds at most ${MAX_PAYLOAD_PAGE_LIMIT} rows (the default then) and stops before its payloads pass ${MAX_PAYLOAD_PAGE_BYTES / 1024 / 1024} MiB, its \`next_cursor\` continuing.`,
+    query: z
+      .object({ subscription_id: subscriptionIdSchema })
+      .extend(pageQuerySchema.shape)
+      .extend({ include: z.literal('payload').optional().meta({ description: 'Add each event\'s `type` and `payload` to its row.' }) }),
     answers: { 200: { description: 'One page of the subscription’s dead letters.', schema: deadLettersAnswerSchema } },
     errors: [ErrorCode.invalidRequest],
   },

@@ -7,6 +7,7 @@
 import * as z from 'zod';
 import type { BackstopImportStep } from './backstop-import.js';
 import { deadLetterRowSchema } from './dead-letter.js';
+import { webhookEventSchema } from './event.js';
 import { eventResultSchema } from './ingest.js';
 import { lagRowSchema } from './lag.js';
 import { batchSizeSchema, eventTypesSchema, orderingSchema } from './subscription.js';
@@ -107,8 +108,20 @@ export type EventsAnswer = Output<typeof eventsAnswerSchema>;
 export const lagAnswerSchema = z.strictObject({ groups: z.array(lagRowSchema), next_cursor: nextCursorSchema });
 export type LagAnswer = Output<typeof lagAnswerSchema>;
 
+/** `GET /v1/groups/{message_group_id}`: one group's row of the lag view, also when it has drained. */
+export const groupAnswerSchema = z.strictObject({ group: lagRowSchema });
+export type GroupAnswer = Output<typeof groupAnswerSchema>;
+
 /** `GET /v1/dead-letters`: one page of a subscription's dead letters, oldest first. */
-export const deadLettersAnswerSchema = z.strictObject({ items: z.array(deadLetterRowSchema), next_cursor: nextCursorSchema });
+export const deadLettersAnswerSchema = z.strictObject({
+  items: z.array(
+    deadLetterRowSchema.extend({
+      type: webhookEventSchema.shape.type.optional().meta({ description: 'The event\'s type: with `include=payload` only.' }),
+      payload: webhookEventSchema.shape.payload.optional().meta({ type: 'object', description: 'The event\'s payload as accepted: with `include=payload` only. Never logged.' }),
+    }),
+  ),
+  next_cursor: nextCursorSchema,
+});
 export type DeadLettersAnswer = Output<typeof deadLettersAnswerSchema>;
 
 /** `POST /v1/dead-letters/redrive`: one step of the redrive; the operator repeats until `is_done`. */

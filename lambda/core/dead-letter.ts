@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { ErrorCode } from './api-error.js';
-import { parseWith, subscriptionIdSchema, type Parsed, type QueuedEvent } from './event.js';
+import { parseWith, publicEventIdOf, subscriptionIdSchema, type Parsed, type QueuedEvent } from './event.js';
 import { encodeCursor, parsePageQuery } from './paging.js';
 import { messageGroupIdFor } from './routing.js';
 import { schemaOf } from './schema-match.js';
@@ -169,6 +169,40 @@ export interface DeadLettersQuery {
   /** The store position the page starts after; none: from the start. */
   readonly after: string | undefined;
   readonly limit: number;
+  /** `include=payload`: each row with its event's `type` and `payload` (see {@link toPayloadRows}). */
+  readonly withPayloads: boolean;
+}
+
+/**
+ * Rows a page with payloads holds at most (its `limit` defaults to this and may not exceed it):
+ * an event takes up to 1 MiB, and a Lambda answer at most 6 MB.
+ */
+export const MAX_PAYLOAD_PAGE_LIMIT = 10;
+
+/** The JSON of a page's payloads stops growing past this: its next row starts the next page. */
+export const MAX_PAYLOAD_PAGE_BYTES = 4 * 1024 * 1024;
+
+/** A dead letter's row with its event's type and payload, as `include=payload` asks. */
+export interface DeadLetterRowWithPayload extends DeadLetterRow {
+  readonly type: string;
+  readonly payload: QueuedEvent['event']['payload'];
+}
+
+/**
+ * The rows of a page read with payloads, as many of `letters` as keep the payloads' JSON within
+ * {@link MAX_PAYLOAD_PAGE_BYTES} (always the first), and the position the next page starts after:
+ * the last row kept when the page was cut, else the store's own.
+ */
+export function toPayloadRows(letters: readonly StoredDeadLetter[], nextAfter: string | undefined): { readonly rows: DeadLetterRowWithPayload[]; readonly nextAfter: string | undefined } {
+  const rows: DeadLetterRowWithPayload[] = [];
+  let bytes = 0;
+  for (const letter of letters) {
+    const { event } = letter.queued;
+    bytes += Buffer.byteLength(JSON.stringify(event.payload));
+    if (rows.length > 0 && bytes > MAX_PAYLOAD_PAGE_BYTES) return { rows, nextAfter: letters[rows.length - 1]?.position };
+    rows.push({ ...toDeadLetterRow({ ...letter, eventId: publicEventIdOf(letter.queued) }), type: event.type, payload: event.payload });
+  }
+  return { rows, nextAfter };
 }
 
 /**
@@ -179,16 +213,21 @@ export interface DeadLettersQuery {
 export function parseDeadLettersQuery(query: Readonly<Record<string, string | undefined>> | undefined): Parsed<DeadLettersQuery> {
   const subscriptionId = parseWith(subscriptionIdSchema, query?.subscription_id ?? '', 'Name the subscription: ?subscription_id=…', ['subscription_id']);
   if (!subscriptionId.ok) return subscriptionId;
-  const page = parsePageQuery(query, deadLetterPositionSchema);
+  const include = query?.include;
+  if (include !== undefined && include !== 'payload') return invalidQuery('include', 'must be payload, or left out', 'The query parameters are not valid.');
+  const withPayloads = include === 'payload';
+  const page = parsePageQuery(withPayloads && query?.limit === undefined ? { ...query, limit: String(MAX_PAYLOAD_PAGE_LIMIT) } : query, deadLetterPositionSchema);
   if (!page.ok) return page;
   const { after, limit } = page.value;
+  if (withPayloads && limit > MAX_PAYLOAD_PAGE_LIMIT) return invalidQuery('limit', `must be at most ${MAX_PAYLOAD_PAGE_LIMIT} with include=payload`);
   if (after !== undefined && after.subscription_id !== subscriptionId.value) {
-    return {
-      ok: false,
-      refusal: { code: ErrorCode.invalidRequest, message: 'The paging parameters are not valid.', details: [{ path: 'cursor', message: 'belongs to another subscription; start again without it' }] },
-    };
+    return invalidQuery('cursor', 'belongs to another subscription; start again without it');
   }
-  return { ok: true, value: { subscriptionId: subscriptionId.value, after: after?.position, limit } };
+  return { ok: true, value: { subscriptionId: subscriptionId.value, after: after?.position, limit, withPayloads } };
+}
+
+function invalidQuery(path: string, message: string, summary = 'The paging parameters are not valid.'): Parsed<never> {
+  return { ok: false, refusal: { code: ErrorCode.invalidRequest, message: summary, details: [{ path, message }] } };
 }
 
 /** The cursor of the page of a subscription's dead letters after `position`: null when there is none. */

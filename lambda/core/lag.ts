@@ -6,7 +6,8 @@
 import * as z from 'zod';
 import { ratesOfLastFullMinute, type RateBuckets } from './group-rates.js';
 import { takePage, type Page, type PageRequest } from './paging.js';
-import { blake2bDigest, messageGroupIdFor } from './routing.js';
+import { publicEventIdOfDelivery } from './fan-out-id.js';
+import { blake2bDigest, messageGroupIdFor, subscriptionOfKey } from './routing.js';
 import { schemaOf } from './schema-match.js';
 
 /**
@@ -144,6 +145,15 @@ export interface LagRow {
   readonly held_subscription_id: string | null;
   readonly paused_at: string | null;
   readonly pause_reason: string | null;
+  /**
+   * The subscription of the group's key (`ordering_key`), or the paused one holding it; null when
+   * neither is known (a partition with no failing head).
+   */
+  readonly subscription_id: string | null;
+  /** The failing head's event id, as `POST /v1/groups/{message_group_id}/skip` takes it; null while no head is failing. */
+  readonly head_event_id: string | null;
+  /** Since when the head has been failing; null while none is. */
+  readonly head_failing_since: string | null;
 }
 
 /** {@link LagRow} as the API document shows it: a field added to one and not the other fails type-check. */
@@ -164,6 +174,9 @@ export const lagRowSchema = schemaOf<LagRow>()(
     held_subscription_id: z.string().nullable(),
     paused_at: z.string().nullable(),
     pause_reason: z.string().nullable(),
+    subscription_id: z.string().nullable().meta({ description: 'The subscription of the group\'s key, or the paused one holding the group; null when neither is known (a partition with no failing head).' }),
+    head_event_id: z.string().nullable().meta({ description: 'The failing head\'s event id, as `POST /v1/groups/{message_group_id}/skip` takes it; null while no head is failing.' }),
+    head_failing_since: z.iso.datetime().nullable().meta({ description: 'Since when the head has been failing; null while none is.' }),
   }),
 );
 
@@ -234,31 +247,49 @@ interface PositionedRow {
   readonly position: LagPosition;
 }
 
+/**
+ * A group's row of the lag view at `now`: what `GET /v1/lag` lists for an active group, and
+ * `GET /v1/groups/{message_group_id}` answers for any group the store knows.
+ */
+export function toLagRow(group: GroupLag, now: Date, fallingBehindWaitSeconds: number): LagRow {
+  const hasPending = hasPendingHead(group);
+  const rates = ratesOfLastFullMinute(group.rateBuckets, now);
+  const orderingKey = group.orderingKey ?? (hasPending ? (group.headOrderingKey ?? null) : null);
+  const isFailing = hasPending && group.headFailingSince !== undefined;
+  return {
+    message_group_id: group.messageGroupId,
+    depth: Math.max(hasPending ? 1 : 0, group.depth),
+    oldest_wait_seconds: hasPending ? secondsSince(group.oldestAcceptedAt, now) : 0,
+    keys_affected: hasPending ? Math.max(1, group.keysAffected) : 0,
+    head_attempts: hasPending ? (group.headAttempts ?? 0) : 0,
+    last_error: hasPending ? (group.lastError ?? null) : null,
+    dead_lettered: Math.max(0, group.deadLettered),
+    ordering_key: orderingKey,
+    accepted_per_minute: rates.acceptedPerMinute,
+    delivered_per_minute: rates.deliveredPerMinute,
+    is_falling_behind: isFallingBehind(group, now, fallingBehindWaitSeconds),
+    is_paused: group.hold !== undefined,
+    held_subscription_id: group.hold?.subscriptionId ?? null,
+    paused_at: group.hold?.pausedAt ?? null,
+    pause_reason: group.hold?.reason ?? null,
+    subscription_id: (orderingKey === null ? undefined : subscriptionOfKey(orderingKey)) ?? group.hold?.subscriptionId ?? null,
+    head_event_id: isFailing && group.headEventId !== undefined ? publicEventIdOfDelivery(group.headEventId) : null,
+    head_failing_since: isFailing ? (group.headFailingSince ?? null) : null,
+  };
+}
+
+/** Whether the group has a head waiting: events pending, a failing head, or a hold. */
+function hasPendingHead(group: GroupLag): boolean {
+  return group.depth > 0 || group.headFailingSince !== undefined || group.hold !== undefined;
+}
+
 /** Every active group's row with its position, worst first. */
 function toPositionedRows(groups: readonly GroupLag[], now: Date, fallingBehindWaitSeconds: number): PositionedRow[] {
   return groups
     .filter(isActive)
     .map((group) => {
-      const hasPending = group.depth > 0 || group.headFailingSince !== undefined || group.hold !== undefined;
-      const oldestAcceptedMs = hasPending && group.oldestAcceptedAt !== undefined ? Date.parse(group.oldestAcceptedAt) : Number.NaN;
-      const rates = ratesOfLastFullMinute(group.rateBuckets, now);
-      const row: LagRow = {
-        message_group_id: group.messageGroupId,
-        depth: Math.max(hasPending ? 1 : 0, group.depth),
-        oldest_wait_seconds: hasPending ? secondsSince(group.oldestAcceptedAt, now) : 0,
-        keys_affected: hasPending ? Math.max(1, group.keysAffected) : 0,
-        head_attempts: hasPending ? (group.headAttempts ?? 0) : 0,
-        last_error: hasPending ? (group.lastError ?? null) : null,
-        dead_lettered: Math.max(0, group.deadLettered),
-        ordering_key: group.orderingKey ?? (hasPending ? (group.headOrderingKey ?? null) : null),
-        accepted_per_minute: rates.acceptedPerMinute,
-        delivered_per_minute: rates.deliveredPerMinute,
-        is_falling_behind: isFallingBehind(group, now, fallingBehindWaitSeconds),
-        is_paused: group.hold !== undefined,
-        held_subscription_id: group.hold?.subscriptionId ?? null,
-        paused_at: group.hold?.pausedAt ?? null,
-        pause_reason: group.hold?.reason ?? null,
-      };
+      const oldestAcceptedMs = hasPendingHead(group) && group.oldestAcceptedAt !== undefined ? Date.parse(group.oldestAcceptedAt) : Number.NaN;
+      const row = toLagRow(group, now, fallingBehindWaitSeconds);
       const position: LagPosition = {
         list: 'lag',
         oldest_accepted_ms: Number.isNaN(oldestAcceptedMs) ? null : oldestAcceptedMs,

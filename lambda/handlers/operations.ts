@@ -175,6 +175,7 @@ export function wireOperationsHandler(input: OperationsWiring, options: Operatio
     listActiveGroups: groups.listActiveGroups,
     getGroup: groups.getGroup,
     listDeadLetters: deadLetters.listRows,
+    readDeadLetters: deadLetters.readPage,
     hasSubscription: async (subscriptionId) => (await subscriptions.get(subscriptionId)) !== undefined,
     requestSkip: orderingKeys.requestSkip,
     redrive,

@@ -109,6 +109,8 @@ describe('local stack API document', { timeout: 90_000 }, () => {
       const { groups } = lagSchema.parse((await call(url, 'GET', '/v1/lag')).body);
       return groups.find((row) => row.head_attempts > 0)?.message_group_id;
     });
+    await expectStatus(200, call(url, 'GET', `/v1/groups/${failing}`));
+    await expectStatus(404, call(url, 'GET', `/v1/groups/${'0'.repeat(32)}`));
     await expectStatus(409, call(url, 'POST', `/v1/groups/${failing}/skip`, { event_id: `${key}-2` }));
     await expectStatus(400, call(url, 'POST', `/v1/groups/${failing}/skip`, { event: 'x' }));
     await expectStatus(202, call(url, 'POST', `/v1/groups/${failing}/skip`, { event_id: `${key}-1` }));
@@ -121,6 +123,8 @@ describe('local stack API document', { timeout: 90_000 }, () => {
     expect(JSON.stringify(lag)).toContain('"dead_lettered":1');
     await expectStatus(400, call(url, 'GET', '/v1/lag?limit=0'));
     await expectStatus(400, call(url, 'GET', '/v1/dead-letters'));
+    await expectStatus(200, call(url, 'GET', `/v1/dead-letters?subscription_id=${key}&include=payload`));
+    await expectStatus(400, call(url, 'GET', `/v1/dead-letters?subscription_id=${key}&include=everything`));
     await expectStatus(409, call(url, 'POST', `/v1/groups/${failing}/skip`));
     await expectStatus(404, call(url, 'POST', `/v1/groups/${'0'.repeat(32)}/skip`));
     const hourAgo = new Date(Date.now() - 3_600_000).toISOString();

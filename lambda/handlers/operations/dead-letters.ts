@@ -7,7 +7,7 @@ import * as z from 'zod';
 import { ErrorCode } from '../../core/api-error.js';
 import type { DeadLettersAnswer, ImportAnswer, RedriveAnswer } from '../../core/answers.js';
 import type { BackstopImportStep } from '../../core/backstop-import.js';
-import { parseDeadLettersQuery, toDeadLettersCursor, type DeadLetterRow } from '../../core/dead-letter.js';
+import { parseDeadLettersQuery, toDeadLettersCursor, toPayloadRows, type DeadLetterPage, type DeadLetterRow } from '../../core/dead-letter.js';
 import { subscriptionIdSchema } from '../../core/event.js';
 import { checkRedrive, type RedriveStep } from '../../core/redrive.js';
 import { parseBody, type Route } from '../http.js';
@@ -17,6 +17,8 @@ import type { RoutingPorts } from './routing.js';
 export interface DeadLetterRoutesDeps {
   /** A page of a subscription's dead letters, in position order, after `after`. */
   readonly listDeadLetters: (input: { readonly subscriptionId: string; readonly after: string | undefined; readonly limit: number }) => Promise<{ rows: DeadLetterRow[]; nextAfter: string | undefined }>;
+  /** The same page read whole, events included, for `include=payload`. */
+  readonly readDeadLetters: (input: { readonly subscriptionId: string; readonly after: string | undefined; readonly limit: number }) => Promise<DeadLetterPage>;
   /** Whether the subscription exists: actions on an unknown one answer 404. */
   readonly hasSubscription: (subscriptionId: string) => Promise<boolean>;
   readonly redrive: (subscriptionId: string) => Promise<RedriveStep>;
@@ -38,8 +40,11 @@ export function createDeadLetterRoutes(deps: DeadLetterRoutesDeps): Readonly<Rec
     'GET /v1/dead-letters': async (event): Answer<DeadLettersAnswer> => {
       const query = parseDeadLettersQuery(event.queryStringParameters);
       if (!query.ok) return errorResponse(query.refusal);
-      const { subscriptionId, after, limit } = query.value;
-      const { rows, nextAfter } = await deps.listDeadLetters({ subscriptionId, after, limit });
+      const { subscriptionId, after, limit, withPayloads } = query.value;
+      // Payloads only on request: the list alone reads no event (nor any object of the payload bucket).
+      const { rows, nextAfter } = withPayloads
+        ? await deps.readDeadLetters({ subscriptionId, after, limit }).then((page) => toPayloadRows(page.letters, page.nextAfter))
+        : await deps.listDeadLetters({ subscriptionId, after, limit });
       return { statusCode: 200, body: { items: rows, next_cursor: toDeadLettersCursor(subscriptionId, nextAfter) } };
     },
     'POST /v1/dead-letters/redrive': async (event): Answer<RedriveAnswer> => {

@@ -17,6 +17,7 @@ import {
   type LagPosition,
   type LagRow,
 } from '../../../lambda/core/lag.js';
+import { fanOutEventId } from '../../../lambda/core/fan-out-id.js';
 import { messageGroupIdFor } from '../../../lambda/core/routing.js';
 import { minuteOf, planBucketUpdate, RateCounter, type RateBuckets } from '../../../lambda/core/group-rates.js';
 import { encodeCursor, parsePageQuery, type PageRequest } from '../../../lambda/core/paging.js';
@@ -54,12 +55,23 @@ describe('ownOrderingKeyOf', () => {
 
 describe('toLagRows', () => {
   const noRates = { accepted_per_minute: 0, delivered_per_minute: 0, is_falling_behind: false, is_paused: false, held_subscription_id: null, paused_at: null, pause_reason: null };
+  const noHead = { head_event_id: null, head_failing_since: null };
 
   it('lists active groups worst first, in the contract’s shape', () => {
     const rows = toLagRows(
       [
         group({ messageGroupId: 'fresh', oldestAcceptedAt: '2026-12-02T12:09:50.000Z', orderingKey: 'sub_fresh' }),
         group({ messageGroupId: 'stuck', depth: 7, oldestAcceptedAt: '2026-12-02T12:00:00.000Z', headAttempts: 4, lastError: 'HTTP 500', keysAffected: 3 }),
+        group({
+          messageGroupId: 'failing',
+          depth: 2,
+          oldestAcceptedAt: '2026-12-02T12:05:00.000Z',
+          headAttempts: 3,
+          lastError: 'HTTP 503',
+          headFailingSince: '2026-12-02T12:05:02.000Z',
+          headEventId: fanOutEventId('evt_fan', 'sub_f'),
+          headOrderingKey: 'sub_f',
+        }),
         group({ messageGroupId: 'drained', depth: 0, oldestAcceptedAt: undefined }),
         group({ messageGroupId: 'dead', depth: 0, oldestAcceptedAt: undefined, deadLettered: 2, orderingKey: 'sub_dead' }),
       ],
@@ -67,9 +79,24 @@ describe('toLagRows', () => {
       WAIT,
     );
     expect(rows).toEqual([
-      { message_group_id: 'stuck', depth: 7, oldest_wait_seconds: 600, keys_affected: 3, head_attempts: 4, last_error: 'HTTP 500', dead_lettered: 0, ordering_key: null, ...noRates },
-      { message_group_id: 'fresh', depth: 1, oldest_wait_seconds: 10, keys_affected: 1, head_attempts: 0, last_error: null, dead_lettered: 0, ordering_key: 'sub_fresh', ...noRates },
-      { message_group_id: 'dead', depth: 0, oldest_wait_seconds: 0, keys_affected: 0, head_attempts: 0, last_error: null, dead_lettered: 2, ordering_key: 'sub_dead', ...noRates },
+      { message_group_id: 'stuck', depth: 7, oldest_wait_seconds: 600, keys_affected: 3, head_attempts: 4, last_error: 'HTTP 500', dead_lettered: 0, ordering_key: null, ...noRates, subscription_id: null, ...noHead },
+      // A failing head names its subscription, and the event id the operator's skip takes (a fan-out's own).
+      {
+        message_group_id: 'failing',
+        depth: 2,
+        oldest_wait_seconds: 300,
+        keys_affected: 1,
+        head_attempts: 3,
+        last_error: 'HTTP 503',
+        dead_lettered: 0,
+        ordering_key: 'sub_f',
+        ...noRates,
+        subscription_id: 'sub_f',
+        head_event_id: 'evt_fan',
+        head_failing_since: '2026-12-02T12:05:02.000Z',
+      },
+      { message_group_id: 'fresh', depth: 1, oldest_wait_seconds: 10, keys_affected: 1, head_attempts: 0, last_error: null, dead_lettered: 0, ordering_key: 'sub_fresh', ...noRates, subscription_id: 'sub_fresh', ...noHead },
+      { message_group_id: 'dead', depth: 0, oldest_wait_seconds: 0, keys_affected: 0, head_attempts: 0, last_error: null, dead_lettered: 2, ordering_key: 'sub_dead', ...noRates, subscription_id: 'sub_dead', ...noHead },
     ]);
   });
 

@@ -1,6 +1,6 @@
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { DeadLetterRow } from '../../../lambda/core/dead-letter.js';
+import type { DeadLetterRow, StoredDeadLetter } from '../../../lambda/core/dead-letter.js';
 import { FALLING_BEHIND_MESSAGE, IDLE_GROUP_MINUTES, LAG_METRICS, NEAR_RETENTION_MESSAGE, type GroupLag } from '../../../lambda/core/lag.js';
 import { planBucketUpdate, RateCounter } from '../../../lambda/core/group-rates.js';
 import { createLagMetricsHandler, publishWithPowertools } from '../../../lambda/handlers/lag-metrics.js';
@@ -37,6 +37,25 @@ const letter: DeadLetterRow = {
   dead_lettered_at: '2026-12-02T12:05:00.000Z',
 };
 
+const storedQueued = {
+  version: 1 as const,
+  event: { event_id: 'e1', tenant_id: 't', subscription_id: 'sub_1', type: 'order.paid', payload: { note: '<b>bold</b>' } },
+  ordering_key: 'sub_1',
+  message_group_id: 'g1',
+  accepted_at: '2026-12-02T12:00:00.000Z',
+};
+const storedLetter: StoredDeadLetter = {
+  queued: storedQueued,
+  sequence: 2,
+  attempts: 5,
+  reason: 'HTTP 500',
+  deadLetteredAt: '2026-12-02T12:05:00.000Z',
+  subscriptionId: 'sub_1',
+  position: 'p1',
+  orderingKey: 'sub_1',
+  messageGroupId: 'g1',
+};
+
 function setup(
   pending: PendingWork = { queued: 0, inFlight: 0, delayed: 0, groupsWithPending: 0 },
   activeGroups: readonly GroupLag[] = [stuck],
@@ -52,6 +71,10 @@ function setup(
     listDeadLetters: async ({ subscriptionId, after, limit }) => {
       asked.push(`${subscriptionId} ${after ?? '-'} ${limit}`);
       return after === undefined ? { rows: [letter], nextAfter: 'p1' } : { rows: [], nextAfter: undefined };
+    },
+    readDeadLetters: async ({ subscriptionId, after, limit }) => {
+      asked.push(`read ${subscriptionId} ${after ?? '-'} ${limit}`);
+      return { letters: [storedLetter], nextAfter: undefined };
     },
     hasSubscription: async (subscriptionId) => subscriptionId === 'sub_1',
     requestSkip: async ({ eventId }) => {
@@ -103,9 +126,21 @@ describe('operations handler', () => {
     const result = await handler(lagEvent());
     expect(result.statusCode).toBe(200);
     expect(jsonOf(result)).toEqual({
-      groups: [{ message_group_id: 'g1', depth: 2, oldest_wait_seconds: 600, keys_affected: 1, head_attempts: 3, last_error: 'HTTP 500', dead_lettered: 0, ordering_key: 'sub_1', accepted_per_minute: 0, delivered_per_minute: 0, is_falling_behind: false, is_paused: false, held_subscription_id: null, paused_at: null, pause_reason: null }],
+      groups: [{ message_group_id: 'g1', depth: 2, oldest_wait_seconds: 600, keys_affected: 1, head_attempts: 3, last_error: 'HTTP 500', dead_lettered: 0, ordering_key: 'sub_1', accepted_per_minute: 0, delivered_per_minute: 0, is_falling_behind: false, is_paused: false, held_subscription_id: null, paused_at: null, pause_reason: null, subscription_id: 'sub_1', head_event_id: 'evt_1', head_failing_since: '2026-12-02T12:00:05.000Z' }],
       next_cursor: null,
     });
+  });
+
+  it('answers GET /v1/groups/{message_group_id} with the group’s row, drained or not, and 404 for a group never seen', async () => {
+    const { handler } = setup(undefined, [stuck, idle]);
+    const groupEvent = (id: string) => apiEvent({ routeKey: 'GET /v1/groups/{message_group_id}', pathParameters: { message_group_id: id } });
+    const failing = await handler(groupEvent('g1'));
+    expect(failing.statusCode).toBe(200);
+    expect(jsonOf(failing)).toEqual({ group: expect.objectContaining({ message_group_id: 'g1', depth: 2, head_attempts: 3, subscription_id: 'sub_1', head_event_id: 'evt_1' }) });
+    expect(jsonOf(await handler(groupEvent('g-idle')))).toEqual({ group: expect.objectContaining({ message_group_id: 'g-idle', depth: 0, head_event_id: null, head_failing_since: null }) });
+    const unknown = await handler(groupEvent('g-never'));
+    expect(unknown.statusCode).toBe(404);
+    expect(jsonOf(unknown)).toEqual({ error: { code: 'not_found', message: 'No message group g-never.' } });
   });
 
   it('pages GET /v1/lag by limit and cursor, worst first', async () => {
@@ -154,6 +189,14 @@ describe('operations handler', () => {
     const second = await handler({ ...apiEvent({ routeKey: 'GET /v1/dead-letters' }), queryStringParameters: { subscription_id: 'sub_1', cursor, limit: '5' } });
     expect(jsonOf(second)).toEqual({ items: [], next_cursor: null });
     expect(asked).toEqual(['sub_1 - 100', 'sub_1 p1 5']);
+  });
+
+  it('answers GET /v1/dead-letters with each event’s type and payload when include=payload asks, reading the events only then', async () => {
+    const { handler, asked } = setup();
+    const result = await handler({ ...apiEvent({ routeKey: 'GET /v1/dead-letters' }), queryStringParameters: { subscription_id: 'sub_1', include: 'payload' } });
+    expect(result.statusCode).toBe(200);
+    expect(jsonOf(result)).toEqual({ items: [{ ...letter, type: 'order.paid', payload: { note: '<b>bold</b>' } }], next_cursor: null });
+    expect(asked).toEqual(['read sub_1 - 10']);
   });
 
   it('refuses a dead-letters cursor of another subscription', async () => {
