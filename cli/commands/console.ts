@@ -4,7 +4,6 @@
  * the API is a deployed one. Runs until Ctrl-C. See `cli/proxy/console-proxy.ts` for what keeps a
  * loopback server with those credentials safe from the other pages of the browser.
  */
-import { createConsoleAssets } from '../../console/serve.js';
 import { CONSOLE_PATH } from '../../console/path.js';
 import { resolveConnection, type Command } from '../command.js';
 import { UsageError } from '../errors.js';
@@ -63,6 +62,8 @@ Options:
     if (port > MAX_PORT) throw new UsageError(`--port must be at most ${MAX_PORT} (got "${values.port}").`);
     const connection = resolveConnection(values, io);
 
+    // Loaded here, not at the top: esbuild is the console's alone, and every other command would pay for loading it.
+    const { createConsoleAssets } = await import('../../console/serve.js');
     // Requests in flight to the API are cut short when the operator stops the console.
     const stopping = new AbortController();
     const proxy = await startConsoleProxy({
