@@ -2,7 +2,7 @@
  * What a command is and what it is given: its own arguments, the output streams, the
  * environment, a clock, and a signal that aborts when the operator presses Ctrl-C.
  */
-import { createApiClient, type ApiClient } from './api/client.js';
+import { createApiClient, type ApiClient, type RequestSigner } from './api/client.js';
 import { createSigV4Signer, isAwsHost, regionFromHost } from './api/sigv4.js';
 import { UsageError } from './errors.js';
 import type { ExitCode } from './exit-codes.js';
@@ -39,11 +39,21 @@ export interface ConnectionOptions {
   readonly region?: string | undefined;
 }
 
+/** Where the API is and how requests to it are signed, as the options and environment say. */
+export interface Connection {
+  /** The API's base URL; may carry a stage path (`https://…/prod`). */
+  readonly baseUrl: URL;
+  /** Absent when requests go unsigned (the local stack). */
+  readonly signer?: RequestSigner;
+  /** The signing region, when requests are signed. */
+  readonly region?: string;
+}
+
 /**
- * The API client the options and environment describe. Requests are signed when `--sigv4` is
- * given or the host is an AWS endpoint: a deployed API refuses unsigned calls anyway.
+ * The API's base URL and signer. Requests are signed when `--sigv4` is given or the host is an
+ * AWS endpoint: a deployed API refuses unsigned calls anyway.
  */
-export function connect(options: ConnectionOptions, io: CommandIo): ApiClient {
+export function resolveConnection(options: ConnectionOptions, io: CommandIo): Connection {
   const text = options.url ?? io.environment.ORDERED_WEBHOOKS_URL ?? DEFAULT_URL;
   let baseUrl: URL;
   try {
@@ -52,9 +62,15 @@ export function connect(options: ConnectionOptions, io: CommandIo): ApiClient {
     throw new UsageError(`--url must be an http(s) URL (got "${text}").`);
   }
   if (baseUrl.protocol !== 'http:' && baseUrl.protocol !== 'https:') throw new UsageError(`--url must be an http(s) URL (got "${text}").`);
-  if (options.sigv4 !== true && !isAwsHost(baseUrl.hostname)) return createApiClient({ baseUrl, signal: io.signal });
+  if (options.sigv4 !== true && !isAwsHost(baseUrl.hostname)) return { baseUrl };
 
   const region = options.region ?? regionFromHost(baseUrl.hostname) ?? io.environment.AWS_REGION ?? io.environment.AWS_DEFAULT_REGION;
   if (region === undefined || region === '') throw new UsageError('Signing needs a region: give --region, or set AWS_REGION.');
-  return createApiClient({ baseUrl, signal: io.signal, signer: createSigV4Signer({ region }) });
+  return { baseUrl, region, signer: createSigV4Signer({ region }) };
+}
+
+/** The API client the options and environment describe (see {@link resolveConnection}). */
+export function connect(options: ConnectionOptions, io: CommandIo): ApiClient {
+  const { baseUrl, signer } = resolveConnection(options, io);
+  return createApiClient({ baseUrl, signal: io.signal, ...(signer === undefined ? {} : { signer }) });
 }

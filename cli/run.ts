@@ -4,6 +4,7 @@
  * the contract's error body on stdout. Only a fault shows a stack.
  */
 import type { Command, CommandIo } from './command.js';
+import { consoleCommand } from './commands/console.js';
 import { deadLettersCommand } from './commands/dead-letters.js';
 import { importBackstopCommand } from './commands/import-backstop.js';
 import { lagCommand } from './commands/lag.js';
@@ -20,7 +21,7 @@ import { COMMON_OPTIONS_HELP } from './options.js';
 import { writeJson, writeLine } from './output/stream.js';
 
 /** Every command, in the order the help lists them. */
-export const COMMANDS: readonly Command[] = [lagCommand, deadLettersCommand, redriveCommand, replayCommand, importBackstopCommand, skipCommand, pauseCommand, resumeCommand, repartitionCommand, rotateSecretCommand];
+export const COMMANDS: readonly Command[] = [lagCommand, deadLettersCommand, redriveCommand, replayCommand, importBackstopCommand, skipCommand, pauseCommand, resumeCommand, repartitionCommand, rotateSecretCommand, consoleCommand];
 
 const HELP_FLAGS: ReadonlySet<string> = new Set(['--help', '-h']);
 

@@ -24,6 +24,8 @@ export interface CliRunOptions {
   readonly clock?: Clock;
   /** Told of each write to stderr as it happens, e.g. to see what was shown before an answer. */
   readonly onStderrWrite?: (text: string) => void;
+  /** Told of each write to stdout as it happens, e.g. to learn where a command that runs until Ctrl-C listens. */
+  readonly onStdoutWrite?: (text: string) => void;
 }
 
 interface MemoryStream extends OutputStream {
@@ -44,7 +46,7 @@ function memoryStream(isTTY: boolean, onWrite: (text: string) => void = () => un
 }
 
 export async function runCommand(args: readonly string[], options: CliRunOptions = {}): Promise<CliRun> {
-  const stdout = memoryStream(options.isTTY ?? false);
+  const stdout = memoryStream(options.isTTY ?? false, options.onStdoutWrite);
   const stderr = memoryStream(options.isTTY ?? false, options.onStderrWrite);
   const exitCode = await runCli(args, {
     stdout,
