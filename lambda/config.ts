@@ -5,10 +5,10 @@
  */
 import * as z from 'zod';
 import { CONSUMER_METRICS } from './core/consumer-metrics.js';
-import { LAG_METRICS } from './core/lag.js';
+import { LAG_METRICS, type LagThresholds } from './core/lag.js';
 import { MAX_EVENTS_PER_MESSAGE } from './core/limits.js';
 import { OnExhausted } from './core/retry-policy.js';
-import { RESOURCE_ENV_VARS, type ResourceNames } from './resources.js';
+import { FIFO_QUEUE_SETTINGS, RESOURCE_ENV_VARS, type ResourceNames } from './resources.js';
 import type { HANDLER_ENTRIES } from './routes.js';
 
 /** Where the configuration is used: the defaults of a few variables differ (CONTRACT §4). */
@@ -362,6 +362,19 @@ const CONSUMER_CALLS_SECONDS = 30;
 
 function consumerTimeoutSecondsFor(deliveryTimeoutMs: number): number {
   return Math.min(MAX_LAMBDA_TIMEOUT_SECONDS, Math.ceil((CONSUMER_BATCH_SIZE * deliveryTimeoutMs) / 1000) + CONSUMER_CALLS_SECONDS);
+}
+
+/**
+ * The thresholds lag figures are taken with: the lag job's (which its alarms watch) and the
+ * metrics route's, one source so that the console and the alarms count alike.
+ */
+export function lagThresholdsOf(config: Config): LagThresholds {
+  return {
+    stallThresholdSeconds: config.stallThresholdSeconds,
+    fallingBehindWaitSeconds: config.fallingBehindWaitSeconds,
+    heldAgeWarnSeconds: config.heldAgeAlarmSeconds,
+    retentionSeconds: FIFO_QUEUE_SETTINGS.retentionSeconds,
+  };
 }
 
 /**

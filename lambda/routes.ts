@@ -16,6 +16,7 @@ export const ROUTES = {
   operations: [
     'GET /v1/lag',
     'GET /v1/groups/{message_group_id}',
+    'GET /v1/metrics',
     'GET /v1/dead-letters',
     'POST /v1/dead-letters/redrive',
     'POST /v1/dead-letters/import',

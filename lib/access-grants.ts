@@ -1,5 +1,7 @@
+import { Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
-import { mergeAccesses, type Access, type IamAction, type ResourceName } from '../lambda/adapters/access.js';
+import { isUnscopedAction, mergeAccesses, NO_RESOURCE, type Access, type IamAction, type ResourceName } from '../lambda/adapters/access.js';
 import type { TableName } from '../lambda/resources.js';
 import type { DeliveryQueues, QueueName } from './delivery-queues.js';
 import type { NoticeTopic } from './notice-topic.js';
@@ -71,6 +73,29 @@ export class AccessGrants {
 
   /** Lets `fn` make exactly `accesses`, one statement per resource, and tells it each resource's name. */
   grant(fn: lambda.Function, accesses: readonly Access[]): void {
-    for (const access of mergeAccesses(accesses)) this.grantors[access.resource](fn, access);
+    for (const access of mergeAccesses(accesses)) {
+      if (access.resource === NO_RESOURCE) grantUnscoped(fn, access);
+      else this.grantors[access.resource](fn, access);
+    }
   }
+}
+
+/**
+ * Lets `fn` make actions IAM cannot scope to a resource (`cloudwatch:GetMetricData`), on
+ * `Resource: *`, in a policy of their own: cdk-nag's IAM5 finding on that wildcard is acknowledged
+ * on that policy alone, so that a wildcard anywhere else still fails the synthesis.
+ */
+function grantUnscoped(fn: lambda.Function, access: Access): void {
+  const scoped = access.actions.filter((action) => !isUnscopedAction(action));
+  if (scoped.length > 0) throw new Error(`${scoped.join(', ')} acts on a resource: declare it on that resource, not on ${NO_RESOURCE}`);
+  if (access.index !== undefined) throw new Error(`${NO_RESOURCE} is no table: it has no index ${access.index}`);
+  if (fn.role === undefined) throw new Error(`${fn.node.path} has no role to grant ${access.actions.join(', ')} to`);
+  const policy = new iam.Policy(fn, 'UnscopedActions', {
+    roles: [fn.role],
+    statements: [new iam.PolicyStatement({ actions: [...access.actions], resources: ['*'] })],
+  });
+  Validations.of(policy).acknowledge({
+    id: 'AwsSolutions-IAM5[Resource::*]',
+    reason: `${access.actions.join(', ')} supports no resource-level permissions (the IAM Service Authorization Reference lists no resource type for it), so IAM accepts it on Resource "*" alone; it only reads metrics, and this policy holds nothing else.`,
+  });
 }

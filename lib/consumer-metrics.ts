@@ -1,6 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import { CONSUMER_METRICS } from '../lambda/core/consumer-metrics.js';
+import { CONSUMER_METRICS, SERVICE_DIMENSION } from '../lambda/core/consumer-metrics.js';
 
 /** The consumer publishes its counts once per invocation; the alarms sum them per minute. */
 const PERIOD = Duration.minutes(1);
@@ -16,7 +16,7 @@ export function consumerMetric(name: ConsumerMetricName, options?: cloudwatch.Me
   return new cloudwatch.Metric({
     namespace: CONSUMER_METRICS.namespace,
     metricName: CONSUMER_METRICS[name],
-    dimensionsMap: { service: CONSUMER_METRICS.service },
+    dimensionsMap: { [SERVICE_DIMENSION]: CONSUMER_METRICS.service },
     statistic: cloudwatch.Stats.SUM,
     period: PERIOD,
     ...options,

@@ -26,6 +26,7 @@ import { ensureNoticeTopic } from './notice-topic.js';
 import { ensurePayloadBucket } from './payload-bucket.js';
 import { ensureQueues } from './queues.js';
 import { ensureTables } from './tables.js';
+import { createMetricsRecorder } from './metrics-recorder.js';
 import { createTerminalLogger, type LogSink } from './terminal-logger.js';
 
 /** The HTTP API listens on loopback only: the local stack has no authentication. */
@@ -117,12 +118,15 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // Each function logs under its deployed service name.
     const wiring = (name: FunctionName): HandlerWiring => ({ config, resources, dynamo: clients.dynamo, sqs: clients.sqs, s3: clients.s3, sns: clients.sns, logger: logger(SERVICE_NAMES[name]) });
 
+    // The consumer's counts, per minute, for GET /v1/metrics: the local stack has no CloudWatch.
+    const metricsRecorder = createMetricsRecorder(clock);
+
     if (options.isConsumerEnabled !== false) {
       const mapping = startEventSourceMapping({
         sqs: clients.sqs,
         queueUrl: queues.delivery.url,
         source: { queueArn: queues.delivery.arn, region: LOCAL_REGION },
-        invoke: wireConsumerHandler(wiring('consumer'), wrapDeliveryPorts),
+        invoke: wireConsumerHandler(wiring('consumer'), wrapDeliveryPorts, metricsRecorder.record),
         functionTimeoutSeconds: consumerTimeoutSeconds(config),
         concurrency: config.consumerConcurrency,
         logger: logger('event-source'),
@@ -148,6 +152,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         ingest: wireIngestHandler(wiring('ingest'), wrapIngestPorts),
         subscriptions: wireSubscriptionsHandler(wiring('subscriptions')),
         operations: wireOperationsHandler(wiring('operations'), {
+          metricsSource: metricsRecorder,
           ...(options.pauseGraceSeconds === undefined ? {} : { pauseGraceSeconds: options.pauseGraceSeconds }),
           ...(clock === undefined ? {} : { now: clock }),
         }),

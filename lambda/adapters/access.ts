@@ -29,14 +29,38 @@ export const IamAction = {
   getObject: 's3:GetObject',
   deleteObject: 's3:DeleteObject',
   publish: 'sns:Publish',
+  getMetricData: 'cloudwatch:GetMetricData',
 } as const;
 export type IamAction = (typeof IamAction)[keyof typeof IamAction];
+
+/**
+ * The actions IAM authorizes on no resource, as their service has no resource-level permissions
+ * for them: granted on `Resource: *`, and the only actions that may be declared on {@link NO_RESOURCE}.
+ */
+export const UNSCOPED_ACTIONS = [IamAction.getMetricData] as const satisfies readonly IamAction[];
+export type UnscopedAction = (typeof UNSCOPED_ACTIONS)[number];
+
+/** Whether IAM authorizes `action` on no resource (see {@link UNSCOPED_ACTIONS}). */
+export function isUnscopedAction(action: IamAction): action is UnscopedAction {
+  return (UNSCOPED_ACTIONS as readonly IamAction[]).includes(action);
+}
+
+/** The resource of an access whose actions IAM cannot scope to a resource ({@link UNSCOPED_ACTIONS}): `Resource: *`. */
+export const NO_RESOURCE = '*';
+export type NoResource = typeof NO_RESOURCE;
 
 /** A resource the handlers use, by its key in ResourceNames. */
 export type ResourceName = keyof ResourceNames;
 
-/** Actions on one resource: a table, one secondary index of a table, a queue, the payload bucket's objects, or the notice topic. */
-export interface Access<R extends ResourceName = ResourceName> {
+/** What an access acts on: a resource the handlers use, or, for unscoped actions alone, none. */
+export type AccessTarget = ResourceName | NoResource;
+
+/**
+ * Actions on one resource: a table, one secondary index of a table, a queue, the payload bucket's
+ * objects, or the notice topic; or unscoped actions on {@link NO_RESOURCE}, which has no name to
+ * tell a function and no index.
+ */
+export interface Access<R extends AccessTarget = AccessTarget> {
   readonly resource: R;
   /** A secondary index of the table `resource`: the actions (a Query) reach the index, not the table. */
   readonly index?: IndexName;
@@ -88,7 +112,7 @@ type ResourceOfUses<U extends Readonly<Record<string, Uses<AnyAccessMap, string>
  * The accesses of `accesses` merged: one per resource (and index), its actions sorted and each
  * once, in the order the resources first appear.
  */
-export function mergeAccesses<R extends ResourceName>(accesses: readonly Access<R>[]): readonly Access<R>[] {
+export function mergeAccesses<R extends AccessTarget>(accesses: readonly Access<R>[]): readonly Access<R>[] {
   const merged = new Map<string, { resource: R; index: IndexName | undefined; actions: Set<IamAction> }>();
   for (const access of accesses) {
     const key = `${access.resource}/${access.index ?? ''}`;
@@ -110,7 +134,11 @@ export function accessOf<const U extends Readonly<Record<string, Uses<AnyAccessM
   return mergeAccesses(accesses);
 }
 
-/** The resources `accesses` reach, each once: the names a function is told, and reads at cold start. */
-export function resourcesOf<R extends ResourceName>(accesses: readonly Access<R>[]): readonly R[] {
-  return [...new Set(accesses.map((access) => access.resource))];
+/**
+ * The resources `accesses` reach, each once: the names a function is told, and reads at cold
+ * start. {@link NO_RESOURCE} has no name, and is not one of them.
+ */
+export function resourcesOf<R extends AccessTarget>(accesses: readonly Access<R>[]): readonly Exclude<R, NoResource>[] {
+  const isNamed = (resource: R): resource is Exclude<R, NoResource> => resource !== NO_RESOURCE;
+  return [...new Set(accesses.map((access) => access.resource).filter(isNamed))];
 }

@@ -1,6 +1,7 @@
 /**
  * SDK clients, created once per cold start. `endpoint` points them at the local emulators.
  */
+import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, type UpdateCommand, type UpdateCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
@@ -34,6 +35,11 @@ export function createSqsClient(options: ClientOptions = {}): SQSClient {
 
 export function createSnsClient(options: ClientOptions = {}): SNSClient {
   return new SNSClient({ ...options });
+}
+
+/** Deployed only: the local stack has no CloudWatch (its metrics source is local/metrics-recorder.ts). */
+export function createCloudWatchClient(options: ClientOptions = {}): CloudWatchClient {
+  return new CloudWatchClient({ ...options });
 }
 
 /** `forcePathStyle` for an emulator that serves every bucket on one host (fauxqs). */

@@ -12,6 +12,7 @@ import {
   healthAnswerSchema,
   importAnswerSchema,
   lagAnswerSchema,
+  metricsAnswerSchema,
   pauseAnswerSchema,
   redriveAnswerSchema,
   replayAnswerSchema,
@@ -25,6 +26,7 @@ import {
 import { MAX_PAYLOAD_PAGE_BYTES, MAX_PAYLOAD_PAGE_LIMIT } from '../core/dead-letter.js';
 import { batchSchema, requestEventSchema, subscriptionIdSchema } from '../core/event.js';
 import { MAX_DELIVERIES_PER_REQUEST } from '../core/ingest.js';
+import { metricsQuerySchema } from '../core/metrics.js';
 import { pageQuerySchema } from '../core/paging.js';
 import { replayBodySchema } from '../core/replay.js';
 import { routingViewSchema } from '../core/routing-settings.js';
@@ -242,6 +244,17 @@ export const ROUTE_DESCRIPTIONS: RouteDescriptions = {
     path: { message_group_id: messageGroupIdSchema },
     answers: { 200: { description: 'The group as the lag view shows it.', schema: groupAnswerSchema } },
     errors: [ErrorCode.notFound],
+  },
+  'GET /v1/metrics': {
+    operationId: 'getMetrics',
+    summary: 'The consumer’s deliveries, failed attempts and dead letters per minute over the last minutes, and the lag figures now: the operator console’s overview.',
+    description:
+      'One point per whole minute, oldest first, the last being the current minute so far; a minute with no data is zeros. ' +
+      'Deployed, the counts are the sums per minute of the consumer’s CloudWatch metrics (a minute or so behind, as CloudWatch ingests them); locally, of what the local stack’s consumer counted since it started. ' +
+      'The lag figures are taken at the request from the active groups, as the lag job takes them.',
+    query: metricsQuerySchema,
+    answers: { 200: { description: 'The series and the lag figures.', schema: metricsAnswerSchema } },
+    errors: [ErrorCode.invalidRequest],
   },
   'GET /v1/dead-letters': {
     operationId: 'listDeadLetters',

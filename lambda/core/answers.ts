@@ -10,6 +10,7 @@ import { deadLetterRowSchema } from './dead-letter.js';
 import { webhookEventSchema } from './event.js';
 import { eventResultSchema } from './ingest.js';
 import { lagRowSchema } from './lag.js';
+import { MAX_METRICS_MINUTES, METRICS_PERIOD_SECONDS, MetricsSourceName, type MetricsAnswer, type MetricsPoint } from './metrics.js';
 import { batchSizeSchema, eventTypesSchema, orderingSchema } from './subscription.js';
 import type { RedriveStep } from './redrive.js';
 import { secretSchema } from './secret.js';
@@ -111,6 +112,32 @@ export type LagAnswer = Output<typeof lagAnswerSchema>;
 /** `GET /v1/groups/{message_group_id}`: one group's row of the lag view, also when it has drained. */
 export const groupAnswerSchema = z.strictObject({ group: lagRowSchema });
 export type GroupAnswer = Output<typeof groupAnswerSchema>;
+const count = z.number().int().nonnegative();
+
+/** One minute of `GET /v1/metrics`. */
+const metricsPointSchema = schemaOf<MetricsPoint>()(
+  z.strictObject({
+    at: z.iso.datetime().meta({ description: 'The minute’s start.' }),
+    delivered: count.meta({ description: 'Events a receiver accepted in the minute.' }),
+    failed_attempts: count.meta({ description: 'Attempts a receiver refused, or that got no answer in time, in the minute.' }),
+    dead_lettered: count.meta({ description: 'Events given up (dead-lettered) in the minute.' }),
+  }),
+);
+
+/** `GET /v1/metrics`: the consumer's counts per minute and the lag figures now, for the console's overview. */
+export const metricsAnswerSchema = schemaOf<MetricsAnswer>()(
+  z.strictObject({
+    minutes: z.number().int().min(1).max(MAX_METRICS_MINUTES).meta({ description: 'Minutes of the series, as asked.' }),
+    period_seconds: z.literal(METRICS_PERIOD_SECONDS).meta({ description: 'Seconds of each point.' }),
+    points: z.array(metricsPointSchema).meta({ description: 'One point per whole minute, oldest first, exactly `minutes` of them; the last is the current minute, so far. A minute with no data is zeros.' }),
+    stalled_groups: count.meta({ description: 'Groups whose head has been failing for longer than STALL_THRESHOLD_SECONDS, now.' }),
+    max_oldest_wait_seconds: count.meta({ description: 'The longest any pending event has waited since it was accepted, now.' }),
+    backlog: count.meta({ description: 'Pending events over all groups, now.' }),
+    held_groups: count.meta({ description: 'Groups held for paused subscriptions, now.' }),
+    falling_behind_keys: count.meta({ description: 'Keys falling behind (`is_falling_behind` of `GET /v1/lag`), now.' }),
+    source: z.enum([MetricsSourceName.cloudwatch, MetricsSourceName.local]).meta({ description: 'Where the series come from: CloudWatch (deployed) or the local stack’s recorder.' }),
+  }),
+);
 
 /** `GET /v1/dead-letters`: one page of a subscription's dead letters, oldest first. */
 export const deadLettersAnswerSchema = z.strictObject({

@@ -5,6 +5,9 @@
  */
 import { OutcomeKind, type DeliveryOutcome } from './delivery.js';
 
+/** The dimension Powertools Metrics adds to every metric, named after the function's service. */
+export const SERVICE_DIMENSION = 'service';
+
 export const CONSUMER_METRICS = {
   namespace: 'OrderedWebhooks',
   /** Powertools Metrics adds this as the `service` dimension. */

@@ -290,7 +290,8 @@ export type DeliveryPortsWrapper = (ports: DeliveryPorts) => DeliveryPorts;
 
 /**
  * Everything the consumer needs, from a configuration and clients: shared by Lambda and the local
- * stack. Counts go to `publishCounts`: CloudWatch EMF in Lambda; the local stack has no CloudWatch.
+ * stack. Counts go to `publishCounts`: CloudWatch EMF in Lambda; the local stack's recorder
+ * (local/metrics-recorder.ts), as it has no CloudWatch.
  */
 export function wireConsumerHandler(
   input: ConsumerWiring,

@@ -12,7 +12,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { FALLING_BEHIND_MESSAGE, idleCutoff, LAG_METRICS, NEAR_RETENTION_MESSAGE, summarizeLag, type GroupLag, type LagSummary, type LagThresholds } from '../core/lag.js';
 import { holdsSettledBefore, letGoStaleHolds, type HoldPorts } from '../core/pause.js';
-import { consumerTimeoutSeconds, REDRIVE_STEP_SECONDS } from '../config.js';
+import { consumerTimeoutSeconds, lagThresholdsOf, REDRIVE_STEP_SECONDS } from '../config.js';
 import { stepMarkedParks } from '../core/park.js';
 import { checkReplay, stepReplaysUnderWay } from '../core/replay.js';
 import { messageGroupIdFor } from '../core/routing.js';
@@ -27,7 +27,6 @@ import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
 import { createDeliveryQueue, DELIVERY_QUEUE_ACCESS } from '../adapters/delivery-queue.js';
 import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js';
 import { createSubscriptionStore, pauseOf, SUBSCRIPTION_STORE_ACCESS } from '../adapters/subscription-store.js';
-import { FIFO_QUEUE_SETTINGS } from '../resources.js';
 import type { LambdaHandler } from './logger.js';
 import { lambdaEntry, type HandlerWiring } from './wiring.js';
 
@@ -201,12 +200,7 @@ export function wireLagJob(input: HandlerWiring<(typeof LAG_METRICS_RESOURCES)[n
       forgetHold: groups.forgetHold,
     },
     consumerTimeoutSeconds: consumerTimeoutSeconds(input.config),
-    thresholds: {
-      stallThresholdSeconds: input.config.stallThresholdSeconds,
-      fallingBehindWaitSeconds: input.config.fallingBehindWaitSeconds,
-      heldAgeWarnSeconds: input.config.heldAgeAlarmSeconds,
-      retentionSeconds: FIFO_QUEUE_SETTINGS.retentionSeconds,
-    },
+    thresholds: lagThresholdsOf(input.config),
     now,
     logger: input.logger,
   });

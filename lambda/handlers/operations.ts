@@ -4,10 +4,11 @@
  * drain-and-switch of the routing. Each capability's routes live in `operations/<capability>.ts`;
  * this module composes them into one function and wires its adapters.
  */
-import { REDRIVE_STEP_SECONDS } from '../config.js';
+import { lagThresholdsOf, REDRIVE_STEP_SECONDS } from '../config.js';
 import { importBackstopStep, type BackstopImportStep } from '../core/backstop-import.js';
 import { redriveStep, type RedriveStep } from '../core/redrive.js';
 import { requestReplay } from '../core/replay.js';
+import type { MetricsSource } from '../core/metrics.js';
 import { messageGroupIdFor } from '../core/routing.js';
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
 import { BACKSTOP_QUEUE_ACCESS, createBackstopQueue } from '../adapters/backstop-queue.js';
@@ -17,6 +18,8 @@ import { createEventStore, EVENT_STORE_ACCESS } from '../adapters/event-store.js
 import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js';
 import { createOrderingKeyStore, ORDERING_KEY_STORE_ACCESS } from '../adapters/ordering-key-store.js';
 import { createKeptEventStore, KEPT_EVENT_STORE_ACCESS } from '../adapters/kept-event-store.js';
+import { createCloudWatchClient } from '../adapters/aws-clients.js';
+import { createMetricsSource, METRICS_SOURCE_ACCESS } from '../adapters/metrics-source.js';
 import { createPayloadBucket } from '../adapters/payload-bucket.js';
 import { createReplayStateStore, REPLAY_STATE_STORE_ACCESS } from '../adapters/replay-state-store.js';
 import { createSettingsStore, SETTINGS_STORE_ACCESS } from '../adapters/settings-store.js';
@@ -25,6 +28,7 @@ import { PAUSE_GRACE_SECONDS } from '../core/routing-settings.js';
 import { createHttpHandler, HTTP_LOG_CONTEXT, type HttpEntry, type HttpHandler } from './http.js';
 import { createDeadLetterRoutes, type DeadLetterRoutesDeps } from './operations/dead-letters.js';
 import { createLagRoutes, type LagRoutesDeps } from './operations/lag.js';
+import { createMetricsRoutes, type MetricsRoutesDeps } from './operations/metrics.js';
 import { createRoutingRoutes, type RoutingRoutesDeps } from './operations/routing.js';
 import { createReplayRoutes, type ReplayRoutesDeps } from './operations/replay.js';
 import { createSkipRoutes, type SkipRoutesDeps } from './operations/skip.js';
@@ -57,6 +61,8 @@ const USES = {
   backstopQueue: uses(BACKSTOP_QUEUE_ACCESS, ['receive', 'release', 'remove']),
   // Redrive enqueues; the routing view and switch read the counts. Never a receive.
   deliveryQueue: uses(DELIVERY_QUEUE_ACCESS, ['sendBatch', 'counts']),
+  // GET /v1/metrics reads the consumer's counts per minute back from CloudWatch.
+  metrics: uses(METRICS_SOURCE_ACCESS, ['readConsumerSeries']),
 };
 
 /** What the operations function's calls need from IAM: exactly what the stack grants it. */
@@ -68,13 +74,14 @@ export const OPERATIONS_RESOURCES = resourcesOf(OPERATIONS_ACCESS);
 export type { RoutingPorts } from './operations/routing.js';
 
 /** Everything the operator's routes need: the union of each capability's dependencies. */
-export type OperationsHandlerDeps = LagRoutesDeps & DeadLetterRoutesDeps & SkipRoutesDeps & RoutingRoutesDeps & ReplayRoutesDeps;
+export type OperationsHandlerDeps = LagRoutesDeps & MetricsRoutesDeps & DeadLetterRoutesDeps & SkipRoutesDeps & RoutingRoutesDeps & ReplayRoutesDeps;
 
 /** The operator's routes, each capability in its own module, behind one dispatcher and one function. */
 export function createOperationsHandler(deps: OperationsHandlerDeps): HttpHandler {
   return createHttpHandler(
     {
       ...createLagRoutes(deps),
+      ...createMetricsRoutes(deps),
       ...createDeadLetterRoutes(deps),
       ...createSkipRoutes(deps),
       ...createRoutingRoutes(deps),
@@ -87,8 +94,10 @@ export function createOperationsHandler(deps: OperationsHandlerDeps): HttpHandle
 type OperationsWiring = HandlerWiring<(typeof OPERATIONS_RESOURCES)[number]>;
 
 /** The operations handler from a configuration and clients: shared by Lambda and the local stack. */
-/** What only the local stack's tests change about the operations function. */
+/** What the Lambda entry and the local stack give the operations function, and what only the local stack's tests change. */
 export interface OperationsOptions {
+  /** Where `GET /v1/metrics` reads the consumer's counts: CloudWatch in Lambda, the local stack's recorder locally. */
+  readonly metricsSource: MetricsSource;
   /**
    * How long after a pause the routing switch waits.
    * @default PAUSE_GRACE_SECONDS, API Gateway's limit on a request still enqueueing under the old routing
@@ -101,7 +110,7 @@ export interface OperationsOptions {
   readonly now?: () => Date;
 }
 
-export function wireOperationsHandler(input: OperationsWiring, options: OperationsOptions = {}): HttpHandler {
+export function wireOperationsHandler(input: OperationsWiring, options: OperationsOptions): HttpHandler {
   const { dynamo, sqs, resources, config, logger } = input;
   const deadLetters = pick(
     createDeadLetterStore(dynamo, {
@@ -193,9 +202,16 @@ export function wireOperationsHandler(input: OperationsWiring, options: Operatio
     pauseGraceSeconds: options.pauseGraceSeconds ?? PAUSE_GRACE_SECONDS,
     now: options.now ?? (() => new Date()),
     fallingBehindWaitSeconds: config.fallingBehindWaitSeconds,
+    metricsSource: options.metricsSource,
+    lagThresholds: lagThresholdsOf(config),
     logger,
   });
 }
 
 /** Lambda entry point. */
-export const handler: HttpEntry = lambdaEntry('operations', OPERATIONS_RESOURCES, (wiring) => wireOperationsHandler(wiring), HTTP_LOG_CONTEXT);
+export const handler: HttpEntry = lambdaEntry(
+  'operations',
+  OPERATIONS_RESOURCES,
+  (wiring) => wireOperationsHandler(wiring, { metricsSource: pick(createMetricsSource(createCloudWatchClient()), USES.metrics) }),
+  HTTP_LOG_CONTEXT,
+);

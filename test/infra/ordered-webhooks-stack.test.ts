@@ -18,7 +18,7 @@ import {
 import { CONSUMER_METRICS } from '../../lambda/core/consumer-metrics.js';
 import { FALLING_BEHIND_MESSAGE, LAG_METRICS } from '../../lambda/core/lag.js';
 import { PAUSE_GRACE_SECONDS } from '../../lambda/core/routing-settings.js';
-import type { Access, ResourceName } from '../../lambda/adapters/access.js';
+import { isUnscopedAction, NO_RESOURCE, UNSCOPED_ACTIONS, type Access, type IamAction, type ResourceName } from '../../lambda/adapters/access.js';
 import { CONSUMER_ACCESS, CONSUMER_RESOURCES } from '../../lambda/handlers/consumer.js';
 import { INGEST_ACCESS, INGEST_RESOURCES } from '../../lambda/handlers/ingest.js';
 import { LAG_METRICS_ACCESS, LAG_METRICS_RESOURCES } from '../../lambda/handlers/lag-metrics.js';
@@ -507,7 +507,7 @@ describe('permissions', () => {
   const expectedGrant = (handler: HandlerName): Record<string, string[]> =>
     expected([
       [logGroup(handler), LOG_WRITES],
-      ...HANDLER_ACCESS[handler].map((access) => [RESOURCES[access.resource].arn(access.index), access.actions] as const),
+      ...HANDLER_ACCESS[handler].map((access) => [access.resource === NO_RESOURCE ? NO_RESOURCE : RESOURCES[access.resource].arn(access.index), access.actions] as const),
       ...(handler === 'consumer' ? [[deliveryQueue(), EVENT_SOURCE_MAPPING_ACTIONS] as const] : []),
     ]);
 
@@ -631,13 +631,29 @@ describe('permissions', () => {
     const granted = permissions(handler);
     expect(actionsOn(granted, logGroup(handler))).toEqual(LOG_WRITES);
     expect(granted.filter((permission) => permission.action.startsWith('logs:'))).toHaveLength(2);
-    // The one wildcard: the payload bucket's objects, under their prefix (keys are made of ids).
+    // The wildcards: the payload bucket's objects, under their prefix (keys are made of ids), and
+    // Resource "*" for the actions IAM cannot scope to a resource (UNSCOPED_ACTIONS) alone.
+    const isUnscopedGrant = (permission: Permission): boolean => permission.resource === NO_RESOURCE && isUnscopedAction(permission.action as IamAction);
     const wildcards = granted.filter(
       (permission) =>
         permission.action.includes('*') ||
-        (JSON.stringify(permission.resource).includes('*') && JSON.stringify(permission.resource) !== JSON.stringify(payloadObjects())),
+        (JSON.stringify(permission.resource).includes('*') && JSON.stringify(permission.resource) !== JSON.stringify(payloadObjects()) && !isUnscopedGrant(permission)),
     );
     expect(wildcards).toEqual([]);
+  });
+
+  it('lets only the operations function read CloudWatch metrics (GET /v1/metrics), on Resource "*" as GetMetricData requires, in a policy holding nothing else', () => {
+    expect(UNSCOPED_ACTIONS).toEqual(['cloudwatch:GetMetricData']);
+    const reading = HANDLERS.filter((handler) => permissions(handler).some((permission) => permission.action === 'cloudwatch:GetMetricData'));
+    expect(reading).toEqual(['operations']);
+    expect(permissions('operations').filter((permission) => permission.action.startsWith('cloudwatch:'))).toEqual([{ action: 'cloudwatch:GetMetricData', resource: '*' }]);
+    // Its own policy, so that cdk-nag's acknowledgement of the wildcard covers that statement alone.
+    const { stack, template } = synthesized;
+    const roleRef = stack.resolve(stack.functions.operations.role.roleName);
+    const withMetrics = Object.values(template.findResources('AWS::IAM::Policy')).filter((policy) => JSON.stringify(policy).includes('cloudwatch:'));
+    expect(withMetrics).toEqual([
+      { Type: 'AWS::IAM::Policy', Properties: expect.objectContaining({ Roles: [roleRef], PolicyDocument: { Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: 'cloudwatch:GetMetricData', Resource: '*' }] } }) },
+    ]);
   });
 
   it.each(HANDLERS)('tells %s the names of exactly the resources it is granted', (handler) => {
@@ -701,9 +717,10 @@ describe('WebhookApi', () => {
     });
   });
 
-  it('sends the lag view, the dead letters and the operator’s actions to the operations function', () => {
+  it('sends the lag view, the metrics, the dead letters and the operator’s actions to the operations function', () => {
     const operatorRoutes = [
       'GET /v1/lag',
+      'GET /v1/metrics',
       'GET /v1/dead-letters',
       'POST /v1/dead-letters/redrive',
       'POST /v1/dead-letters/import',

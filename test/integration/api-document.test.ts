@@ -122,6 +122,8 @@ describe('local stack API document', { timeout: 90_000 }, () => {
     const lag = await expectStatus(200, call(url, 'GET', '/v1/lag'));
     expect(JSON.stringify(lag)).toContain('"dead_lettered":1');
     await expectStatus(400, call(url, 'GET', '/v1/lag?limit=0'));
+    await expectStatus(200, call(url, 'GET', '/v1/metrics?minutes=5'));
+    await expectStatus(400, call(url, 'GET', '/v1/metrics?minutes=0'));
     await expectStatus(400, call(url, 'GET', '/v1/dead-letters'));
     await expectStatus(200, call(url, 'GET', `/v1/dead-letters?subscription_id=${key}&include=payload`));
     await expectStatus(400, call(url, 'GET', `/v1/dead-letters?subscription_id=${key}&include=everything`));

@@ -25,6 +25,7 @@ import { wireIngestHandler } from '../../lambda/handlers/ingest.js';
 import { createLogger } from '../../lambda/handlers/logger.js';
 import { wireLagJob } from '../../lambda/handlers/lag-metrics.js';
 import { wireOperationsHandler } from '../../lambda/handlers/operations.js';
+import { createMetricsRecorder } from '../../local/metrics-recorder.js';
 import { wireSubscriptionsHandler } from '../../lambda/handlers/subscriptions.js';
 import { QUEUES, TABLES, type TableDefinition } from '../../lambda/resources.js';
 import { apiEvent } from '../support/api-event.js';
@@ -640,11 +641,13 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   };
 
   // The handlers, wired as Lambda and the local stack wire them.
-  const consumer = wireConsumerHandler(wiring('consumer'), (ports) => ({ ...ports, send, now: () => scheduler.nowDate(), random: () => random.next() }));
+  // The consumer's counts, as the local stack records them, for GET /v1/metrics.
+  const metricsRecorder = createMetricsRecorder(() => scheduler.nowDate());
+  const consumer = wireConsumerHandler(wiring('consumer'), (ports) => ({ ...ports, send, now: () => scheduler.nowDate(), random: () => random.next() }), metricsRecorder.record);
   const invokeConsumer: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> = consumer;
   const ingest = wireIngestHandler(wiring('ingest'));
   const subscriptions = wireSubscriptionsHandler(wiring('subscriptions'));
-  const operations = wireOperationsHandler(wiring('operations'));
+  const operations = wireOperationsHandler(wiring('operations'), { metricsSource: metricsRecorder, now: () => scheduler.nowDate() });
   const lagJob = wireLagJob(wiring('lagMetrics'), () => undefined, () => scheduler.nowDate());
 
   let requestSerial = 0;

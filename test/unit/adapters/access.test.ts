@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { Readable } from 'node:stream';
+import { CloudWatchClient, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
@@ -27,8 +28,9 @@ import { BatchGetCommand, DeleteCommand, DynamoDBDocumentClient, GetCommand, Put
 import { sdkStreamMixin } from '@smithy/core/serde';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { AccessMap, IamAction, ResourceName } from '../../../lambda/adapters/access.js';
-import { createDocumentClient, createS3Client, createSnsClient, createSqsClient } from '../../../lambda/adapters/aws-clients.js';
+import { NO_RESOURCE, type AccessMap, type AccessTarget, type IamAction, type ResourceName } from '../../../lambda/adapters/access.js';
+import { createCloudWatchClient, createDocumentClient, createS3Client, createSnsClient, createSqsClient } from '../../../lambda/adapters/aws-clients.js';
+import { createMetricsSource, METRICS_SOURCE_ACCESS } from '../../../lambda/adapters/metrics-source.js';
 import { BACKSTOP_QUEUE_ACCESS, createBackstopQueue } from '../../../lambda/adapters/backstop-queue.js';
 import { createDeadLetterStore, DEAD_LETTER_STORE_ACCESS, MAX_INLINE_EVENT_BYTES } from '../../../lambda/adapters/dead-letter-store.js';
 import { createKeptEventStore, KEPT_EVENT_STORE_ACCESS } from '../../../lambda/adapters/kept-event-store.js';
@@ -52,10 +54,12 @@ const dynamoMock = mockClient(DynamoDBDocumentClient);
 const sqsMock = mockClient(SQSClient);
 const s3Mock = mockClient(S3Client);
 const snsMock = mockClient(SNSClient);
+const cloudWatchMock = mockClient(CloudWatchClient);
 const dynamo = createDocumentClient({ region: 'us-east-1' });
 const sqs = createSqsClient({ region: 'us-east-1' });
 const s3 = createS3Client({ region: 'us-east-1' });
 const sns = createSnsClient({ region: 'us-east-1' });
+const cloudWatch = createCloudWatchClient({ region: 'us-east-1' });
 const logger = createLogger('test', 'SILENT');
 
 /** A distinct physical name per resource, so that each command's resource can be told. */
@@ -79,10 +83,10 @@ function resourceNamed(name: string | undefined): ResourceName {
   return found;
 }
 
-/** One action on one resource, as IAM authorizes a command. */
+/** One action on one resource (or on none, for an action IAM cannot scope), as IAM authorizes a command. */
 interface SentAccess {
   readonly action: IamAction;
-  readonly resource: ResourceName;
+  readonly resource: AccessTarget;
   readonly index?: string;
 }
 
@@ -119,12 +123,14 @@ function accessesOfCommand(command: object): SentAccess[] {
   if (command instanceof GetObjectCommand) return object('s3:GetObject', command.input);
   if (command instanceof DeleteObjectCommand) return object('s3:DeleteObject', command.input);
   if (command instanceof PublishCommand) return [{ action: 'sns:Publish', resource: resourceNamed(command.input.TopicArn) }];
+  // GetMetricData names no resource: IAM authorizes it on Resource "*" alone.
+  if (command instanceof GetMetricDataCommand) return [{ action: 'cloudwatch:GetMetricData', resource: NO_RESOURCE }];
   throw new Error(`no IAM action is known for ${command.constructor.name}: add it here, and to IamAction`);
 }
 
 /** Every command sent to the mocked clients since the last reset, as the accesses IAM checks. */
 function sentAccesses(): SentAccess[] {
-  const commands: object[] = [...dynamoMock.calls(), ...sqsMock.calls(), ...s3Mock.calls(), ...snsMock.calls()].map((call) => call.args[0]);
+  const commands: object[] = [...dynamoMock.calls(), ...sqsMock.calls(), ...s3Mock.calls(), ...snsMock.calls(), ...cloudWatchMock.calls()].map((call) => call.args[0]);
   return commands.flatMap(accessesOfCommand);
 }
 
@@ -186,10 +192,11 @@ function rowsOf<T>(adapterCase: AdapterCase<T>): { readonly paths: readonly Path
 }
 
 function resetMocks(): void {
-  for (const mock of [dynamoMock, sqsMock, s3Mock, snsMock]) mock.reset();
+  for (const mock of [dynamoMock, sqsMock, s3Mock, snsMock, cloudWatchMock]) mock.reset();
   dynamoMock.onAnyCommand().resolves({});
   sqsMock.onAnyCommand().resolves({});
   s3Mock.onAnyCommand().resolves({});
+  cloudWatchMock.onAnyCommand().resolves({});
 }
 
 beforeEach(resetMocks);
@@ -764,6 +771,25 @@ const ADAPTERS = {
         },
       ],
       counts: [{ path: 'always', answer: () => sqsMock.on(GetQueueAttributesCommand).resolves({ Attributes: { ApproximateNumberOfMessages: '1' } }), run: (queue) => queue.counts() }],
+    },
+  }),
+
+  MetricsSource: rowsOf({
+    create: () => createMetricsSource(cloudWatch),
+    access: METRICS_SOURCE_ACCESS,
+    paths: {
+      readConsumerSeries: [
+        { path: 'no minute has data', run: (source) => source.readConsumerSeries({ since: new Date(at), until: new Date(Date.parse(at) + 60_000) }) },
+        {
+          path: 'the answer comes in two pages',
+          answer: () =>
+            cloudWatchMock
+              .on(GetMetricDataCommand)
+              .resolvesOnce({ MetricDataResults: [{ Id: 'delivered', Timestamps: [new Date(at)], Values: [1], StatusCode: 'PartialData' }], NextToken: 't1' })
+              .resolves({ MetricDataResults: [{ Id: 'delivered', Timestamps: [], Values: [], StatusCode: 'Complete' }] }),
+          run: (source) => source.readConsumerSeries({ since: new Date(at), until: new Date(Date.parse(at) + 60_000) }),
+        },
+      ],
     },
   }),
 

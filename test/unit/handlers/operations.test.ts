@@ -64,6 +64,7 @@ function setup(
   const asked: string[] = [];
   const skips: string[] = [];
   const replays: string[] = [];
+  const metricsWindows: string[] = [];
   let routing: RoutingSettings = { version: 0, partitionCount: undefined, isPaused: false, pausedAt: undefined };
   const handler = createOperationsHandler({
     listActiveGroups: async () => [...activeGroups],
@@ -108,10 +109,17 @@ function setup(
     pauseGraceSeconds: PAUSE_GRACE_SECONDS,
     now: () => now,
     fallingBehindWaitSeconds: 120,
+    metricsSource: {
+      readConsumerSeries: async ({ since, until }) => {
+        metricsWindows.push(`${since.toISOString()} ${until.toISOString()}`);
+        return { delivered: [{ at: new Date('2026-12-02T12:09:00.000Z'), sum: 4 }], failedAttempts: [{ at: now, sum: 2 }], deadLettered: [], source: 'cloudwatch' };
+      },
+    },
+    lagThresholds: { stallThresholdSeconds: 300, fallingBehindWaitSeconds: 120, heldAgeWarnSeconds: 86_400, retentionSeconds: 1_209_600 },
     logger,
   });
   const pause = (at: string) => (routing = { ...routing, isPaused: true, pausedAt: at });
-  return { handler, asked, skips, replays, pause, routingNow: () => routing };
+  return { handler, asked, skips, replays, metricsWindows, pause, routingNow: () => routing };
 }
 
 /** `GET /v1/lag` with query parameters, as API Gateway passes them. */
@@ -121,6 +129,38 @@ const post = (routeKey: string, body?: unknown, pathParameters?: Record<string, 
   apiEvent({ routeKey, ...(body === undefined ? {} : { body: JSON.stringify(body) }), ...(pathParameters === undefined ? {} : { pathParameters }) });
 
 describe('operations handler', () => {
+  it('answers GET /v1/metrics with the source’s minutes, zero-filled, and the lag figures of the active groups now', async () => {
+    const { handler, metricsWindows } = setup();
+    const result = await handler({ ...apiEvent({ routeKey: 'GET /v1/metrics' }), queryStringParameters: { minutes: '3' } });
+    expect(result.statusCode).toBe(200);
+    // The window: the last 3 whole minutes, the current one (12:10) included.
+    expect(metricsWindows).toEqual(['2026-12-02T12:08:00.000Z 2026-12-02T12:11:00.000Z']);
+    expect(jsonOf(result)).toEqual({
+      minutes: 3,
+      period_seconds: 60,
+      points: [
+        { at: '2026-12-02T12:08:00.000Z', delivered: 0, failed_attempts: 0, dead_lettered: 0 },
+        { at: '2026-12-02T12:09:00.000Z', delivered: 4, failed_attempts: 0, dead_lettered: 0 },
+        { at: '2026-12-02T12:10:00.000Z', delivered: 0, failed_attempts: 2, dead_lettered: 0 },
+      ],
+      // The stuck group's head has failed since 12:00:05, longer than the 300 s threshold.
+      stalled_groups: 1,
+      max_oldest_wait_seconds: 600,
+      backlog: 2,
+      held_groups: 0,
+      falling_behind_keys: 0,
+      source: 'cloudwatch',
+    });
+  });
+
+  it.each(['0', '181', 'abc', '1.5', '-3', ''])('refuses GET /v1/metrics?minutes=%s with invalid_request naming minutes, and reads nothing', async (minutes) => {
+    const { handler, metricsWindows } = setup();
+    const result = await handler({ ...apiEvent({ routeKey: 'GET /v1/metrics' }), queryStringParameters: { minutes } });
+    expect(result.statusCode).toBe(400);
+    expect(jsonOf(result)).toEqual({ error: { code: 'invalid_request', message: expect.any(String), details: [{ path: 'minutes', message: 'must be an integer from 1 to 180' }] } });
+    expect(metricsWindows).toEqual([]);
+  });
+
   it('answers GET /v1/lag with the lag view, on one page when it fits', async () => {
     const { handler } = setup();
     const result = await handler(lagEvent());
