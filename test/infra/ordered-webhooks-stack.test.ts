@@ -720,6 +720,7 @@ describe('WebhookApi', () => {
   it('sends the lag view, the metrics, the dead letters and the operator’s actions to the operations function', () => {
     const operatorRoutes = [
       'GET /v1/lag',
+      'GET /v1/groups/{message_group_id}',
       'GET /v1/metrics',
       'GET /v1/dead-letters',
       'POST /v1/dead-letters/redrive',

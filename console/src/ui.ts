@@ -1,0 +1,72 @@
+/**
+ * What every page shares: the notice line (what an action did), error boxes (the API's own
+ * words), the confirmation an action asks for first, and the figures of a page's head.
+ */
+import { ApiFailure } from './api.js';
+import { el, replaceChildren, type Child } from './dom.js';
+
+/** Says what an action did, in the live region under the masthead. */
+export function notify(message: string, isError = false): void {
+  const notice = document.getElementById('notice');
+  if (notice === null) return;
+  notice.hidden = false;
+  notice.className = isError ? 'notice error' : 'notice';
+  notice.setAttribute('role', isError ? 'alert' : 'status');
+  replaceChildren(notice, message);
+}
+
+export function clearNotice(): void {
+  const notice = document.getElementById('notice');
+  if (notice !== null) notice.hidden = true;
+}
+
+/** The words of a failure: the API's code and message for an API answer, never a stack. */
+export function describeFailure(error: unknown): string {
+  if (error instanceof ApiFailure) return error.describe();
+  return error instanceof Error ? `The console failed: ${error.message}` : 'The console failed.';
+}
+
+/** An error box for a page whose data could not be read. */
+export function errorBox(what: string, error: unknown): HTMLElement {
+  return el('div', { class: 'error-box', role: 'alert' }, `${what}: ${describeFailure(error)}`);
+}
+
+/**
+ * Asks before an action, in a modal dialog naming exactly what will happen. Resolves true on
+ * the confirming button; Escape and Cancel resolve false. The dialog takes the focus, and gives it
+ * back to where it was.
+ */
+export function confirmAction(input: { readonly title: string; readonly body: readonly Child[]; readonly confirmLabel: string; readonly isDanger?: boolean; readonly extra?: HTMLElement }): Promise<boolean> {
+  const returnFocus = document.activeElement instanceof HTMLElement ? document.activeElement : undefined;
+  return new Promise((resolve) => {
+    const cancel = el('button', { type: 'button', class: 'secondary', value: 'cancel' }, 'Cancel');
+    const confirm = el('button', { type: 'button', class: input.isDanger === true ? 'danger' : undefined, value: 'confirm' }, input.confirmLabel);
+    const titleId = `dialog-title-${Date.now()}`;
+    const dialog = el('dialog', { 'aria-labelledby': titleId }, el('h2', { id: titleId }, input.title), ...input.body.map((part) => (typeof part === 'string' ? el('p', {}, part) : part)), input.extra ?? null, el('div', { class: 'actions' }, confirm, cancel));
+    const close = (isConfirmed: boolean): void => {
+      dialog.close();
+      dialog.remove();
+      returnFocus?.focus();
+      resolve(isConfirmed);
+    };
+    confirm.addEventListener('click', () => close(true));
+    cancel.addEventListener('click', () => close(false));
+    dialog.addEventListener('cancel', (event) => {
+      event.preventDefault();
+      close(false);
+    });
+    document.body.appendChild(dialog);
+    dialog.showModal();
+    (input.extra?.querySelector('input') ?? cancel).focus();
+  });
+}
+
+/** One figure of a page's head: a value and what it is, marked bad when it needs a look. */
+export function figure(label: string, value: string | number, isBad = false, testId?: string): HTMLLIElement {
+  return el('li', { class: isBad ? 'figure bad' : 'figure', 'data-testid': testId }, el('span', { class: 'value' }, String(value)), el('span', { class: 'label' }, label));
+}
+
+/** A small marker of state. */
+export function badge(text: string, tone: 'bad' | 'warn' | 'good'): HTMLSpanElement {
+  return el('span', { class: `badge ${tone}` }, text);
+}
