@@ -5,7 +5,7 @@
  */
 import * as z from 'zod';
 import { CONSUMER_METRICS } from './core/consumer-metrics.js';
-import { LAG_METRICS, type LagThresholds } from './core/lag.js';
+import { LAG_METRICS } from './core/lag.js';
 import { MAX_EVENTS_PER_MESSAGE } from './core/limits.js';
 import { OnExhausted } from './core/retry-policy.js';
 import { FIFO_QUEUE_SETTINGS, RESOURCE_ENV_VARS, type ResourceNames } from './resources.js';
@@ -365,10 +365,12 @@ function consumerTimeoutSecondsFor(deliveryTimeoutMs: number): number {
 }
 
 /**
- * The thresholds lag figures are taken with: the lag job's (which its alarms watch) and the
- * metrics route's, one source so that the console and the alarms count alike.
+ * The thresholds lag figures are taken with (core/lag.ts's `LagThresholds`): the lag job's (which
+ * its alarms watch) and the metrics route's, one source so that the console and the alarms count
+ * alike. Its type is written out rather than imported: this module's declarations ship in the
+ * construct library, and core/lag.ts's would bring zod's along.
  */
-export function lagThresholdsOf(config: Config): LagThresholds {
+export function lagThresholdsOf(config: Config): { readonly stallThresholdSeconds: number; readonly fallingBehindWaitSeconds: number; readonly heldAgeWarnSeconds: number; readonly retentionSeconds: number } {
   return {
     stallThresholdSeconds: config.stallThresholdSeconds,
     fallingBehindWaitSeconds: config.fallingBehindWaitSeconds,

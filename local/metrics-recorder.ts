@@ -20,12 +20,14 @@ export interface MetricsRecorder extends MetricsSource {
 /** A recorder of the consumer's counts on the clock `now` (the local stack's, when a test sets one). */
 export function createMetricsRecorder(now: () => Date = () => new Date()): MetricsRecorder {
   const minutes = new Map<number, MinuteSums>();
-  /** Forgets every minute older than the last MAX_METRICS_MINUTES; the oldest ones first should the clock have gone back. */
+  /**
+   * Keeps the minute just counted and the MAX_METRICS_MINUTES − 1 before it. Should the clock have
+   * gone back, the minutes now in its future go first (a time that has not come, as CloudWatch
+   * would not show either), then the oldest: never the minute just counted.
+   */
   const forgetOld = (current: number): void => {
     const oldestKept = current - (MAX_METRICS_MINUTES - 1) * 60_000;
-    for (const minute of minutes.keys()) if (minute < oldestKept) minutes.delete(minute);
-    const sorted = [...minutes.keys()].sort((a, b) => a - b);
-    for (const minute of sorted.slice(0, Math.max(0, sorted.length - MAX_METRICS_MINUTES))) minutes.delete(minute);
+    for (const minute of minutes.keys()) if (minute < oldestKept || minute > current) minutes.delete(minute);
   };
   return {
     record(counts) {

@@ -40,6 +40,9 @@ export type ProxyErrorCode = (typeof ProxyErrorCode)[keyof typeof ProxyErrorCode
 const FORWARDED_REQUEST_HEADERS: readonly string[] = ['content-type', 'accept'];
 /** Answer headers passed back to the page. */
 const FORWARDED_ANSWER_HEADERS: readonly string[] = ['content-type', 'retry-after', 'allow'];
+/** What every proxied answer carries besides the API's own headers (see `proxy`). */
+const API_ANSWER_HEADERS: Readonly<Record<string, string>> = { 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; sandbox" };
+
 /** Methods that change nothing: the only ones a page of another origin may send (see the module comment). */
 const READ_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD']);
 
@@ -176,7 +179,8 @@ export async function startConsoleProxy(options: ConsoleProxyOptions): Promise<C
         const value = response.headers.get(name);
         if (value !== null) answerHeaders[name] = value;
       }
-      return { statusCode: response.status, headers: answerHeaders, body: answerBody };
+      // The API's JSON, never a page: no browser may sniff it into one, nor run anything from it.
+      return { statusCode: response.status, headers: { ...answerHeaders, ...API_ANSWER_HEADERS }, body: answerBody };
     } catch (error) {
       const reason = timeout.aborted ? `no answer within ${requestTimeoutMs} ms` : `cannot reach it: ${describeNetworkError(error)}`;
       log(`${method} ${url.pathname}: 502 bad_gateway (${reason})`);
@@ -195,6 +199,12 @@ export async function startConsoleProxy(options: ConsoleProxyOptions): Promise<C
       return errorAnswer(403, ProxyErrorCode.forbidden, `This console answers only requests to ${[...ownHosts].join(' or ')}.`);
     }
     const origin = request.headers.origin;
+    // Browsers also say where a request comes from in `Sec-Fetch-Site`: a write from another site is refused even without `Origin`.
+    const fetchSite = request.headers['sec-fetch-site'];
+    if (!READ_METHODS.has(method) && (fetchSite === 'cross-site' || fetchSite === 'same-site')) {
+      log(`${method} ${url.pathname}: 403 (Sec-Fetch-Site ${fetchSite})`);
+      return errorAnswer(403, ProxyErrorCode.forbidden, `A ${method} from another site is refused: only the console's own page may change anything.`);
+    }
     if (!READ_METHODS.has(method) && origin !== undefined && !ownOrigins.has(origin.toLowerCase())) {
       log(`${method} ${url.pathname}: 403 (Origin ${JSON.stringify(origin)} is not this console's)`);
       return errorAnswer(403, ProxyErrorCode.forbidden, `A ${method} from another origin (${origin}) is refused: only the console's own page may change anything.`);

@@ -67,15 +67,20 @@ export function code(text: string): HTMLElement {
 
 /**
  * Rebuilds `container` with `children`, keeping the keyboard focus on the control the reader was
- * on (the same kind of element with the same text and target), so a live refresh never throws a
- * keyboard user back to the top of the page.
+ * on: the one with the same `data-focus-key` (a button whose label changes, Pause to Resume, keeps
+ * its key), else the same kind of element with the same text and target. So a live refresh never
+ * throws a keyboard user back to the top of the page; if the control is gone, the page's content
+ * takes the focus.
  */
 export function replaceKeepingFocus(container: Element, ...children: readonly Child[]): void {
   const focused = document.activeElement;
   const wasInside = focused instanceof HTMLElement && focused !== container && container.contains(focused);
-  const identity = wasInside ? { tag: focused.tagName, text: focused.textContent, href: focused.getAttribute('href') } : undefined;
+  const identity = wasInside ? { key: focused.dataset.focusKey, tag: focused.tagName, text: focused.textContent, href: focused.getAttribute('href') } : undefined;
   replaceChildren(container, ...children);
   if (identity === undefined) return;
-  const same = [...container.querySelectorAll<HTMLElement>(identity.tag)].find((candidate) => candidate.textContent === identity.text && candidate.getAttribute('href') === identity.href);
-  same?.focus();
+  const candidates = [...container.querySelectorAll<HTMLElement>(identity.key === undefined ? identity.tag : '[data-focus-key]')];
+  const same = identity.key === undefined
+    ? candidates.find((candidate) => candidate.textContent === identity.text && candidate.getAttribute('href') === identity.href)
+    : candidates.find((candidate) => candidate.dataset.focusKey === identity.key);
+  (same ?? document.getElementById('view'))?.focus();
 }

@@ -5,19 +5,26 @@
 import { ApiFailure } from './api.js';
 import { el, replaceChildren, type Child } from './dom.js';
 
-/** Says what an action did, in the live region under the masthead. */
+/**
+ * Says what an action did: in the status line, or for a refusal or failure in the alert line.
+ * Both live regions are always in the page (a region added or shown late is often not read out),
+ * empty until used; the other one is emptied, so one line stands for the last action.
+ */
 export function notify(message: string, isError = false): void {
-  const notice = document.getElementById('notice');
-  if (notice === null) return;
-  notice.hidden = false;
-  notice.className = isError ? 'notice error' : 'notice';
-  notice.setAttribute('role', isError ? 'alert' : 'status');
-  replaceChildren(notice, message);
+  const [shown, other] = isError ? ['alert', 'notice'] : ['notice', 'alert'];
+  const region = document.getElementById(shown);
+  document.getElementById(other)?.replaceChildren();
+  if (region !== null) replaceChildren(region, message);
 }
 
 export function clearNotice(): void {
-  const notice = document.getElementById('notice');
-  if (notice !== null) notice.hidden = true;
+  document.getElementById('notice')?.replaceChildren();
+  document.getElementById('alert')?.replaceChildren();
+}
+
+/** Whether a confirmation is open: the live pages wait under it. */
+export function isDialogOpen(): boolean {
+  return document.querySelector('dialog[open]') !== null;
 }
 
 /** The words of a failure: the API's code and message for an API answer, never a stack. */
@@ -26,9 +33,14 @@ export function describeFailure(error: unknown): string {
   return error instanceof Error ? `The console failed: ${error.message}` : 'The console failed.';
 }
 
-/** An error box for a page whose data could not be read. */
+/**
+ * An error box for a page whose data could not be read, in place of the data. It is read out once
+ * (the alert line), not at every refresh that fails the same way.
+ */
 export function errorBox(what: string, error: unknown): HTMLElement {
-  return el('div', { class: 'error-box', role: 'alert' }, `${what}: ${describeFailure(error)}`);
+  const message = `${what}: ${describeFailure(error)}`;
+  if (document.getElementById('alert')?.textContent !== message) notify(message, true);
+  return el('div', { class: 'error-box' }, message);
 }
 
 /**
@@ -43,10 +55,13 @@ export function confirmAction(input: { readonly title: string; readonly body: re
     const confirm = el('button', { type: 'button', class: input.isDanger === true ? 'danger' : undefined, value: 'confirm' }, input.confirmLabel);
     const titleId = `dialog-title-${Date.now()}`;
     const dialog = el('dialog', { 'aria-labelledby': titleId }, el('h2', { id: titleId }, input.title), ...input.body.map((part) => (typeof part === 'string' ? el('p', {}, part) : part)), input.extra ?? null, el('div', { class: 'actions' }, confirm, cancel));
+    const focusKey = returnFocus?.dataset.focusKey;
     const close = (isConfirmed: boolean): void => {
       dialog.close();
       dialog.remove();
-      returnFocus?.focus();
+      // The control that opened the dialog, or its successor if a refresh rebuilt the page meanwhile.
+      const successor = focusKey === undefined ? undefined : document.querySelector<HTMLElement>(`[data-focus-key="${CSS.escape(focusKey)}"]`);
+      (returnFocus?.isConnected === true ? returnFocus : (successor ?? document.getElementById('view')))?.focus();
       resolve(isConfirmed);
     };
     confirm.addEventListener('click', () => close(true));

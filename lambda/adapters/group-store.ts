@@ -93,6 +93,8 @@ const groupItemSchema = z.object({
   held_until: z.string().optional(),
   /** The subscriptions with a backlog parked from the group, each with its park's id (written by `park-store.ts`). */
   parked_subscriptions: parkMarksSchema.optional(),
+  /** When a consumer batch last delivered an event of the group; kept when the group drains. */
+  last_delivered_at: z.string().optional(),
 });
 
 /**
@@ -154,6 +156,7 @@ function toGroupLag(item: z.infer<typeof groupItemSchema>, rateBuckets: RateBuck
     orderingKeys: (item.ordering_keys?.size ?? 0) < MAX_KEYS_TRACKED ? [...(item.ordering_keys ?? [])] : undefined,
     hold: holdOf(item),
     ...(item.parked_subscriptions === undefined || Object.keys(item.parked_subscriptions).length === 0 ? {} : { parkedSubscriptions: item.parked_subscriptions }),
+    ...(item.last_delivered_at === undefined ? {} : { lastDeliveredAt: item.last_delivered_at }),
   };
 }
 
@@ -178,6 +181,8 @@ export interface GroupStore {
   readonly listActiveForgettingIdle: (idleBefore: string) => Promise<GroupLag[]>;
   /** One group's lag, or undefined when the group has never had an event. */
   readonly getGroup: (messageGroupId: string) => Promise<GroupLag | undefined>;
+  /** Groups by id, eventually consistent (a second-old view, for display): those never seen are absent. */
+  readonly readGroups: (messageGroupIds: readonly string[]) => Promise<ReadonlyMap<string, GroupLag>>;
   /**
    * Counts redriven dead letters as pending again in the group they go to. Their places were
    * uncounted from the group they died in first (`uncountDeadLetter`).
@@ -222,6 +227,7 @@ export const GROUP_STORE_ACCESS = {
     { resource: 'groupsTable', actions: ['dynamodb:BatchGetItem', 'dynamodb:UpdateItem'] },
   ],
   getGroup: [{ resource: 'groupsTable', actions: ['dynamodb:GetItem'] }],
+  readGroups: [{ resource: 'groupsTable', actions: ['dynamodb:BatchGetItem'] }],
   recordRedrive: [{ resource: 'groupsTable', actions: ['dynamodb:UpdateItem'] }],
   // The marked count; when refused, a read of the marks, then the unmarked count; then the copy.
   countDeadLetter: [{ resource: 'groupsTable', actions: ['dynamodb:UpdateItem', 'dynamodb:GetItem'] }],
@@ -439,7 +445,7 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
           new UpdateCommand({
             TableName: tableName,
             Key: key(progress.messageGroupId),
-            UpdateExpression: `ADD #depth :settled SET ${['idle_since = :now', ...(rate === undefined ? [] : [rate.set])].join(', ')} REMOVE ${[FORGOTTEN_ATTRIBUTES, HOLD_ATTRIBUTES, ...(rate?.remove ?? [])].join(', ')}`,
+            UpdateExpression: `ADD #depth :settled SET ${['idle_since = :now', ...(progress.hasDelivered === true ? ['last_delivered_at = :now'] : []), ...(rate === undefined ? [] : [rate.set])].join(', ')} REMOVE ${[FORGOTTEN_ATTRIBUTES, HOLD_ATTRIBUTES, ...(rate?.remove ?? [])].join(', ')}`,
             ConditionExpression: '(attribute_not_exists(#depth) OR #depth <= :count) AND (attribute_not_exists(dead_lettered) OR dead_lettered <= :zero)',
             ExpressionAttributeNames: DEPTH,
             ExpressionAttributeValues: { ':settled': -progress.settled, ':count': progress.settled, ':zero': 0, ':now': now.toISOString(), ...rate?.values },
@@ -450,6 +456,11 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
       const set = ['lag_shard = :shard', ...(rate === undefined ? [] : [rate.set])];
       const remove: string[] = [...(rate?.remove ?? [])];
       const values: Record<string, unknown> = { ':settled': -progress.settled, ':shard': lagShardOf(progress.messageGroupId), ...rate?.values };
+      // When it last delivered: on the write the batch makes anyway, so it costs no request.
+      if (progress.hasDelivered === true) {
+        set.push('last_delivered_at = :deliveredAt');
+        values[':deliveredAt'] = now.toISOString();
+      }
       if (progress.head.state === HeadState.waiting) {
         set.push('head_attempts = :attempts', 'last_error = :error', 'oldest_accepted_at = :oldest', 'head_event_id = :head', 'head_ordering_key = :headKey');
         // A head's first failure starts its stall clock; later failures of the same head keep it.
@@ -524,6 +535,21 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
     async getGroup(messageGroupId) {
       const output = await client.send(new GetCommand({ TableName: tableName, Key: key(messageGroupId), ConsistentRead: true }));
       return output.Item === undefined ? undefined : groupOf(output.Item, messageGroupId, tableName).group;
+    },
+
+    async readGroups(messageGroupIds) {
+      if (messageGroupIds.length === 0) return new Map();
+      const items = await batchGetItems(client, {
+        tableName,
+        keyName: TABLES.groups.partitionKey,
+        keys: [...new Set(messageGroupIds)],
+        attributes: GROUP_ATTRIBUTES,
+        consistency: ReadConsistency.eventual,
+      });
+      return new Map(items.map((item) => {
+        const { group } = groupOf(item, String(item[TABLES.groups.partitionKey]), tableName);
+        return [group.messageGroupId, group] as const;
+      }));
     },
 
     async recordRedrive({ toGroup, orderingKey, events, at }) {

@@ -26,6 +26,7 @@ import {
 import { MAX_PAYLOAD_PAGE_BYTES, MAX_PAYLOAD_PAGE_LIMIT } from '../core/dead-letter.js';
 import { batchSchema, requestEventSchema, subscriptionIdSchema } from '../core/event.js';
 import { MAX_DELIVERIES_PER_REQUEST } from '../core/ingest.js';
+import { MAX_MESSAGE_GROUP_ID_LENGTH } from '../core/limits.js';
 import { metricsQuerySchema } from '../core/metrics.js';
 import { pageQuerySchema } from '../core/paging.js';
 import { replayBodySchema } from '../core/replay.js';
@@ -90,7 +91,7 @@ const BODY_ERRORS = [ErrorCode.invalidJson, ErrorCode.invalidRequest, ErrorCode.
 const retryAfter: HeaderDescription = { description: 'Seconds to wait before retrying the whole request.', schema: z.string().regex(/^[0-9]+$/) };
 
 /** A message group id, as the lag view names it. */
-const messageGroupIdSchema = z.string().min(1);
+const messageGroupIdSchema = z.string().min(1).meta({ description: `A message group id as the lag view names it; one longer than ${MAX_MESSAGE_GROUP_ID_LENGTH} characters names none (404).` });
 
 const pausedSwitchNote = 'Answers the routing as it is now.';
 
@@ -259,7 +260,7 @@ export const ROUTE_DESCRIPTIONS: RouteDescriptions = {
   'GET /v1/dead-letters': {
     operationId: 'listDeadLetters',
     summary: 'A subscription’s dead letters, oldest first, one page at a time.',
-    description: `With \`include=payload\`, each row also gives its event's \`type\` and \`payload\`, and a page holds at most ${MAX_PAYLOAD_PAGE_LIMIT} rows (the default then) and stops before its payloads pass ${MAX_PAYLOAD_PAGE_BYTES / 1024 / 1024} MiB, its \`next_cursor\` continuing.`,
+    description: `With \`include=payload\`, each row also gives its event's \`type\` and \`payload\`, and a page holds at most ${MAX_PAYLOAD_PAGE_LIMIT} rows (the default then) and stops before its rows pass ${MAX_PAYLOAD_PAGE_BYTES / 1024 / 1024} MiB as Lambda's answer carries them (the body escaped once more), its \`next_cursor\` continuing.`,
     query: z
       .object({ subscription_id: subscriptionIdSchema })
       .extend(pageQuerySchema.shape)

@@ -74,6 +74,10 @@ export const subscriptionAnswerSchema = z.strictObject({
     description:
       'Message groups with events of this subscription parked (PAUSE_EVACUATION=store: a group held for a pause past HELD_AGE_ALARM_SECONDS is moved out of the queue into the store of dead letters, in order) or still being sent back after a resume; 0 when none.',
   }),
+  last_delivered_at: z.iso.datetime().nullable().meta({
+    description:
+      'When an event of the subscription was last delivered (the end of the consumer\'s batch that delivered it), for a subscription ordered by subscription under one message group per key; null before its first delivery, and for a subscription ordered by resource or under partitioned routing, where no one group holds exactly its events (the lag view shows each group\'s `last_delivered_at`).',
+  }),
 });
 export type SubscriptionAnswer = Output<typeof subscriptionAnswerSchema>;
 

@@ -115,7 +115,9 @@ interface GroupPlan {
 export function summarizeGroup(messageGroupId: string, outcomes: readonly DeliveryOutcome[], head: GroupHead): GroupProgress {
   let settled = 0;
   let lastSettledAcceptedAt: string | undefined;
+  let hasDelivered = false;
   for (const outcome of outcomes) {
+    if (outcome.kind === OutcomeKind.delivered) hasDelivered = true;
     // A duplicate that recorded a delivery late (isCounted set) leaves the depth as that delivery would have.
     const isSettling = outcome.kind === OutcomeKind.delivered || outcome.kind === OutcomeKind.deadLettered || (outcome.kind === OutcomeKind.duplicate && outcome.isCounted !== undefined);
     if (!isSettling) continue;
@@ -124,7 +126,7 @@ export function summarizeGroup(messageGroupId: string, outcomes: readonly Delive
     if (!outcome.isCounted) continue;
     settled += 1;
   }
-  return { messageGroupId, settled, lastSettledAcceptedAt, head };
+  return { messageGroupId, settled, lastSettledAcceptedAt, head, ...(hasDelivered ? { hasDelivered } : {}) };
 }
 
 /** The ordering key of a record, or undefined for one that is no queued event. */

@@ -179,8 +179,18 @@ export interface DeadLettersQuery {
  */
 export const MAX_PAYLOAD_PAGE_LIMIT = 10;
 
-/** The JSON of a page's payloads stops growing past this: its next row starts the next page. */
-export const MAX_PAYLOAD_PAGE_BYTES = 4 * 1024 * 1024;
+/**
+ * A page with payloads stops growing before its rows take this many bytes as Lambda carries them:
+ * the body is JSON, and Lambda's answer carries that body as a JSON string again, so each `"` and
+ * `\` of a payload counts twice over. Its next row starts the next page. Below Lambda's 6 MB with
+ * room for the rest of the answer; one row alone (an event is at most 1 MiB of JSON) always fits.
+ */
+export const MAX_PAYLOAD_PAGE_BYTES = 5 * 1024 * 1024;
+
+/** The bytes a row takes in Lambda's answer: its JSON, written as a JSON string once more. */
+function answerBytesOf(row: DeadLetterRowWithPayload): number {
+  return Buffer.byteLength(JSON.stringify(JSON.stringify(row)));
+}
 
 /** A dead letter's row with its event's type and payload, as `include=payload` asks. */
 export interface DeadLetterRowWithPayload extends DeadLetterRow {
@@ -189,7 +199,7 @@ export interface DeadLetterRowWithPayload extends DeadLetterRow {
 }
 
 /**
- * The rows of a page read with payloads, as many of `letters` as keep the payloads' JSON within
+ * The rows of a page read with payloads, as many of `letters` as keep the answer within
  * {@link MAX_PAYLOAD_PAGE_BYTES} (always the first), and the position the next page starts after:
  * the last row kept when the page was cut, else the store's own.
  */
@@ -198,9 +208,10 @@ export function toPayloadRows(letters: readonly StoredDeadLetter[], nextAfter: s
   let bytes = 0;
   for (const letter of letters) {
     const { event } = letter.queued;
-    bytes += Buffer.byteLength(JSON.stringify(event.payload));
+    const row = { ...toDeadLetterRow({ ...letter, eventId: publicEventIdOf(letter.queued) }), type: event.type, payload: event.payload };
+    bytes += answerBytesOf(row);
     if (rows.length > 0 && bytes > MAX_PAYLOAD_PAGE_BYTES) return { rows, nextAfter: letters[rows.length - 1]?.position };
-    rows.push({ ...toDeadLetterRow({ ...letter, eventId: publicEventIdOf(letter.queued) }), type: event.type, payload: event.payload });
+    rows.push(row);
   }
   return { rows, nextAfter };
 }

@@ -94,6 +94,8 @@ export interface GroupLag {
   readonly hold?: GroupHold | undefined;
   /** The subscriptions with a backlog parked from this group (`core/park.ts`), each with its park's id: the lag job sends it back once resumed. */
   readonly parkedSubscriptions?: Readonly<Record<string, string>> | undefined;
+  /** When a consumer batch last delivered an event of the group (a receiver accepted it); undefined before the first. */
+  readonly lastDeliveredAt?: string | undefined;
 }
 
 /**
@@ -154,6 +156,8 @@ export interface LagRow {
   readonly head_event_id: string | null;
   /** Since when the head has been failing; null while none is. */
   readonly head_failing_since: string | null;
+  /** When the group last had an event delivered (the end of the consumer's batch); null before the first. */
+  readonly last_delivered_at: string | null;
 }
 
 /** {@link LagRow} as the API document shows it: a field added to one and not the other fails type-check. */
@@ -177,6 +181,7 @@ export const lagRowSchema = schemaOf<LagRow>()(
     subscription_id: z.string().nullable().meta({ description: 'The subscription of the group\'s key, or the paused one holding the group; null when neither is known (a partition with no failing head).' }),
     head_event_id: z.string().nullable().meta({ description: 'The failing head\'s event id, as `POST /v1/groups/{message_group_id}/skip` takes it; null while no head is failing.' }),
     head_failing_since: z.iso.datetime().nullable().meta({ description: 'Since when the head has been failing; null while none is.' }),
+    last_delivered_at: z.iso.datetime().nullable().meta({ description: 'When the group last had an event delivered (the end of the consumer\'s batch that delivered it); null before the first.' }),
   }),
 );
 
@@ -275,6 +280,7 @@ export function toLagRow(group: GroupLag, now: Date, fallingBehindWaitSeconds: n
     subscription_id: (orderingKey === null ? undefined : subscriptionOfKey(orderingKey)) ?? group.hold?.subscriptionId ?? null,
     head_event_id: isFailing && group.headEventId !== undefined ? publicEventIdOfDelivery(group.headEventId) : null,
     head_failing_since: isFailing ? (group.headFailingSince ?? null) : null,
+    last_delivered_at: group.lastDeliveredAt ?? null,
   };
 }
 
@@ -462,6 +468,8 @@ export interface GroupProgress {
    * once; a wrong hint costs one refused write, never a wrong count.
    */
   readonly isLikelyDrained?: boolean;
+  /** Whether the batch delivered an event of the group (a receiver accepted it): the write then records when. */
+  readonly hasDelivered?: boolean;
 }
 
 /** Whether a batch changed anything worth a write (a batch of duplicates does not; a hold must be recorded for its resume). */

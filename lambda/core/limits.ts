@@ -40,3 +40,6 @@ export const MAX_PAYLOAD_DEPTH = 64;
  * control characters of a 256-character resource id six bytes each, and is refused beyond it.
  */
 export const MAX_ORDERING_KEY_BYTES = 2048;
+
+/** SQS's longest message group id: a longer one names no group of this service. */
+export const MAX_MESSAGE_GROUP_ID_LENGTH = 128;

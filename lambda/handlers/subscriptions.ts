@@ -42,10 +42,23 @@ function pauseFields(subscription: Subscription): Pick<SubscriptionAnswer, 'is_p
 }
 
 /** A subscription as `GET` answers it, alone or in a list: never its secret. */
-function subscriptionAnswerOf(subscription: Subscription): SubscriptionAnswer {
+function subscriptionAnswerOf(subscription: Subscription, lastDeliveredAt: string | undefined): SubscriptionAnswer {
   const { subscription_id, tenant_id, url, batch_size, ordering, created_at } = subscription;
   const parked_groups = Object.keys(subscription.parked_groups ?? {}).length;
-  return { subscription_id, tenant_id, url, batch_size, ordering, event_types: subscription.event_types ?? null, created_at, ...pauseFields(subscription), replay: replayView(subscription.replay), last_replay: replayView(subscription.last_replay), parked_groups };
+  return {
+    subscription_id,
+    tenant_id,
+    url,
+    batch_size,
+    ordering,
+    event_types: subscription.event_types ?? null,
+    created_at,
+    ...pauseFields(subscription),
+    replay: replayView(subscription.replay),
+    last_replay: replayView(subscription.last_replay),
+    parked_groups,
+    last_delivered_at: lastDeliveredAt ?? null,
+  };
 }
 
 /**
@@ -64,6 +77,8 @@ export interface SubscriptionsHandlerDeps {
   readonly listActiveGroups: (options?: { readonly isConsistent?: boolean }) => Promise<readonly GroupLag[]>;
   /** One group as last written (strongly consistent): the one group of a subscription ordered by subscription. */
   readonly getGroup: (messageGroupId: string) => Promise<GroupLag | undefined>;
+  /** Groups by id, for display (see `readGroups`): a subscription's last delivery is its own group's. */
+  readonly readGroups: (messageGroupIds: readonly string[]) => Promise<ReadonlyMap<string, GroupLag>>;
   /** The partition count of the routing in force (strongly consistent); undefined: one group per key. */
   readonly partitionCount: () => Promise<number | undefined>;
   /** Lets the held groups of a resumed subscription go (see `letGoAll`). */
@@ -88,6 +103,18 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
     if (subscription.ordering === Ordering.resource) return deps.listActiveGroups({ isConsistent: true });
     const group = await deps.getGroup(messageGroupIdFor(subscription.subscription_id, await deps.partitionCount()));
     return group === undefined ? [] : [group];
+  };
+  /**
+   * When each subscription's events were last delivered, where one group holds exactly them: a
+   * subscription ordered by subscription, under one group per key. Ordered by resource (a group
+   * per resource) or partitioned (a group shared with others), none says it: the lag view's groups do.
+   */
+  const lastDeliveriesOf = async (subscriptions: readonly Subscription[]): Promise<ReadonlyMap<string, string | undefined>> => {
+    const own = subscriptions.filter((subscription) => subscription.ordering !== Ordering.resource);
+    if (own.length === 0 || (await deps.partitionCount()) !== undefined) return new Map();
+    const groupIds = new Map(own.map((subscription) => [subscription.subscription_id, messageGroupIdFor(subscription.subscription_id, undefined)]));
+    const groups = await deps.readGroups([...groupIds.values()]);
+    return new Map([...groupIds].map(([subscriptionId, groupId]) => [subscriptionId, groups.get(groupId)?.lastDeliveredAt]));
   };
   return createHttpHandler(
     {
@@ -149,7 +176,8 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
         if (!id.ok || subscription === undefined) {
           return errorResponse(NO_SUCH_SUBSCRIPTION);
         }
-        return { statusCode: 200, body: subscriptionAnswerOf(subscription) };
+        const lastDeliveries = await lastDeliveriesOf([subscription]);
+        return { statusCode: 200, body: subscriptionAnswerOf(subscription, lastDeliveries.get(subscription.subscription_id)) };
       },
       'GET /v1/subscriptions': async (event): Answer<SubscriptionsAnswer> => {
         const query = event.queryStringParameters ?? {};
@@ -158,7 +186,11 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
         const page = parsePageQuery(query, subscriptionPositionSchema);
         if (!page.ok) return errorResponse(page.refusal);
         const { items, next } = await deps.store.list({ tenantId: tenant.value.tenant_id, after: page.value.after, limit: page.value.limit });
-        return { statusCode: 200, body: { items: items.map(subscriptionAnswerOf), next_cursor: next === undefined ? null : encodeCursor(next) } };
+        const lastDeliveries = await lastDeliveriesOf(items);
+        return {
+          statusCode: 200,
+          body: { items: items.map((subscription) => subscriptionAnswerOf(subscription, lastDeliveries.get(subscription.subscription_id))), next_cursor: next === undefined ? null : encodeCursor(next) },
+        };
       },
       'POST /v1/subscriptions/{subscription_id}/pause': async (event): Answer<PauseAnswer> => {
         const id = parseSubscriptionId(event.pathParameters?.subscription_id);
@@ -221,7 +253,7 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
 /** The adapter methods the subscriptions function calls: the wiring takes these alone, and its function is granted their accesses. */
 const USES = {
   subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get', 'put', 'rotateSecret', 'pause', 'resume', 'list']),
-  groups: uses(GROUP_STORE_ACCESS, ['listActiveGroups', 'getGroup', 'forgetHold']),
+  groups: uses(GROUP_STORE_ACCESS, ['listActiveGroups', 'getGroup', 'readGroups', 'forgetHold']),
   settings: uses(SETTINGS_STORE_ACCESS, ['getRouting']),
   // Resume sends a parked backlog back: reads it, sends it, removes it, ends each park whose copies were settled.
   deliveryQueue: uses(DELIVERY_QUEUE_ACCESS, ['letGo', 'sendBatch']),
@@ -251,6 +283,7 @@ export function wireSubscriptionsHandler(input: HandlerWiring<(typeof SUBSCRIPTI
     checkEndpoint: (url) => checkEndpoint(url, input.config.allowPrivateEndpoints),
     listActiveGroups: groups.listActiveGroups,
     getGroup: groups.getGroup,
+    readGroups: groups.readGroups,
     partitionCount: async () => (await settings.getRouting()).partitionCount,
     holds: { letGo: deliveryQueue.letGo, forgetHold: groups.forgetHold },
     consumerTimeoutSeconds: consumerTimeoutSeconds(input.config),

@@ -239,6 +239,21 @@ describe('ordered-webhooks console: proxying', () => {
     expect(api.calls()).toEqual(['GET /v1/lag']);
   });
 
+  it('refuses with 403 a write another site sends without Origin, as Sec-Fetch-Site says, and marks the API’s answers as data only', async () => {
+    api.on('GET /v1/lag', lagPage([], null));
+    running = await startConsole(['--url', api.url]);
+
+    const crossSite = await sendRaw(running, { method: 'POST', path: '/v1/groups/g/skip', headers: { 'sec-fetch-site': 'cross-site', 'content-type': 'text/plain' }, body: '{}' });
+    const sameSite = await sendRaw(running, { method: 'POST', path: '/v1/groups/g/skip', headers: { 'sec-fetch-site': 'same-site' }, body: '{}' });
+    const read = await sendRaw(running, { path: '/v1/lag', headers: { 'sec-fetch-site': 'cross-site' } });
+
+    expect([crossSite.status, sameSite.status]).toEqual([403, 403]);
+    expect(read.status).toBe(200);
+    expect(read.headers['x-content-type-options']).toBe('nosniff');
+    expect(read.headers['content-security-policy']).toBe("default-src 'none'; sandbox");
+    expect(api.calls()).toEqual(['GET /v1/lag']);
+  });
+
   it('answers 404 in the error shape for a path that is neither the console nor the API', async () => {
     running = await startConsole(['--url', api.url]);
 

@@ -105,8 +105,10 @@ describe('operator console in Chromium', { timeout: 120_000 }, () => {
     expect((await call(stack().url, 'POST', `/v1/groups/${stuckGroup}/skip`, { event_id: `${stuck}-2` })).status).toBe(202);
     await waitFor('the other skip applied', async () => (await headOf(stuckGroup)) === `${stuck}-3`);
     await second.getByRole('button', { name: `Skip ${stuck}-2` }).click();
-    await expect.poll(() => page.locator('#notice').textContent()).toBe('409 head_changed: The group’s head is another event now.');
-    expect(await page.locator('#notice').getAttribute('role')).toBe('alert');
+    // Said on the alert line (role alert), the status line emptied: the refusal in the API's words.
+    await expect.poll(() => page.locator('#alert').textContent()).toBe('409 head_changed: The group’s head is another event now.');
+    expect(await page.locator('#alert').getAttribute('role')).toBe('alert');
+    expect(await page.locator('#notice').textContent()).toBe('');
     expectNoProblems(watched);
   });
 
@@ -142,6 +144,9 @@ describe('operator console in Chromium', { timeout: 120_000 }, () => {
     const { page } = watched;
     await expect.poll(() => page.locator('tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-subscription')))).toEqual([healthy, held, stuck].sort());
     const row = page.locator(`tr[data-subscription="${healthy}"]`);
+    // Delivered to: its last delivery is shown; the paused one never was.
+    expect(await row.textContent()).toMatch(/\d{2}:\d{2}:\d{2}/);
+    expect(await page.locator(`tr[data-subscription="${held}"]`).textContent()).toContain('none yet');
     await row.getByRole('button', { name: `Pause ${healthy}` }).click();
     const dialog = page.getByRole('dialog', { name: `Pause ${healthy}?` });
     await dialog.getByLabel('Reason (shown in the lag view; optional)').fill('maintenance <b>window</b>');
@@ -189,12 +194,27 @@ describe('operator console in Chromium', { timeout: 120_000 }, () => {
     await page.waitForURL(/#\/lag$/);
     expect(await page.locator('nav a[aria-current="page"]').textContent()).toBe('Lag');
 
-    for (const hash of ['#/overview', '#/lag', `#/groups/${encodeURIComponent(stuckGroup)}`, `#/dead-letters?subscription=${encodeURIComponent(stuck)}`, `#/subscriptions?tenant=${encodeURIComponent(tenant)}`]) {
+    const pages = [
+      ['#/overview', 'Overview'],
+      ['#/lag', 'Lag'],
+      [`#/groups/${encodeURIComponent(stuckGroup)}`, 'Group'],
+      [`#/dead-letters?subscription=${encodeURIComponent(stuck)}`, 'Dead letters'],
+      [`#/subscriptions?tenant=${encodeURIComponent(tenant)}`, 'Subscriptions'],
+    ] as const;
+    for (const [hash, title] of pages) {
+      // A new document per page, read once its data is shown: axe never sees the previous page's.
+      await page.goto('about:blank');
       await page.goto(url(hash));
-      await page.locator('main h1').waitFor();
+      await page.waitForFunction((expected) => (globalThis as unknown as { document: { title: string } }).document.title.startsWith(expected), title);
       await page.locator('main table, main [data-testid$="-empty"], main dl').first().waitFor();
       expect(await violationsOf(page), hash).toEqual([]);
     }
+    // A confirmation, open: its name, buttons and the page under it.
+    await page.getByRole('button', { name: /^Pause / }).first().click();
+    await page.getByRole('dialog').waitFor();
+    expect(await violationsOf(page), 'the pause dialog').toEqual([]);
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
     expectNoProblems(watched);
   });
 });

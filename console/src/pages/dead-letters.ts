@@ -5,7 +5,7 @@
  */
 import type { DeadLettersAnswer, RedriveAnswer } from '../../../lambda/core/answers.js';
 import { api } from '../api.js';
-import { cell, code, el, replaceChildren, table } from '../dom.js';
+import { cell, code, el, replaceChildren, replaceKeepingFocus, table } from '../dom.js';
 import { formatTime, plural } from '../format.js';
 import type { Page } from '../page.js';
 import { confirmAction, describeFailure, errorBox, notify } from '../ui.js';
@@ -29,16 +29,31 @@ function letterRow(letter: DeadLetterItem, withPayloads: boolean): HTMLTableRowE
   );
 }
 
-/** Steps the redrive until it is done, showing how far it got; resolves with the events sent back. */
-async function redriveAll(subscriptionId: string, progress: HTMLProgressElement, label: HTMLElement): Promise<number> {
+/** After a step that sent nothing back (SQS refused for now, or another caller is redriving), the next waits this long. */
+const IDLE_STEP_WAIT_MS = 2000;
+
+/** Steps in a row that send nothing back before the console stops and says so. */
+const MAX_IDLE_STEPS = 15;
+
+/**
+ * Steps the redrive until it is done, showing how far it got; resolves with the events sent back.
+ * A step that sends nothing waits before the next, and after {@link MAX_IDLE_STEPS} of them in a
+ * row the redrive stops, as it does when the reader leaves the page.
+ */
+async function redriveAll(subscriptionId: string, progress: HTMLProgressElement, label: HTMLElement, isStopped: () => boolean): Promise<string> {
   let sent = 0;
+  let idleSteps = 0;
   for (;;) {
     const step = await api.post<RedriveAnswer>('/v1/dead-letters/redrive', { subscription_id: subscriptionId });
     sent += step.redriven.length;
     progress.max = Math.max(1, sent + step.remaining);
     progress.value = sent;
     label.textContent = `${plural(sent, 'event')} sent back, ${step.remaining} to go`;
-    if (step.is_done) return sent;
+    if (step.is_done) return `Redrive of ${subscriptionId} done: ${plural(sent, 'event')} sent back.`;
+    idleSteps = step.redriven.length === 0 ? idleSteps + 1 : 0;
+    if (idleSteps >= MAX_IDLE_STEPS) return `Redrive of ${subscriptionId} stopped: ${MAX_IDLE_STEPS} steps in a row sent nothing back (${step.remaining} remain). Redrive again later; what was sent stays sent.`;
+    if (isStopped()) return `Redrive of ${subscriptionId} stopped when the page was left: ${plural(sent, 'event')} sent back, ${step.remaining} remain.`;
+    if (step.redriven.length === 0) await new Promise((resolve) => window.setTimeout(resolve, IDLE_STEP_WAIT_MS));
   }
 }
 
@@ -51,14 +66,22 @@ export const deadLettersPage: Page = (main, request) => {
     location.hash = `#/dead-letters?subscription=${encodeURIComponent(input.value.trim())}`;
   });
   const body = el('div', {});
-  replaceChildren(main, el('h1', {}, 'Dead letters'), form, body);
+  replaceChildren(main, el('h1', {}, 'Dead letters'), form);
   if (subscriptionId === '') {
-    body.appendChild(el('p', { class: 'muted' }, 'Name a subscription to see the events given up on its keys, each key’s in sequence order.'));
+    main.appendChild(el('p', { class: 'muted' }, 'Name a subscription to see the events given up on its keys, each key’s in sequence order.'));
     return { stop: () => undefined };
   }
 
+  // The actions stay put while the list below them is read again: a redrive's progress survives it.
+  const redrive = el('button', { type: 'button', disabled: true }, 'Redrive all');
+  const payloads = el('button', { type: 'button', class: 'secondary', 'aria-pressed': 'false' }, 'Show payloads');
+  const progress = el('progress', { max: 1, value: 0, 'aria-label': 'Redrive progress', hidden: true });
+  const progressLabel = el('span', { role: 'status', 'data-testid': 'redrive-progress' });
+  main.append(el('div', { class: 'actions' }, redrive, payloads, progress, progressLabel), body);
+
   const cursors: (string | undefined)[] = [undefined];
   let withPayloads = false;
+  let isRedriving = false;
   let isStopped = false;
   const load = async (): Promise<void> => {
     let answer: DeadLettersAnswer;
@@ -69,51 +92,22 @@ export const deadLettersPage: Page = (main, request) => {
       return;
     }
     if (isStopped) return;
-    const redrive = el('button', { type: 'button', disabled: answer.items.length === 0 && cursors.length === 1 }, 'Redrive all');
-    const payloads = el('button', { type: 'button', class: 'secondary', 'aria-pressed': String(withPayloads) }, withPayloads ? 'Hide payloads' : 'Show payloads');
-    const progress = el('progress', { max: 1, value: 0, 'aria-label': 'Redrive progress', hidden: true });
-    const progressLabel = el('span', { role: 'status', 'data-testid': 'redrive-progress' });
-    payloads.addEventListener('click', () => {
-      withPayloads = !withPayloads;
-      void load();
-    });
-    redrive.addEventListener('click', () => {
-      void (async () => {
-        const isConfirmed = await confirmAction({
-          title: `Redrive the dead letters of ${subscriptionId}?`,
-          body: [
-            el('p', {}, 'Every dead letter of subscription ', code(subscriptionId), ' is sent again to its receiver: each key’s in sequence order, each keeping its sequence number, marked as a redelivery.'),
-            'Each leaves this list once it is sent back; an event that fails again is dead-lettered again.',
-          ],
-          confirmLabel: 'Redrive all',
-        });
-        if (!isConfirmed) return;
-        redrive.disabled = true;
-        progress.hidden = false;
-        try {
-          const sent = await redriveAll(subscriptionId, progress, progressLabel);
-          notify(`Redrive of ${subscriptionId} done: ${plural(sent, 'event')} sent back.`);
-        } catch (error) {
-          notify(describeFailure(error), true);
-        }
-        cursors.splice(1);
-        await load();
-      })();
-    });
-    const previous = el('button', { type: 'button', class: 'secondary', disabled: cursors.length === 1 }, 'Previous page');
+    redrive.disabled = isRedriving || (answer.items.length === 0 && cursors.length === 1);
+    const previous = el('button', { type: 'button', class: 'secondary', disabled: cursors.length === 1, 'data-focus-key': 'previous' }, 'Previous page');
+    const next = el('button', { type: 'button', class: 'secondary', disabled: answer.next_cursor === null, 'data-focus-key': 'next' }, 'Next page');
     previous.addEventListener('click', () => {
+      previous.disabled = next.disabled = true;
       cursors.pop();
       void load();
     });
-    const next = el('button', { type: 'button', class: 'secondary', disabled: answer.next_cursor === null }, 'Next page');
     next.addEventListener('click', () => {
       if (answer.next_cursor === null) return;
+      previous.disabled = next.disabled = true;
       cursors.push(answer.next_cursor);
       void load();
     });
-    replaceChildren(
+    replaceKeepingFocus(
       body,
-      el('div', { class: 'actions' }, redrive, payloads, progress, progressLabel),
       answer.items.length === 0
         ? el('p', { 'data-testid': 'dead-letters-empty' }, `${subscriptionId} has no dead letters.`)
         : table(
@@ -133,6 +127,40 @@ export const deadLettersPage: Page = (main, request) => {
       el('div', { class: 'pager' }, previous, next),
     );
   };
+
+  payloads.addEventListener('click', () => {
+    withPayloads = !withPayloads;
+    payloads.setAttribute('aria-pressed', String(withPayloads));
+    payloads.textContent = withPayloads ? 'Hide payloads' : 'Show payloads';
+    // Pages with payloads are shorter: the list starts again from its first.
+    cursors.splice(1);
+    void load();
+  });
+  redrive.addEventListener('click', () => {
+    void (async () => {
+      const isConfirmed = await confirmAction({
+        title: `Redrive the dead letters of ${subscriptionId}?`,
+        body: [
+          el('p', {}, 'Every dead letter of subscription ', code(subscriptionId), ' is sent again to its receiver: each key’s in sequence order, each keeping its sequence number, marked as a redelivery.'),
+          'Each leaves this list once it is sent back; an event that fails again is dead-lettered again.',
+        ],
+        confirmLabel: 'Redrive all',
+      });
+      if (!isConfirmed) return;
+      isRedriving = true;
+      redrive.disabled = true;
+      progress.hidden = false;
+      try {
+        notify(await redriveAll(subscriptionId, progress, progressLabel, () => isStopped));
+      } catch (error) {
+        notify(describeFailure(error), true);
+      } finally {
+        isRedriving = false;
+      }
+      cursors.splice(1);
+      await load();
+    })();
+  });
   void load();
   return {
     stop: () => {

@@ -17,14 +17,14 @@ function facts(entries: readonly (readonly [string, Child])[]): HTMLDListElement
   return el('dl', { class: 'facts' }, ...entries.flatMap(([term, value]) => [el('dt', {}, term), el('dd', {}, value)]));
 }
 
-/** Runs an action, then says what it did or why it was refused, and refreshes. */
-async function act(run: () => Promise<string>, refresh: () => Promise<void>): Promise<void> {
+/** Runs an action, then says what it did or why it was refused, and reads the page again. */
+export async function act(run: () => Promise<string>, refresh: () => void): Promise<void> {
   try {
     notify(await run());
   } catch (error) {
     notify(describeFailure(error), true);
   }
-  await refresh();
+  refresh();
 }
 
 async function skipHead(row: LagRow, eventId: string): Promise<string | undefined> {
@@ -72,10 +72,9 @@ async function resume(subscriptionId: string): Promise<string | undefined> {
 }
 
 /** The pause and resume buttons of a subscription, as the group and subscriptions pages show them. */
-export function pauseButtons(subscriptionId: string, isPaused: boolean, refresh: () => Promise<void>): HTMLElement {
-  const button = isPaused
-    ? el('button', { type: 'button', class: 'secondary' }, `Resume ${subscriptionId}`)
-    : el('button', { type: 'button', class: 'secondary' }, `Pause ${subscriptionId}`);
+export function pauseButtons(subscriptionId: string, isPaused: boolean, refresh: () => void): HTMLElement {
+  // One key for both labels: the focus stays on the button when Pause becomes Resume.
+  const button = el('button', { type: 'button', class: 'secondary', 'data-focus-key': `pause ${subscriptionId}` }, `${isPaused ? 'Resume' : 'Pause'} ${subscriptionId}`);
   button.addEventListener('click', () => void act(async () => (await (isPaused ? resume(subscriptionId) : pause(subscriptionId))) ?? 'Nothing was changed.', refresh));
   return button;
 }
@@ -94,14 +93,15 @@ export const groupPage: Page = (main, request) => {
     }
     const waiting = Math.max(0, row.depth - 1);
     const actions = el('div', { class: 'actions' });
-    if (row.head_event_id !== null) {
+    // Only a head that failed alone can be skipped (one whose batch failed is tried alone first).
+    if (row.head_event_id !== null && row.head_attempts > 0) {
       const eventId = row.head_event_id;
-      const skip = el('button', { type: 'button', class: 'danger' }, 'Skip the head');
-      skip.addEventListener('click', () => void act(async () => (await skipHead(row, eventId)) ?? 'Nothing was skipped.', refresh));
+      const skip = el('button', { type: 'button', class: 'danger', 'data-focus-key': 'skip' }, 'Skip the head');
+      skip.addEventListener('click', () => void act(async () => (await skipHead(row, eventId)) ?? 'Nothing was skipped.', view.refresh));
       actions.appendChild(skip);
     }
     const subscriptionId = row.subscription_id;
-    if (subscriptionId !== null) actions.appendChild(pauseButtons(subscriptionId, row.is_paused, refresh));
+    if (subscriptionId !== null) actions.appendChild(pauseButtons(subscriptionId, row.is_paused, view.refresh));
     // Only the wait changes from one refresh to the next while the group stands still: update it alone.
     const signature = JSON.stringify({ ...row, oldest_wait_seconds: 0 });
     if (body.dataset.signature === signature && body.querySelector('[data-testid="group-wait"]') !== null) {
@@ -131,11 +131,13 @@ export const groupPage: Page = (main, request) => {
         ['Ordering key', row.ordering_key === null ? `${row.keys_affected} keys (a partition)` : code(row.ordering_key)],
         ['Depth', String(row.depth)],
         ['Dead letters', subscriptionId === null ? String(row.dead_lettered) : link(`#/dead-letters?subscription=${encodeURIComponent(subscriptionId)}`, String(row.dead_lettered))],
+        ['Last delivery', formatTime(row.last_delivered_at)],
         ['Accepted per minute', String(row.accepted_per_minute)],
         ['Delivered per minute', String(row.delivered_per_minute)],
         ['Paused', row.is_paused ? `since ${formatTime(row.paused_at)}: ${row.pause_reason ?? ''}` : 'no'],
       ]),
     );
   };
-  return every(REFRESH_MS, refresh);
+  const view = every(() => REFRESH_MS, refresh);
+  return view;
 };

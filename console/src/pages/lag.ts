@@ -85,21 +85,25 @@ export const lagPage: Page = (main) => {
               answer.groups.map(lagRow),
             ),
       );
-      const previous = el('button', { type: 'button', class: 'secondary', disabled: cursors.length === 1 }, 'Previous page');
+      const previous = el('button', { type: 'button', class: 'secondary', disabled: cursors.length === 1, 'data-focus-key': 'previous' }, 'Previous page');
+      const next = el('button', { type: 'button', class: 'secondary', disabled: answer.next_cursor === null, 'data-focus-key': 'next' }, 'Next page');
+      // Each page turn once: the buttons are disabled until the page it asked for is shown.
       previous.addEventListener('click', () => {
+        previous.disabled = next.disabled = true;
         cursors.pop();
-        void refresh();
+        view.refresh();
       });
-      const next = el('button', { type: 'button', class: 'secondary', disabled: answer.next_cursor === null }, 'Next page');
       next.addEventListener('click', () => {
         if (answer.next_cursor === null) return;
+        previous.disabled = next.disabled = true;
         cursors.push(answer.next_cursor);
-        void refresh();
+        view.refresh();
       });
       replaceKeepingFocus(pager, previous, next, el('span', { class: 'muted' }, `page ${cursors.length}`));
     } catch (error) {
       replaceChildren(body, errorBox('The lag view could not be read', error));
     }
   };
-  return every(REFRESH_MS, refresh);
+  const view = every(() => REFRESH_MS, refresh);
+  return view;
 };

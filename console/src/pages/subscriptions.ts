@@ -1,9 +1,10 @@
 /**
  * A tenant's subscriptions, paged, never a secret: where each delivers, which event types it
- * takes, whether it is paused (and why), and its parked backlog; with pause and resume. Opened
+ * takes, whether it is paused (and why), its parked backlog and its last delivery; with pause and resume. Opened
  * with `?subscription=…` (from a group's page), it finds the subscription's tenant first.
  */
 import type { SubscriptionAnswer, SubscriptionsAnswer } from '../../../lambda/core/answers.js';
+import type { RoutingView } from '../../../lambda/core/routing-settings.js';
 import { api, segment } from '../api.js';
 import { cell, code, el, link, replaceChildren, replaceKeepingFocus, table } from '../dom.js';
 import { formatTime } from '../format.js';
@@ -13,7 +14,13 @@ import { pauseButtons } from './group.js';
 
 type Subscription = SubscriptionsAnswer['items'][number];
 
-function subscriptionRow(subscription: Subscription, highlighted: string | undefined, refresh: () => Promise<void>): HTMLTableRowElement {
+/** Why a subscription shows no last delivery: none yet, or no one group holds exactly its events. */
+function noLastDelivery(subscription: Subscription, isPartitioned: boolean): string {
+  if (subscription.ordering === 'resource') return 'per resource: see Lag';
+  return isPartitioned ? 'partitioned: see Lag' : 'none yet';
+}
+
+function subscriptionRow(subscription: Subscription, highlighted: string | undefined, isPartitioned: boolean, refresh: () => void): HTMLTableRowElement {
   return el(
     'tr',
     { 'data-subscription': subscription.subscription_id, 'aria-current': subscription.subscription_id === highlighted ? 'true' : undefined },
@@ -24,6 +31,7 @@ function subscriptionRow(subscription: Subscription, highlighted: string | undef
     cell(subscription.ordering),
     cell(subscription.is_paused ? badge('paused', 'warn') : badge('delivering', 'good'), subscription.is_paused ? ` ${subscription.pause_reason ?? ''}` : null),
     cell(subscription.parked_groups),
+    cell(subscription.last_delivered_at === null ? el('span', { class: 'muted' }, noLastDelivery(subscription, isPartitioned)) : formatTime(subscription.last_delivered_at)),
     cell(formatTime(subscription.created_at)),
     cell(
       el('div', { class: 'actions' }, pauseButtons(subscription.subscription_id, subscription.is_paused, refresh), link(`#/dead-letters?subscription=${encodeURIComponent(subscription.subscription_id)}`, 'Dead letters')),
@@ -53,12 +61,21 @@ export const subscriptionsPage: Page = (main, request) => {
         tenantId = (await api.get<SubscriptionAnswer>(`/v1/subscriptions/${segment(named)}`)).tenant_id;
         input.value = tenantId;
       }
-      const answer = await api.get<SubscriptionsAnswer>('/v1/subscriptions', { tenant_id: tenantId, cursor: cursors.at(-1), limit: '50' });
-      const next = el('button', { type: 'button', class: 'secondary', disabled: answer.next_cursor === null }, 'Next page');
+      const [answer, routing] = await Promise.all([api.get<SubscriptionsAnswer>('/v1/subscriptions', { tenant_id: tenantId, cursor: cursors.at(-1), limit: '50' }), api.get<RoutingView>('/v1/routing')]);
+      const isPartitioned = routing.partition_count !== null;
+      const previous = el('button', { type: 'button', class: 'secondary', disabled: cursors.length === 1, 'data-focus-key': 'previous' }, 'Previous page');
+      const next = el('button', { type: 'button', class: 'secondary', disabled: answer.next_cursor === null, 'data-focus-key': 'next' }, 'Next page');
+      // Each page turn once: the buttons are disabled until the page it asked for is shown.
+      previous.addEventListener('click', () => {
+        previous.disabled = next.disabled = true;
+        cursors.pop();
+        view.refresh();
+      });
       next.addEventListener('click', () => {
         if (answer.next_cursor === null) return;
+        previous.disabled = next.disabled = true;
         cursors.push(answer.next_cursor);
-        void refresh();
+        view.refresh();
       });
       replaceKeepingFocus(
         body,
@@ -74,16 +91,18 @@ export const subscriptionsPage: Page = (main, request) => {
                 { label: 'Ordering' },
                 { label: 'State' },
                 { label: 'Parked groups', isNumber: true },
+                { label: 'Last delivery' },
                 { label: 'Created' },
                 { label: 'Actions' },
               ],
-              answer.items.map((subscription) => subscriptionRow(subscription, named, refresh)),
+              answer.items.map((subscription) => subscriptionRow(subscription, named, isPartitioned, view.refresh)),
             ),
-        el('div', { class: 'pager' }, next),
+        el('div', { class: 'pager' }, previous, next),
       );
     } catch (error) {
       replaceChildren(body, errorBox('The subscriptions could not be read', error));
     }
   };
-  return every(REFRESH_MS * 2, refresh);
+  const view = every(() => REFRESH_MS * 2, refresh);
+  return view;
 };

@@ -3,6 +3,7 @@
  * `GET /v1/groups/{message_group_id}`: one group's row, which the console's group page follows.
  */
 import { ErrorCode } from '../../core/api-error.js';
+import { MAX_MESSAGE_GROUP_ID_LENGTH } from '../../core/limits.js';
 import type { GroupAnswer, LagAnswer } from '../../core/answers.js';
 import { lagPositionSchema, toLagPage, toLagRow, type GroupLag } from '../../core/lag.js';
 import { parsePageQuery } from '../../core/paging.js';
@@ -28,7 +29,8 @@ export function createLagRoutes(deps: LagRoutesDeps): Readonly<Record<'GET /v1/l
     },
     'GET /v1/groups/{message_group_id}': async (event): Answer<GroupAnswer> => {
       const messageGroupId = event.pathParameters?.message_group_id ?? '';
-      const group = await deps.getGroup(messageGroupId);
+      // An id SQS would refuse names no group: asked of DynamoDB, a key too long is a fault, not a miss.
+      const group = messageGroupId.length > MAX_MESSAGE_GROUP_ID_LENGTH ? undefined : await deps.getGroup(messageGroupId);
       if (group === undefined) return errorResponse({ code: ErrorCode.notFound, message: `No message group ${messageGroupId}.` });
       return { statusCode: 200, body: { group: toLagRow(group, deps.now(), deps.fallingBehindWaitSeconds) } };
     },

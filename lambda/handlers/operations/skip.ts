@@ -5,6 +5,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import * as z from 'zod';
 import { ErrorCode } from '../../core/api-error.js';
+import { MAX_MESSAGE_GROUP_ID_LENGTH } from '../../core/limits.js';
 import type { SkipAnswer } from '../../core/answers.js';
 import { eventIdSchema } from '../../core/event.js';
 import { publicEventIdOfDelivery } from '../../core/fan-out-id.js';
@@ -33,7 +34,8 @@ export function createSkipRoutes(deps: SkipRoutesDeps): Readonly<Record<'POST /v
       const messageGroupId = event.pathParameters?.message_group_id ?? '';
       const body = parseBody(event, skipBodySchema, { isOptional: true });
       if (!body.ok) return errorResponse(body.refusal);
-      const group = await deps.getGroup(messageGroupId);
+      // An id SQS would refuse names no group: asked of DynamoDB, a key too long is a fault, not a miss.
+      const group = messageGroupId.length > MAX_MESSAGE_GROUP_ID_LENGTH ? undefined : await deps.getGroup(messageGroupId);
       if (group === undefined) return errorResponse({ code: ErrorCode.notFound, message: `No message group ${messageGroupId}.` });
       const target = findSkipTarget(group, body.value.event_id);
       if ('refusal' in target) return errorResponse({ code: target.refusal, message: target.refusal === 'no_failing_head' ? NO_FAILING_HEAD_MESSAGE : HEAD_CHANGED_MESSAGE });

@@ -607,6 +607,9 @@ const ADAPTERS = {
         { path: 'the group exists', answer: () => dynamoMock.on(GetCommand).resolves({ Item: { message_group_id: 'g1', depth: 1 } }), run: (store) => store.getGroup('g1') },
         { path: 'it does not', run: (store) => store.getGroup('g1') },
       ],
+      readGroups: [
+        { path: 'some groups', answer: () => dynamoMock.on(BatchGetCommand).resolves({ Responses: { [NAMES.groupsTable]: [{ message_group_id: 'g1', depth: 1 }] } }), run: (store) => store.readGroups(['g1', 'g2']) },
+      ],
       recordRedrive: [
         { path: 'always', answer: () => dynamoMock.on(UpdateCommand).resolves(group(1)), run: (store) => store.recordRedrive({ toGroup: 'g2', orderingKey: 'k1', events: 1, at }) },
       ],

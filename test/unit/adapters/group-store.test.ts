@@ -169,6 +169,21 @@ describe('recordProgress', () => {
     ]);
   });
 
+  it('records when a batch last delivered on the write it makes anyway, drained or not, and not for a batch that only gave up', async () => {
+    dynamo.on(UpdateCommand).rejectsOnce(new ConditionalCheckFailedException({ message: 'more pending', $metadata: {} })).resolves({ Attributes: { message_group_id: 'g1', depth: 3 } });
+    await store.recordProgress({ messageGroupId: 'g1', settled: 2, lastSettledAcceptedAt: 'a2', head: { state: HeadState.clear }, isLikelyDrained: true, hasDelivered: true }, now);
+    const [drainedWrite, write] = dynamo.commandCalls(UpdateCommand).map((call) => call.args[0].input);
+    expect(drainedWrite?.UpdateExpression).toContain('SET idle_since = :now, last_delivered_at = :now,');
+    expect(write?.UpdateExpression).toContain(`SET lag_shard = :shard, ${delivered.set}, last_delivered_at = :deliveredAt,`);
+    expect(write?.ExpressionAttributeValues).toMatchObject({ ':deliveredAt': now.toISOString() });
+    // Never in what a drained group forgets: its last delivery stays.
+    expect(write?.UpdateExpression).not.toMatch(/REMOVE.*last_delivered_at/);
+    dynamo.reset();
+    dynamo.on(UpdateCommand).resolves({ Attributes: { message_group_id: 'g1', depth: 1 } });
+    await store.recordProgress({ messageGroupId: 'g1', settled: 1, lastSettledAcceptedAt: 'a3', head: { state: HeadState.clear } }, now);
+    expect(dynamo.commandCalls(UpdateCommand)[0]?.args[0].input.UpdateExpression).not.toContain('last_delivered_at');
+  });
+
   it('accepts that ingest counted new events meanwhile', async () => {
     dynamo
       .on(UpdateCommand)

@@ -288,7 +288,7 @@ describe('buildApiDocument', () => {
 
   it('refuses a body whose field is renamed, or that lacks one, or has one more', () => {
     const check = createAnswerChecker(JSON.parse(JSON.stringify(document)));
-    const row = { message_group_id: 'g', depth: 1, oldest_wait_seconds: 3, keys_affected: 1, head_attempts: 2, last_error: 'HTTP 500', dead_lettered: 0, ordering_key: 'sub_1', accepted_per_minute: 12, delivered_per_minute: 40, is_falling_behind: false, is_paused: false, held_subscription_id: null, paused_at: null, pause_reason: null, subscription_id: 'sub_1', head_event_id: 'evt_1', head_failing_since: '2026-12-02T12:00:05.000Z' };
+    const row = { message_group_id: 'g', depth: 1, oldest_wait_seconds: 3, keys_affected: 1, head_attempts: 2, last_error: 'HTTP 500', dead_lettered: 0, ordering_key: 'sub_1', accepted_per_minute: 12, delivered_per_minute: 40, is_falling_behind: false, is_paused: false, held_subscription_id: null, paused_at: null, pause_reason: null, subscription_id: 'sub_1', head_event_id: 'evt_1', head_failing_since: '2026-12-02T12:00:05.000Z', last_delivered_at: null };
     const lag = (groups: unknown[]) => check({ method: 'GET', path: '/v1/lag', status: 200, body: { groups, next_cursor: null } });
     expect(lag([row]).errors).toEqual([]);
     const { depth, ...withoutDepth } = row;

@@ -720,7 +720,7 @@ describe('processBatch', () => {
       }
       const plan = await run([record('a1', 'a'), record('a2', 'a')], answering([true]));
       expect(plan.groups).toEqual([
-        { messageGroupId: 'group-a', settled: 1, lastSettledAcceptedAt: '2026-12-02T12:00:00.000Z', head: { state: 'unknown' } },
+        { messageGroupId: 'group-a', settled: 1, lastSettledAcceptedAt: '2026-12-02T12:00:00.000Z', head: { state: 'unknown' }, hasDelivered: true },
       ]);
     });
   });

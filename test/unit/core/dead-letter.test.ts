@@ -80,6 +80,16 @@ describe('toPayloadRows', () => {
     ]);
   });
 
+  it('counts a payload’s bytes as Lambda’s answer carries them, escaped twice: quotes count four times over', () => {
+    // 10 rows of 410 KB of stringified JSON (all quotes): 4 MB of payloads, 7 MB in Lambda's answer.
+    const quoted = { text: '"'.repeat(410 * 1024) };
+    const page = toPayloadRows(Array.from({ length: 10 }, (_, n) => letterOf(n + 1, quoted)), undefined);
+    const answerBytes = Buffer.byteLength(JSON.stringify(JSON.stringify({ items: page.rows, next_cursor: 'x'.repeat(200) })));
+    expect(answerBytes).toBeLessThan(6 * 1000 * 1000);
+    expect(page.rows.length).toBeLessThan(10);
+    expect(page.nextAfter).toBe(positionOf({ queued: letterOf(page.rows.length, quoted).queued, sequence: page.rows.length }));
+  });
+
   it('stops before the payloads pass the page’s bytes, continuing after the last row kept, and always keeps one', () => {
     const big = 'x'.repeat(MAX_PAYLOAD_PAGE_BYTES / 2);
     const letters = [letterOf(1, { big }), letterOf(2, { big }), letterOf(3, { small: true })];

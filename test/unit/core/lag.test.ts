@@ -55,7 +55,7 @@ describe('ownOrderingKeyOf', () => {
 
 describe('toLagRows', () => {
   const noRates = { accepted_per_minute: 0, delivered_per_minute: 0, is_falling_behind: false, is_paused: false, held_subscription_id: null, paused_at: null, pause_reason: null };
-  const noHead = { head_event_id: null, head_failing_since: null };
+  const noHead = { head_event_id: null, head_failing_since: null, last_delivered_at: null };
 
   it('lists active groups worst first, in the contract’s shape', () => {
     const rows = toLagRows(
@@ -71,6 +71,7 @@ describe('toLagRows', () => {
           headFailingSince: '2026-12-02T12:05:02.000Z',
           headEventId: fanOutEventId('evt_fan', 'sub_f'),
           headOrderingKey: 'sub_f',
+          lastDeliveredAt: '2026-12-02T12:04:00.000Z',
         }),
         group({ messageGroupId: 'drained', depth: 0, oldestAcceptedAt: undefined }),
         group({ messageGroupId: 'dead', depth: 0, oldestAcceptedAt: undefined, deadLettered: 2, orderingKey: 'sub_dead' }),
@@ -94,6 +95,7 @@ describe('toLagRows', () => {
         subscription_id: 'sub_f',
         head_event_id: 'evt_fan',
         head_failing_since: '2026-12-02T12:05:02.000Z',
+        last_delivered_at: '2026-12-02T12:04:00.000Z',
       },
       { message_group_id: 'fresh', depth: 1, oldest_wait_seconds: 10, keys_affected: 1, head_attempts: 0, last_error: null, dead_lettered: 0, ordering_key: 'sub_fresh', ...noRates, subscription_id: 'sub_fresh', ...noHead },
       { message_group_id: 'dead', depth: 0, oldest_wait_seconds: 0, keys_affected: 0, head_attempts: 0, last_error: null, dead_lettered: 2, ordering_key: 'sub_dead', ...noRates, subscription_id: 'sub_dead', ...noHead },
@@ -344,7 +346,15 @@ describe('summarizeGroup', () => {
       ],
       { state: HeadState.clear },
     );
-    expect(progress).toEqual({ messageGroupId: 'g', settled: 2, lastSettledAcceptedAt: 'a3', head: { state: 'clear' } });
+    expect(progress).toEqual({ messageGroupId: 'g', settled: 2, lastSettledAcceptedAt: 'a3', head: { state: 'clear' }, hasDelivered: true });
+  });
+
+  it('says the batch delivered only when a receiver accepted one of its events: not for dead letters or duplicates alone', () => {
+    const outcomes = [
+      { kind: OutcomeKind.duplicate },
+      { kind: OutcomeKind.deadLettered, reason: 'gave up', acceptedAt: 'a3', isCounted: true },
+    ] as const;
+    expect(summarizeGroup('g', outcomes, { state: HeadState.clear }).hasDelivered).toBeUndefined();
   });
 
   it('is worth a write when something settled or the head waits, and not for duplicates only', () => {

@@ -194,13 +194,14 @@ describe('consumer handler', () => {
     await handler({ Records: [sqsRecord('a1', 'a'), sqsRecord('b1', 'b'), sqsRecord('a2', 'a'), sqsRecord('b2', 'b'), sqsRecord('b3', 'b')] }, plentyOfTime);
     // A batch short of full: each group likely drained (a hint for the write, see GroupProgress).
     expect(progressed).toEqual([
-      { messageGroupId: 'g-a', settled: 2, lastSettledAcceptedAt: '2026-12-02T12:00:00.000Z', head: { state: 'clear' }, isLikelyDrained: true },
+      { messageGroupId: 'g-a', settled: 2, lastSettledAcceptedAt: '2026-12-02T12:00:00.000Z', head: { state: 'clear' }, isLikelyDrained: true, hasDelivered: true },
       {
         messageGroupId: 'g-b',
         settled: 1,
         lastSettledAcceptedAt: '2026-12-02T12:00:00.000Z',
         head: { state: 'waiting', eventId: 'b2', orderingKey: 'b', attempts: 1, lastError: 'HTTP 503', acceptedAt: '2026-12-02T12:00:00.000Z' },
         isLikelyDrained: true,
+        hasDelivered: true,
       },
     ]);
     progressed.length = 0;

@@ -68,7 +68,11 @@ function setup(
   let routing: RoutingSettings = { version: 0, partitionCount: undefined, isPaused: false, pausedAt: undefined };
   const handler = createOperationsHandler({
     listActiveGroups: async () => [...activeGroups],
-    getGroup: async (id) => (id === 'g1' ? stuck : id === 'g-idle' ? idle : undefined),
+    getGroup: async (id) => {
+      // As DynamoDB: a key past 2,048 bytes is a validation error, not a miss.
+      if (id.length > 2048) throw new Error('ValidationException: key too long');
+      return id === 'g1' ? stuck : id === 'g-idle' ? idle : undefined;
+    },
     listDeadLetters: async ({ subscriptionId, after, limit }) => {
       asked.push(`${subscriptionId} ${after ?? '-'} ${limit}`);
       return after === undefined ? { rows: [letter], nextAfter: 'p1' } : { rows: [], nextAfter: undefined };
@@ -166,7 +170,7 @@ describe('operations handler', () => {
     const result = await handler(lagEvent());
     expect(result.statusCode).toBe(200);
     expect(jsonOf(result)).toEqual({
-      groups: [{ message_group_id: 'g1', depth: 2, oldest_wait_seconds: 600, keys_affected: 1, head_attempts: 3, last_error: 'HTTP 500', dead_lettered: 0, ordering_key: 'sub_1', accepted_per_minute: 0, delivered_per_minute: 0, is_falling_behind: false, is_paused: false, held_subscription_id: null, paused_at: null, pause_reason: null, subscription_id: 'sub_1', head_event_id: 'evt_1', head_failing_since: '2026-12-02T12:00:05.000Z' }],
+      groups: [{ message_group_id: 'g1', depth: 2, oldest_wait_seconds: 600, keys_affected: 1, head_attempts: 3, last_error: 'HTTP 500', dead_lettered: 0, ordering_key: 'sub_1', accepted_per_minute: 0, delivered_per_minute: 0, is_falling_behind: false, is_paused: false, held_subscription_id: null, paused_at: null, pause_reason: null, subscription_id: 'sub_1', head_event_id: 'evt_1', head_failing_since: '2026-12-02T12:00:05.000Z', last_delivered_at: null }],
       next_cursor: null,
     });
   });
@@ -181,6 +185,11 @@ describe('operations handler', () => {
     const unknown = await handler(groupEvent('g-never'));
     expect(unknown.statusCode).toBe(404);
     expect(jsonOf(unknown)).toEqual({ error: { code: 'not_found', message: 'No message group g-never.' } });
+    // Longer than SQS takes: no group, and DynamoDB (which refuses keys past 2,048 bytes) is not asked.
+    for (const routeKey of ['GET /v1/groups/{message_group_id}', 'POST /v1/groups/{message_group_id}/skip']) {
+      const tooLong = await handler(apiEvent({ routeKey, pathParameters: { message_group_id: 'g'.repeat(3000) } }));
+      expect(tooLong.statusCode).toBe(404);
+    }
   });
 
   it('pages GET /v1/lag by limit and cursor, worst first', async () => {

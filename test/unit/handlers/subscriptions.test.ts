@@ -73,6 +73,7 @@ function setup(allowPrivateEndpoints: boolean) {
     checkEndpoint: (url) => checkEndpoint(url, allowPrivateEndpoints),
     listActiveGroups: async () => activeGroups,
     getGroup: async (messageGroupId) => activeGroups.find((group) => group.messageGroupId === messageGroupId),
+    readGroups: async (ids) => new Map(activeGroups.filter((group) => ids.includes(group.messageGroupId)).map((group) => [group.messageGroupId, group])),
     partitionCount: async () => partitionCount.value,
     consumerTimeoutSeconds: 130,
     holds: {
@@ -133,8 +134,24 @@ describe('subscriptions handler', () => {
 
     const read = await get('sub_1');
     expect(read.statusCode).toBe(200);
-    expect(jsonOf(read)).toEqual({ subscription_id: 'sub_1', tenant_id: 't1', url: 'https://example.com/hooks', batch_size: 1, ordering: 'subscription', event_types: null, created_at: '2026-12-02T12:00:01.000Z', is_paused: false, paused_at: null, pause_reason: null, replay: null, last_replay: null, parked_groups: 0 });
+    expect(jsonOf(read)).toEqual({ subscription_id: 'sub_1', tenant_id: 't1', url: 'https://example.com/hooks', batch_size: 1, ordering: 'subscription', event_types: null, created_at: '2026-12-02T12:00:01.000Z', is_paused: false, paused_at: null, pause_reason: null, replay: null, last_replay: null, parked_groups: 0, last_delivered_at: null });
     expect(read.body).not.toContain('whsec_');
+  });
+
+  it('answers when a subscription was last delivered from its own group, and null where no one group holds exactly its events', async () => {
+    const { put, get, list, activeGroups, partitionCount } = setup(true);
+    const at = '2026-12-02T12:05:00.000Z';
+    await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks' });
+    await put('sub_2', { tenant_id: 't1', url: 'https://example.com/hooks', ordering: 'resource' });
+    await put('sub_3', { tenant_id: 't1', url: 'https://example.com/hooks' });
+    for (const id of ['sub_1', 'sub_2']) activeGroups.push(groupLag({ messageGroupId: messageGroupIdFor(id, undefined), lastDeliveredAt: at }));
+    expect(jsonOf(await get('sub_1'))).toMatchObject({ last_delivered_at: at });
+    // Ordered by resource: its key's group is not the subscription's; never delivered: none yet.
+    const page = jsonOf(await list({ tenant_id: 't1' })) as { items: { subscription_id: string; last_delivered_at: string | null }[] };
+    expect(page.items.map((item) => [item.subscription_id, item.last_delivered_at])).toEqual([['sub_1', at], ['sub_2', null], ['sub_3', null]]);
+    // Partitioned: a group holds other subscriptions' events too.
+    partitionCount.value = 4;
+    expect(jsonOf(await get('sub_1'))).toMatchObject({ last_delivered_at: null });
   });
 
   it('keeps the existing secret when a PUT gives none, so that re-applying the same request keeps the receiver verifying', async () => {

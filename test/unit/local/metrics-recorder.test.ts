@@ -66,13 +66,19 @@ describe('createMetricsRecorder', () => {
     expect(everything.delivered[0]?.at).toEqual(new Date(last - (MAX_METRICS_MINUTES - 1) * 60_000));
   });
 
-  it('stays bounded when the clock goes back, forgetting the oldest minutes first', () => {
+  it('keeps the minute just counted when the clock goes back, forgetting the minutes it put in the future', async () => {
     const { recorder, setNow } = recorderAt(start);
     for (let minute = 0; minute < MAX_METRICS_MINUTES * 2; minute += 1) {
       setNow(start - minute * 60_000);
       recorder.record(counts(1));
+      expect(recorder.minutesHeld()).toBeLessThanOrEqual(MAX_METRICS_MINUTES);
     }
-    expect(recorder.minutesHeld()).toBe(MAX_METRICS_MINUTES);
+    // Back 2 × MAX_METRICS_MINUTES − 1 minutes: only the minute now is kept, its count whole.
+    const now = start - (MAX_METRICS_MINUTES * 2 - 1) * 60_000;
+    recorder.record(counts(4));
+    expect(recorder.minutesHeld()).toBe(1);
+    const series = await recorder.readConsumerSeries(metricsWindowOf(1, new Date(now)));
+    expect(series.delivered).toEqual([{ at: new Date(now), sum: 5 }]);
   });
 
   it('holds no minute for an invocation that counted nothing', () => {
