@@ -192,7 +192,9 @@ describe('operator console in Chromium', { timeout: 120_000 }, () => {
     expect(await page.locator(':focus').textContent()).toBe('Lag');
     await page.keyboard.press('Enter');
     await page.waitForURL(/#\/lag$/);
-    expect(await page.locator('nav a[aria-current="page"]').textContent()).toBe('Lag');
+    // The router runs on hashchange, after the URL changed.
+    await expect.poll(() => page.locator('nav a[aria-current="page"]').textContent()).toBe('Lag');
+    expect(await page.locator(':focus').getAttribute('id')).toBe('view');
 
     const pages = [
       ['#/overview', 'Overview'],
