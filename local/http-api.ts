@@ -16,6 +16,7 @@ import type { ApiFunction } from '../lambda/routes.js';
 import { isConsolePath } from '../console/path.js';
 import type { ConsoleAssets } from '../console/serve.js';
 import { toApiGatewayEvent, type ReceivedRequest } from './api-gateway-event.js';
+import { readCappedBody } from './capped-body.js';
 import { matchRoute } from './route-match.js';
 
 /**
@@ -40,19 +41,6 @@ export interface HttpApi {
   readonly port: number;
   /** Stops accepting connections, lets in-flight requests finish, then resolves. */
   readonly stop: () => Promise<void>;
-}
-
-/** Reads a body up to `capBytes`, draining the rest so that the client still gets its answer. */
-export async function readCappedBody(request: IncomingMessage, capBytes: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let kept = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    if (kept >= capBytes) continue;
-    const part = chunk.subarray(0, capBytes - kept);
-    chunks.push(part);
-    kept += part.byteLength;
-  }
-  return Buffer.concat(chunks);
 }
 
 function writeResult(response: ServerResponse, result: APIGatewayProxyStructuredResultV2, requestId: string): void {

@@ -20,6 +20,7 @@ import { ErrorCode } from '../../lambda/core/api-error.js';
 import { MAX_REQUEST_BYTES } from '../../lambda/core/limits.js';
 import { isConsolePath } from '../../console/path.js';
 import type { ConsoleAssets } from '../../console/serve.js';
+import { readCappedBody } from '../../local/capped-body.js';
 import { pathSegment, REQUEST_TIMEOUT_MS, type OutgoingRequest, type RequestSigner } from '../api/client.js';
 import { SigningError, UsageError } from '../errors.js';
 
@@ -102,19 +103,6 @@ interface Answer {
 
 function errorAnswer(statusCode: number, code: ProxyErrorCode, message: string, headers: Record<string, string> = {}): Answer {
   return { statusCode, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ error: { code, message } }) };
-}
-
-/** Reads a body up to `capBytes`, draining the rest so that the browser still gets its answer. */
-async function readCappedBody(request: IncomingMessage, capBytes: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let kept = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    if (kept >= capBytes) continue;
-    const part = chunk.subarray(0, capBytes - kept);
-    chunks.push(part);
-    kept += part.byteLength;
-  }
-  return Buffer.concat(chunks);
 }
 
 /** `ECONNREFUSED`, `ENOTFOUND`, … from undici's `fetch failed` and its cause. */

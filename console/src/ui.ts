@@ -85,3 +85,24 @@ export function figure(label: string, value: string | number, isBad = false, tes
 export function badge(text: string, tone: 'bad' | 'warn' | 'good'): HTMLSpanElement {
   return el('span', { class: `badge ${tone}` }, text);
 }
+
+/**
+ * Previous and Next page buttons over a list read page by page: `cursors` holds the cursor of each
+ * page read so far (undefined for the first), the last being the page shown. A click moves along
+ * it and calls `turn` to read the page; both buttons stay disabled until that page is shown, so a
+ * double click turns one page.
+ */
+export function pager(cursors: (string | undefined)[], nextCursor: string | null, turn: () => void): HTMLElement {
+  const previous = el('button', { type: 'button', class: 'secondary', disabled: cursors.length === 1, 'data-focus-key': 'previous' }, 'Previous page');
+  const next = el('button', { type: 'button', class: 'secondary', disabled: nextCursor === null, 'data-focus-key': 'next' }, 'Next page');
+  const go = (move: () => void): void => {
+    previous.disabled = next.disabled = true;
+    move();
+    turn();
+  };
+  previous.addEventListener('click', () => go(() => cursors.pop()));
+  next.addEventListener('click', () => {
+    if (nextCursor !== null) go(() => cursors.push(nextCursor));
+  });
+  return el('div', { class: 'pager' }, previous, next, el('span', { class: 'muted' }, `page ${cursors.length}`));
+}

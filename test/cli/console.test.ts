@@ -5,40 +5,18 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SignatureV4 } from '@smithy/signature-v4';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { NodeSha256 } from '../../cli/api/sha256.js';
 import { ExitCode } from '../../cli/exit-codes.js';
 import { isApiPath, parseLoopbackHost } from '../../cli/proxy/console-proxy.js';
 import { lagPage } from './support/answers.js';
 import { startConsole, sendRaw, type RawAnswer, type RunningConsole } from './support/console.js';
-import { useFakeApi, type RecordedRequest } from './support/fake-api.js';
+import { useFakeApi } from './support/fake-api.js';
 import { runCommand } from './support/run-cli.js';
+import { expectedAuthorization } from './support/sigv4.js';
 
 const CREDENTIALS = { accessKeyId: 'AKIDCONSOLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
 const AUTHORIZATION = /^AWS4-HMAC-SHA256 Credential=AKIDCONSOLE\/\d{8}\/eu-west-1\/execute-api\/aws4_request, SignedHeaders=([a-z0-9;-]+), Signature=[0-9a-f]{64}$/;
 
-/** The signature recomputed from the request as the API received it. */
-async function expectedAuthorization(request: RecordedRequest, port: number): Promise<string | undefined> {
-  const signedHeaders = AUTHORIZATION.exec(String(request.headers.authorization))?.[1]?.split(';') ?? [];
-  const amzDate = String(request.headers['x-amz-date']);
-  const signingDate = new Date(`${amzDate.slice(0, 4)}-${amzDate.slice(4, 6)}-${amzDate.slice(6, 8)}T${amzDate.slice(9, 11)}:${amzDate.slice(11, 13)}:${amzDate.slice(13, 15)}Z`);
-  const signer = new SignatureV4({ service: 'execute-api', region: 'eu-west-1', credentials: CREDENTIALS, sha256: NodeSha256 });
-  const signed = await signer.sign(
-    {
-      method: request.method,
-      protocol: 'http:',
-      hostname: '127.0.0.1',
-      port,
-      path: request.path,
-      query: Object.fromEntries(request.query),
-      headers: Object.fromEntries(signedHeaders.map((name) => [name, String(request.headers[name])])),
-      ...(request.rawBody === '' ? {} : { body: request.rawBody }),
-    },
-    { signingDate },
-  );
-  return signed.headers.authorization;
-}
 
 function errorOf(answer: RawAnswer): { code: string; message: string } {
   return (JSON.parse(answer.text) as { error: { code: string; message: string } }).error;
@@ -155,7 +133,7 @@ describe('ordered-webhooks console: proxying', () => {
       expect(request.headers.cookie).toBeUndefined();
       expect(request.headers.accept).toBe('application/json');
       expect(request.headers.host).toBe(`127.0.0.1:${apiPort()}`);
-      expect(await expectedAuthorization(request, apiPort())).toBe(request.headers.authorization);
+      expect(await expectedAuthorization(request, apiPort(), CREDENTIALS)).toBe(request.headers.authorization);
     });
 
     it('signs a PUT over its body and passes the answer back with its status', async () => {
@@ -171,7 +149,7 @@ describe('ordered-webhooks console: proxying', () => {
       expect(request.rawBody).toBe(body);
       expect(request.headers['content-type']).toBe('application/json');
       expect(request.headers.origin).toBeUndefined();
-      expect(await expectedAuthorization(request, apiPort())).toBe(request.headers.authorization);
+      expect(await expectedAuthorization(request, apiPort(), CREDENTIALS)).toBe(request.headers.authorization);
     });
 
     it('answers 500 signing_failed saying what to do when there are no AWS credentials', async () => {

@@ -4,41 +4,18 @@
  * path and query, body), made with credentials from the default AWS chain.
  */
 import { createHash } from 'node:crypto';
-import { SignatureV4 } from '@smithy/signature-v4';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { NodeSha256 } from '../../cli/api/sha256.js';
 import { isAwsHost, regionFromHost } from '../../cli/api/sigv4.js';
 import { ExitCode } from '../../cli/exit-codes.js';
-import { useFakeApi, type RecordedRequest } from './support/fake-api.js';
+import { useFakeApi } from './support/fake-api.js';
 import { runCommand } from './support/run-cli.js';
+import { expectedAuthorization } from './support/sigv4.js';
 
 const CREDENTIALS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', sessionToken: 'session-token-example' };
 /** One dead letter, so that the command makes no second request. */
 const LETTER = { event_id: 'evt_1', subscription_id: "sub a/b+c*'", message_group_id: 'g', sequence: 1, attempts: 5, reason: 'HTTP 500', dead_lettered_at: '2025-01-02T15:04:05.000Z' };
 const AUTHORIZATION = /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/(\d{8})\/eu-west-1\/execute-api\/aws4_request, SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})$/;
 
-/** The signature recomputed from the request as the server received it. */
-async function expectedAuthorization(request: RecordedRequest, port: number): Promise<string | undefined> {
-  const authorization = String(request.headers.authorization);
-  const signedHeaders = AUTHORIZATION.exec(authorization)?.[2]?.split(';') ?? [];
-  const signer = new SignatureV4({ service: 'execute-api', region: 'eu-west-1', credentials: CREDENTIALS, sha256: NodeSha256 });
-  const amzDate = String(request.headers['x-amz-date']);
-  const signingDate = new Date(`${amzDate.slice(0, 4)}-${amzDate.slice(4, 6)}-${amzDate.slice(6, 8)}T${amzDate.slice(9, 11)}:${amzDate.slice(11, 13)}:${amzDate.slice(13, 15)}Z`);
-  const signed = await signer.sign(
-    {
-      method: request.method,
-      protocol: 'http:',
-      hostname: '127.0.0.1',
-      port,
-      path: request.path,
-      query: Object.fromEntries(request.query),
-      headers: Object.fromEntries(signedHeaders.map((name) => [name, String(request.headers[name])])),
-      ...(request.rawBody === '' ? {} : { body: request.rawBody }),
-    },
-    { signingDate },
-  );
-  return signed.headers.authorization;
-}
 
 describe('SigV4 signing', () => {
   const api = useFakeApi();
@@ -71,7 +48,7 @@ describe('SigV4 signing', () => {
     expect(request.headers['x-amz-security-token']).toBe(CREDENTIALS.sessionToken);
     expect(request.headers.host).toBe(`127.0.0.1:${port()}`);
     expect(request.rawQuery).toBe('subscription_id=sub%20a%2Fb%2Bc%2A%27&limit=1000');
-    expect(await expectedAuthorization(request, port())).toBe(request.headers.authorization);
+    expect(await expectedAuthorization(request, port(), CREDENTIALS)).toBe(request.headers.authorization);
   });
 
   it('signs a POST body with its SHA-256', async () => {
@@ -83,7 +60,7 @@ describe('SigV4 signing', () => {
     const [request] = api.requests;
     if (request === undefined) throw new Error('no request');
     expect(request.headers['x-amz-content-sha256']).toBe(createHash('sha256').update(request.rawBody).digest('hex'));
-    expect(await expectedAuthorization(request, port())).toBe(request.headers.authorization);
+    expect(await expectedAuthorization(request, port(), CREDENTIALS)).toBe(request.headers.authorization);
   });
 
   it('sends no signature without --sigv4 to a host that is not AWS', async () => {

@@ -8,7 +8,7 @@ import { api } from '../api.js';
 import { cell, code, el, replaceChildren, replaceKeepingFocus, table } from '../dom.js';
 import { formatTime, plural } from '../format.js';
 import type { Page } from '../page.js';
-import { confirmAction, describeFailure, errorBox, notify } from '../ui.js';
+import { confirmAction, describeFailure, errorBox, notify, pager } from '../ui.js';
 
 type DeadLetterItem = DeadLettersAnswer['items'][number];
 
@@ -93,19 +93,6 @@ export const deadLettersPage: Page = (main, request) => {
     }
     if (isStopped) return;
     redrive.disabled = isRedriving || (answer.items.length === 0 && cursors.length === 1);
-    const previous = el('button', { type: 'button', class: 'secondary', disabled: cursors.length === 1, 'data-focus-key': 'previous' }, 'Previous page');
-    const next = el('button', { type: 'button', class: 'secondary', disabled: answer.next_cursor === null, 'data-focus-key': 'next' }, 'Next page');
-    previous.addEventListener('click', () => {
-      previous.disabled = next.disabled = true;
-      cursors.pop();
-      void load();
-    });
-    next.addEventListener('click', () => {
-      if (answer.next_cursor === null) return;
-      previous.disabled = next.disabled = true;
-      cursors.push(answer.next_cursor);
-      void load();
-    });
     replaceKeepingFocus(
       body,
       answer.items.length === 0
@@ -124,7 +111,7 @@ export const deadLettersPage: Page = (main, request) => {
             ],
             answer.items.map((letter) => letterRow(letter, withPayloads)),
           ),
-      el('div', { class: 'pager' }, previous, next),
+      pager(cursors, answer.next_cursor, () => void load()),
     );
   };
 

@@ -9,7 +9,7 @@ import { api } from '../api.js';
 import { cell, code, el, link, replaceChildren, replaceKeepingFocus, table } from '../dom.js';
 import { formatSeconds } from '../format.js';
 import { every, REFRESH_MS, type Page } from '../page.js';
-import { badge, errorBox, figure } from '../ui.js';
+import { badge, errorBox, figure, pager } from '../ui.js';
 
 /** The states a row shows, worst first. */
 export function rowStates(row: LagRow): HTMLElement[] {
@@ -44,14 +44,14 @@ function lagRow(row: LagRow): HTMLTableRowElement {
 export const lagPage: Page = (main) => {
   const figures = el('ul', { class: 'figures' });
   const body = el('div', {}, el('p', {}, 'Reading the lag view…'));
-  const pager = el('div', { class: 'pager' });
+  const pagerBox = el('div', {});
   replaceChildren(
     main,
     el('h1', {}, 'Lag'),
     el('p', { class: 'muted' }, 'Groups with pending or dead-lettered events, worst first: the longest wait, then the most attempts on the head. Refreshed every few seconds.'),
     figures,
     body,
-    pager,
+    pagerBox,
   );
   // The page being read: its cursor (none for the first), and the ones before it for "Previous".
   const cursors: (string | undefined)[] = [undefined];
@@ -85,21 +85,7 @@ export const lagPage: Page = (main) => {
               answer.groups.map(lagRow),
             ),
       );
-      const previous = el('button', { type: 'button', class: 'secondary', disabled: cursors.length === 1, 'data-focus-key': 'previous' }, 'Previous page');
-      const next = el('button', { type: 'button', class: 'secondary', disabled: answer.next_cursor === null, 'data-focus-key': 'next' }, 'Next page');
-      // Each page turn once: the buttons are disabled until the page it asked for is shown.
-      previous.addEventListener('click', () => {
-        previous.disabled = next.disabled = true;
-        cursors.pop();
-        view.refresh();
-      });
-      next.addEventListener('click', () => {
-        if (answer.next_cursor === null) return;
-        previous.disabled = next.disabled = true;
-        cursors.push(answer.next_cursor);
-        view.refresh();
-      });
-      replaceKeepingFocus(pager, previous, next, el('span', { class: 'muted' }, `page ${cursors.length}`));
+      replaceKeepingFocus(pagerBox, pager(cursors, answer.next_cursor, view.refresh));
     } catch (error) {
       replaceChildren(body, errorBox('The lag view could not be read', error));
     }

@@ -9,7 +9,7 @@ import { api, segment } from '../api.js';
 import { cell, code, el, link, replaceChildren, replaceKeepingFocus, table } from '../dom.js';
 import { formatTime } from '../format.js';
 import { every, REFRESH_MS, type Page } from '../page.js';
-import { badge, errorBox } from '../ui.js';
+import { badge, errorBox, pager } from '../ui.js';
 import { pauseButtons } from './group.js';
 
 type Subscription = SubscriptionsAnswer['items'][number];
@@ -63,20 +63,6 @@ export const subscriptionsPage: Page = (main, request) => {
       }
       const [answer, routing] = await Promise.all([api.get<SubscriptionsAnswer>('/v1/subscriptions', { tenant_id: tenantId, cursor: cursors.at(-1), limit: '50' }), api.get<RoutingView>('/v1/routing')]);
       const isPartitioned = routing.partition_count !== null;
-      const previous = el('button', { type: 'button', class: 'secondary', disabled: cursors.length === 1, 'data-focus-key': 'previous' }, 'Previous page');
-      const next = el('button', { type: 'button', class: 'secondary', disabled: answer.next_cursor === null, 'data-focus-key': 'next' }, 'Next page');
-      // Each page turn once: the buttons are disabled until the page it asked for is shown.
-      previous.addEventListener('click', () => {
-        previous.disabled = next.disabled = true;
-        cursors.pop();
-        view.refresh();
-      });
-      next.addEventListener('click', () => {
-        if (answer.next_cursor === null) return;
-        previous.disabled = next.disabled = true;
-        cursors.push(answer.next_cursor);
-        view.refresh();
-      });
       replaceKeepingFocus(
         body,
         answer.items.length === 0
@@ -97,7 +83,7 @@ export const subscriptionsPage: Page = (main, request) => {
               ],
               answer.items.map((subscription) => subscriptionRow(subscription, named, isPartitioned, view.refresh)),
             ),
-        el('div', { class: 'pager' }, previous, next),
+        pager(cursors, answer.next_cursor, view.refresh),
       );
     } catch (error) {
       replaceChildren(body, errorBox('The subscriptions could not be read', error));
