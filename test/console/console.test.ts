@@ -139,6 +139,32 @@ describe('operator console in Chromium', { timeout: 120_000 }, () => {
     expectNoProblems(watched);
   });
 
+  it('stops a redrive whose steps send nothing back after 15 of them, 2 s apart, and says what remains', async () => {
+    const watched = await chromium().newPage();
+    const { page } = watched;
+    // The browser's timers on a clock the test moves: 15 waits of 2 s take no time.
+    await page.clock.install();
+    let steps = 0;
+    await page.route((target) => target.pathname === '/v1/dead-letters', (route) =>
+      route.fulfill({ json: { items: [{ event_id: 'evt_x', subscription_id: 'sub_x', message_group_id: 'g', sequence: 1, attempts: 3, reason: 'HTTP 500', dead_lettered_at: '2026-12-05T00:00:00.000Z' }], next_cursor: null } }),
+    );
+    await page.route((target) => target.pathname === '/v1/dead-letters/redrive', (route) => {
+      steps += 1;
+      return route.fulfill({ json: { subscription_id: 'sub_x', redriven: [], remaining: 3, is_done: false } });
+    });
+    await page.goto(url('#/dead-letters?subscription=sub_x'));
+    await page.getByRole('button', { name: 'Redrive all' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Redrive all' }).click();
+    await expect
+      .poll(async () => {
+        await page.clock.fastForward(2100);
+        return page.locator('#notice').textContent();
+      }, { timeout: 20_000 })
+      .toBe('Redrive of sub_x stopped: 15 steps in a row sent nothing back (3 remain). Redrive again later; what was sent stays sent.');
+    expect(steps).toBe(15);
+    expectNoProblems(watched);
+  });
+
   it('lists a tenant’s subscriptions and pauses and resumes one after a confirmation', async () => {
     const watched = await open(`#/subscriptions?tenant=${encodeURIComponent(tenant)}`);
     const { page } = watched;
