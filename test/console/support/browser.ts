@@ -56,7 +56,11 @@ export function useChromium(): () => Chromium {
       page.on('console', (message) => {
         if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
       });
-      page.on('requestfailed', (request) => problems.push(`request failed: ${request.method()} ${request.url()} ${request.failure()?.errorText ?? ''}`));
+      page.on('requestfailed', (request) => {
+        // A read in flight when the test navigates away is cancelled by the browser (ERR_ABORTED): not a failure of the page.
+        const reason = request.failure()?.errorText ?? '';
+        if (reason !== 'net::ERR_ABORTED') problems.push(`request failed: ${request.method()} ${request.url()} ${reason}`);
+      });
       return { page, problems };
     },
   });
