@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { call, makeEvent, postEvents, subscribe, uniquePrefix, type TestEvent } from '../integration/support/api.js';
 import { waitFor } from '../integration/support/poll.js';
 import { useStackAndReceiver } from '../integration/support/stack-and-receiver.js';
+import { startConsole } from '../cli/support/console.js';
 import { shoot, useChromium, type WatchedPage } from './support/browser.js';
 
 const prefix = uniquePrefix('console');
@@ -206,6 +207,26 @@ describe('operator console in Chromium', { timeout: 120_000 }, () => {
     expect(Number(await page.getByTestId('chart').getAttribute('data-refreshes'))).toBeGreaterThan(refreshes);
     await shoot(page, 'overview');
     expectNoProblems(watched);
+  });
+
+  it('works the same through `ordered-webhooks console`, the loopback proxy: pages read and an action taken through it', async () => {
+    const proxy = await startConsole(['--url', stack().url]);
+    try {
+      const watched = await chromium().newPage();
+      const { page } = watched;
+      await page.goto(`${proxy.url}#/subscriptions?tenant=${encodeURIComponent(tenant)}`);
+      const row = page.locator(`tr[data-subscription="${held}"]`);
+      await expect.poll(() => row.textContent()).toContain('paused');
+      // A write through the proxy, as the browser sends it (Origin and Sec-Fetch-Site of the console's own page).
+      await row.getByRole('button', { name: `Resume ${held}` }).click();
+      await page.getByRole('dialog', { name: `Resume ${held}?` }).getByRole('button', { name: `Resume ${held}` }).click();
+      await expect.poll(() => page.locator('#notice').textContent()).toContain(`${held} resumed`);
+      expect((await call(stack().url, 'GET', `/v1/subscriptions/${held}`)).body).toMatchObject({ is_paused: false });
+      expect(await page.evaluate(() => (globalThis as unknown as { location: { host: string } }).location.host)).toBe(proxy.host);
+      expectNoProblems(watched);
+    } finally {
+      await proxy.stop();
+    }
   });
 
   it('goes from page to page by keyboard, and every page passes axe’s checks of names, labels and contrast', async () => {
