@@ -8,6 +8,7 @@
 import * as z from 'zod';
 import { parseWith, type Parsed } from './event.js';
 import type { LagSummary } from './lag.js';
+import { wholeNumberParameter } from './paging.js';
 
 /** One point per minute: the consumer publishes per invocation, the alarms sum per minute too. */
 export const METRICS_PERIOD_SECONDS = 60;
@@ -67,15 +68,9 @@ export function metricsWindowOf(minutes: number, now: Date): MetricsWindow {
   return { since: new Date(current - (minutes - 1) * PERIOD_MS), until: new Date(current + PERIOD_MS) };
 }
 
-const MINUTES_MESSAGE = `must be an integer from 1 to ${MAX_METRICS_MINUTES}`;
-
 /** The metrics route's query parameters as a client sends them (what the API document shows). */
 export const metricsQuerySchema = z.object({
-  minutes: z
-    .string()
-    .regex(/^[1-9][0-9]{0,2}$/, MINUTES_MESSAGE)
-    .transform(Number)
-    .refine((minutes) => minutes <= MAX_METRICS_MINUTES, MINUTES_MESSAGE)
+  minutes: wholeNumberParameter(MAX_METRICS_MINUTES)
     .meta({ description: `Minutes of the series, 1 to ${MAX_METRICS_MINUTES}, the last being the current one; ${DEFAULT_METRICS_MINUTES} when absent.` })
     .optional(),
 });

@@ -17,7 +17,6 @@ const MAX_CURSOR_LENGTH = 1024;
 
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
-const LIMIT_MESSAGE = `must be an integer from 1 to ${MAX_PAGE_LIMIT}`;
 const CURSOR_MESSAGE = 'is not a cursor this API gave out; start again without it';
 
 /** A page asked for: at most `limit` items, all strictly after the position `after` (none: from the start). */
@@ -53,12 +52,21 @@ function decodeCursor<P>(cursor: string, positionSchema: z.ZodType<P>): P | unde
   return parsed.success ? parsed.data : undefined;
 }
 
-const limitSchema = z
-  .string()
-  .regex(/^[1-9][0-9]{0,3}$/, LIMIT_MESSAGE)
-  .transform(Number)
-  .refine((limit) => limit <= MAX_PAGE_LIMIT, LIMIT_MESSAGE)
-  .meta({ description: `Items on the page, 1 to ${MAX_PAGE_LIMIT}; ${DEFAULT_PAGE_LIMIT} when absent.` });
+/**
+ * A query parameter holding a whole number from 1 to `max`, as digits alone (no sign, leading zero
+ * or space), read as a number: `limit` here, `minutes` of the metrics route. Anything else is
+ * refused with one message naming the range.
+ */
+export function wholeNumberParameter(max: number) {
+  const message = `must be an integer from 1 to ${max}`;
+  return z
+    .string()
+    .regex(new RegExp(`^[1-9][0-9]{0,${String(max).length - 1}}$`), message)
+    .transform(Number)
+    .refine((value) => value <= max, message);
+}
+
+const limitSchema = wholeNumberParameter(MAX_PAGE_LIMIT).meta({ description: `Items on the page, 1 to ${MAX_PAGE_LIMIT}; ${DEFAULT_PAGE_LIMIT} when absent.` });
 
 /**
  * The paging query parameters as a client sends them (what the API document shows): a cursor is
