@@ -97,7 +97,7 @@ describe('operator console in Chromium', { timeout: 120_000 }, () => {
     await shoot(page, 'skip-confirmation');
     await dialog.getByRole('button', { name: `Skip ${stuck}-1` }).click();
     await expect.poll(() => page.locator('#notice').textContent()).toContain(`Skip requested: ${stuck}-1`);
-    await expect.poll(() => page.getByTestId('group-head').textContent(), { timeout: 15_000 }).toBe(`${stuck}-2`);
+    await expect.poll(() => page.getByTestId('group-head').textContent()).toBe(`${stuck}-2`);
 
     // The operator opens the skip of stuck-2; someone else skips it first; the console's skip is refused.
     await page.getByRole('button', { name: 'Skip the head' }).click();
@@ -160,7 +160,7 @@ describe('operator console in Chromium', { timeout: 120_000 }, () => {
       .poll(async () => {
         await page.clock.fastForward(2100);
         return page.locator('#notice').textContent();
-      }, { timeout: 20_000 })
+      })
       .toBe('Redrive of sub_x stopped: 15 steps in a row sent nothing back (3 remain). Redrive again later; what was sent stays sent.');
     expect(steps).toBe(15);
     expectNoProblems(watched);
@@ -199,11 +199,11 @@ describe('operator console in Chromium', { timeout: 120_000 }, () => {
     // stuck-3 fails again (the receiver refuses again): a stalled group.
     isRefusing = true;
     await postEvents(stack().url, [5].map((n) => event(stuck, n)));
-    await expect.poll(() => page.locator('[data-testid="stalled-groups"] .value').textContent(), { timeout: 20_000 }).toBe('1');
+    await expect.poll(() => page.locator('[data-testid="stalled-groups"] .value').textContent()).toBe('1');
     const before = await delivered();
     const refreshes = Number(await page.getByTestId('chart').getAttribute('data-refreshes'));
     await postEvents(stack().url, [4, 5, 6].map((n) => event(healthy, n)));
-    await expect.poll(delivered, { timeout: 20_000 }).toBeGreaterThanOrEqual(before + 3);
+    await expect.poll(delivered).toBeGreaterThanOrEqual(before + 3);
     expect(Number(await page.getByTestId('chart').getAttribute('data-refreshes'))).toBeGreaterThan(refreshes);
     await shoot(page, 'overview');
     expectNoProblems(watched);
