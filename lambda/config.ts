@@ -99,6 +99,13 @@ export interface Config {
   readonly deliveryStateTtlDays: number;
   /** Days each accepted event's body is kept for a replay (DynamoDB TTL); 0: none is kept, no replay. */
   readonly eventRetentionDays: number;
+  /**
+   * Until this time (ISO 8601), ingest also finds events recorded before event ids were scoped per
+   * tenant and destination, under their producer's id alone, so that a resend of one is still a
+   * duplicate: set it when upgrading a stack from before, to the upgrade's time plus
+   * DELIVERY_STATE_TTL_DAYS. Unset: not looked up (one read unit less per event).
+   */
+  readonly legacyEventIdsUntil: string | undefined;
   /** Powertools Logger level. */
   readonly logLevel: LogLevel;
 }
@@ -198,6 +205,9 @@ const environmentSchema = (deployment: Deployment) =>
       ALARM_EMAIL: z.email('must be an e-mail address').optional(),
       DELIVERY_STATE_TTL_DAYS: integer(1, 3650).default(30),
       EVENT_RETENTION_DAYS: integer(0, 3650).default(7),
+      // Upgrading from before event ids were scoped per tenant and destination: until then, ingest
+      // also finds events recorded under their producer's id alone (a duplicate stays a duplicate).
+      LEGACY_EVENT_IDS_UNTIL: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date and time, e.g. 2027-01-31T00:00:00Z' }).optional(),
       LOG_LEVEL: z
         .string()
         .trim()
@@ -273,6 +283,7 @@ export const CONFIG_VARIABLES = {
   alarmEmail: 'ALARM_EMAIL',
   deliveryStateTtlDays: 'DELIVERY_STATE_TTL_DAYS',
   eventRetentionDays: 'EVENT_RETENTION_DAYS',
+  legacyEventIdsUntil: 'LEGACY_EVENT_IDS_UNTIL',
   logLevel: 'LOG_LEVEL',
 } as const satisfies { readonly [K in keyof Config]: keyof z.input<ReturnType<typeof environmentSchema>> };
 
@@ -326,6 +337,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>, de
     alarmEmail: v.ALARM_EMAIL,
     deliveryStateTtlDays: v.DELIVERY_STATE_TTL_DAYS,
     eventRetentionDays: v.EVENT_RETENTION_DAYS,
+    legacyEventIdsUntil: v.LEGACY_EVENT_IDS_UNTIL,
     logLevel: v.LOG_LEVEL,
   };
 }
@@ -354,6 +366,7 @@ export function toEnvironment(config: Config): Record<string, string> {
   };
   if (config.partitionCount !== undefined) environment.PARTITION_COUNT = String(config.partitionCount);
   if (config.autoPauseAfterSeconds !== undefined) environment.AUTO_PAUSE_AFTER_SECONDS = String(config.autoPauseAfterSeconds);
+  if (config.legacyEventIdsUntil !== undefined) environment.LEGACY_EVENT_IDS_UNTIL = config.legacyEventIdsUntil;
   return environment;
 }
 

@@ -189,6 +189,14 @@ export interface OrderedWebhooksProps {
    */
   readonly eventRetentionDays?: number;
   /**
+   * When upgrading a stack deployed before event ids were scoped per tenant and destination: until
+   * this time (ISO 8601, `LEGACY_EVENT_IDS_UNTIL`), ingest also finds events recorded under their
+   * producer's id alone, so a resend of one stays a duplicate. Set it to the upgrade's time plus
+   * `deliveryStateTtlDays`, then remove it.
+   * @default - none: not looked up
+   */
+  readonly legacyEventIdsUntil?: string;
+  /**
    * Level of the functions' logs (`LOG_LEVEL`): `'DEBUG'`, `'INFO'`, `'WARN'`, `'ERROR'` or `'SILENT'`.
    * @default 'INFO'
    */
@@ -268,6 +276,7 @@ export function propsOf(config: Config): OrderedWebhooksProps {
     alarmEmail: config.alarmEmail,
     deliveryStateTtlDays: config.deliveryStateTtlDays,
     eventRetentionDays: config.eventRetentionDays,
+    legacyEventIdsUntil: config.legacyEventIdsUntil,
     logLevel: config.logLevel,
   } satisfies { readonly [K in DeployedSetting]: Config[K] };
 }

@@ -6,7 +6,8 @@
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { isSettledBy, OutcomeKind, type DeliveryStore, type SettledEvent, type SettledQuery, type SettleResult } from '../core/delivery.js';
-import { EventStatus, RecordOutcome, type AcceptedEventRecord, type FanOutRecord, type IngestPorts } from '../core/ingest.js';
+import { fanOutRecordKey } from '../core/fan-out-id.js';
+import { EventStatus, RecordOutcome, type AcceptedEventRecord, type FanOutRecord, type IngestPorts, type RecordedEvent } from '../core/ingest.js';
 import type { ReplayRecord } from '../core/replay.js';
 import { TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
@@ -36,6 +37,15 @@ const eventStatusSchema = z.object({
   queue_position: z.string().optional(),
 });
 
+/** What ingest reads of an event's item before it enqueues (see `IngestPorts.findRecorded`). */
+const recordedItemSchema = z.object({
+  accepted_at: z.string().optional(),
+  tenant_id: z.string().optional(),
+  subscription_id: z.string().optional(),
+  message_group_id: z.string().optional(),
+  fingerprint: z.string().optional(),
+});
+
 export interface EventStore extends Pick<DeliveryStore, 'findSettled' | 'markDelivered' | 'markDeliveredUnlessSettled' | 'markDeadLettered' | 'recordSequence'> {
   /**
    * Whether the event was already delivered or dead-lettered ({@link isSettledBy}). For a redriven
@@ -50,15 +60,7 @@ export interface EventStore extends Pick<DeliveryStore, 'findSettled' | 'markDel
   readonly recordAccepted: (record: AcceptedEventRecord) => Promise<RecordOutcome>;
   readonly findFanOuts: IngestPorts['findFanOuts'];
   readonly recordFanOut: IngestPorts['recordFanOut'];
-}
-
-/**
- * The key of a fan-out's record (see `FanOutRecord`) in the Events table: its event id and
- * ` fan-out`. No event's item has it: a producer's ids hold no space, and a fan-out's deliveries go
- * by the event id, a space and 32 hex characters (`fanOutEventId`).
- */
-export function fanOutRecordKey(eventId: string): string {
-  return `${eventId} fan-out`;
+  readonly findRecorded: NonNullable<IngestPorts['findRecorded']>;
 }
 
 const fanOutItemSchema = z.object({
@@ -66,6 +68,7 @@ const fanOutItemSchema = z.object({
   tenant_id: z.string(),
   subscription_ids: z.array(z.string()),
   accepted_at: z.string(),
+  fingerprint: z.string().optional(),
 });
 
 export interface EventStoreOptions {
@@ -90,6 +93,7 @@ export const EVENT_STORE_ACCESS = {
   findFanOuts: [{ resource: 'eventsTable', actions: ['dynamodb:BatchGetItem'] }],
   // A conditional put; a read of the record that stands when it is refused.
   recordFanOut: [{ resource: 'eventsTable', actions: ['dynamodb:PutItem', 'dynamodb:GetItem'] }],
+  findRecorded: [{ resource: 'eventsTable', actions: ['dynamodb:BatchGetItem'] }],
 } as const satisfies AccessMap<EventStore>;
 
 export function createEventStore(client: DynamoDBDocumentClient, options: EventStoreOptions): EventStore {
@@ -163,42 +167,60 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
   };
 
   /**
-   * The outcome of a refused acceptance that carried a place in the queue: the same place on the
-   * record means this very write landed before (the SDK repeats a write whose answer it lost), as
+   * The outcome of a refused acceptance: a conflict when the record holds another fingerprint (the
+   * same id sent with another type or payload). Else, for one that carried a place in the queue, the
+   * same place on the record means this very write landed before (the SDK repeats a write whose answer it lost), as
    * no two messages share a place. Its status then tells how the first landing went, as well as
    * it can: settled since is taken for settled before, so the event is not counted (the lag's
    * depth may then read one low until the group drains). Strongly consistent: the write was just
    * refused because of what this read must see.
    */
-  const repeatedOutcome = async (eventId: string, queuePosition: string): Promise<RecordOutcome> => {
+  const repeatedOutcome = async (record: AcceptedEventRecord): Promise<RecordOutcome> => {
+    // Nothing to tell apart: a record without a place or a fingerprint is a duplicate, unread.
+    if (record.queuePosition === undefined && record.fingerprint === undefined) return RecordOutcome.alreadyRecorded;
     const output = await client.send(
       new GetCommand({
         TableName: options.tableName,
-        Key: { [eventKey]: eventId },
-        ProjectionExpression: '#status, queue_position',
+        Key: { [eventKey]: record.eventId },
+        ProjectionExpression: '#status, queue_position, fingerprint',
         ExpressionAttributeNames: { '#status': 'status' },
         ConsistentRead: true,
       }),
     );
-    const item = parseItem(eventStatusSchema, output.Item ?? {}, options.tableName, eventId);
-    if (item.queue_position !== queuePosition) return RecordOutcome.alreadyRecorded;
+    const item = parseItem(eventStatusSchema.extend({ fingerprint: z.string().optional() }), output.Item ?? {}, options.tableName, record.eventId);
+    if (record.fingerprint !== undefined && item.fingerprint !== undefined && item.fingerprint !== record.fingerprint) return RecordOutcome.conflict;
+    if (record.queuePosition === undefined || item.queue_position !== record.queuePosition) return RecordOutcome.alreadyRecorded;
     return item.status === EventItemStatus.accepted ? RecordOutcome.recorded : RecordOutcome.recordedSettled;
   };
 
   const toFanOut = (item: Record<string, unknown>, key: string): FanOutRecord => {
     const parsed = parseItem(fanOutItemSchema, item, options.tableName, key);
-    return { eventId: parsed.fan_out_event_id, tenantId: parsed.tenant_id, subscriptionIds: parsed.subscription_ids, acceptedAt: parsed.accepted_at };
+    return { eventId: parsed.fan_out_event_id, tenantId: parsed.tenant_id, subscriptionIds: parsed.subscription_ids, acceptedAt: parsed.accepted_at, ...(parsed.fingerprint === undefined ? {} : { fingerprint: parsed.fingerprint }) };
   };
 
   return {
-    async findFanOuts(eventIds) {
+    async findFanOuts(keys) {
       // Strongly consistent: a resend right after the first acceptance must find its record.
-      const items = await batchGetItems(client, { tableName: options.tableName, keyName: eventKey, keys: eventIds.map(fanOutRecordKey), attributes: [eventKey, 'fan_out_event_id', 'tenant_id', 'subscription_ids', 'accepted_at'], consistency: ReadConsistency.strong });
-      return new Map(items.map((item) => toFanOut(item, String(item[eventKey]))).map((record) => [record.eventId, record]));
+      const items = await batchGetItems(client, { tableName: options.tableName, keyName: eventKey, keys, attributes: [eventKey, 'fan_out_event_id', 'tenant_id', 'subscription_ids', 'accepted_at', 'fingerprint'], consistency: ReadConsistency.strong });
+      return new Map(items.map((item) => [String(item[eventKey]), toFanOut(item, String(item[eventKey]))]));
+    },
+
+    async findRecorded(eventIds) {
+      // Strongly consistent: a resend right after the first acceptance must find its record. Only
+      // ingest's records count (`accepted_at`): the consumer may have written an item first.
+      const items = await batchGetItems(client, { tableName: options.tableName, keyName: eventKey, keys: eventIds, attributes: [eventKey, 'accepted_at', 'tenant_id', 'subscription_id', 'message_group_id', 'fingerprint'], consistency: ReadConsistency.strong });
+      return new Map(
+        items.flatMap((item): Array<[string, RecordedEvent]> => {
+          const key = String(item[eventKey]);
+          const parsed = parseItem(recordedItemSchema, item, options.tableName, key);
+          if (parsed.accepted_at === undefined) return [];
+          return [[key, { tenantId: parsed.tenant_id, subscriptionId: parsed.subscription_id, messageGroupId: parsed.message_group_id, fingerprint: parsed.fingerprint }]];
+        }),
+      );
     },
 
     async recordFanOut(record) {
-      const key = fanOutRecordKey(record.eventId);
+      const key = fanOutRecordKey(record.eventId, record.tenantId);
       const written = await unlessConditionFails(
         client.send(new PutCommand({
           TableName: options.tableName,
@@ -209,6 +231,7 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
             subscription_ids: [...record.subscriptionIds],
             accepted_at: record.acceptedAt,
             expires_at: expiresAt(record.acceptedAt),
+            ...(record.fingerprint === undefined ? {} : { fingerprint: record.fingerprint }),
           },
           ConditionExpression: 'attribute_not_exists(#key)',
           ExpressionAttributeNames: { '#key': eventKey },
@@ -222,6 +245,7 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
 
     async recordAccepted(record) {
       const position = record.queuePosition === undefined ? {} : { ':position': record.queuePosition };
+      const fingerprint = record.fingerprint === undefined ? {} : { ':fingerprint': record.fingerprint };
       const output = await updateIfCondition(
         client,
         new UpdateCommand({
@@ -229,7 +253,7 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
           Key: { [eventKey]: record.eventId },
           // The consumer may have settled the event already (it can be delivered within
           // milliseconds of being enqueued): keep its status, add what ingest knows.
-          UpdateExpression: `SET accepted_at = :accepted, subscription_id = :subscription, tenant_id = :tenant, ordering_key = :key, message_group_id = :group, #status = if_not_exists(#status, :status), expires_at = if_not_exists(expires_at, :expires)${record.queuePosition === undefined ? '' : ', queue_position = :position'}`,
+          UpdateExpression: `SET accepted_at = :accepted, subscription_id = :subscription, tenant_id = :tenant, ordering_key = :key, message_group_id = :group, #status = if_not_exists(#status, :status), expires_at = if_not_exists(expires_at, :expires)${record.queuePosition === undefined ? '' : ', queue_position = :position'}${record.fingerprint === undefined ? '' : ', fingerprint = :fingerprint'}`,
           ConditionExpression: 'attribute_not_exists(accepted_at)',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
@@ -241,12 +265,13 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
             ':status': EventItemStatus.accepted,
             ':expires': expiresAt(record.acceptedAt),
             ...position,
+            ...fingerprint,
           },
           ReturnValues: 'ALL_OLD',
         }),
       );
       if (output !== undefined) return output.Attributes?.status === undefined ? RecordOutcome.recorded : RecordOutcome.recordedSettled;
-      return record.queuePosition === undefined ? RecordOutcome.alreadyRecorded : repeatedOutcome(record.eventId, record.queuePosition);
+      return repeatedOutcome(record);
     },
 
     async isSettled(query) {

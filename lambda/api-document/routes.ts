@@ -124,10 +124,12 @@ export const ROUTE_DESCRIPTIONS: RouteDescriptions = {
       '500 `internal_error` when SQS refuses the service itself (its configuration); both then carry `results` as 503 does. ' +
       'An event without `subscription_id` is a fan-out: it goes to every subscription of its `tenant_id` whose `event_types` take its `type` (fixed at its first acceptance: a resend goes to the same ones, a subscription created later gets none of it), ' +
       'each delivery in its subscription\'s own order; its result has `message_group_id` null and one entry per delivery in `deliveries`, possibly none. ' +
-      `A request of more than ${MAX_DELIVERIES_PER_REQUEST} deliveries (a fan-out counted once per subscription) is 400 \`invalid_request\` naming \`events\`.`,
+      `A request of more than ${MAX_DELIVERIES_PER_REQUEST} deliveries (a fan-out counted once per subscription) is 400 \`invalid_request\` naming \`events\`. ` +
+      'An `event_id` is unique within its tenant and destination (the subscription it names, or the tenant\'s fan-out): another tenant\'s or destination\'s event with the same id is another event. ' +
+      'An event whose tenant, destination and id were accepted before with the same `type` and `payload` is `duplicate`; with another `type` or `payload` the request is 409 `event_id_conflict` naming `events[i].event_id`, and nothing of it is enqueued.',
     body: { schema: z.union([requestEventSchema, batchSchema]), isRequired: true, description: 'One event, or `{"events": [...]}`; the whole request at most 1 MiB.' },
-    answers: { 202: { description: 'One result per event, in request order; `duplicate`: this `event_id` was accepted before.', schema: eventsAnswerSchema } },
-    errors: [...BODY_ERRORS, ErrorCode.unknownSubscription, ErrorCode.enqueueFailed, ErrorCode.ingestPaused],
+    answers: { 202: { description: 'One result per event, in request order; `duplicate`: this `event_id` was accepted before for the same tenant and destination, with the same type and payload.', schema: eventsAnswerSchema } },
+    errors: [...BODY_ERRORS, ErrorCode.unknownSubscription, ErrorCode.eventIdConflict, ErrorCode.enqueueFailed, ErrorCode.ingestPaused],
     errorBodies: {
       [ErrorCode.enqueueFailed]: partlyEnqueuedBodySchema,
       // `results` only when SQS refused some events permanently (some before them may be enqueued).

@@ -13,6 +13,8 @@ export const ErrorCode = {
   invalidRequest: 'invalid_request',
   payloadTooLarge: 'payload_too_large',
   unknownSubscription: 'unknown_subscription',
+  /** An event id its tenant and destination accepted before with another type or payload: nothing of the request was enqueued. */
+  eventIdConflict: 'event_id_conflict',
   endpointNotAllowed: 'endpoint_not_allowed',
   /** A subscription id another tenant already holds: nothing was changed. */
   tenantMismatch: 'tenant_mismatch',

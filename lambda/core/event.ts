@@ -5,7 +5,7 @@
 import * as z from 'zod';
 import { ErrorCode, formatPath, type ErrorDetail, type Refusal } from './api-error.js';
 import { MAX_EVENTS_PER_REQUEST, MAX_PAYLOAD_DEPTH, MAX_REQUEST_BYTES } from './limits.js';
-import { fanOutEventId } from './fan-out-id.js';
+import { fanOutEventId, namedEventId } from './fan-out-id.js';
 
 /** SQS deduplication ids (our event ids) use letters, digits and ASCII punctuation: 0x21–0x7E. */
 const SQS_ID_ALPHABET = /^[\x21-\x7e]+$/;
@@ -146,18 +146,32 @@ export function parseEventsRequest(value: unknown): Parsed<EventsRequest> {
     if (!parsed.success) return invalid(toDetails(parsed.error));
     request = { events: [parsed.data], pathOf: () => '' };
   }
+  // An event id is its producer's within its tenant and destination (see `eventScopeOf`): two
+  // events of one request may share one only across scopes.
   const firstIndexById = new Map<string, number>();
   const repeats: ErrorDetail[] = [];
   request.events.forEach((event, index) => {
-    const first = firstIndexById.get(event.event_id);
-    if (first === undefined) firstIndexById.set(event.event_id, index);
-    else repeats.push({ path: `${request.pathOf(index)}.event_id`, message: `repeats the event_id of ${request.pathOf(first)}` });
+    const identity = JSON.stringify([...eventScopeOf(event), event.event_id]);
+    const first = firstIndexById.get(identity);
+    if (first === undefined) firstIndexById.set(identity, index);
+    else repeats.push({ path: `${request.pathOf(index)}.event_id`, message: `repeats the event_id of ${request.pathOf(first)} for the same tenant and destination` });
   });
   return repeats.length > 0 ? invalid(repeats) : { ok: true, value: request };
 }
 
+/**
+ * The scope an event id is unique in: its tenant and its destination, the subscription it names or
+ * (null) the tenant's fan-out. The same id in another scope is another event.
+ */
+export function eventScopeOf(event: Pick<RequestEvent, 'tenant_id' | 'subscription_id'>): readonly [tenantId: string, subscriptionId: string | null] {
+  return [event.tenant_id, event.subscription_id ?? null];
+}
+
 /** A fan-out delivery's id (see `fanOutEventId`). */
 const fanOutEventIdSchema = z.string().regex(/^[\x21-\x7e]{1,128} [0-9a-f]{32}$/, 'must be an event_id, a space and 32 hex characters');
+
+/** The id of an event naming its subscription (see `namedEventId`). */
+const namedEventIdSchema = z.string().regex(/^[\x21-\x7e]{1,128} s[0-9a-f]{32}$/, 'must be an event_id, a space, s and 32 hex characters');
 
 /**
  * The body of an SQS message: the event as accepted, where it was routed, and when it was
@@ -166,7 +180,9 @@ const fanOutEventIdSchema = z.string().regex(/^[\x21-\x7e]{1,128} [0-9a-f]{32}$/
 export const queuedEventSchema = z.strictObject({
   version: z.literal(1),
   // A fan-out's delivery goes by its own id (see `fanOutEventId`), checked against `fan_out` below.
-  event: webhookEventSchema.extend({ event_id: z.union([eventIdSchema, fanOutEventIdSchema]) }),
+  // An event goes by the id of its scope (see `namedEventId`, `fanOutEventId`), checked against `named` or `fan_out` below;
+  // one accepted before ids were scoped, by its producer's id alone.
+  event: webhookEventSchema.extend({ event_id: z.union([eventIdSchema, namedEventIdSchema, fanOutEventIdSchema]) }),
   ordering_key: z.string(),
   message_group_id: z.string().min(1),
   accepted_at: z.iso.datetime(),
@@ -198,15 +214,35 @@ export const queuedEventSchema = z.strictObject({
    * delivery's own (`fanOutEventId`).
    */
   fan_out: z.strictObject({ event_id: eventIdSchema }).optional(),
+  /**
+   * Set on an event that names its subscription: `event_id` is the event's id as its producer sent
+   * it, which the webhook carries; `event.event_id` is the id of its scope (`namedEventId`). Absent
+   * on events accepted before ids were scoped, whose `event.event_id` is the producer's.
+   */
+  named: z.strictObject({ event_id: eventIdSchema }).optional(),
 }).superRefine((queued, context) => {
-  const expected = queued.fan_out === undefined ? queued.event.event_id : fanOutEventId(queued.fan_out.event_id, queued.event.subscription_id);
-  if (queued.event.event_id !== expected) context.addIssue({ code: 'custom', path: ['event', 'event_id'], message: queued.fan_out === undefined ? 'must be an event_id (a fan-out id needs fan_out)' : 'is not the fan-out id of fan_out.event_id and subscription_id' });
+  if (queued.fan_out !== undefined && queued.named !== undefined) {
+    context.addIssue({ code: 'custom', path: ['named'], message: 'cannot be set with fan_out' });
+    return;
+  }
+  const { event } = queued;
+  const expected =
+    queued.fan_out !== undefined ? fanOutEventId(queued.fan_out.event_id, event.subscription_id)
+    : queued.named !== undefined ? namedEventId(queued.named.event_id, event.tenant_id, event.subscription_id)
+    : eventIdSchema.safeParse(event.event_id).success ? event.event_id
+    : undefined;
+  if (event.event_id === expected) return;
+  const message =
+    queued.fan_out !== undefined ? 'is not the fan-out id of fan_out.event_id and subscription_id'
+    : queued.named !== undefined ? 'is not the id of named.event_id for its tenant and subscription'
+    : 'must be an event_id (a scoped id needs named or fan_out)';
+  context.addIssue({ code: 'custom', path: ['event', 'event_id'], message });
 });
 export type QueuedEvent = z.infer<typeof queuedEventSchema>;
 
 /** The id the receiver and the API know an event by: the producer's, also for a fan-out's delivery. */
 export function publicEventIdOf(queued: QueuedEvent): string {
-  return queued.fan_out?.event_id ?? queued.event.event_id;
+  return queued.fan_out?.event_id ?? queued.named?.event_id ?? queued.event.event_id;
 }
 
 

@@ -4,14 +4,14 @@
  */
 import * as z from 'zod';
 import { ErrorCode, type ErrorDetail } from './api-error.js';
-import { encodeQueuedEvent, messageOfBodies, type EventsRequest, type QueuedEvent, type WebhookEvent } from './event.js';
-import { fanOutEventId } from './fan-out-id.js';
+import { encodeQueuedEvent, messageOfBodies, type EventsRequest, type QueuedEvent, type RequestEvent, type WebhookEvent } from './event.js';
+import { fanOutEventId, fanOutRecordKey, legacyFanOutRecordKey, namedEventId } from './fan-out-id.js';
 import { MAX_EVENTS_PER_MESSAGE, MAX_ORDERING_KEY_BYTES, MAX_QUEUED_EVENT_BYTES } from './limits.js';
 import { queuePositionOf } from './delivery.js';
 import { SendFailureKind, SendStatus, sendInKeyOrder, type OutgoingMessage, type SendBatch, type SendFailure } from './enqueue-plan.js';
 import type { KeptEventStore } from './kept-event.js';
 import type { GroupIntake } from './lag.js';
-import { DEFAULT_ORDERING, messageGroupIdFor, Ordering, partitionKey } from './routing.js';
+import { blake2bDigest, DEFAULT_ORDERING, messageGroupIdFor, Ordering, partitionKey } from './routing.js';
 import { schemaOf } from './schema-match.js';
 import { takesEventType } from './subscription.js';
 
@@ -23,6 +23,8 @@ export interface AcceptedEventRecord {
   readonly orderingKey: string;
   readonly messageGroupId: string;
   readonly acceptedAt: string;
+  /** Its type and payload's {@link eventFingerprint}: a resend with another is a conflict, not a duplicate. */
+  readonly fingerprint?: string;
   /**
    * Where the message that carries it stands in its group (`queuePositionOf`), when SQS said: the
    * consumer takes a message of this event at any other place for a copy (see `isQueueCopy`).
@@ -37,6 +39,8 @@ export const RecordOutcome = {
   recordedSettled: 'recorded_settled',
   /** A concurrent request recorded it first: a duplicate. */
   alreadyRecorded: 'already_recorded',
+  /** A concurrent request recorded the same id first, with another type or payload (see {@link eventFingerprint}). */
+  conflict: 'conflict',
 } as const;
 export type RecordOutcome = (typeof RecordOutcome)[keyof typeof RecordOutcome];
 
@@ -59,6 +63,26 @@ export interface FanOutRecord {
   /** Sorted; empty when no subscription of the tenant took the event's type. */
   readonly subscriptionIds: readonly string[];
   readonly acceptedAt: string;
+  /** The event's {@link eventFingerprint}; absent on records written before fingerprints. */
+  readonly fingerprint?: string;
+}
+
+/** What ingest finds of an event recorded before it enqueues anything (see `IngestPorts.findRecorded`). */
+export interface RecordedEvent {
+  readonly tenantId: string | undefined;
+  readonly subscriptionId: string | undefined;
+  readonly messageGroupId: string | undefined;
+  /** Absent on records written before fingerprints: such a record is taken for the same event. */
+  readonly fingerprint: string | undefined;
+}
+
+/**
+ * What tells two sends of one event id apart: BLAKE2b of its type and its payload's JSON text. The
+ * same tenant, destination and id with another fingerprint is `event_id_conflict`, never a duplicate.
+ */
+export function eventFingerprint(event: Pick<RequestEvent, 'type' | 'payload'>): string {
+  const payload = JSON.stringify(event.payload);
+  return Buffer.from(blake2bDigest(`${event.type.length}:${event.type}${payload}`, 16)).toString('hex');
 }
 
 /** The most deliveries one request may make, fan-outs counted per subscription: it must be enqueued and recorded well within API Gateway's 30 s. */
@@ -70,10 +94,15 @@ export interface IngestPorts {
   readonly findSubscriptionRouting: (subscriptionIds: readonly string[]) => Promise<ReadonlyMap<string, SubscriptionRouting>>;
   /** Each tenant's subscriptions, with their routing, for fan-outs. */
   readonly findTenantSubscriptions: (tenantIds: readonly string[]) => Promise<ReadonlyMap<string, ReadonlyMap<string, SubscriptionRouting>>>;
-  /** The fan-outs recorded for these event ids (see {@link FanOutRecord}). */
-  readonly findFanOuts: (eventIds: readonly string[]) => Promise<ReadonlyMap<string, FanOutRecord>>;
-  /** Records a fan-out unless one is recorded for its event id already: the record that stands. */
+  /** The fan-outs recorded under these keys (`fanOutRecordKey`, see {@link FanOutRecord}), by key. */
+  readonly findFanOuts: (keys: readonly string[]) => Promise<ReadonlyMap<string, FanOutRecord>>;
+  /** Records a fan-out unless one is recorded for its tenant and event id already: the record that stands. */
   readonly recordFanOut: (record: FanOutRecord) => Promise<FanOutRecord>;
+  /**
+   * The events ingest recorded under these ids, by id, strongly consistent: read before anything is
+   * enqueued, so that a resend with another type or payload is refused whole. Absent: none is read.
+   */
+  readonly findRecorded?: (eventIds: readonly string[]) => Promise<ReadonlyMap<string, RecordedEvent>>;
   /**
    * Records a first acceptance; `already_recorded` when another request recorded it first. The
    * same record again (its write's answer lost, and the write repeated) is no other request's.
@@ -99,6 +128,13 @@ export interface IngestSettings {
    * the backstop's receive count is set by); MAX_EVENTS_PER_MESSAGE when absent.
    */
   readonly maxEventsPerMessage?: number;
+  /**
+   * Until this time (ISO 8601), an event that names its subscription is also looked up under its
+   * producer's id alone, and a fan-out under its record's key without tenant, as they were recorded
+   * before ids were scoped per tenant and destination: a resend of one of them is a duplicate
+   * (`LEGACY_EVENT_IDS_UNTIL`). Absent: not looked up.
+   */
+  readonly legacyEventIdsUntil?: string;
 }
 
 /** How long a producer is asked to wait while ingest is paused. */
@@ -113,6 +149,8 @@ export const IngestRefusal = {
   invalidRequest: ErrorCode.invalidRequest,
   unknownSubscription: ErrorCode.unknownSubscription,
   payloadTooLarge: ErrorCode.payloadTooLarge,
+  /** An event id its tenant and destination accepted before with another type or payload. */
+  eventIdConflict: ErrorCode.eventIdConflict,
 } as const;
 export type IngestRefusal = (typeof IngestRefusal)[keyof typeof IngestRefusal];
 
@@ -195,6 +233,8 @@ interface RoutedEvent {
   readonly event: WebhookEvent;
   /** For a fan-out's delivery: the event's id as sent (`event.event_id` is the delivery's own). */
   readonly fanOutOf?: string;
+  /** For an event naming its subscription: its id as sent (`event.event_id` is its scope's, `namedEventId`). */
+  readonly namedOf?: string;
   readonly orderingKey: string;
   readonly messageGroupId: string;
 }
@@ -204,6 +244,7 @@ interface Target {
   readonly requestIndex: number;
   readonly event: WebhookEvent;
   readonly fanOutOf?: string;
+  readonly namedOf?: string;
 }
 
 function unknownSubscriptions(
@@ -274,6 +315,7 @@ function toQueued(routed: RoutedEvent, acceptedAt: string): QueuedEvent {
     message_group_id: routed.messageGroupId,
     accepted_at: acceptedAt,
     ...(routed.fanOutOf === undefined ? {} : { fan_out: { event_id: routed.fanOutOf } }),
+    ...(routed.namedOf === undefined ? {} : { named: { event_id: routed.namedOf } }),
   };
 }
 
@@ -390,11 +432,15 @@ export async function ingestEvents(
   if (unknown.length > 0) {
     return { kind: IngestOutcomeKind.refused, reason: IngestRefusal.unknownSubscription, details: unknown };
   }
-  const fanOuts = await findFanOutLists(request, ports, subscriptions);
+  const now = ports.now();
+  const isLegacyOpen = isLegacyLookupOpen(settings, now);
+  const fanOuts = await findFanOutLists(request, ports, subscriptions, isLegacyOpen);
   if ('refusal' in fanOuts) return fanOuts.refusal;
-  const acceptedAt = ports.now().toISOString();
+  const acceptedAt = now.toISOString();
   let planned = planDeliveries(request, fanOuts.lists, subscriptions, settings, acceptedAt);
   if ('refusal' in planned) return planned.refusal;
+  const recordedBefore = await findRecordedDuplicates(request, planned.routed, ports, isLegacyOpen);
+  if ('refusal' in recordedBefore) return recordedBefore.refusal;
   // A new fan-out's subscriptions are recorded only once its request is found valid, and before
   // anything of it is enqueued. Another request that recorded it first decides them: planned again.
   const recorded = await recordFanOuts(request, ports, fanOuts, subscriptions, acceptedAt);
@@ -404,8 +450,10 @@ export async function ingestEvents(
     if ('refusal' in planned) return planned.refusal;
   }
   const { routed, encoded } = planned;
+  // An event naming its subscription has one delivery: its place in the request names it.
+  const isRecordedBefore = (r: RoutedEvent): boolean => r.namedOf !== undefined && recordedBefore.duplicates.has(r.requestIndex);
 
-  const packs = toPacks(encoded, settings.maxEventsPerMessage ?? MAX_EVENTS_PER_MESSAGE, ports.uniqueId());
+  const packs = toPacks(encoded.filter((e) => !isRecordedBefore(e.routed)), settings.maxEventsPerMessage ?? MAX_EVENTS_PER_MESSAGE, ports.uniqueId());
   const report = await sendInKeyOrder(
     packs.map((pack) => pack.message),
     ports.sendBatch,
@@ -426,8 +474,9 @@ export async function ingestEvents(
       positions.set(index, queuePositionOf({ messageGroupId: pack.message.messageGroupId, sequenceNumber, ...(isPack ? { indexInMessage } : {}) }));
     }
   }
-  const statuses = new Map<number, EventStatus>();
+  const statuses = new Map<number, EventStatus>(routed.filter(isRecordedBefore).map((r) => [r.index, EventStatus.duplicate]));
   const counted: RoutedEvent[] = [];
+  const conflicts: number[] = [];
   const record = async (r: RoutedEvent): Promise<void> => {
     const sent = sendStatuses.get(r.index);
     // Not sent: the event's status is the send's (the two share `failed` and `not_enqueued`).
@@ -443,9 +492,13 @@ export async function ingestEvents(
       orderingKey: r.orderingKey,
       messageGroupId: r.messageGroupId,
       acceptedAt,
+      fingerprint: eventFingerprint(r.event),
       ...(queuePosition === undefined ? {} : { queuePosition }),
     });
     if (outcome === RecordOutcome.recorded) counted.push(r);
+    // Another request recorded the id first, with another type or payload: this copy is not the
+    // recorded message, so the consumer skips it (`isQueueCopy`).
+    if (outcome === RecordOutcome.conflict) conflicts.push(r.requestIndex);
     statuses.set(r.index, outcome === RecordOutcome.alreadyRecorded ? EventStatus.duplicate : EventStatus.accepted);
   };
   // Each message's events are kept before they are recorded: a record then always names a place
@@ -465,6 +518,9 @@ export async function ingestEvents(
   await Promise.all(intakeByGroup(counted, acceptedAt).map(ports.recordGroupIntake));
   const failed = written.find((outcome) => outcome.status === 'rejected');
   if (failed !== undefined) throw failed.reason;
+  // Two requests with one id and different contents at once: the one recorded second is refused,
+  // though its other events were enqueued (the read before enqueueing saw neither).
+  if (conflicts.length > 0) return refusedAsConflicting(request, conflicts);
 
   const results = resultsOf(request, routed, (r) => statuses.get(r.index) ?? EventStatus.duplicate);
   const hasFailures = [...statuses.values()].some((status) => status === EventStatus.failed || status === EventStatus.notEnqueued);
@@ -479,30 +535,40 @@ interface FanOutLists {
   readonly unrecorded: ReadonlySet<number>;
 }
 
-const ANOTHER_TENANTS_FAN_OUT = 'is the event_id of a fan-out of another tenant; choose another';
+const CONFLICTING_EVENT_ID = 'was accepted before for this tenant and destination with another type or payload; send it as it was, or give this event a new event_id';
+
+/** Whether ids recorded before they were scoped are looked up too (see `IngestSettings.legacyEventIdsUntil`). */
+function isLegacyLookupOpen(settings: IngestSettings, now: Date): boolean {
+  return settings.legacyEventIdsUntil !== undefined && now.getTime() < Date.parse(settings.legacyEventIdsUntil);
+}
 
 /**
  * The subscriptions each fan-out of the request goes to: those its first acceptance recorded, or,
  * for a first acceptance, those of its tenant whose `event_types` take its type (recorded later,
- * see {@link recordFanOuts}). Their routing is added to `subscriptions`. Refused when the event id
- * is another tenant's fan-out.
+ * see {@link recordFanOuts}). Their routing is added to `subscriptions`. A fan-out's record is its
+ * tenant's (`fanOutRecordKey`); refused whole when one was accepted with another type or payload.
  */
-async function findFanOutLists(request: EventsRequest, ports: IngestPorts, subscriptions: Map<string, SubscriptionRouting>): Promise<FanOutLists | { readonly refusal: IngestOutcome }> {
+async function findFanOutLists(request: EventsRequest, ports: IngestPorts, subscriptions: Map<string, SubscriptionRouting>, isLegacyOpen: boolean): Promise<FanOutLists | { readonly refusal: IngestOutcome }> {
   const fanOuts = request.events.flatMap((event, index) => (event.subscription_id === undefined ? [{ event, index }] : []));
   if (fanOuts.length === 0) return { lists: new Map(), unrecorded: new Set() };
-  const recorded = await ports.findFanOuts(fanOuts.map(({ event }) => event.event_id));
-  const taken = fanOuts.filter(({ event }) => {
-    const record = recorded.get(event.event_id);
-    return record !== undefined && record.tenantId !== event.tenant_id;
-  });
-  if (taken.length > 0) return { refusal: refusedAsTaken(request, taken.map(({ index }) => index)) };
-  const newTenants = [...new Set(fanOuts.filter(({ event }) => !recorded.has(event.event_id)).map(({ event }) => event.tenant_id))];
+  const keys = fanOuts.flatMap(({ event }) => [fanOutRecordKey(event.event_id, event.tenant_id), ...(isLegacyOpen ? [legacyFanOutRecordKey(event.event_id)] : [])]);
+  const found = await ports.findFanOuts(keys);
+  const recordOf = (event: RequestEvent): FanOutRecord | undefined => {
+    const own = found.get(fanOutRecordKey(event.event_id, event.tenant_id));
+    if (own !== undefined || !isLegacyOpen) return own;
+    // Before records were scoped, a tenant's fan-out held its event id for every tenant.
+    const legacy = found.get(legacyFanOutRecordKey(event.event_id));
+    return legacy?.tenantId === event.tenant_id ? legacy : undefined;
+  };
+  const conflicts = fanOuts.filter(({ event }) => isConflict(recordOf(event)?.fingerprint, event)).map(({ index }) => index);
+  if (conflicts.length > 0) return { refusal: refusedAsConflicting(request, conflicts) };
+  const newTenants = [...new Set(fanOuts.filter(({ event }) => recordOf(event) === undefined).map(({ event }) => event.tenant_id))];
   const byTenant = newTenants.length === 0 ? new Map<string, ReadonlyMap<string, SubscriptionRouting>>() : await ports.findTenantSubscriptions(newTenants);
   for (const tenantSubscriptions of byTenant.values()) for (const [id, routing] of tenantSubscriptions) subscriptions.set(id, routing);
   const lists = new Map<number, readonly string[]>();
   const unrecorded = new Set<number>();
   for (const { event, index } of fanOuts) {
-    const known = recorded.get(event.event_id);
+    const known = recordOf(event);
     if (known !== undefined) {
       lists.set(index, known.subscriptionIds);
       continue;
@@ -521,17 +587,22 @@ async function readRoutingOf(lists: ReadonlyMap<number, readonly string[]>, port
   if (unread.length > 0) for (const [id, routing] of await ports.findSubscriptionRouting(unread)) subscriptions.set(id, routing);
 }
 
-/** The refusal of fan-outs whose event id another tenant's fan-out holds. */
-function refusedAsTaken(request: EventsRequest, indexes: readonly number[]): IngestOutcome {
-  const details = indexes.map((index) => ({ path: `${request.pathOf(index)}.event_id`.replace(/^\./, ''), message: ANOTHER_TENANTS_FAN_OUT }));
-  return { kind: IngestOutcomeKind.refused, reason: IngestRefusal.invalidRequest, details };
+/** Whether a recorded fingerprint says the event is another one under the same id (a record without one is taken for the same). */
+function isConflict(recorded: string | undefined, event: Pick<RequestEvent, 'type' | 'payload'>): boolean {
+  return recorded !== undefined && recorded !== eventFingerprint(event);
+}
+
+/** The refusal of events whose id their tenant and destination accepted before with another type or payload. */
+function refusedAsConflicting(request: EventsRequest, indexes: readonly number[]): IngestOutcome {
+  const details = [...new Set(indexes)].sort((a, b) => a - b).map((index) => ({ path: `${request.pathOf(index)}.event_id`.replace(/^\./, ''), message: CONFLICTING_EVENT_ID }));
+  return { kind: IngestOutcomeKind.refused, reason: IngestRefusal.eventIdConflict, details };
 }
 
 /**
  * Records the request's new fan-outs with their subscriptions, before anything is enqueued (a
  * request that fails after this is resent to the same ones). A fan-out another request recorded
  * first keeps its own: `isChanged` when one differs from what this request found; refused when
- * it is another tenant's (two tenants sent the same event id at once).
+ * that request sent it with another type or payload.
  */
 async function recordFanOuts(
   request: EventsRequest,
@@ -541,24 +612,49 @@ async function recordFanOuts(
   acceptedAt: string,
 ): Promise<{ readonly lists: ReadonlyMap<number, readonly string[]>; readonly isChanged: boolean } | { readonly refusal: IngestOutcome }> {
   const lists = new Map(fanOuts.lists);
-  const taken: number[] = [];
+  const conflicts: number[] = [];
   let isChanged = false;
   await Promise.all(
     [...fanOuts.unrecorded].map(async (index) => {
       const event = request.events[index];
       const found = fanOuts.lists.get(index) ?? [];
       if (event === undefined) return;
-      const stands = await ports.recordFanOut({ eventId: event.event_id, tenantId: event.tenant_id, subscriptionIds: found, acceptedAt });
-      if (stands.tenantId !== event.tenant_id) taken.push(index);
+      const stands = await ports.recordFanOut({ eventId: event.event_id, tenantId: event.tenant_id, subscriptionIds: found, acceptedAt, fingerprint: eventFingerprint(event) });
+      if (isConflict(stands.fingerprint, event)) conflicts.push(index);
       else if (stands.subscriptionIds.join('\n') !== found.join('\n')) {
         lists.set(index, stands.subscriptionIds);
         isChanged = true;
       }
     }),
   );
-  if (taken.length > 0) return { refusal: refusedAsTaken(request, taken.sort((a, b) => a - b)) };
+  if (conflicts.length > 0) return { refusal: refusedAsConflicting(request, conflicts) };
   if (isChanged) await readRoutingOf(lists, ports, subscriptions);
   return { lists, isChanged };
+}
+
+/**
+ * The events naming their subscription that ingest recorded before, read before anything is
+ * enqueued: refused whole when one was accepted with another type or payload; otherwise the
+ * places in the request of those recorded already, which are duplicates and are not enqueued again
+ * (a record is written only once its event's message was enqueued). During an upgrade's window
+ * (`isLegacyOpen`) an event recorded under its producer's id alone, for the same tenant and
+ * subscription, is a duplicate too: its message's id is not this event's, so a copy sent now would
+ * be delivered a second time.
+ */
+async function findRecordedDuplicates(request: EventsRequest, routed: readonly RoutedEvent[], ports: IngestPorts, isLegacyOpen: boolean): Promise<{ readonly duplicates: ReadonlySet<number> } | { readonly refusal: IngestOutcome }> {
+  const named = routed.filter((r): r is RoutedEvent & { readonly namedOf: string } => r.namedOf !== undefined);
+  if (named.length === 0 || ports.findRecorded === undefined) return { duplicates: new Set() };
+  const found = await ports.findRecorded(named.flatMap((r) => [r.event.event_id, ...(isLegacyOpen ? [r.namedOf] : [])]));
+  const conflicts: number[] = [];
+  const duplicates = new Set<number>();
+  for (const r of named) {
+    const legacy = isLegacyOpen ? found.get(r.namedOf) : undefined;
+    const record = found.get(r.event.event_id) ?? (legacy?.tenantId === r.event.tenant_id && legacy.subscriptionId === r.event.subscription_id ? legacy : undefined);
+    if (record === undefined) continue;
+    if (isConflict(record.fingerprint, r.event)) conflicts.push(r.requestIndex);
+    else duplicates.add(r.requestIndex);
+  }
+  return conflicts.length > 0 ? { refusal: refusedAsConflicting(request, conflicts) } : { duplicates };
 }
 
 /**
@@ -574,7 +670,10 @@ function planDeliveries(
   acceptedAt: string,
 ): { readonly routed: readonly RoutedEvent[]; readonly encoded: readonly EncodedEvent[] } | { readonly refusal: IngestOutcome } {
   const targets: Target[] = request.events.flatMap((event, requestIndex): Target[] => {
-    if (event.subscription_id !== undefined) return [{ requestIndex, event: { ...event, subscription_id: event.subscription_id } }];
+    if (event.subscription_id !== undefined) {
+      const eventId = namedEventId(event.event_id, event.tenant_id, event.subscription_id);
+      return [{ requestIndex, event: { ...event, event_id: eventId, subscription_id: event.subscription_id }, namedOf: event.event_id }];
+    }
     const { subscription_id: _none, ...rest } = event;
     // A subscription of another tenant never takes a tenant's event, whatever a record says.
     return (fanOutLists.get(requestIndex) ?? [])

@@ -34,6 +34,7 @@
  * later hold can be overwritten); a failing head's write keeps it, since it can land after the
  * head's backoff let another batch hold the group anew.
  */
+import { publicEventIdOfDelivery } from './fan-out-id.js';
 import type { VisibilityChange } from './consumer-batch.js';
 import { OutcomeKind, type DeliveryOutcome } from './delivery.js';
 import { HeadState, type GroupHold, type GroupLag, type GroupProgress } from './lag.js';
@@ -194,7 +195,8 @@ export function pauseNoticesOf(outcomes: Iterable<readonly [messageGroupId: stri
       notice: AUTO_PAUSE_NOTICE,
       subscription_id: outcome.subscriptionId,
       message_group_id: messageGroupId,
-      event_id: outcome.eventId,
+      // The id the API and the receiver know it by, not the one of its scope inside the service.
+      event_id: publicEventIdOfDelivery(outcome.eventId),
       attempts: outcome.attempts,
       failing_since: outcome.failingSince,
       paused_at: outcome.pause.pausedAt,

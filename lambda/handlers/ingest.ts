@@ -57,7 +57,7 @@ export function createIngestHandler(deps: IngestHandlerDeps): HttpHandler {
 /** The adapter methods ingest calls: the wiring takes these alone, and its function is granted their accesses. */
 const USES = {
   subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['findRouting', 'findTenantSubscriptions']),
-  events: uses(EVENT_STORE_ACCESS, ['recordAccepted', 'findFanOuts', 'recordFanOut']),
+  events: uses(EVENT_STORE_ACCESS, ['recordAccepted', 'findFanOuts', 'recordFanOut', 'findRecorded']),
   groups: uses(GROUP_STORE_ACCESS, ['recordIntake']),
   keptEvents: uses(KEPT_EVENT_STORE_ACCESS, ['keep']),
   settings: uses(SETTINGS_STORE_ACCESS, ['getRouting']),
@@ -88,6 +88,7 @@ export function createIngestPorts(input: IngestWiring): IngestPorts {
     findTenantSubscriptions: subscriptions.findTenantSubscriptions,
     findFanOuts: events.findFanOuts,
     recordFanOut: events.recordFanOut,
+    findRecorded: events.findRecorded,
     recordAccepted: events.recordAccepted,
     recordGroupIntake: pick(createGroupStore(dynamo, resources.groupsTable), USES.groups).recordIntake,
     sendBatch: pick(createDeliveryQueue(input.sqs, resources.deliveryQueueUrl, input.logger), USES.deliveryQueue).sendBatch,
@@ -106,7 +107,13 @@ export function wireIngestHandler(input: IngestWiring, wrapPorts: IngestPortsWra
     ports: wrapPorts(createIngestPorts(input)),
     readSettings: async () => {
       const routing = await settings.getRouting();
-      return { partitionCount: routing.partitionCount, isPaused: routing.isPaused, maxEventsPerMessage: maxEventsPerMessage(input.config) };
+      const { legacyEventIdsUntil } = input.config;
+      return {
+        partitionCount: routing.partitionCount,
+        isPaused: routing.isPaused,
+        maxEventsPerMessage: maxEventsPerMessage(input.config),
+        ...(legacyEventIdsUntil === undefined ? {} : { legacyEventIdsUntil }),
+      };
     },
     logger: input.logger,
   });

@@ -85,6 +85,7 @@ export const ERROR_STATUS_CODES: Readonly<Record<ErrorCode, number>> = {
   [ErrorCode.tenantMismatch]: 409,
   [ErrorCode.orderingChangePending]: 409,
   [ErrorCode.replayInProgress]: 409,
+  [ErrorCode.eventIdConflict]: 409,
   [ErrorCode.payloadTooLarge]: 413,
   [ErrorCode.unknownSubscription]: 422,
   [ErrorCode.endpointNotAllowed]: 422,
@@ -132,6 +133,7 @@ const INGEST_REFUSAL_MESSAGES: Readonly<Record<IngestRefusal, string>> = {
   [IngestRefusal.invalidRequest]: 'Some events cannot be routed by their subscription’s ordering; nothing was enqueued.',
   [IngestRefusal.unknownSubscription]: 'Some events name a subscription that does not exist.',
   [IngestRefusal.payloadTooLarge]: 'Some events are too large to enqueue.',
+  [IngestRefusal.eventIdConflict]: 'Some event ids were accepted before with another type or payload; nothing was enqueued.',
 };
 
 /** Answers `POST /v1/events` for ingest's outcome. */

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { maxEventsPerMessage } from '../../lambda/config.js';
 import type { OutgoingMessage } from '../../lambda/core/enqueue-plan.js';
-import { readQueuedMessage } from '../../lambda/core/event.js';
+import { publicEventIdOf, readQueuedMessage } from '../../lambda/core/event.js';
 import { makeEvent, postEvents, subscribe, uniquePrefix } from './support/api.js';
 import { deadLettersOf } from './support/operator-api.js';
 import { waitFor } from './support/poll.js';
@@ -45,7 +45,7 @@ describe('local stack packs', { timeout: 60_000 }, () => {
     expect(messages).toHaveLength(Math.ceil(events.length / perMessage));
     const carried = messages.flatMap((message) => {
       const read = readQueuedMessage(message.body);
-      return 'items' in read ? read.items.map((item) => ('queued' in item ? item.queued.event.event_id : item.reason)) : [read.reason];
+      return 'items' in read ? read.items.map((item) => ('queued' in item ? publicEventIdOf(item.queued) : item.reason)) : [read.reason];
     });
     expect(carried).toEqual(events.map((event) => event.event_id));
 

@@ -2,6 +2,7 @@
  * A poison head: an event its receiver always refuses gets exactly MAX_DELIVERY_ATTEMPTS real
  * attempts, is dead-lettered with its reason, and its key moves on; other keys never wait for it.
  */
+import { namedEventId } from '../../lambda/core/fan-out-id.js';
 import { describe, expect, it } from 'vitest';
 import { makeEvent, postEvents, subscribe, uniquePrefix } from './support/api.js';
 import { waitFor } from './support/poll.js';
@@ -69,7 +70,7 @@ describe('local stack poison head', { timeout: 60_000 }, () => {
       const letters = await stack().deadLetterItems(poisoned);
       return letters.length > 0 ? letters : undefined;
     });
-    expect(JSON.parse(String(deadLetter?.queued_event))).toMatchObject({ event: poisonedEvents[1], message_group_id: group });
+    expect(JSON.parse(String(deadLetter?.queued_event))).toMatchObject({ event: { ...poisonedEvents[1], event_id: namedEventId(poisonId, poisonedEvents[1]?.tenant_id ?? '', poisoned) }, named: { event_id: poisonId }, message_group_id: group });
     expect(deadLetter).toMatchObject({
       event_id: poisonId,
       message_group_id: group,

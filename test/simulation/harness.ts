@@ -17,7 +17,8 @@ import * as z from 'zod';
 import { backstopMaxReceiveCount, consumerTimeoutSeconds, maxEventsPerMessage, visibilityCeilingSeconds, Deployment, loadConfig, queueVisibilityTimeoutSeconds, type Config } from '../../lambda/config.js';
 import type { AttemptResult } from '../../lambda/core/delivery.js';
 import { faultBackoffSeconds } from '../../lambda/core/retry-policy.js';
-import { readQueuedMessage } from '../../lambda/core/event.js';
+import { publicEventIdOf, readQueuedEvent, readQueuedMessage } from '../../lambda/core/event.js';
+import { publicEventIdOfDelivery } from '../../lambda/core/fan-out-id.js';
 import type { WebhookRequest } from '../../lambda/core/webhook.js';
 import { wireConsumerHandler } from '../../lambda/handlers/consumer.js';
 import type { HttpHandler } from '../../lambda/handlers/http.js';
@@ -435,7 +436,9 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     for (const entry of input.Entries ?? []) {
       const body = entry.MessageBody ?? '';
       if (!body.includes('"replay":true')) continue;
-      const eventId = /"event_id":"([^"]+)"/.exec(body)?.[1] ?? '?';
+      const read = readQueuedEvent(body);
+      // The id its receiver knows it by (its record's is its scope's, see `namedEventId`).
+      const eventId = 'queued' in read ? publicEventIdOf(read.queued) : '?';
       const subscriptionId = /"subscription_id":"([^"]+)"/.exec(body)?.[1] ?? '?';
       // A replay sends only what its receiver took before: never an event ahead of its first delivery.
       if (!(processed.get(subscriptionId) ?? []).some((delivery) => delivery.eventId === eventId)) violate(`${subscriptionId}: a replay sent ${eventId}, which its receiver never took`);
@@ -448,7 +451,8 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     const input = call.input as Record<string, unknown>;
     const item = input.Item as Record<string, unknown> | undefined;
     if (call.service === 'dynamodb' && call.operation === 'Put' && input.TableName === TABLES.deadLetters.localName && /^!park#[^#]+#/.test(String(item?.[TABLES.deadLetters.sortKey]))) {
-      parkedEvents.add(String(item?.event_id));
+      // Its record's id is its scope's (see `namedEventId`): the receiver knows it by the producer's.
+      parkedEvents.add(publicEventIdOfDelivery(String(item?.event_id)));
     }
   };
   /** When each event was first given up (a store write or a dead-letter-queue send), by event id. */
@@ -463,7 +467,8 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     }
     if (call.service === 'sqs' && call.operation === 'SendMessage' && input.QueueUrl === deadLetterQueueUrl) {
       try {
-        eventId = String((JSON.parse(String(input.MessageBody)) as { event: { event_id: string } }).event.event_id);
+        const read = readQueuedEvent(String(input.MessageBody));
+        eventId = 'queued' in read ? publicEventIdOf(read.queued) : undefined;
       } catch {
         eventId = undefined;
       }
@@ -727,7 +732,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
       const eventIds = event.Records.flatMap((record) => {
         const read = readQueuedMessage(record.body);
         if ('reason' in read) return [record.messageId];
-        return read.items.map((item) => ('queued' in item ? item.queued.event.event_id : record.messageId));
+        return read.items.map((item) => ('queued' in item ? publicEventIdOf(item.queued) : record.messageId));
       });
       if (life !== undefined) eventsOfLife.set(life, eventIds);
       if (life !== undefined) invokedAt.set(life, scheduler.now());

@@ -7,7 +7,7 @@
  */
 import { positionOf, RemoveOutcome, type DeadLetter, type DeadLetterPage, type DeadLetterStore, type StoredDeadLetter } from '../../lambda/core/dead-letter.js';
 import { AttemptTicketKind, isSettledBy, messagePositionOf, settledQueryOf, previousDeliveredBefore, type AttemptTicket, type BatchTicket, type GivenUpMark, type DeliveredLookup, type DeliveredThrough, type DeliveryStore, type MessagePlace, type NumberedEvent, type SettledEvent, type SettledLookup, type SettledQuery, type SettleResult } from '../../lambda/core/delivery.js';
-import { RecordOutcome, type AcceptedEventRecord } from '../../lambda/core/ingest.js';
+import { RecordOutcome, type AcceptedEventRecord, type RecordedEvent } from '../../lambda/core/ingest.js';
 
 interface KeyState {
   previous?: { eventId: string; sequence: number };
@@ -308,10 +308,21 @@ export class InMemoryDeliveryStore implements DeliveryStore {
     return { wasAccepted: existing?.accepted !== undefined };
   }
 
+  /** As the adapter: ingest's records alone, by id. */
+  readonly findRecorded = async (eventIds: readonly string[]): Promise<ReadonlyMap<string, RecordedEvent>> =>
+    new Map(
+      eventIds.flatMap((id): Array<[string, RecordedEvent]> => {
+        const accepted = this.events.get(id)?.accepted;
+        return accepted === undefined ? [] : [[id, { tenantId: accepted.tenantId, subscriptionId: accepted.subscriptionId, messageGroupId: accepted.messageGroupId, fingerprint: accepted.fingerprint }]];
+      }),
+    );
+
   readonly recordAccepted = async (record: AcceptedEventRecord): Promise<RecordOutcome> => {
     this.writes.push(`recordAccepted ${record.eventId}`);
     const existing = this.events.get(record.eventId);
     if (existing?.accepted !== undefined) {
+      // As the adapter: another fingerprint is another event under the same id.
+      if (record.fingerprint !== undefined && existing.accepted.fingerprint !== undefined && record.fingerprint !== existing.accepted.fingerprint) return RecordOutcome.conflict;
       // As the adapter: the same place in the queue is this very write, repeated.
       const isRepeat = record.queuePosition !== undefined && existing.accepted.queuePosition === record.queuePosition;
       if (!isRepeat) return RecordOutcome.alreadyRecorded;

@@ -4,6 +4,7 @@
 import type { DeliveryPorts } from '../../../lambda/core/delivery.js';
 import type { DeliveryPortsWrapper } from '../../../lambda/handlers/consumer.js';
 import { WebhookHeader } from '../../../lambda/core/webhook.js';
+import { publicEventIdOf } from '../../../lambda/core/event.js';
 
 /** Thrown in place of a dependency call, like a function crashing or DynamoDB being unreachable. */
 export class InjectedFaultError extends Error {
@@ -53,7 +54,7 @@ export function failDeliveryRecordOnce(): { readonly eventIds: Set<string>; read
     store: {
       ...ports.store,
       markDelivered: async (input) => {
-        const eventId = input.queued.event.event_id;
+        const eventId = publicEventIdOf(input.queued);
         if (taken(eventIds, (id) => id === eventId)) throw new InjectedFaultError(`crash after the 2xx of ${eventId}`);
         const result = await ports.store.markDelivered(input);
         if (taken(answerLostEventIds, (id) => id === eventId)) throw new InjectedFaultError(`crash after the record of ${eventId}`);

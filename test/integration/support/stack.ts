@@ -3,7 +3,7 @@
  * emulators, on a port the OS chooses, with the configuration read by the same `loadConfig`.
  */
 import { GetQueueAttributesCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { Deployment, loadConfig } from '../../../lambda/config.js';
 import { TABLES } from '../../../lambda/resources.js';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../../local/stack.js';
@@ -50,8 +50,27 @@ export async function startTestStack(environment: Readonly<Record<string, string
       return Number(Attributes.ApproximateNumberOfMessages) + Number(Attributes.ApproximateNumberOfMessagesNotVisible) + Number(Attributes.ApproximateNumberOfMessagesDelayed);
     },
     eventItem: async (eventId) => {
-      const { Item } = await dynamo.send(new GetCommand({ TableName: stack.resources.eventsTable, Key: { [TABLES.events.partitionKey]: eventId }, ConsistentRead: true }));
-      return Item;
+      // An event's item goes by the id of its scope, `<event_id> s<hash>` (see `namedEventId`): found
+      // by its producer's id, which the tests keep unique across subscriptions.
+      const key = TABLES.events.partitionKey;
+      const found: Record<string, unknown>[] = [];
+      let start: Record<string, unknown> | undefined;
+      do {
+        const page = await dynamo.send(
+          new ScanCommand({
+            TableName: stack.resources.eventsTable,
+            FilterExpression: '#key = :id OR begins_with(#key, :scoped)',
+            ExpressionAttributeNames: { '#key': key },
+            ExpressionAttributeValues: { ':id': eventId, ':scoped': `${eventId} s` },
+            ConsistentRead: true,
+            ...(start === undefined ? {} : { ExclusiveStartKey: start }),
+          }),
+        );
+        found.push(...(page.Items ?? []));
+        start = page.LastEvaluatedKey;
+      } while (start !== undefined);
+      if (found.length > 1) throw new Error(`event id ${eventId} names ${found.length} events (${found.map((item) => String(item[key])).join(', ')}): give each test event an id of its own`);
+      return found[0];
     },
     receiveDeadLetters: async () => {
       const { Messages = [] } = await sqs.send(

@@ -377,7 +377,14 @@ const ADAPTERS = {
         {
           path: 'a fan-out was recorded',
           answer: () => dynamoMock.on(BatchGetCommand).resolves({ Responses: { [NAMES.eventsTable]: [{ event_id: 'evt_1 fan-out', fan_out_event_id: 'evt_1', tenant_id: 't', subscription_ids: ['sub_1'], accepted_at: at }] } }),
-          run: (store) => store.findFanOuts(['evt_1', 'evt_2']),
+          run: (store) => store.findFanOuts(['evt_1 fan-out 0123', 'evt_2 fan-out 0123']),
+        },
+      ],
+      findRecorded: [
+        {
+          path: 'the events were recorded',
+          answer: () => dynamoMock.on(BatchGetCommand).resolves({ Responses: { [NAMES.eventsTable]: [{ event_id: 'evt_1', accepted_at: at, tenant_id: 't', subscription_id: 'sub_1', fingerprint: 'f' }] } }),
+          run: (store) => store.findRecorded(['evt_1', 'evt_2']),
         },
       ],
       recordFanOut: [

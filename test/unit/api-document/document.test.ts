@@ -295,7 +295,7 @@ describe('buildApiDocument', () => {
     expect(lag([{ ...withoutDepth, queue_depth: depth }]).errors).not.toEqual([]);
     expect(lag([withoutDepth]).errors).not.toEqual([]);
     expect(lag([{ ...row, extra: 1 }]).errors).not.toEqual([]);
-    expect(check({ method: 'POST', path: '/v1/events', status: 409, body: { error: { code: 'x', message: 'm' } } }).errors).toEqual(['the document has no response POST /v1/events 409']);
+    expect(check({ method: 'POST', path: '/v1/events', status: 418, body: { error: { code: 'x', message: 'm' } } }).errors).toEqual(['the document has no response POST /v1/events 418']);
   });
 });
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseEventsRequest, publicEventIdOf, readQueuedMessage, type EventsRequest, type QueuedEvent } from '../../../lambda/core/event.js';
-import { fanOutEventId } from '../../../lambda/core/fan-out-id.js';
+import { fanOutEventId, fanOutRecordKey, namedEventId } from '../../../lambda/core/fan-out-id.js';
 import { SendFailureKind } from '../../../lambda/core/enqueue-plan.js';
 import { ingestEvents, MAX_DELIVERIES_PER_REQUEST, type FanOutRecord, type IngestPorts, type SubscriptionRouting } from '../../../lambda/core/ingest.js';
 import { messageGroupIdFor, Ordering } from '../../../lambda/core/routing.js';
@@ -35,10 +35,11 @@ function setup(initial: Record<string, SubscriptionRouting>) {
   const ports: IngestPorts = {
     findSubscriptionRouting: async (ids) => new Map(ids.flatMap((id) => (subscriptions.has(id) ? [[id, subscriptions.get(id) as SubscriptionRouting] as const] : []))),
     findTenantSubscriptions: async (tenantIds) => new Map(tenantIds.map((tenant) => [tenant, new Map([...subscriptions].filter(([, routing]) => routing.tenantId === tenant))])),
-    findFanOuts: async (eventIds) => new Map(eventIds.flatMap((id) => (records.has(id) ? [[id, records.get(id) as FanOutRecord] as const] : []))),
+    findFanOuts: async (keys) => new Map(keys.flatMap((key) => (records.has(key) ? [[key, records.get(key) as FanOutRecord] as const] : []))),
     recordFanOut: async (record) => {
-      const stands = records.get(record.eventId) ?? record;
-      records.set(record.eventId, stands);
+      const key = fanOutRecordKey(record.eventId, record.tenantId);
+      const stands = records.get(key) ?? record;
+      records.set(key, stands);
       return stands;
     },
     recordAccepted: store.recordAccepted,
@@ -130,22 +131,31 @@ describe('fan-out by event type', () => {
     expect(outcome).toMatchObject({ kind: 'accepted', results: [{ event_id: 'e1', status: 'accepted', deliveries: [{ subscription_id: 'all' }, { subscription_id: 'direct' }] }, { event_id: 'e2', status: 'accepted', message_group_id: messageGroupIdFor('direct', undefined) }] });
     // The same id again, naming a subscription: an event of its own, not a resend of the fan-out.
     expect(await ingest([{ event_id: 'e1', tenant_id: 'acme', subscription_id: 'direct', type: 't', payload: {} }])).toMatchObject({ results: [{ event_id: 'e1', status: 'accepted' }] });
-    expect(queued().map((q) => q.event.event_id)).toEqual([fanOutEventId('e1', 'all'), fanOutEventId('e1', 'direct'), 'e2', 'e1']);
+    expect(queued().map((q) => q.event.event_id)).toEqual([fanOutEventId('e1', 'all'), fanOutEventId('e1', 'direct'), namedEventId('e2', 'acme', 'direct'), namedEventId('e1', 'acme', 'direct')]);
   });
 
-  it('refuses an event id another tenant fanned out, naming the field, and enqueues nothing', async () => {
+  it('takes an event id another tenant fanned out as a fan-out of its own', async () => {
     const { ingest, queued } = setup({ all: bySubscription, theirs: { tenantId: 'globex', ordering: Ordering.subscription } });
-    await ingest([fanOut('e1', 't', 'globex')]);
+    expect(await ingest([fanOut('e1', 't', 'globex')])).toMatchObject({ kind: 'accepted', results: [{ deliveries: [{ subscription_id: 'theirs', status: 'accepted' }] }] });
+    expect(await ingest([fanOut('e1', 't')])).toMatchObject({ kind: 'accepted', results: [{ deliveries: [{ subscription_id: 'all', status: 'accepted' }] }] });
+    expect(queued().map((q) => [q.event.subscription_id, publicEventIdOf(q)])).toEqual([['theirs', 'e1'], ['all', 'e1']]);
+  });
+
+  it('refuses a fan-out sent again with another payload or type as event_id_conflict, enqueuing nothing', async () => {
+    const { ingest, queued } = setup({ all: bySubscription });
+    await ingest([fanOut('e1', 't')]);
     const before = queued().length;
-    expect(await ingest([fanOut('e1', 't')])).toEqual({ kind: 'refused', reason: 'invalid_request', details: [{ path: 'events[0].event_id', message: expect.stringContaining('another tenant') }] });
+    for (const changed of [{ ...fanOut('e1', 't'), payload: { changed: true } }, fanOut('e1', 'other.type')]) {
+      expect(await ingest([changed])).toEqual({ kind: 'refused', reason: 'event_id_conflict', details: [{ path: 'events[0].event_id', message: expect.stringContaining('another type or payload') }] });
+    }
     expect(queued()).toHaveLength(before);
   });
 
-  it('refuses, enqueuing nothing, an event id that another tenant recorded at the same moment', async () => {
-    const { ports, queued } = setup({ all: bySubscription, theirs: { tenantId: 'globex', ordering: Ordering.subscription } });
-    // The other tenant's request records it between this one's read and its write.
-    const racing: IngestPorts = { ...ports, recordFanOut: async (record) => ({ ...record, tenantId: 'globex', subscriptionIds: ['theirs'] }) };
-    expect(await ingestEvents(request([fanOut('e1', 't')]), racing, { partitionCount: undefined })).toEqual({ kind: 'refused', reason: 'invalid_request', details: [{ path: 'events[0].event_id', message: expect.stringContaining('another tenant') }] });
+  it('refuses, enqueuing nothing, a fan-out another request of its tenant recorded at the same moment with another payload', async () => {
+    const { ports, queued } = setup({ all: bySubscription });
+    // The other request records it between this one's read and its write.
+    const racing: IngestPorts = { ...ports, recordFanOut: async (record) => ({ ...record, fingerprint: 'theirs' }) };
+    expect(await ingestEvents(request([fanOut('e1', 't')]), racing, { partitionCount: undefined })).toEqual({ kind: 'refused', reason: 'event_id_conflict', details: [{ path: 'events[0].event_id', message: expect.stringContaining('another type or payload') }] });
     expect(queued()).toEqual([]);
   });
 

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { parseEventsRequest, queuedEventSchema, readQueuedEvent, readQueuedMessage, type EventsRequest, type QueuedEvent } from '../../../lambda/core/event.js';
+import { parseEventsRequest, publicEventIdOf, queuedEventSchema, readQueuedEvent, readQueuedMessage, type EventsRequest, type QueuedEvent } from '../../../lambda/core/event.js';
 import type { OutgoingMessage } from '../../../lambda/core/enqueue-plan.js';
 import { ingestEvents, type IngestPorts } from '../../../lambda/core/ingest.js';
 import type { GroupIntake } from '../../../lambda/core/lag.js';
 import { MAX_QUEUED_EVENT_BYTES } from '../../../lambda/core/limits.js';
 import { messageGroupIdFor, Ordering, partitionKey } from '../../../lambda/core/routing.js';
+import { namedEventId, publicEventIdOfDelivery } from '../../../lambda/core/fan-out-id.js';
 import { InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
 import { fakeQueue } from '../../support/fake-queue.js';
 import { NO_FAN_OUTS } from '../../support/no-fan-outs.js';
@@ -42,8 +43,11 @@ function queuedOf(message: OutgoingMessage | undefined): QueuedEvent[] {
 }
 
 /** The event ids a message holds, in order. */
-const idsOf = (message: OutgoingMessage | undefined) => queuedOf(message).map((queued) => queued.event.event_id);
+const idsOf = (message: OutgoingMessage | undefined) => queuedOf(message).map(publicEventIdOf);
 
+
+/** The record of the event a producer sent as `id` (ids are unique across these tests' subscriptions). */
+const recordOf = (store: InMemoryDeliveryStore, id: string) => [...store.events].find(([key]) => publicEventIdOfDelivery(key) === id)?.[1];
 
 function setup(options: { refuse?: (message: OutgoingMessage) => boolean } = {}) {
   const store = new InMemoryDeliveryStore();
@@ -64,6 +68,7 @@ function setup(options: { refuse?: (message: OutgoingMessage) => boolean } = {})
           .map((id) => [id, { tenantId: 'tenant_1', ordering: id === 'sub_a' || id === 'sub_b' || id === 'sub_c' ? Ordering.subscription : Ordering.resource }] as const),
       ),
     recordAccepted: store.recordAccepted,
+    findRecorded: store.findRecorded,
     recordGroupIntake: async (intake) => {
       intakes.push(intake);
     },
@@ -101,12 +106,13 @@ describe('ingestEvents', () => {
     for (const call of calls) expect(new Set(call.map((m) => m.orderingKey)).size).toBe(call.length);
     expect(queuedOf(queue[0])[0]).toEqual({
       version: 1,
-      event: event('1', 'sub_a'),
+      event: { ...event('1', 'sub_a'), event_id: namedEventId('1', 'tenant_1', 'sub_a') },
       ordering_key: 'sub_a',
       message_group_id: messageGroupIdFor('sub_a', undefined),
       accepted_at: now.toISOString(),
+      named: { event_id: '1' },
     });
-    expect(store.events.get('1')?.accepted).toMatchObject({ orderingKey: 'sub_a', acceptedAt: now.toISOString() });
+    expect(recordOf(store, '1')?.accepted).toMatchObject({ orderingKey: 'sub_a', acceptedAt: now.toISOString() });
   });
 
   it("records each event's place in the queue: its message's group and number, and its index in a pack", async () => {
@@ -114,7 +120,7 @@ describe('ingestEvents', () => {
     await ingestEvents(request([event('1', 'sub_a'), event('2', 'sub_b'), event('3', 'sub_a')]), ports, { partitionCount: undefined });
     const groupA = messageGroupIdFor('sub_a', undefined);
     const number = (n: number) => String(n).padStart(40, '0');
-    expect(['1', '3', '2'].map((id) => store.events.get(id)?.accepted?.queuePosition)).toEqual([
+    expect(['1', '3', '2'].map((id) => recordOf(store, id)?.accepted?.queuePosition)).toEqual([
       `${groupA}/${number(1)}000`,
       `${groupA}/${number(1)}001`,
       `${messageGroupIdFor('sub_b', undefined)}/${number(2)}`,
@@ -129,7 +135,7 @@ describe('ingestEvents', () => {
       {
         ...ports,
         keepEvents: async ({ events, body }) => {
-          kept.push({ eventIds: events.map((e) => e.queued.event.event_id), queuePositions: events.map((e) => e.queuePosition), body });
+          kept.push({ eventIds: events.map((e) => publicEventIdOf(e.queued)), queuePositions: events.map((e) => e.queuePosition), body });
           // The message's body, whose events these are.
           expect(queuedOf({ index: 0, orderingKey: '', messageGroupId: '', deduplicationId: '', body })).toEqual(events.map((e) => e.queued));
         },
@@ -139,7 +145,7 @@ describe('ingestEvents', () => {
     expect(outcome.kind).toBe('partly_enqueued');
     expect(kept.map((k) => k.eventIds).sort()).toEqual([['1', '4'], ['2']]);
     expect(kept.map((k) => k.body).sort()).toEqual(queue.map((m) => m.body).sort());
-    for (const { eventIds, queuePositions } of kept) expect(queuePositions).toEqual(eventIds.map((id) => store.events.get(id)?.accepted?.queuePosition));
+    for (const { eventIds, queuePositions } of kept) expect(queuePositions).toEqual(eventIds.map((id) => recordOf(store, id)?.accepted?.queuePosition));
   });
 
   it('answers a fault, recording nothing of the message, when its events could not be kept: the resend keeps and records its copy', async () => {
@@ -150,7 +156,7 @@ describe('ingestEvents', () => {
     const kept: (string | undefined)[] = [];
     const resent = await ingestEvents(request([event('1', 'sub_a'), event('2', 'sub_a')]), { ...ports, keepEvents: async ({ events }) => void kept.push(...events.map((e) => e.queuePosition)) }, { partitionCount: undefined });
     expect(resent.kind).toBe('accepted');
-    expect(['1', '2'].map((id) => store.events.get(id)?.accepted?.queuePosition)).toEqual(kept);
+    expect(['1', '2'].map((id) => recordOf(store, id)?.accepted?.queuePosition)).toEqual(kept);
   });
 
   it("still counts the events recorded of other messages when one message's events could not be kept", async () => {
@@ -161,7 +167,7 @@ describe('ingestEvents', () => {
       { partitionCount: undefined },
     );
     await expect(failing).rejects.toThrow('DynamoDB unavailable');
-    expect([...store.events.keys()]).toEqual(['2']);
+    expect([...store.events.keys()].map(publicEventIdOfDelivery)).toEqual(['2']);
     expect(depthOf(messageGroupIdFor('sub_b', undefined))).toBe(1);
   });
 
@@ -173,8 +179,8 @@ describe('ingestEvents', () => {
     };
     const response = await ingestEvents(request([event('1')]), repeated, { partitionCount: undefined });
     expect(response).toMatchObject({ kind: 'accepted', results: [{ status: 'accepted' }] });
-    expect(store.events.get('1')?.accepted).toBeDefined();
-    expect(store.events.get('1')?.accepted?.queuePosition).toBeUndefined();
+    expect(recordOf(store, '1')?.accepted).toBeDefined();
+    expect(recordOf(store, '1')?.accepted?.queuePosition).toBeUndefined();
   });
 
   it('answers accepted, and counts the event once, when its own record is written twice (the first answer lost)', async () => {
@@ -242,7 +248,7 @@ describe('ingestEvents', () => {
     expect(depthOf(messageGroupIdFor('sub_a', undefined))).toBe(1);
     // Two messages: the first, never recorded, is a copy of the second, whose place is recorded.
     expect(queue.map((m) => m.deduplicationId)).toEqual(['request1-0', 'request2-0']);
-    expect(store.events.get('1')?.accepted?.queuePosition).toBe(`${messageGroupIdFor('sub_a', undefined)}/${'2'.padStart(40, '0')}`);
+    expect(recordOf(store, '1')?.accepted?.queuePosition).toBe(`${messageGroupIdFor('sub_a', undefined)}/${'2'.padStart(40, '0')}`);
   });
 
   it('does not count an event the consumer settled before ingest recorded it', async () => {
@@ -252,7 +258,7 @@ describe('ingestEvents', () => {
       sendBatch: async (entries) => {
         const answer = await ports.sendBatch(entries);
         // The consumer delivers at once, before ingest writes its record.
-        for (const entry of entries) for (const id of idsOf(entry)) store.events.set(id, { status: 'delivered' });
+        for (const entry of entries) for (const queued of queuedOf(entry)) store.events.set(queued.event.event_id, { status: 'delivered' });
         return answer;
       },
     };
@@ -280,13 +286,13 @@ describe('ingestEvents', () => {
   it('answers a resent event_id as duplicate, by its refused record, keeping the first place recorded', async () => {
     const { queue, ports, store, depthOf } = setup();
     await ingestEvents(request([event('1')]), ports, { partitionCount: undefined });
-    const first = store.events.get('1')?.accepted?.queuePosition;
+    const first = recordOf(store, '1')?.accepted?.queuePosition;
     const again = await ingestEvents(request([event('1'), event('2')]), ports, { partitionCount: undefined });
     expect(again).toMatchObject({ kind: 'accepted', results: [{ event_id: '1', status: 'duplicate' }, { event_id: '2', status: 'accepted' }] });
-    // Sent again, in a pack with 2: the consumer skips that copy of 1, which is not at its recorded place.
-    expect(queue.map((m) => idsOf(m))).toEqual([['1'], ['1', '2']]);
-    expect(store.events.get('1')?.accepted?.queuePosition).toBe(first);
-    expect(store.writes.filter((w) => w === 'recordAccepted 1')).toHaveLength(2);
+    // Found recorded before anything was sent: not sent again (its record was written once its message was enqueued).
+    expect(queue.map((m) => idsOf(m))).toEqual([['1'], ['2']]);
+    expect(recordOf(store, '1')?.accepted?.queuePosition).toBe(first);
+    expect(store.writes.filter((w) => w.startsWith('recordAccepted 1 '))).toHaveLength(1);
     expect(depthOf(messageGroupIdFor('sub_a', undefined))).toBe(2);
   });
 
@@ -399,8 +405,8 @@ describe('ingestEvents', () => {
     refuse = false;
     const retry = await ingestEvents(request(events), ports, { partitionCount: undefined });
     expect(retry).toMatchObject({ kind: 'accepted', results: [{ status: 'duplicate' }, { status: 'duplicate' }, { status: 'accepted' }, { status: 'accepted' }, { status: 'accepted' }] });
-    // 1 and 2 are sent again, before 3: copies, which the consumer skips as not at their recorded place.
-    expect(queue.map(idsOf)).toEqual([['1', '2'], ['1', '2'], ['3', '4'], ['5']]);
+    // 1 and 2 were found recorded before anything was sent: only 3 on are sent again, in order.
+    expect(queue.map(idsOf)).toEqual([['1', '2'], ['3', '4'], ['5']]);
   });
 
   it('refuses an event too large for one SQS message as payload_too_large, enqueuing nothing', async () => {
@@ -450,14 +456,16 @@ describe('ingestEvents', () => {
       await ingestEvents(request([event('a1', 'sub_a'), event('b1', 'sub_b'), event('a2', 'sub_a')]), ports, { partitionCount: undefined });
       const single = queue.find((m) => m.orderingKey === 'sub_b');
       expect(single?.body).toBe(await bodyAlone(event('b1', 'sub_b')));
-      expect(queuedEventSchema.parse(JSON.parse(single?.body ?? '')).event).toEqual(event('b1', 'sub_b'));
+      expect(queuedEventSchema.parse(JSON.parse(single?.body ?? '')).event).toEqual({ ...event('b1', 'sub_b'), event_id: namedEventId('b1', 'tenant_1', 'sub_b') });
     });
 
     it('gives every message a deduplication id of its own, another for the same request sent again', async () => {
       const { queue, ports } = setup();
       const same = request([event('1'), event('2'), event('3', 'sub_b')]);
       await ingestEvents(same, ports, { partitionCount: undefined });
-      await ingestEvents(same, ports, { partitionCount: undefined });
+      // Sent again as if the read before enqueueing had found no record (written meanwhile by the first).
+      const { findRecorded: _unread, ...unreading } = ports;
+      await ingestEvents(same, unreading, { partitionCount: undefined });
       expect(queue.map((m) => [m.deduplicationId, idsOf(m)])).toEqual([
         ['request1-0', ['1', '2']],
         ['request1-2', ['3']],
@@ -508,19 +516,16 @@ describe('ingestEvents', () => {
       expect(over.queue.map(idsOf)).toEqual([['1'], ['2']]);
     });
 
-    it('packs events already accepted with the new ones, in request order, and answers them duplicate', async () => {
+    it('leaves events found accepted out of the packs, keeping request order, and answers them duplicate', async () => {
       const { queue, ports, store } = setup();
       await ingestEvents(request([event('2'), event('5', 'sub_b')]), ports, { partitionCount: undefined });
-      const recorded = ['2', '5'].map((id) => store.events.get(id)?.accepted?.queuePosition);
+      const recorded = ['2', '5'].map((id) => recordOf(store, id)?.accepted?.queuePosition);
       queue.length = 0;
       const response = await ingestEvents(request([event('1'), event('2'), event('3'), event('4', 'sub_b'), event('5', 'sub_b')]), ports, { partitionCount: undefined });
       expect(response).toMatchObject({ results: [{ status: 'accepted' }, { status: 'duplicate' }, { status: 'accepted' }, { status: 'accepted' }, { status: 'duplicate' }] });
-      expect(queue.map(idsOf)).toEqual([
-        ['1', '2', '3'],
-        ['4', '5'],
-      ]);
-      // The copies of 2 and 5 are not where their records say: the consumer skips them.
-      expect(['2', '5'].map((id) => store.events.get(id)?.accepted?.queuePosition)).toEqual(recorded);
+      expect(queue.map(idsOf)).toEqual([['1', '3'], ['4']]);
+      // Not sent again: their records keep the places of their messages.
+      expect(['2', '5'].map((id) => recordOf(store, id)?.accepted?.queuePosition)).toEqual(recorded);
     });
 
     it('sends the messages of a request of 3 keys in one SendMessageBatch call', async () => {
@@ -537,6 +542,74 @@ describe('ingestEvents', () => {
           ['sub_c', ['c1']],
         ],
       ]);
+    });
+  });
+
+  describe('event ids, scoped per tenant and destination', () => {
+    it('takes the same event_id from two tenants as two events, each enqueued, recorded and answered accepted', async () => {
+      const { queue, ports, store } = setup();
+      const other: IngestPorts = { ...ports, findSubscriptionRouting: async (ids) => new Map([...(await ports.findSubscriptionRouting(ids))].map(([id, routing]) => [id, id === 'sub_b' ? { ...routing, tenantId: 'tenant_2' } : routing])) };
+      expect(await ingestEvents(request([event('order_1001', 'sub_a')]), other, { partitionCount: undefined })).toMatchObject({ kind: 'accepted', results: [{ status: 'accepted' }] });
+      expect(await ingestEvents(request([event('order_1001', 'sub_b', 'tenant_2')]), other, { partitionCount: undefined })).toMatchObject({ kind: 'accepted', results: [{ status: 'accepted', message_group_id: messageGroupIdFor('sub_b', undefined) }] });
+      expect(queue.map(idsOf)).toEqual([['order_1001'], ['order_1001']]);
+      expect([...store.events.keys()].sort()).toEqual([namedEventId('order_1001', 'tenant_1', 'sub_a'), namedEventId('order_1001', 'tenant_2', 'sub_b')].sort());
+    });
+
+    it('takes the same event_id for two subscriptions of one tenant, in one request or two, as two events', async () => {
+      const { queue, ports } = setup();
+      expect(await ingestEvents(request([event('e1', 'sub_a'), event('e1', 'sub_b')]), ports, { partitionCount: undefined })).toMatchObject({ results: [{ status: 'accepted' }, { status: 'accepted' }] });
+      expect(await ingestEvents(request([event('e2', 'sub_a')]), ports, { partitionCount: undefined })).toMatchObject({ results: [{ status: 'accepted' }] });
+      expect(await ingestEvents(request([event('e2', 'sub_c')]), ports, { partitionCount: undefined })).toMatchObject({ results: [{ status: 'accepted' }] });
+      expect(queue.map(idsOf)).toEqual([['e1'], ['e1'], ['e2'], ['e2']]);
+    });
+
+    it('refuses one request that repeats an event_id for the same tenant and destination', () => {
+      expect(parseEventsRequest({ events: [event('e1', 'sub_a'), event('e1', 'sub_a')] })).toMatchObject({ ok: false, refusal: { code: 'invalid_request', details: [{ path: 'events[1].event_id' }] } });
+    });
+
+    it('refuses the whole request as event_id_conflict when an id comes back with another payload or type, enqueuing and recording nothing of it', async () => {
+      const { queue, ports, store, intakes } = setup();
+      await ingestEvents(request([event('e1', 'sub_a')]), ports, { partitionCount: undefined });
+      const before = { messages: queue.length, writes: store.writes.length, intakes: intakes.length };
+      for (const changed of [{ ...event('e1', 'sub_a'), payload: { id: 'e1', amount: 2 } }, { ...event('e1', 'sub_a'), type: 'thing.undone' }]) {
+        const response = await ingestEvents(request([event('e0', 'sub_b'), changed, event('e2', 'sub_a')]), ports, { partitionCount: undefined });
+        expect(response).toEqual({ kind: 'refused', reason: 'event_id_conflict', details: [{ path: 'events[1].event_id', message: expect.stringContaining('another type or payload') }] });
+      }
+      expect({ messages: queue.length, writes: store.writes.length, intakes: intakes.length }).toEqual(before);
+    });
+
+    it('answers duplicate, sending nothing, for the same id with the same type and payload', async () => {
+      const { queue, ports } = setup();
+      await ingestEvents(request([event('e1', 'sub_a')]), ports, { partitionCount: undefined });
+      expect(await ingestEvents(request([event('e1', 'sub_a')]), ports, { partitionCount: undefined })).toMatchObject({ kind: 'accepted', results: [{ status: 'duplicate', message_group_id: messageGroupIdFor('sub_a', undefined) }] });
+      expect(queue).toHaveLength(1);
+    });
+
+    it('refuses the one recorded second when two requests send one id with different payloads at once (neither read saw the other)', async () => {
+      const { ports, store } = setup();
+      const racing: IngestPorts = {
+        ...ports,
+        // The other request records its e1 between this one's read and its record.
+        findRecorded: async (ids) => {
+          const found = await store.findRecorded(ids);
+          await store.recordAccepted({ eventId: namedEventId('e1', 'tenant_1', 'sub_a'), subscriptionId: 'sub_a', tenantId: 'tenant_1', orderingKey: 'sub_a', messageGroupId: messageGroupIdFor('sub_a', undefined), acceptedAt: now.toISOString(), fingerprint: 'theirs' });
+          return found;
+        },
+      };
+      expect(await ingestEvents(request([event('e1', 'sub_a')]), racing, { partitionCount: undefined })).toMatchObject({ kind: 'refused', reason: 'event_id_conflict', details: [{ path: 'events[0].event_id' }] });
+    });
+
+    it('finds an event recorded before ids were scoped as a duplicate while the upgrade window is open, and sends nothing of it', async () => {
+      const { queue, ports, store } = setup();
+      // As a stack before the upgrade recorded it: under the producer's id, with its tenant and subscription.
+      await store.recordAccepted({ eventId: 'old_1', subscriptionId: 'sub_a', tenantId: 'tenant_1', orderingKey: 'sub_a', messageGroupId: messageGroupIdFor('sub_a', undefined), acceptedAt: '2026-12-01T00:00:00.000Z' });
+      const open = { partitionCount: undefined, legacyEventIdsUntil: '2026-12-31T00:00:00Z' };
+      expect(await ingestEvents(request([event('old_1', 'sub_a')]), ports, open)).toMatchObject({ results: [{ status: 'duplicate' }] });
+      // Another subscription's event with that id is its own.
+      expect(await ingestEvents(request([event('old_1', 'sub_b')]), ports, open)).toMatchObject({ results: [{ status: 'accepted' }] });
+      expect(queue.map(idsOf)).toEqual([['old_1']]);
+      // Once the window has closed, the old record is not looked up.
+      expect(await ingestEvents(request([event('old_1', 'sub_a')]), ports, { partitionCount: undefined, legacyEventIdsUntil: '2026-12-02T11:59:59Z' })).toMatchObject({ results: [{ status: 'accepted' }] });
     });
   });
 });

@@ -3,7 +3,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createDeliveryQueue } from '../../../lambda/adapters/delivery-queue.js';
 import type { OutgoingMessage } from '../../../lambda/core/enqueue-plan.js';
-import { readQueuedMessage } from '../../../lambda/core/event.js';
+import { publicEventIdOf, readQueuedMessage } from '../../../lambda/core/event.js';
 import { createIngestHandler } from '../../../lambda/handlers/ingest.js';
 import { createLogger } from '../../../lambda/handlers/logger.js';
 import { apiEvent, jsonOf } from '../../support/api-event.js';
@@ -136,7 +136,7 @@ describe('ingest handler with SQS refusing', () => {
   function idsOf(body: string | undefined): string[] {
     const read = readQueuedMessage(body ?? '');
     if ('reason' in read) throw new Error(read.reason);
-    return read.items.map((item) => ('queued' in item ? item.queued.event.event_id : item.reason));
+    return read.items.map((item) => ('queued' in item ? publicEventIdOf(item.queued) : item.reason));
   }
 
   /** SQS refuses the entry whose message holds `eventId` with `code`, and takes the rest. */
