@@ -284,6 +284,10 @@ describe('createWebhookSender without private endpoints', () => {
     expect(received.length).toBe(before);
   });
 
+  it('refuses the IPv4-compatible form of the metadata address without connecting, as the subscription check does', async () => {
+    expect(await send('http://[::a9fe:a9fe]/latest', request)).toEqual({ kind: AttemptResultKind.endpointNotAllowed, address: '::a9fe:a9fe' });
+  });
+
   it('refuses a name that resolves to loopback at connection time (DNS rebinding)', async () => {
     const before = received.length;
     const port = new URL(base).port;
@@ -294,7 +298,7 @@ describe('createWebhookSender without private endpoints', () => {
 });
 
 describe('checkEndpoint', () => {
-  it.each(['http://127.0.0.1/', 'http://localhost/', 'http://[::1]/', 'http://169.254.169.254/', 'http://[::ffff:10.0.0.1]/'])('refuses %s when private endpoints are not allowed', async (url) => {
+  it.each(['http://127.0.0.1/', 'http://localhost/', 'http://[::1]/', 'http://169.254.169.254/', 'http://[::ffff:10.0.0.1]/', 'http://[::a9fe:a9fe]/', 'http://[2002:a9fe:a9fe::1]/'])('refuses %s when private endpoints are not allowed', async (url) => {
     expect((await checkEndpoint(url, false)).isAllowed).toBe(false);
   });
 
