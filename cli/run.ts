@@ -18,7 +18,7 @@ import cliPackage from './package.json' with { type: 'json' };
 import { ApiError, CliError, type ApiErrorDetail } from './errors.js';
 import { EXIT_CODES_HELP, ExitCode } from './exit-codes.js';
 import { COMMON_OPTIONS_HELP } from './options.js';
-import { writeJson, writeLine } from './output/stream.js';
+import { escapingStream, writeJson, writeLine } from './output/stream.js';
 
 /** Every command, in the order the help lists them. */
 export const COMMANDS: readonly Command[] = [lagCommand, deadLettersCommand, redriveCommand, replayCommand, importBackstopCommand, skipCommand, pauseCommand, resumeCommand, repartitionCommand, rotateSecretCommand, consoleCommand];
@@ -64,7 +64,9 @@ function commandHelp(command: Command): string {
 }
 
 /** Runs `ordered-webhooks <args>`; resolves with the exit code and never throws for expected failures. */
-export async function runCli(args: readonly string[], io: CommandIo): Promise<ExitCode> {
+export async function runCli(args: readonly string[], given: CommandIo): Promise<ExitCode> {
+  // Every write of every command goes through these: values from the API are escaped (see escapingStream).
+  const io: CommandIo = { ...given, stdout: escapingStream(given.stdout), stderr: escapingStream(given.stderr) };
   const [name, ...rest] = args;
   if (name === '--version' || name === '-V') {
     writeLine(io.stdout, CLI_VERSION);

@@ -4,7 +4,8 @@
  * changes, never a carriage return.
  */
 import { formatSeconds } from '../duration.js';
-import type { OutputStream } from './stream.js';
+import { escapeControlCharacters } from './escape.js';
+import { writeWithControls, type OutputStream } from './stream.js';
 
 const BAR_WIDTH = 24;
 const SPINNER_FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -36,7 +37,9 @@ export interface Spinner {
 const NOTE_REDRAW_MS = 1_000;
 
 /** A bar of `done` / `total`; `total` may grow between updates. */
-export function createProgressBar(stream: OutputStream, label: string): ProgressBar {
+export function createProgressBar(stream: OutputStream, rawLabel: string): ProgressBar {
+  // One line by nature: a line feed in a value (a label names a subscription or a group) is escaped too.
+  const label = escapeControlCharacters(rawLabel);
   let lastLine: string | undefined;
   let isDrawn = false;
   let redraw: NodeJS.Timeout | undefined;
@@ -46,10 +49,10 @@ export function createProgressBar(stream: OutputStream, label: string): Progress
   };
   const draw = (done: number, total: number, note: ProgressNote | undefined): void => {
     const text = typeof note === 'function' ? note() : note;
-    const suffix = text === undefined ? '' : `  ${text}`;
+    const suffix = text === undefined ? '' : `  ${escapeControlCharacters(text)}`;
     const ratio = total <= 0 ? 1 : Math.min(1, Math.max(0, done / total));
     const filled = Math.round(ratio * BAR_WIDTH);
-    stream.write(`${CLEAR_LINE}${label} ${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)} ${done}/${total} ${Math.floor(ratio * 100)}%${suffix}`);
+    writeWithControls(stream, CLEAR_LINE, `${label} ${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)} ${done}/${total} ${Math.floor(ratio * 100)}%${suffix}`);
     isDrawn = true;
   };
   return {
@@ -57,7 +60,7 @@ export function createProgressBar(stream: OutputStream, label: string): Progress
       stopRedraw();
       if (stream.isTTY !== true) {
         const text = typeof note === 'function' ? note() : note;
-        const line = `${label}: ${done}/${total}${text === undefined ? '' : `  ${text}`}`;
+        const line = `${label}: ${done}/${total}${text === undefined ? '' : `  ${escapeControlCharacters(text)}`}`;
         if (line !== lastLine) stream.write(`${line}\n`);
         lastLine = line;
         return;
@@ -71,7 +74,7 @@ export function createProgressBar(stream: OutputStream, label: string): Progress
     },
     finish: () => {
       stopRedraw();
-      if (isDrawn) stream.write(CLEAR_LINE);
+      if (isDrawn) writeWithControls(stream, CLEAR_LINE, '');
       isDrawn = false;
     },
   };
@@ -88,13 +91,14 @@ export interface SpinnerOptions {
  * would freeze the clock between updates. Plain lines (no terminal) leave the time out, so that
  * a line is printed only when the state changes.
  */
-export function createSpinner(stream: OutputStream, label: string, options: SpinnerOptions = {}): Spinner {
+export function createSpinner(stream: OutputStream, rawLabel: string, options: SpinnerOptions = {}): Spinner {
+  const label = escapeControlCharacters(rawLabel);
   let note = '';
   let lastLine: string | undefined;
   if (stream.isTTY !== true) {
     return {
       update: (next) => {
-        const line = `${label}: ${next}`;
+        const line = `${label}: ${escapeControlCharacters(next)}`;
         if (line !== lastLine) stream.write(`${line}\n`);
         lastLine = line;
       },
@@ -107,7 +111,7 @@ export function createSpinner(stream: OutputStream, label: string, options: Spin
   let isFinished = false;
   const draw = (): void => {
     const elapsed = formatSeconds((now() - startedAt) / 1_000);
-    stream.write(`${CLEAR_LINE}${SPINNER_FRAMES[frame % SPINNER_FRAMES.length] ?? ''} ${label}${note === '' ? '' : `  ${note}`}  ${elapsed}`);
+    writeWithControls(stream, CLEAR_LINE, `${SPINNER_FRAMES[frame % SPINNER_FRAMES.length] ?? ''} ${label}${note === '' ? '' : `  ${note}`}  ${elapsed}`);
     frame += 1;
   };
   const timer = setInterval(draw, SPINNER_FRAME_MS);
@@ -116,7 +120,7 @@ export function createSpinner(stream: OutputStream, label: string, options: Spin
   draw();
   return {
     update: (next) => {
-      note = next;
+      note = escapeControlCharacters(next);
       draw();
     },
     // Idempotent: a command may finish a spinner on every path out of a loop.
@@ -124,7 +128,7 @@ export function createSpinner(stream: OutputStream, label: string, options: Spin
       if (isFinished) return;
       isFinished = true;
       clearInterval(timer);
-      stream.write(CLEAR_LINE);
+      writeWithControls(stream, CLEAR_LINE, '');
     },
   };
 }

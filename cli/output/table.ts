@@ -2,6 +2,7 @@
  * Plain-text tables for people: a header row, columns padded to their widest cell, numbers
  * aligned right, long cells cut with an ellipsis. Scripts use `--json` instead.
  */
+import { escapeControlCharacters } from './escape.js';
 
 export interface Column<Row> {
   readonly header: string;
@@ -17,7 +18,8 @@ export const EMPTY_CELL = '-';
 
 /** The table as lines joined by `\n`, with a trailing new line. */
 export function renderTable<Row>(columns: readonly Column<Row>[], rows: readonly Row[]): string {
-  const cells = rows.map((row) => columns.map((column) => fit(singleLine(column.cell(row)), column.maxWidth)));
+  // Escaped before widths are measured, so that columns stay aligned as the escapes are shown.
+  const cells = rows.map((row) => columns.map((column) => fit(escapeControlCharacters(singleLine(column.cell(row))), column.maxWidth)));
   const widths = columns.map((column, index) => Math.max(length(column.header), ...cells.map((line) => length(line[index] ?? ''))));
   const render = (line: readonly string[]): string =>
     line

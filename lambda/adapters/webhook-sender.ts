@@ -9,7 +9,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
-import { AttemptResultKind, type AttemptResult } from '../core/delivery.js';
+import { AttemptResultKind, RESPONSE_BODY_CAP_BYTES, type AttemptResult } from '../core/delivery.js';
 import { isPublicAddress } from '../core/endpoint-policy.js';
 import type { WebhookRequest } from '../core/webhook.js';
 import { EndpointNotAllowedError, publicOnlyLookup, unbracketed } from './endpoint-check.js';
@@ -17,6 +17,7 @@ import { EndpointNotAllowedError, publicOnlyLookup, unbracketed } from './endpoi
 const USER_AGENT = 'ordered-webhooks/0.1';
 
 export interface WebhookSenderOptions {
+  /** One deadline for the whole attempt: connect, status line and headers, and body together. */
   readonly timeoutMs: number;
   readonly allowPrivateEndpoints: boolean;
 }
@@ -34,12 +35,17 @@ function isStaleConnectionReset(outgoing: http.ClientRequest, error: NodeJS.Errn
 
 /**
  * A sender with keep-alive connections. It reads the status line and `Retry-After` only; the
- * response body is drained and never logged.
+ * response body is read up to {@link RESPONSE_BODY_CAP_BYTES} and discarded, never logged.
+ *
+ * One deadline of `timeoutMs` covers the whole attempt: the lookup and connect, the status line
+ * and headers, and the body. An attempt ends when the body has ended, passed the cap, or met the
+ * deadline (then the connection is closed): a receiver that answers and never ends its body holds
+ * an attempt no longer than one that never answers, and nothing of the attempt outlives it.
  *
  * A request lost to a reused connection the server had just closed (see
  * {@link isStaleConnectionReset}) is sent once more, the same signed request on a fresh socket,
- * inside the same attempt: `timeoutMs` bounds both. Anything else that fails is the attempt's
- * result, never retried here.
+ * inside the same attempt: the same deadline bounds both. Anything else that fails is the
+ * attempt's result, never retried here.
  */
 export function createWebhookSender(options: WebhookSenderOptions): (url: string, request: WebhookRequest) => Promise<AttemptResult> {
   const lookup = options.allowPrivateEndpoints ? undefined : publicOnlyLookup;
@@ -62,16 +68,21 @@ export function createWebhookSender(options: WebhookSenderOptions): (url: string
 
       let isSettled = false;
       let current: http.ClientRequest | undefined;
+      // Set once the status line has arrived: from then on the attempt's result is that answer,
+      // however its body ends.
+      let answer: AttemptResult | undefined;
       const settle = (result: AttemptResult): void => {
         if (isSettled) return;
         isSettled = true;
         clearTimeout(timer);
         resolve(result);
       };
-      const timer = setTimeout(() => {
-        settle({ kind: AttemptResultKind.timeout, afterMs: options.timeoutMs });
+      // Closes the connection (it never goes back to the pool) and ends the attempt.
+      const cut = (result: AttemptResult): void => {
+        settle(result);
         current?.destroy();
-      }, options.timeoutMs);
+      };
+      const timer = setTimeout(() => cut(answer ?? { kind: AttemptResultKind.timeout, afterMs: options.timeoutMs }), options.timeoutMs);
 
       const send = (isRetry: boolean): void => {
         // The retry takes a socket of its own (agent: false), never another pooled one that the
@@ -84,16 +95,27 @@ export function createWebhookSender(options: WebhookSenderOptions): (url: string
         });
         outgoing.on('response', (response) => {
           const retryAfter = response.headers['retry-after'];
-          settle({
+          const received: AttemptResult = {
             kind: AttemptResultKind.response,
             statusCode: response.statusCode ?? 0,
             ...(retryAfter === undefined ? {} : { retryAfter }),
+          };
+          answer = received;
+          let bodyBytes = 0;
+          response.on('data', (chunk: Buffer) => {
+            bodyBytes += chunk.byteLength;
+            if (bodyBytes > RESPONSE_BODY_CAP_BYTES) cut(received);
           });
-          response.resume();
+          // A body that ends lets the connection serve the next attempt; one the server breaks
+          // off, or that we cut, is cut: the status has decided the attempt either way.
+          response.on('end', () => settle(received));
+          response.on('error', () => cut(received));
+          response.on('close', () => settle(received));
         });
         outgoing.on('error', (error: NodeJS.ErrnoException) => {
-          // After the timeout the request was destroyed on purpose: its error is not news.
+          // After the deadline or a cut the request was destroyed on purpose: its error is not news.
           if (isSettled) return;
+          if (answer !== undefined) return cut(answer);
           if (!isRetry && isStaleConnectionReset(outgoing, error, bytesReadBefore)) return send(true);
           if (error instanceof EndpointNotAllowedError) settle({ kind: AttemptResultKind.endpointNotAllowed, address: error.address });
           else settle({ kind: AttemptResultKind.unreachable, message: error.code ?? error.message });

@@ -8,6 +8,7 @@ import * as z from 'zod';
 import { ErrorCode } from '../core/api-error.js';
 import { ERROR_STATUS_CODES, errorBodySchema, errorBodySchemaOf } from '../handlers/responses.js';
 import { ROUTES, type ApiFunction, type RouteKey } from '../routes.js';
+import { RESPONSE_BODY_CAP_BYTES } from '../core/delivery.js';
 import { batchBodySchema, webhookBodySchema } from '../core/webhook.js';
 import { ROUTE_DESCRIPTIONS, type HeaderDescription, type AnyRouteDescription, type RouteDescriptions } from './routes.js';
 
@@ -233,9 +234,14 @@ const COMMON_WEBHOOK_HEADERS = [
   webhookHeader('webhook-redelivery', 'Present, `true`, only on a redelivery. The body\'s `redelivery` says it under the signature.', false, { type: 'string', enum: ['true'] }),
 ];
 
+/** What the sender reads of an answer, said once for every webhook response. */
+const ANSWER_READ =
+  ` Connecting, the status and headers, and the body share one \`DELIVERY_TIMEOUT_MS\`; at most ${RESPONSE_BODY_CAP_BYTES / 1024} KiB of the body is read: past that the rest is not read and the connection is closed. ` +
+  'An answer whose body is cut, by that cap or by the deadline after the status arrived, is decided by its status.';
+
 const WEBHOOK_RESPONSES = {
-  '2XX': { description: 'Delivered: the event (or every event of the batch) counts as received.' },
-  default: { description: 'Any other answer, or none within `DELIVERY_TIMEOUT_MS`, is a failed attempt, retried with backoff (`Retry-After` honoured up to `RETRY_MAX_SECONDS`).' },
+  '2XX': { description: `Delivered: the event (or every event of the batch) counts as received.${ANSWER_READ}` },
+  default: { description: `Any other answer, or none within \`DELIVERY_TIMEOUT_MS\`, is a failed attempt, retried with backoff (\`Retry-After\` honoured up to \`RETRY_MAX_SECONDS\`).${ANSWER_READ}` },
 };
 
 /** The webhooks a subscription's endpoint receives: the headers and body of each shape. */

@@ -37,6 +37,16 @@ export type AttemptResult =
   | { readonly kind: typeof AttemptResultKind.unreachable; readonly message: string }
   | { readonly kind: typeof AttemptResultKind.endpointNotAllowed; readonly address: string };
 
+/**
+ * The most bytes of a response body an attempt reads: 64 KiB. An attempt is judged by its status
+ * line and `Retry-After` alone, so the body is read only to let a kept-alive connection serve
+ * again; once more than this has arrived the rest is never read and the connection is closed, so
+ * that a receiver streaming megabytes costs no more than this (and the one chunk that crossed it).
+ * An attempt whose body is cut, by this cap or by `DELIVERY_TIMEOUT_MS` after the status arrived,
+ * is decided by its status as if the body had ended: a `200` that never ends its body is a delivery.
+ */
+export const RESPONSE_BODY_CAP_BYTES = 64 * 1024;
+
 /** The one place that decides whether an attempt succeeded: any 2xx. */
 export function isSuccess(result: AttemptResult): boolean {
   return result.kind === AttemptResultKind.response && result.statusCode >= 200 && result.statusCode <= 299;

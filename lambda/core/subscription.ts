@@ -3,7 +3,7 @@
  */
 import * as z from 'zod';
 import { boundedText, parseWith, subscriptionIdSchema, type Parsed } from './event.js';
-import { isHttpUrl } from './endpoint-policy.js';
+import { hasUserInfo, isHttpUrl } from './endpoint-policy.js';
 import { Ordering } from './routing.js';
 import { MAX_ROTATION_GRACE_SECONDS, secretSchema } from './secret.js';
 
@@ -52,7 +52,9 @@ export const subscriptionBodySchema = z.strictObject({
   url: z
     .string()
     .max(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`)
-    .refine(isHttpUrl, 'must be an absolute http:// or https:// URL'),
+    .refine(isHttpUrl, 'must be an absolute http:// or https:// URL')
+    .refine((url) => !hasUserInfo(url), 'must not hold user information (user:password@): a credential in it would be shown back by GET')
+    .meta({ description: `The endpoint: an absolute http:// or https:// URL, at most ${MAX_URL_LENGTH} characters, without user information (\`user:password@\`).` }),
   secret: secretSchema.optional(),
   batch_size: batchSizeSchema.optional().meta({ description: 'The most events of one ordering key in one POST, 1 to 10. A creation without it gets 1; a replacement without it keeps its own.' }),
   event_types: eventTypesSchema.nullable().optional().meta({

@@ -96,7 +96,7 @@ describe('local stack API errors', { timeout: 60_000 }, () => {
   });
 
   it('answers 422 endpoint_not_allowed for loopback and metadata endpoints when private endpoints are not allowed', async () => {
-    for (const [index, url] of ['http://127.0.0.1:4000/hooks', 'http://169.254.169.254/latest', 'http://[::1]/hooks'].entries()) {
+    for (const [index, url] of ['http://127.0.0.1:4000/hooks', 'http://169.254.169.254/latest', 'http://[::1]/hooks', 'http://[::a9fe:a9fe]/latest'].entries()) {
       const id = `${prefix}-private-${index}`;
       const answer = await call(stack().url, 'PUT', `/v1/subscriptions/${id}`, { tenant_id: tenant, url });
       expect(answer.status, url).toBe(422);
@@ -116,6 +116,8 @@ describe('local stack API errors', { timeout: 60_000 }, () => {
     const cases: [unknown, string][] = [
       [{ url: PUBLIC_ENDPOINT }, 'tenant_id'],
       [{ tenant_id: tenant, url: 'ftp://example.com/hooks' }, 'url'],
+      [{ tenant_id: tenant, url: 'http://user:pass@93.184.216.34/hooks' }, 'url'],
+      [{ tenant_id: tenant, url: 'http://user@93.184.216.34/hooks' }, 'url'],
       [{ tenant_id: tenant, url: PUBLIC_ENDPOINT, secret: 'not-a-secret' }, 'secret'],
     ];
     for (const [body, path] of cases) {

@@ -3,7 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkEndpoint } from '../../../lambda/adapters/endpoint-check.js';
 import { createWebhookSender } from '../../../lambda/adapters/webhook-sender.js';
-import { AttemptResultKind } from '../../../lambda/core/delivery.js';
+import { AttemptResultKind, RESPONSE_BODY_CAP_BYTES } from '../../../lambda/core/delivery.js';
 import { waitFor } from '../support/poll.js';
 
 interface Received {
@@ -186,6 +186,95 @@ describe('createWebhookSender on a keep-alive connection the server resets', () 
   });
 });
 
+describe('createWebhookSender against a receiver whose body does not end', () => {
+  /** When the server saw each path's connection close, in ms after its request arrived. */
+  const closedAfterMs = new Map<string, number>();
+  /** How many body bytes `/stream` had handed to its socket when the connection closed. */
+  let streamedBytes = 0;
+  let holding: Server;
+  let holdingBase: string;
+
+  beforeAll(async () => {
+    // `/hold` and `/hold-503` send a status and a few bytes and never end; `/cap` sends exactly
+    // RESPONSE_BODY_CAP_BYTES and holds, `/cap-plus-one` one byte more; `/stream` writes as fast as
+    // the client reads, for ever.
+    holding = createServer((request: IncomingMessage, response: ServerResponse) => {
+      const path = request.url ?? '';
+      const arrivedAt = Date.now();
+      response.on('close', () => closedAfterMs.set(path, Date.now() - arrivedAt));
+      request.resume();
+      request.on('end', () => {
+        if (path === '/hold-503') return response.writeHead(503, { 'retry-after': '7' }).write('partial');
+        response.writeHead(200, { 'content-type': 'application/octet-stream' });
+        if (path === '/hold') return response.write('partial');
+        if (path === '/cap') return response.write(Buffer.alloc(RESPONSE_BODY_CAP_BYTES, 'a'));
+        if (path === '/cap-plus-one') return response.write(Buffer.alloc(RESPONSE_BODY_CAP_BYTES + 1, 'a'));
+        const chunk = Buffer.alloc(64 * 1024, 'b');
+        const pump = (): void => {
+          while (!response.destroyed) {
+            streamedBytes += chunk.byteLength;
+            if (!response.write(chunk)) return void response.once('drain', pump);
+          }
+        };
+        return pump();
+      });
+    });
+    await new Promise<void>((resolve) => holding.listen(0, '127.0.0.1', resolve));
+    holdingBase = `http://127.0.0.1:${(holding.address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    holding.closeAllConnections();
+    await new Promise((resolve) => holding.close(resolve));
+  });
+
+  const closeOf = (path: string): Promise<number> => waitFor(`the connection of ${path} to close`, () => closedAfterMs.get(path), 5_000);
+
+  it('decides a 200 whose body never ends by its status, and closes the connection at the deadline', async () => {
+    const timeoutMs = 400;
+    const send = createWebhookSender({ timeoutMs, allowPrivateEndpoints: true });
+
+    expect(await send(`${holdingBase}/hold`, request)).toEqual({ kind: AttemptResultKind.response, statusCode: 200 });
+
+    const closedAfter = await closeOf('/hold');
+    expect(closedAfter).toBeGreaterThanOrEqual(timeoutMs - 50);
+    expect(closedAfter).toBeLessThan(timeoutMs + 1_000);
+  });
+
+  it('decides a refusal whose body never ends by its status and Retry-After', async () => {
+    const send = createWebhookSender({ timeoutMs: 400, allowPrivateEndpoints: true });
+
+    expect(await send(`${holdingBase}/hold-503`, request)).toEqual({ kind: AttemptResultKind.response, statusCode: 503, retryAfter: '7' });
+
+    expect(await closeOf('/hold-503')).toBeLessThan(1_400);
+  });
+
+  it('reads RESPONSE_BODY_CAP_BYTES of a body and waits for its end, but cuts it one byte further at once', async () => {
+    const timeoutMs = 1_500;
+    const send = createWebhookSender({ timeoutMs, allowPrivateEndpoints: true });
+
+    const [atCap, pastCap] = await Promise.all([send(`${holdingBase}/cap`, request), send(`${holdingBase}/cap-plus-one`, request)]);
+
+    expect(atCap).toEqual({ kind: AttemptResultKind.response, statusCode: 200 });
+    expect(pastCap).toEqual({ kind: AttemptResultKind.response, statusCode: 200 });
+    expect(await closeOf('/cap-plus-one')).toBeLessThan(timeoutMs / 2);
+    expect(await closeOf('/cap')).toBeGreaterThanOrEqual(timeoutMs - 50);
+  });
+
+  it('stops reading a body streamed without end once past the cap, long before the deadline', async () => {
+    const timeoutMs = 10_000;
+    const send = createWebhookSender({ timeoutMs, allowPrivateEndpoints: true });
+    const started = Date.now();
+
+    expect(await send(`${holdingBase}/stream`, request)).toEqual({ kind: AttemptResultKind.response, statusCode: 200 });
+
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(await closeOf('/stream')).toBeLessThan(2_000);
+    // What the kernel's socket buffers hold besides the cap: megabytes at most, never an endless read.
+    expect(streamedBytes).toBeLessThan(64 * 1024 * 1024);
+  });
+});
+
 describe('createWebhookSender without private endpoints', () => {
   const send = createWebhookSender({ timeoutMs: 300, allowPrivateEndpoints: false });
 
@@ -193,6 +282,10 @@ describe('createWebhookSender without private endpoints', () => {
     const before = received.length;
     expect(await send(`${base}/ok`, request)).toEqual({ kind: AttemptResultKind.endpointNotAllowed, address: '127.0.0.1' });
     expect(received.length).toBe(before);
+  });
+
+  it('refuses the IPv4-compatible form of the metadata address without connecting, as the subscription check does', async () => {
+    expect(await send('http://[::a9fe:a9fe]/latest', request)).toEqual({ kind: AttemptResultKind.endpointNotAllowed, address: '::a9fe:a9fe' });
   });
 
   it('refuses a name that resolves to loopback at connection time (DNS rebinding)', async () => {
@@ -205,7 +298,7 @@ describe('createWebhookSender without private endpoints', () => {
 });
 
 describe('checkEndpoint', () => {
-  it.each(['http://127.0.0.1/', 'http://localhost/', 'http://[::1]/', 'http://169.254.169.254/', 'http://[::ffff:10.0.0.1]/'])('refuses %s when private endpoints are not allowed', async (url) => {
+  it.each(['http://127.0.0.1/', 'http://localhost/', 'http://[::1]/', 'http://169.254.169.254/', 'http://[::ffff:10.0.0.1]/', 'http://[::a9fe:a9fe]/', 'http://[2002:a9fe:a9fe::1]/'])('refuses %s when private endpoints are not allowed', async (url) => {
     expect((await checkEndpoint(url, false)).isAllowed).toBe(false);
   });
 

@@ -191,6 +191,8 @@ describe('subscriptions handler', () => {
     { name: 'a missing tenant_id', body: { url: 'https://example.com' }, code: 'invalid_request', path: 'tenant_id' },
     { name: 'an ftp url', body: { tenant_id: 't', url: 'ftp://example.com' }, code: 'invalid_request', path: 'url' },
     { name: 'a relative url', body: { tenant_id: 't', url: '/hooks' }, code: 'invalid_request', path: 'url' },
+    { name: 'a url with a user and a password', body: { tenant_id: 't', url: 'https://user:pass@example.com/hooks' }, code: 'invalid_request', path: 'url' },
+    { name: 'a url with a user', body: { tenant_id: 't', url: 'https://user@example.com/hooks' }, code: 'invalid_request', path: 'url' },
     { name: 'a secret without prefix', body: { tenant_id: 't', url: 'https://example.com', secret: Buffer.alloc(32).toString('base64') }, code: 'invalid_request', path: 'secret' },
     { name: 'a secret of 16 bytes', body: { tenant_id: 't', url: 'https://example.com', secret: 'whsec_' + Buffer.alloc(16).toString('base64') }, code: 'invalid_request', path: 'secret' },
     { name: 'an unknown field', body: { tenant_id: 't', url: 'https://example.com', urll: 'x' }, code: 'invalid_request' },
@@ -212,7 +214,7 @@ describe('subscriptions handler', () => {
     expect(items.size).toBe(0);
   });
 
-  it.each(['http://127.0.0.1:4000/', 'http://localhost:4000/', 'http://10.0.0.8/', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/', 'http://[fd00:ec2::254]/'])(
+  it.each(['http://127.0.0.1:4000/', 'http://localhost:4000/', 'http://10.0.0.8/', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/', 'http://[fd00:ec2::254]/', 'http://[::a9fe:a9fe]/', 'http://[::169.254.169.254]/', 'http://[64:ff9b::a9fe:a9fe]/'])(
     'refuses %s with 422 endpoint_not_allowed when private endpoints are not allowed',
     async (url) => {
       const { put, items } = setup(false);
