@@ -13,6 +13,7 @@ import { replayCommand } from './commands/replay.js';
 import { repartitionCommand } from './commands/repartition.js';
 import { pauseCommand, resumeCommand } from './commands/pause-resume.js';
 import { rotateSecretCommand } from './commands/rotate-secret.js';
+import { secretCommand } from './commands/secret.js';
 import { skipCommand } from './commands/skip.js';
 import cliPackage from './package.json' with { type: 'json' };
 import { ApiError, CliError, type ApiErrorDetail } from './errors.js';
@@ -21,7 +22,7 @@ import { COMMON_OPTIONS_HELP } from './options.js';
 import { escapingStream, writeJson, writeLine } from './output/stream.js';
 
 /** Every command, in the order the help lists them. */
-export const COMMANDS: readonly Command[] = [lagCommand, deadLettersCommand, redriveCommand, replayCommand, importBackstopCommand, skipCommand, pauseCommand, resumeCommand, repartitionCommand, rotateSecretCommand, consoleCommand];
+export const COMMANDS: readonly Command[] = [lagCommand, deadLettersCommand, redriveCommand, replayCommand, importBackstopCommand, skipCommand, pauseCommand, resumeCommand, repartitionCommand, secretCommand, rotateSecretCommand, consoleCommand];
 
 const HELP_FLAGS: ReadonlySet<string> = new Set(['--help', '-h']);
 

@@ -9,6 +9,8 @@ export const ROUTES = {
     'GET /v1/subscriptions',
     'PUT /v1/subscriptions/{subscription_id}',
     'GET /v1/subscriptions/{subscription_id}',
+    // Its own route, so that deployed it is its own IAM grant: reading a secret is not reading a subscription.
+    'GET /v1/subscriptions/{subscription_id}/secret',
     'POST /v1/subscriptions/{subscription_id}/secret/rotate',
     'POST /v1/subscriptions/{subscription_id}/pause',
     'POST /v1/subscriptions/{subscription_id}/resume',

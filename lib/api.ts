@@ -95,14 +95,45 @@ export class WebhookApi extends Construct {
    * Lets `grantee` call exactly `routeKeys` on this API's stage (`execute-api:Invoke` on each
    * route's ARN), and no other route or stage. The routes are IAM-authorized, so this is what
    * decides who may call them.
+   *
+   * IAM's `*` matches `/` too, so the ARN of `GET /v1/subscriptions/{subscription_id}` also matches
+   * `GET /v1/subscriptions/{subscription_id}/secret`. Every route of ROUTES that a granted ARN
+   * matches but `routeKeys` does not name is denied to `grantee` in the same grant: a grant never
+   * reaches a route it does not name. A Deny outweighs every Allow, so a principal that needs both
+   * routes gets them in one call.
    */
   grantInvokeRoutes(grantee: iam.IGrantable, routeKeys: readonly RouteKey[]): iam.Grant {
-    return iam.Grant.addToPrincipal({
+    const grant = iam.Grant.addToPrincipal({
       grantee,
       actions: ['execute-api:Invoke'],
       resourceArns: routeKeys.map((routeKey) => this.arnForRoute(routeKey)),
     });
+    const matchedOnly = routesMatchedBy(routeKeys).filter((routeKey) => !routeKeys.includes(routeKey));
+    if (matchedOnly.length > 0) {
+      grantee.grantPrincipal.addToPrincipalPolicy(
+        new iam.PolicyStatement({ effect: iam.Effect.DENY, actions: ['execute-api:Invoke'], resources: matchedOnly.map((routeKey) => this.arnForRoute(routeKey)) }),
+      );
+    }
+    return grant;
   }
+}
+
+/**
+ * The routes of ROUTES that the IAM resource patterns of `routeKeys` match, as IAM matches them:
+ * a path parameter is `*`, and `*` matches any characters, `/` included.
+ */
+export function routesMatchedBy(routeKeys: readonly RouteKey[]): RouteKey[] {
+  const patterns = routeKeys.map((routeKey) => {
+    const { method, path } = parseRouteKey(routeKey);
+    const source = path
+      .split(/\{[^}]+\}/)
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*');
+    return new RegExp(`^${method} ${source}$`);
+  });
+  const all: readonly RouteKey[] = Object.values(ROUTES).flat();
+  // A route's own `{name}` stands for one value, which has no `/`.
+  return all.filter((routeKey) => patterns.some((pattern) => pattern.test(routeKey.replace(/\{[^}]+\}/g, 'x'))));
 }
 
 /** Splits an API Gateway route key such as `GET /health` into its method and path. */

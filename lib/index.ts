@@ -3,7 +3,7 @@
  * The package's one entry point (`exports` of package.json); this repository's own stack
  * (lib/ordered-webhooks-stack.ts) is one user of it and is not published.
  */
-export { OrderedWebhooks, OrderedWebhooksPropsError, PRODUCER_ROUTES, type DeployedSetting, type OrderedWebhooksProps } from './ordered-webhooks.js';
+export { OrderedWebhooks, OrderedWebhooksPropsError, PRODUCER_ROUTES, SECRET_READ_ROUTES, SUBSCRIPTION_READ_ROUTES, type DeployedSetting, type OrderedWebhooksProps } from './ordered-webhooks.js';
 export { WebhookApi, type RouteKey } from './api.js';
 export { DeliveryQueues, type QueueName } from './delivery-queues.js';
 export { StateTables, type TableName } from './state-tables.js';

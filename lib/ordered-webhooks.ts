@@ -53,6 +53,16 @@ const OPERATIONS_TIMEOUT = Duration.seconds(OPERATIONS_TIMEOUT_SECONDS);
  */
 export const PRODUCER_ROUTES = ['GET /health', 'POST /v1/events'] as const satisfies readonly (typeof ROUTES.ingest)[number][];
 
+/**
+ * The routes that read subscriptions: a tenant's list and one subscription, never a secret. Granted
+ * by {@link OrderedWebhooks.grantReadSubscriptions}, which also denies {@link SECRET_READ_ROUTES}
+ * (IAM's `*` in the ARN of one subscription matches its `/secret` too).
+ */
+export const SUBSCRIPTION_READ_ROUTES = ['GET /v1/subscriptions', 'GET /v1/subscriptions/{subscription_id}'] as const satisfies readonly (typeof ROUTES.subscriptions)[number][];
+
+/** The one route that answers a stored secret: granted alone, by {@link OrderedWebhooks.grantReadSecrets}. */
+export const SECRET_READ_ROUTES = ['GET /v1/subscriptions/{subscription_id}/secret'] as const satisfies readonly (typeof ROUTES.subscriptions)[number][];
+
 /** The settings of Config that only the local stack takes: its port and its data directory. */
 const LOCAL_ONLY_SETTINGS = ['port', 'dataDir'] as const;
 
@@ -413,5 +423,24 @@ export class OrderedWebhooks extends Construct {
    */
   grantPublish(grantee: iam.IGrantable): iam.Grant {
     return this.api.grantInvokeRoutes(grantee, PRODUCER_ROUTES);
+  }
+
+  /**
+   * Lets `grantee` read subscriptions (SUBSCRIPTION_READ_ROUTES: a tenant's list, one subscription)
+   * and never their secrets: `GET /v1/subscriptions/{subscription_id}/secret`, which the ARN of one
+   * subscription matches too, is denied in the same grant. A Deny outweighs any Allow: a principal
+   * that must read secrets as well is granted both routes in one `api.grantInvokeRoutes` call.
+   */
+  grantReadSubscriptions(grantee: iam.IGrantable): iam.Grant {
+    return this.api.grantInvokeRoutes(grantee, SUBSCRIPTION_READ_ROUTES);
+  }
+
+  /**
+   * Lets `grantee` read the signing secrets of every subscription (SECRET_READ_ROUTES:
+   * `GET /v1/subscriptions/{subscription_id}/secret`), and nothing else: what a receiver's deploy
+   * needs to verify webhooks. No other route answers a stored secret.
+   */
+  grantReadSecrets(grantee: iam.IGrantable): iam.Grant {
+    return this.api.grantInvokeRoutes(grantee, SECRET_READ_ROUTES);
   }
 }

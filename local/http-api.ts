@@ -1,7 +1,9 @@
 /**
  * The HTTP API on 127.0.0.1: a thin node:http adapter in front of the same handlers API Gateway
  * invokes when deployed. It routes by ROUTES, builds the v2 event, and writes the handler's result
- * back. No logic of its own beyond what API Gateway does (404, 405, a body-size ceiling).
+ * back. No logic of its own beyond what API Gateway does (404, 405, a body-size ceiling), and the
+ * loopback guard API Gateway's IAM authorization stands for: only requests to its own `Host`, and
+ * no write from another site's page (see loopback-guard.ts), are answered.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -17,6 +19,7 @@ import { isConsolePath } from '../console/path.js';
 import type { ConsoleAssets } from '../console/serve.js';
 import { toApiGatewayEvent, type ReceivedRequest } from './api-gateway-event.js';
 import { readCappedBody } from './capped-body.js';
+import { createLoopbackGuard, refusalBody, type LoopbackGuard } from './loopback-guard.js';
 import { matchRoute } from './route-match.js';
 
 /**
@@ -56,6 +59,8 @@ function writeResult(response: ServerResponse, result: APIGatewayProxyStructured
 export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
   let isStopping = false;
   const server = createServer();
+  // Set once listening: the guard needs the port the OS chose.
+  let guard: LoopbackGuard | undefined;
 
   const serve = async (request: IncomingMessage, requestId: string): Promise<APIGatewayProxyStructuredResultV2> => {
     const url = new URL(request.url ?? '/', 'http://local');
@@ -63,6 +68,14 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
     const match = matchRoute(method, url.pathname);
     // The body is read even for a refused route, so that the connection stays usable.
     const body = await readCappedBody(request, BODY_CAP_BYTES);
+    // Before any path, the console's included: a rebound name or another site's write reaches nothing.
+    // node:http emits no request before `listening`, when the guard is set.
+    if (guard === undefined) throw new Error('a request arrived before the HTTP API listened');
+    const refusal = guard.check(method, request.headers);
+    if (refusal !== undefined) {
+      options.logger.warn('request refused', { requestId, method, path: url.pathname, reason: refusal.reason });
+      return { statusCode: refusal.statusCode, headers: { 'content-type': 'application/json' }, body: refusalBody(refusal) };
+    }
     if (options.console !== undefined && isConsolePath(url.pathname)) return options.console.serve(method, url.pathname);
     if (match.kind === 'not_found') {
       return toHttpResult(errorResponse({ code: ErrorCode.notFound, message: `No route for ${method} ${url.pathname}.` }));
@@ -112,7 +125,8 @@ export async function startHttpApi(options: HttpApiOptions): Promise<HttpApi> {
       resolve();
     });
   });
-  const { port } = server.address() as AddressInfo;
+  const { address, port } = server.address() as AddressInfo;
+  guard = createLoopbackGuard([options.host, address, 'localhost'], port, 'The local stack');
 
   return {
     url: `http://${options.host}:${port}`,

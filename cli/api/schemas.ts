@@ -121,13 +121,27 @@ export const routingSchema = z.looseObject({
 });
 export type Routing = z.infer<typeof routingSchema>;
 
-/** The answer of `POST /v1/subscriptions/{subscription_id}/secret/rotate`: the new secret, never the previous one. */
+/**
+ * The answer of `POST /v1/subscriptions/{subscription_id}/secret/rotate`: the new secret only when
+ * the rotation generated it (not one the request gave), never the previous one.
+ */
 export const rotateSecretAnswerSchema = z.looseObject({
   subscription_id: z.string(),
-  secret: z.string(),
+  secret: z.string().optional(),
   previous_secret_expires_at: z.string(),
 });
 export type RotateSecretAnswer = z.infer<typeof rotateSecretAnswerSchema>;
+
+/**
+ * The answer of `GET /v1/subscriptions/{subscription_id}/secret`: the secret in force and, during a
+ * rotation's grace, the previous one with the end of its grace.
+ */
+export const subscriptionSecretAnswerSchema = z.looseObject({
+  secret: z.string(),
+  previous_secret: z.string().optional(),
+  previous_secret_expires_at: z.string().optional(),
+});
+export type SubscriptionSecretAnswer = z.infer<typeof subscriptionSecretAnswerSchema>;
 
 /** The answer of `POST /v1/subscriptions/{subscription_id}/pause`: the pause in force. */
 export const pauseAnswerSchema = z.looseObject({

@@ -27,9 +27,10 @@ export const rotateSecretCommand: Command = {
   help: `Usage: ordered-webhooks rotate-secret --subscription <subscription_id> [--secret <whsec_…>] [--grace <duration>] [--json]
 
 Rotates the subscription's signing secret (POST /v1/subscriptions/{subscription_id}/secret/rotate)
-and prints the new one. Until the grace ends every webhook is signed with both secrets, so the
-receiver verifies with either; after it, with the new one alone. The previous secret is never
-printed.
+and prints the new one when the API generated it (a --secret you gave is not printed back). Until
+the grace ends every webhook is signed with both secrets, so the receiver verifies with either;
+after it, with the new one alone. The previous secret is never printed; \`ordered-webhooks secret\`
+reads the secrets in force.
 
 Options:
   --subscription <id>   the subscription (required)
@@ -48,7 +49,8 @@ Options:
     );
     if (values.json === true) writeJson(io.stdout, answer);
     else {
-      writeLine(io.stdout, `New secret of ${answer.subscription_id}: ${answer.secret}`);
+      // The API answers a secret only when it generated it: one given with --secret is the caller's already.
+      writeLine(io.stdout, answer.secret === undefined ? `The given secret of ${answer.subscription_id} signs from now on.` : `New secret of ${answer.subscription_id}: ${answer.secret}`);
       writeLine(io.stdout, `The previous secret keeps signing until ${answer.previous_secret_expires_at}.`);
     }
     return ExitCode.ok;

@@ -4,15 +4,10 @@
  * talks only to its own origin) works against a deployed API behind IAM authorization.
  *
  * A loopback server holding the operator's credentials is reachable by every web page the
- * operator's browser opens, so it answers only what the console's own page may ask:
- * - DNS rebinding: a page on `evil.example` can make its name resolve to 127.0.0.1 and then read
- *   answers as same-origin. Its requests still carry `Host: evil.example:<port>`, so any request
- *   whose `Host` is not the address this server listens on is refused (403).
- * - Cross-site writes: any page may send a "simple" POST (a form, or `fetch` with `no-cors`) to
- *   127.0.0.1 with the right `Host`; it cannot read the answer, but the write would be done,
- *   signed. Browsers name the page's origin in `Origin` on such requests, so a write whose
- *   `Origin` is not this server's own is refused (403). Reads need no such check: the browser
- *   keeps a cross-origin answer from the page that asked (this server sends no CORS headers).
+ * operator's browser opens, so it answers only what the console's own page may ask: the loopback
+ * guard the local stack's HTTP API uses too (local/loopback-guard.ts) refuses, with 403, a request
+ * to another `Host` (DNS rebinding) and a write from another origin or site, which would otherwise
+ * be done signed.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,6 +16,7 @@ import { MAX_REQUEST_BYTES } from '../../lambda/core/limits.js';
 import { isConsolePath } from '../../console/path.js';
 import type { ConsoleAssets } from '../../console/serve.js';
 import { readCappedBody } from '../../local/capped-body.js';
+import { createLoopbackGuard, hostInUrl, LOOPBACK_REFUSAL_CODE, type LoopbackGuard } from '../../local/loopback-guard.js';
 import { pathSegment, REQUEST_TIMEOUT_MS, type OutgoingRequest, type RequestSigner } from '../api/client.js';
 import { SigningError, UsageError } from '../errors.js';
 
@@ -30,7 +26,7 @@ export const PROXY_BODY_CAP_BYTES = MAX_REQUEST_BYTES + 1;
 /** The codes of the proxy's own refusals and failures, in the contract's error shape. */
 export const ProxyErrorCode = {
   notFound: ErrorCode.notFound,
-  forbidden: 'forbidden',
+  forbidden: LOOPBACK_REFUSAL_CODE,
   badGateway: 'bad_gateway',
   signingFailed: 'signing_failed',
   internalError: ErrorCode.internalError,
@@ -43,9 +39,6 @@ const FORWARDED_REQUEST_HEADERS: readonly string[] = ['content-type', 'accept'];
 const FORWARDED_ANSWER_HEADERS: readonly string[] = ['content-type', 'retry-after', 'allow'];
 /** What every proxied answer carries besides the API's own headers (see `proxy`). */
 const API_ANSWER_HEADERS: Readonly<Record<string, string>> = { 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; sandbox" };
-
-/** Methods that change nothing: the only ones a page of another origin may send (see the module comment). */
-const READ_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD']);
 
 /** Whether a path is the API's: its routes, its health check and its OpenAPI document. */
 export function isApiPath(pathname: string): boolean {
@@ -62,11 +55,6 @@ export function parseLoopbackHost(value: string): string {
   const isLoopbackV4 = octets.length === 4 && octets[0] === '127' && octets.every((octet) => /^\d{1,3}$/.test(octet) && Number(octet) <= 255);
   if (host === 'localhost' || host === '::1' || isLoopbackV4) return host;
   throw new UsageError(`--host must be a loopback address (127.0.0.1, another 127.x.y.z, ::1 or localhost): the proxy signs with your AWS credentials and must not be reachable from the network (got "${value}").`);
-}
-
-/** `::1` → `[::1]`: a host as it is written in a URL or a `Host` header. */
-function hostInUrl(host: string): string {
-  return host.includes(':') ? `[${host}]` : host;
 }
 
 export interface ConsoleProxyOptions {
@@ -118,9 +106,8 @@ export async function startConsoleProxy(options: ConsoleProxyOptions): Promise<C
   const requestTimeoutMs = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const basePath = options.apiBaseUrl.pathname.replace(/\/+$/, '');
   const apiOrigin = options.apiBaseUrl.origin;
-  // Filled once listening: this server's `Host` values (`127.0.0.1:8001`, `localhost:8001`) and origins.
-  const ownHosts = new Set<string>();
-  const ownOrigins = new Set<string>();
+  // Set once listening: the guard needs the port the OS chose.
+  let guard: LoopbackGuard | undefined;
 
   const proxy = async (method: string, url: URL, request: IncomingMessage, body: Buffer): Promise<Answer> => {
     // The query is sent as it is signed: decoded, then encoded again the way SigV4 canonicalises it.
@@ -181,21 +168,12 @@ export async function startConsoleProxy(options: ConsoleProxyOptions): Promise<C
     const url = new URL(request.url ?? '/', 'http://console.invalid');
     // Read before any refusal, so that the connection stays usable.
     const body = await readCappedBody(request, PROXY_BODY_CAP_BYTES);
-    const host = (request.headers.host ?? '').toLowerCase();
-    if (!ownHosts.has(host)) {
-      log(`${method} ${url.pathname}: 403 (Host ${JSON.stringify(host)} is not this console's)`);
-      return errorAnswer(403, ProxyErrorCode.forbidden, `This console answers only requests to ${[...ownHosts].join(' or ')}.`);
-    }
-    const origin = request.headers.origin;
-    // Browsers also say where a request comes from in `Sec-Fetch-Site`: a write from another site is refused even without `Origin`.
-    const fetchSite = request.headers['sec-fetch-site'];
-    if (!READ_METHODS.has(method) && (fetchSite === 'cross-site' || fetchSite === 'same-site')) {
-      log(`${method} ${url.pathname}: 403 (Sec-Fetch-Site ${fetchSite})`);
-      return errorAnswer(403, ProxyErrorCode.forbidden, `A ${method} from another site is refused: only the console's own page may change anything.`);
-    }
-    if (!READ_METHODS.has(method) && origin !== undefined && !ownOrigins.has(origin.toLowerCase())) {
-      log(`${method} ${url.pathname}: 403 (Origin ${JSON.stringify(origin)} is not this console's)`);
-      return errorAnswer(403, ProxyErrorCode.forbidden, `A ${method} from another origin (${origin}) is refused: only the console's own page may change anything.`);
+    // node:http emits no request before `listening`, when the guard is set.
+    if (guard === undefined) throw new Error('a request arrived before the console listened');
+    const refusal = guard.check(method, request.headers);
+    if (refusal !== undefined) {
+      log(`${method} ${url.pathname}: 403 (${refusal.reason})`);
+      return errorAnswer(refusal.statusCode, ProxyErrorCode.forbidden, refusal.message);
     }
     if (isConsolePath(url.pathname)) return options.assets.serve(method, url.pathname);
     if (isApiPath(url.pathname)) return proxy(method, url, request, body);
@@ -233,10 +211,7 @@ export async function startConsoleProxy(options: ConsoleProxyOptions): Promise<C
     });
   });
   const address = server.address() as AddressInfo;
-  for (const name of new Set([options.host, address.address, 'localhost'])) {
-    ownHosts.add(`${hostInUrl(name)}:${address.port}`);
-    ownOrigins.add(`http://${hostInUrl(name)}:${address.port}`);
-  }
+  guard = createLoopbackGuard([options.host, address.address, 'localhost'], address.port, 'This console');
 
   return {
     origin: `http://${hostInUrl(options.host)}:${address.port}`,

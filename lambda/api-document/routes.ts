@@ -22,6 +22,7 @@ import {
   subscriptionAnswerSchema,
   subscriptionsAnswerSchema,
   subscriptionPutAnswerSchema,
+  subscriptionSecretAnswerSchema,
 } from '../core/answers.js';
 import { MAX_PAYLOAD_PAGE_BYTES, MAX_PAYLOAD_PAGE_LIMIT } from '../core/dead-letter.js';
 import { batchSchema, requestEventSchema, subscriptionIdSchema } from '../core/event.js';
@@ -150,7 +151,7 @@ export const ROUTE_DESCRIPTIONS: RouteDescriptions = {
     operationId: 'putSubscription',
     summary: 'Create or replace a subscription.',
     description:
-      'Without `secret`, a creation gets a generated one and a replacement keeps its own. Deployed, URLs that resolve to private, ' +
+      'Without `secret`, a creation gets a generated one, answered once in `secret`, and a replacement keeps its own; a secret given or kept is not answered (read it with `GET /v1/subscriptions/{subscription_id}/secret`). Deployed, URLs that resolve to private, ' +
       'loopback, link-local or metadata addresses are refused (422 `endpoint_not_allowed`); a subscription id another tenant holds is 409 `tenant_mismatch`. ' +
       'Without `batch_size` or `ordering`, a creation gets the defaults (1, `"subscription"`) and a replacement keeps its own. ' +
       'A change of `ordering` while any of the subscription\'s events is pending is 409 `ordering_change_pending`, naming the pending events and message groups. ' +
@@ -171,15 +172,26 @@ export const ROUTE_DESCRIPTIONS: RouteDescriptions = {
     answers: { 200: { description: 'The subscription.', schema: subscriptionAnswerSchema } },
     errors: [ErrorCode.notFound],
   },
+  'GET /v1/subscriptions/{subscription_id}/secret': {
+    operationId: 'getSubscriptionSecret',
+    summary: 'The signing secrets of a subscription in force now: the one route that answers a stored secret.',
+    description:
+      'Its own route, so that deployed it is its own IAM grant: reading a subscription, replacing it or rotating its secret never answers a secret the call did not generate. ' +
+      '`previous_secret` and `previous_secret_expires_at` only during a rotation\'s grace, while the previous secret still signs.',
+    path: { subscription_id: subscriptionIdSchema },
+    answers: { 200: { description: 'The secret, and during a rotation\'s grace the previous one.', schema: subscriptionSecretAnswerSchema } },
+    errors: [ErrorCode.notFound],
+  },
   'POST /v1/subscriptions/{subscription_id}/secret/rotate': {
     operationId: 'rotateSubscriptionSecret',
     summary: 'Give a subscription a new signing secret while the previous one keeps signing for a grace period.',
     description:
       'During the grace (`grace_seconds`, default 86400, at most 604800; 0 ends it at once) every webhook carries two `v1,` signatures, ' +
-      'one per secret, so a receiver can switch at its own pace. A second rotation ends the grace of the secret before it. The previous secret is never answered.',
+      'one per secret, so a receiver can switch at its own pace. A second rotation ends the grace of the secret before it. ' +
+      'The new secret is answered only when this rotation generated it; a secret given in the request, and the previous secret, are never answered.',
     path: { subscription_id: subscriptionIdSchema },
     body: { schema: rotateSecretBodySchema, isRequired: false, description: 'Optional: the new secret (generated when absent) and the grace.' },
-    answers: { 200: { description: 'The new secret and the end of the previous one\'s grace.', schema: rotateSecretResponseSchema } },
+    answers: { 200: { description: 'The end of the previous secret\'s grace, and the new secret when this rotation generated it.', schema: rotateSecretResponseSchema } },
     errors: [ErrorCode.invalidJson, ErrorCode.invalidRequest, ErrorCode.payloadTooLarge, ErrorCode.notFound],
   },
   'POST /v1/subscriptions/{subscription_id}/pause': {

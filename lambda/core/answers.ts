@@ -30,12 +30,16 @@ const subscriptionSettingsShape = {
   event_types: eventTypesSchema.nullable().meta({ description: 'The event types a fan-out to its tenant delivers to it; null: every type.' }),
 };
 
-/** `PUT /v1/subscriptions/{subscription_id}`: the subscription as created or replaced, with the secret its receiver verifies. */
+/**
+ * `PUT /v1/subscriptions/{subscription_id}`: the subscription as created or replaced. `secret` only
+ * when this PUT generated it (a creation without one): a secret that was given or kept is never
+ * answered, so reading a secret stays `GET …/secret`, a route of its own that IAM grants apart.
+ */
 export const subscriptionPutAnswerSchema = z.strictObject({
   subscription_id: z.string(),
   tenant_id: z.string(),
   url: z.string(),
-  secret: secretSchema,
+  secret: secretSchema.optional().meta({ description: 'The secret this PUT generated (a creation without `secret`); absent when a secret was given or kept: read it with `GET /v1/subscriptions/{subscription_id}/secret`.' }),
   ...subscriptionSettingsShape,
 });
 export type SubscriptionPutAnswer = Output<typeof subscriptionPutAnswerSchema>;
@@ -80,6 +84,17 @@ export const subscriptionAnswerSchema = z.strictObject({
   }),
 });
 export type SubscriptionAnswer = Output<typeof subscriptionAnswerSchema>;
+
+/**
+ * `GET /v1/subscriptions/{subscription_id}/secret`: the secrets that sign now, the one route that
+ * answers a stored secret. The previous secret and the end of its grace only during a rotation's grace.
+ */
+export const subscriptionSecretAnswerSchema = z.strictObject({
+  secret: secretSchema.meta({ description: 'The secret that signs every webhook.' }),
+  previous_secret: secretSchema.optional().meta({ description: 'During a rotation\'s grace only: the secret before it, which still signs beside `secret`.' }),
+  previous_secret_expires_at: z.iso.datetime().optional().meta({ description: 'During a rotation\'s grace only: when `previous_secret` stops signing.' }),
+});
+export type SubscriptionSecretAnswer = Output<typeof subscriptionSecretAnswerSchema>;
 
 /** `GET /v1/subscriptions?tenant_id=…`: a page of a tenant's subscriptions, in the order of their ids, never a secret. */
 export const subscriptionsAnswerSchema = z.strictObject({ items: z.array(subscriptionAnswerSchema), next_cursor: nextCursorSchema });

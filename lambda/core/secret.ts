@@ -63,6 +63,16 @@ export function signingSecrets(keys: SigningKeys, at: Date): readonly [string, .
   return isPreviousValid ? [secret, previous] : [secret];
 }
 
+/**
+ * The secrets in force at `at`, as `GET /v1/subscriptions/{subscription_id}/secret` answers them:
+ * the current one, and the previous one with the end of its grace only while it still signs (see
+ * {@link signingSecrets}), so a receiver is never told to accept a secret that no longer signs.
+ */
+export function secretsInForce(keys: SigningKeys, at: Date): SigningKeys {
+  const [secret, previous] = signingSecrets(keys, at);
+  return previous === undefined ? { secret } : { secret, previous_secret: previous, previous_secret_expires_at: keys.previous_secret_expires_at };
+}
+
 /** The end of the previous secret's grace for a rotation at `rotatedAt`; 0 s ends it at once. */
 export function previousSecretExpiry(rotatedAt: Date, graceSeconds: number): Date {
   return new Date(rotatedAt.getTime() + graceSeconds * 1000);

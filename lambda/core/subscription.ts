@@ -104,12 +104,14 @@ export const rotateSecretBodySchema = z.strictObject({
 export type RotateSecretBody = z.infer<typeof rotateSecretBodySchema>;
 
 /**
- * The answer to a rotation: the new secret and the end of the previous one's grace. The previous
- * secret is never returned: whoever rotates already has it, and an answer is one more place to leak it.
+ * The answer to a rotation: the end of the previous secret's grace, and the new secret only when the
+ * rotation generated it. A secret given in the request, and the previous one, are never returned:
+ * the caller has them, and an answer is one more place to leak them (reading a secret is
+ * `GET …/secret`, granted apart).
  */
 export const rotateSecretResponseSchema = z.strictObject({
   subscription_id: z.string(),
-  secret: z.string(),
+  secret: z.string().optional().meta({ description: 'The secret this rotation generated (a request without `secret`); absent when the request gave it.' }),
   previous_secret_expires_at: z.iso.datetime(),
 });
 export type RotateSecretResponse = z.infer<typeof rotateSecretResponseSchema>;

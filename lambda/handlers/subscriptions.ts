@@ -1,12 +1,13 @@
 /**
  * Subscriptions function: `PUT` and `GET /v1/subscriptions/{subscription_id}` (CONTRACT §2),
+ * `GET /v1/subscriptions/{subscription_id}/secret` (the one route that answers a stored secret),
  * `POST /v1/subscriptions/{subscription_id}/secret/rotate`, and its `/pause` and `/resume`.
  */
 import { randomBytes } from 'node:crypto';
 import { consumerTimeoutSeconds } from '../config.js';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { ErrorCode } from '../core/api-error.js';
-import type { PauseAnswer, ReplayView, ResumeAnswer, SubscriptionAnswer, SubscriptionPutAnswer, SubscriptionsAnswer } from '../core/answers.js';
+import type { PauseAnswer, ReplayView, ResumeAnswer, SubscriptionAnswer, SubscriptionPutAnswer, SubscriptionSecretAnswer, SubscriptionsAnswer } from '../core/answers.js';
 import { parseWith, readJsonBody } from '../core/event.js';
 import { encodeCursor, parsePageQuery } from '../core/paging.js';
 import { heldGroupsOf, type GroupLag } from '../core/lag.js';
@@ -14,7 +15,7 @@ import { messageGroupIdFor, Ordering } from '../core/routing.js';
 import { holdsSettledBefore, letGoAll, type HoldPorts } from '../core/pause.js';
 import { stepUnpark, type UnparkStep } from '../core/park.js';
 import { pendingOfSubscription, refuseOrderingChange } from '../core/ordering-change.js';
-import { DEFAULT_ROTATION_GRACE_SECONDS, generateSecret, previousSecretExpiry } from '../core/secret.js';
+import { DEFAULT_ROTATION_GRACE_SECONDS, generateSecret, previousSecretExpiry, secretsInForce } from '../core/secret.js';
 import { OPERATOR_PAUSE_REASON, parseSubscriptionBody, parseSubscriptionId, pauseBodySchema, rotateSecretBodySchema, subscriptionPositionSchema, subscriptionsQuerySchema, type RotateSecretResponse } from '../core/subscription.js';
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
 import { createDeliveryQueue, DELIVERY_QUEUE_ACCESS } from '../adapters/delivery-queue.js';
@@ -145,6 +146,8 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
             }
           }
         }
+        // Without a secret, a replacement keeps the one its receiver verifies; a creation gets this one.
+        const secret = body.value.secret ?? generateSecret(deps.randomBytes);
         const outcome = await deps.store.put({
           subscription_id: id.value,
           tenant_id: body.value.tenant_id,
@@ -152,8 +155,7 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
           batch_size: body.value.batch_size,
           ordering,
           event_types: body.value.event_types,
-          // Without a secret, a replacement keeps the one its receiver verifies; a creation gets this one.
-          secret: body.value.secret ?? generateSecret(deps.randomBytes),
+          secret,
           shouldKeepExistingSecret: body.value.secret === undefined,
           now: deps.now().toISOString(),
         });
@@ -166,8 +168,13 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
         }
         const isCreated = outcome.kind === SubscriptionPutKind.created;
         deps.logger.info(isCreated ? 'subscription created' : 'subscription replaced', { subscription_id: id.value });
-        const { subscription_id, tenant_id, url, secret, batch_size, ordering: stored, event_types } = outcome.subscription;
-        return { statusCode: isCreated ? 201 : 200, body: { subscription_id, tenant_id, url, secret, batch_size, ordering: stored, event_types: event_types ?? null } };
+        const { subscription_id, tenant_id, url, batch_size, ordering: stored, event_types } = outcome.subscription;
+        // Only a secret this call made is answered: a given or kept one is read with GET …/secret, granted apart.
+        const isSecretGenerated = body.value.secret === undefined && outcome.subscription.secret === secret;
+        return {
+          statusCode: isCreated ? 201 : 200,
+          body: { subscription_id, tenant_id, url, ...(isSecretGenerated ? { secret } : {}), batch_size, ordering: stored, event_types: event_types ?? null },
+        };
       },
       'GET /v1/subscriptions/{subscription_id}': async (event): Answer<SubscriptionAnswer> => {
         const id = parseSubscriptionId(event.pathParameters?.subscription_id);
@@ -178,6 +185,15 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
         }
         const lastDeliveries = await lastDeliveriesOf([subscription]);
         return { statusCode: 200, body: subscriptionAnswerOf(subscription, lastDeliveries.get(subscription.subscription_id)) };
+      },
+      'GET /v1/subscriptions/{subscription_id}/secret': async (event): Answer<SubscriptionSecretAnswer> => {
+        const id = parseSubscriptionId(event.pathParameters?.subscription_id);
+        // As GET: an id no PUT can create names no subscription.
+        const subscription = id.ok ? await deps.store.get(id.value) : undefined;
+        if (!id.ok || subscription === undefined) return errorResponse(NO_SUCH_SUBSCRIPTION);
+        // That a secret was read is logged, by subscription; the secret never is.
+        deps.logger.info('subscription secret read', { subscription_id: id.value });
+        return { statusCode: 200, body: secretsInForce(subscription, deps.now()) };
       },
       'GET /v1/subscriptions': async (event): Answer<SubscriptionsAnswer> => {
         const query = event.queryStringParameters ?? {};
@@ -242,7 +258,8 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
         const isRotated = await deps.store.rotateSecret({ subscriptionId: id.value, secret, previousSecretExpiresAt: expiresAt, now: now.toISOString() });
         if (!isRotated) return errorResponse(NO_SUCH_SUBSCRIPTION);
         deps.logger.info('subscription secret rotated', { subscription_id: id.value, previous_secret_expires_at: expiresAt });
-        const answer: RotateSecretResponse = { subscription_id: id.value, secret, previous_secret_expires_at: expiresAt };
+        // As PUT: a secret the request gave is not answered back.
+        const answer: RotateSecretResponse = { subscription_id: id.value, ...(body.value.secret === undefined ? { secret } : {}), previous_secret_expires_at: expiresAt };
         return { statusCode: 200, body: answer };
       },
     },

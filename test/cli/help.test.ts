@@ -13,7 +13,7 @@ describe('ordered-webhooks', () => {
     const run = await runCommand(['--help']);
 
     expect(run.exitCode).toBe(ExitCode.ok);
-    for (const name of ['lag', 'dead-letters', 'redrive', 'import-backstop', 'skip', 'repartition', 'rotate-secret', 'console']) expect(run.stdout).toMatch(new RegExp(`^  ${name} +\\S`, 'm'));
+    for (const name of ['lag', 'dead-letters', 'redrive', 'import-backstop', 'skip', 'repartition', 'secret', 'rotate-secret', 'console']) expect(run.stdout).toMatch(new RegExp(`^  ${name} +\\S`, 'm'));
     expect(run.stdout).toContain('--sigv4');
     expect(run.stdout).toContain('  4  refused by the API (409 or 422)');
   });
@@ -39,7 +39,7 @@ describe('ordered-webhooks', () => {
     const run = await runCommand(['drain']);
 
     expect(run.exitCode).toBe(ExitCode.usage);
-    expect(run.stderr).toBe('ordered-webhooks: unknown command "drain". Commands: lag, dead-letters, redrive, replay, import-backstop, skip, pause, resume, repartition, rotate-secret, console. See --help.\n');
+    expect(run.stderr).toBe('ordered-webhooks: unknown command "drain". Commands: lag, dead-letters, redrive, replay, import-backstop, skip, pause, resume, repartition, secret, rotate-secret, console. See --help.\n');
   });
 
   it.each(COMMANDS.map((command) => [command.name]))('prints the help of %s without needing its required options', async (name) => {

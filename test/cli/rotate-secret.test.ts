@@ -32,6 +32,15 @@ describe('rotate-secret command', () => {
     expect(JSON.parse(run.stdout)).toEqual(ROTATED.body);
   });
 
+  it('says the given secret signs when the API answers none (it answers only a secret it generated)', async () => {
+    api.on(ROUTE, { status: 200, body: { subscription_id: 'sub_alice', previous_secret_expires_at: '2026-12-04T12:00:00.000Z' } });
+
+    const run = await runCommand(['rotate-secret', '--url', api.url, '--subscription', 'sub_alice', '--secret', NEW_SECRET]);
+
+    expect(run.exitCode, run.stderr).toBe(ExitCode.ok);
+    expect(run.stdout).toBe('The given secret of sub_alice signs from now on.\nThe previous secret keeps signing until 2026-12-04T12:00:00.000Z.\n');
+  });
+
   it('sends a grace of 0 to end the previous secret at once', async () => {
     api.on(ROUTE, ROTATED);
 

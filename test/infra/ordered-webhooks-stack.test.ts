@@ -705,6 +705,13 @@ describe('WebhookApi', () => {
     expect(unsigned.map((route) => route.RouteKey)).toEqual([]);
   });
 
+  it('declares reading a secret as a route of its own, IAM-authorized, apart from reading its subscription', () => {
+    // Its own route key is what lets IAM grant it apart (see OrderedWebhooks.grantReadSecrets).
+    const secretRoutes = routes().filter((route) => route.RouteKey === 'GET /v1/subscriptions/{subscription_id}/secret');
+    expect(secretRoutes).toEqual([expect.objectContaining({ AuthorizationType: 'AWS_IAM' })]);
+    expect(routes().filter((route) => route.RouteKey === 'GET /v1/subscriptions/{subscription_id}')).toEqual([expect.objectContaining({ AuthorizationType: 'AWS_IAM' })]);
+  });
+
   it.each(ROUTE_CASES)('sends $routeKey to the $name function with payload format 2.0', ({ name, routeKey }) => {
     const { stack, template } = synthesized;
     const route = routes().find((candidate) => candidate.RouteKey === routeKey);

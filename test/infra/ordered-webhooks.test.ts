@@ -1,6 +1,7 @@
 /**
  * The OrderedWebhooks construct as a library user meets it: its props (typed, documented,
- * validated and defaulted by lambda/config.ts), what it exposes, and grantPublish. What it
+ * validated and defaulted by lambda/config.ts), what it exposes, and its grants (grantPublish,
+ * grantReadSubscriptions, grantReadSecrets). What it
  * declares is asserted in ordered-webhooks-stack.test.ts, through the stack that holds it.
  */
 import { readFileSync } from 'node:fs';
@@ -16,10 +17,12 @@ import {
   OrderedWebhooksPropsError,
   PRODUCER_ROUTES,
   propsOf,
+  SECRET_READ_ROUTES,
+  SUBSCRIPTION_READ_ROUTES,
   type DeployedSetting,
   type OrderedWebhooksProps,
 } from '../../lib/ordered-webhooks.js';
-import { createApp, permissionsOf } from './synthesize.js';
+import { createApp, denialsOf, permissionsOf } from './synthesize.js';
 
 /** Each prop's `@default` as its TSDoc writes it. */
 function documentedDefaults(): Map<string, string> {
@@ -141,5 +144,48 @@ describe('OrderedWebhooks', () => {
       { action: 'execute-api:Invoke', resource: routeArn('GET/health') },
       { action: 'execute-api:Invoke', resource: routeArn('POST/v1/events') },
     ]);
+    expect(denialsOf(Template.fromStack(stack), stack.resolve(producer.roleName))).toEqual([]);
+  });
+
+  describe('grants on subscriptions and their secrets', () => {
+    const granted = (grant: (webhooks: OrderedWebhooks, grantee: iam.IGrantable) => iam.Grant) => {
+      const stack = new Stack(createApp(), 'Reader');
+      const webhooks = new OrderedWebhooks(stack, 'Webhooks');
+      const reader = new iam.Role(stack, 'Reader', { assumedBy: new iam.AccountRootPrincipal() });
+      expect(grant(webhooks, reader).success).toBe(true);
+      const template = Template.fromStack(stack);
+      const routeArn = (route: string) =>
+        stack.resolve(`arn:${stack.partition}:execute-api:${stack.region}:${stack.account}:${webhooks.api.httpApi.apiId}/$default/${route}`);
+      const role = stack.resolve(reader.roleName);
+      return { allowed: permissionsOf(template, role), denied: denialsOf(template, role), routeArn };
+    };
+
+    it('reads subscriptions with grantReadSubscriptions, and denies their secrets, which the ARN of one subscription also matches', () => {
+      const { allowed, denied, routeArn } = granted((webhooks, grantee) => webhooks.grantReadSubscriptions(grantee));
+      expect(SUBSCRIPTION_READ_ROUTES).toEqual(['GET /v1/subscriptions', 'GET /v1/subscriptions/{subscription_id}']);
+      expect(allowed).toEqual([
+        { action: 'execute-api:Invoke', resource: routeArn('GET/v1/subscriptions') },
+        { action: 'execute-api:Invoke', resource: routeArn('GET/v1/subscriptions/*') },
+      ]);
+      expect(denied).toEqual([{ action: 'execute-api:Invoke', resource: routeArn('GET/v1/subscriptions/*/secret') }]);
+    });
+
+    it('reads secrets with grantReadSecrets alone: the secret route and nothing else', () => {
+      const { allowed, denied, routeArn } = granted((webhooks, grantee) => webhooks.grantReadSecrets(grantee));
+      expect(SECRET_READ_ROUTES).toEqual(['GET /v1/subscriptions/{subscription_id}/secret']);
+      expect(allowed).toEqual([{ action: 'execute-api:Invoke', resource: routeArn('GET/v1/subscriptions/*/secret') }]);
+      expect(denied).toEqual([]);
+    });
+
+    it('denies nothing a grant of routes names itself: a subscription and its secret in one call', () => {
+      const { allowed, denied, routeArn } = granted((webhooks, grantee) =>
+        webhooks.api.grantInvokeRoutes(grantee, ['GET /v1/subscriptions/{subscription_id}', 'GET /v1/subscriptions/{subscription_id}/secret']),
+      );
+      expect(allowed).toEqual([
+        { action: 'execute-api:Invoke', resource: routeArn('GET/v1/subscriptions/*') },
+        { action: 'execute-api:Invoke', resource: routeArn('GET/v1/subscriptions/*/secret') },
+      ]);
+      expect(denied).toEqual([]);
+    });
   });
 });

@@ -115,12 +115,21 @@ export interface Permission {
 
 /** Every action the inline policies attached to `roleRef` allow, one entry per action and resource. */
 export function permissionsOf(template: Template, roleRef: unknown): Permission[] {
+  return statementsOf(template, roleRef, 'Allow');
+}
+
+/** Every action the inline policies attached to `roleRef` deny, one entry per action and resource. */
+export function denialsOf(template: Template, roleRef: unknown): Permission[] {
+  return statementsOf(template, roleRef, 'Deny');
+}
+
+function statementsOf(template: Template, roleRef: unknown, effect: 'Allow' | 'Deny'): Permission[] {
   const permissions: Permission[] = [];
   for (const resource of Object.values(template.findResources('AWS::IAM::Policy'))) {
     const policy = policySchema.parse(resource);
     if (!policy.Properties.Roles.some((role) => JSON.stringify(role) === JSON.stringify(roleRef))) continue;
     for (const statement of policy.Properties.PolicyDocument.Statement) {
-      if (statement.Effect !== 'Allow') continue;
+      if (statement.Effect !== effect) continue;
       const actions = typeof statement.Action === 'string' ? [statement.Action] : statement.Action;
       const resources = Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
       for (const action of actions) for (const target of resources) permissions.push({ action, resource: target });

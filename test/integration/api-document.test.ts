@@ -83,6 +83,9 @@ describe('local stack API document', { timeout: 90_000 }, () => {
     await expectStatus(200, call(url, 'POST', `/v1/subscriptions/${key}/secret/rotate`, { grace_seconds: 3600 }));
     await expectStatus(400, call(url, 'POST', `/v1/subscriptions/${key}/secret/rotate`, { grace_seconds: -1 }));
     await expectStatus(404, call(url, 'POST', `/v1/subscriptions/${prefix}-nobody/secret/rotate`));
+    // During the rotation's grace: the secret and the previous one; then an unknown subscription's.
+    await expectStatus(200, call(url, 'GET', `/v1/subscriptions/${key}/secret`));
+    await expectStatus(404, call(url, 'GET', `/v1/subscriptions/${prefix}-nobody/secret`));
     const paused = `${prefix}-paused`;
     await expectStatus(201, call(url, 'PUT', `/v1/subscriptions/${paused}`, { tenant_id: tenant, url: receiver().endpointFor(paused) }));
     await expectStatus(200, call(url, 'POST', `/v1/subscriptions/${paused}/pause`, { reason: 'maintenance' }));
@@ -195,6 +198,7 @@ describe('local stack API document', { timeout: 90_000 }, () => {
         'PUT /v1/subscriptions/{subscription_id} 409',
         'GET /v1/subscriptions/{subscription_id} 404',
         'GET /v1/subscriptions 400',
+        'GET /v1/subscriptions/{subscription_id}/secret 404',
         'POST /v1/subscriptions/{subscription_id}/secret/rotate 400',
         'POST /v1/subscriptions/{subscription_id}/secret/rotate 404',
         'POST /v1/subscriptions/{subscription_id}/pause 400',

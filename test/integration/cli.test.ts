@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { LagAnswer } from '../../cli/api/schemas.js';
 import cliPackage from '../../cli/package.json' with { type: 'json' };
 import { ExitCode } from '../../cli/exit-codes.js';
-import { makeEvent, postEvents, subscribe, uniquePrefix } from './support/api.js';
+import { call, makeEvent, postEvents, subscribe, uniquePrefix } from './support/api.js';
 import { waitFor } from './support/poll.js';
 import { lagRowOf, lagRows } from './support/operator-api.js';
 import { useStackAndReceiver } from './support/stack-and-receiver.js';
@@ -75,6 +75,21 @@ describe('npx ordered-webhooks on the local stack', { timeout: 60_000 }, () => {
 
     expect(run.exitCode).toBe(ExitCode.failed);
     expect(run.stderr).toContain(`There is no subscription named ${prefix}-nobody.`);
+  });
+
+  it('prints the secret in force, and the previous one during a rotation\'s grace, with `secret`', async () => {
+    const subscription = `${prefix}-secret`;
+    const secret = await subscribe(stack().url, subscription, receiver().endpointFor(subscription));
+
+    const before = await npxOrderedWebhooks(['secret', '--url', stack().url, '--subscription', subscription, '--json']);
+    expect(before.exitCode, before.stderr).toBe(ExitCode.ok);
+    expect(JSON.parse(before.stdout)).toEqual({ secret });
+
+    const rotated = await call(stack().url, 'POST', `/v1/subscriptions/${subscription}/secret/rotate`, { grace_seconds: 600 });
+    const { secret: next, previous_secret_expires_at: expiresAt } = rotated.body as { secret: string; previous_secret_expires_at: string };
+    const during = await npxOrderedWebhooks(['secret', '--url', stack().url, '--subscription', subscription]);
+    expect(during.exitCode, during.stderr).toBe(ExitCode.ok);
+    expect(during.stdout).toBe(`Secret of ${subscription}: ${next}\nPrevious secret, signing beside it until ${expiresAt}: ${secret}\n`);
   });
 
   it('prints the version of the cli package with `--version`', async () => {

@@ -181,7 +181,8 @@ describe('resource ordering on the local stack', { timeout: 60_000 }, () => {
     expect((await get(subscription)).body).toMatchObject({ batch_size: 1, ordering: 'subscription', created_at: '2026-01-01T00:00:00.000Z' });
     const replaced = await put(subscription, { url });
     expect(replaced.status).toBe(200);
-    expect(replaced.body).toMatchObject({ secret, batch_size: 1, ordering: 'subscription' });
+    expect(replaced.body).toMatchObject({ batch_size: 1, ordering: 'subscription' });
+    expect(replaced.body).not.toHaveProperty('secret');
 
     // Its events are delivered as before: keyed by the subscription, one per POST.
     receiver().setSecret(subscription, secret);

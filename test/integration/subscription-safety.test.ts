@@ -19,7 +19,9 @@ describe('local stack subscription safety', { timeout: 60_000 }, () => {
 
     const again = await call(stack().url, 'PUT', path(key), { tenant_id: 'tenant-it', url: receiver().endpointFor(key) });
     expect(again.status).toBe(200);
-    expect(again.body).toMatchObject({ subscription_id: key, secret });
+    expect(again.body).toMatchObject({ subscription_id: key });
+    expect(again.body).not.toHaveProperty('secret');
+    expect((await call(stack().url, 'GET', `${path(key)}/secret`)).body).toEqual({ secret });
 
     await postEvents(stack().url, [makeEvent(key, `${key}-evt-1`)]);
     await waitFor('the event delivered', () => receiver().deliveredTo(key).length >= 1);
@@ -41,6 +43,7 @@ describe('local stack subscription safety', { timeout: 60_000 }, () => {
     // The owner still replaces it, and keeps its secret.
     const owner = await call(stack().url, 'PUT', path(key), { tenant_id: 'tenant-a', url });
     expect(owner.status).toBe(200);
-    expect(owner.body).toMatchObject({ secret });
+    expect(owner.body).not.toHaveProperty('secret');
+    expect((await call(stack().url, 'GET', `${path(key)}/secret`)).body).toEqual({ secret });
   });
 });

@@ -46,12 +46,17 @@ export function makeEvent(subscriptionId: string, eventId: string, tenantId = 't
   return { event_id: eventId, tenant_id: tenantId, subscription_id: subscriptionId, type: 'order.updated', payload: { event: eventId } };
 }
 
-/** Creates a subscription and returns its secret. */
+/**
+ * Creates (or replaces) a subscription and returns its secret, read as a client reads it: a PUT
+ * answers only a secret it generated, so the secret in force is `GET …/secret`'s.
+ */
 export async function subscribe(baseUrl: string, subscriptionId: string, url: string, tenantId = 'tenant-it'): Promise<string> {
-  const answer = await call(baseUrl, 'PUT', `/v1/subscriptions/${encodeURIComponent(subscriptionId)}`, { tenant_id: tenantId, url });
+  const path = `/v1/subscriptions/${encodeURIComponent(subscriptionId)}`;
+  const answer = await call(baseUrl, 'PUT', path, { tenant_id: tenantId, url });
   if (answer.status !== 201 && answer.status !== 200) throw new Error(`PUT subscription answered ${answer.status}: ${JSON.stringify(answer.body)}`);
-  const { secret } = answer.body as { secret: string };
-  return secret;
+  const read = await call(baseUrl, 'GET', `${path}/secret`);
+  if (read.status !== 200) throw new Error(`GET subscription secret answered ${read.status}: ${JSON.stringify(read.body)}`);
+  return (read.body as { secret: string }).secret;
 }
 
 export interface EventResult {

@@ -130,7 +130,9 @@ describe('subscriptions handler', () => {
 
     const replaced = await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks', secret });
     expect(replaced.statusCode).toBe(200);
-    expect(jsonOf(replaced)).toMatchObject({ url: 'https://example.com/hooks', secret });
+    expect(jsonOf(replaced)).toMatchObject({ url: 'https://example.com/hooks' });
+    // A secret the PUT was given is not answered back: reading it is GET …/secret, granted apart.
+    expect(replaced.body).not.toContain('whsec_');
 
     const read = await get('sub_1');
     expect(read.statusCode).toBe(200);
@@ -160,12 +162,16 @@ describe('subscriptions handler', () => {
     const created = jsonOf(await put('sub_1', request)) as Record<string, string>;
     const again = await put('sub_1', request);
     expect(again.statusCode).toBe(200);
-    expect(jsonOf(again)).toMatchObject({ secret: created.secret });
+    // Kept, and not answered again: only a secret the PUT generated is.
+    expect(jsonOf(again)).not.toHaveProperty('secret');
     expect(items.get('sub_1')?.secret).toBe(created.secret);
 
-    // A given secret still replaces it, and a later PUT without one keeps the new one.
-    expect(jsonOf(await put('sub_1', { ...request, secret }))).toMatchObject({ secret });
-    expect(jsonOf(await put('sub_1', { ...request, url: 'https://example.com/v2' }))).toMatchObject({ url: 'https://example.com/v2', secret });
+    // A given secret still replaces it, and a later PUT without one keeps the new one; neither answers it.
+    expect(jsonOf(await put('sub_1', { ...request, secret }))).not.toHaveProperty('secret');
+    const kept = await put('sub_1', { ...request, url: 'https://example.com/v2' });
+    expect(jsonOf(kept)).toMatchObject({ url: 'https://example.com/v2' });
+    expect(jsonOf(kept)).not.toHaveProperty('secret');
+    expect(items.get('sub_1')?.secret).toBe(secret);
   });
 
   it('refuses a PUT of another tenant with 409 tenant_mismatch and changes nothing', async () => {
@@ -357,7 +363,8 @@ describe('subscriptions handler secret rotation', () => {
     await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks', secret });
     const result = await rotate('sub_1', { secret: newSecret, grace_seconds: 0 });
     expect(result.statusCode).toBe(200);
-    expect(jsonOf(result)).toEqual({ subscription_id: 'sub_1', secret: newSecret, previous_secret_expires_at: '2026-12-02T12:00:02.000Z' });
+    // The secret it was given is not answered back.
+    expect(jsonOf(result)).toEqual({ subscription_id: 'sub_1', previous_secret_expires_at: '2026-12-02T12:00:02.000Z' });
     expect(items.get('sub_1')).toMatchObject({ secret: newSecret, previous_secret: secret });
   });
 
