@@ -133,7 +133,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       await options.onDuplicate?.(webhookId);
       return ACCEPTED;
     }
-    const read = readEvents(verified.body, webhookId);
+    const read = readEvents(verified.body, webhookId, body);
     if ('reason' in read) return refusal(400, read.reason);
     for (const event of read.events) {
       try {

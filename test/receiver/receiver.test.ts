@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { QueuedEvent } from '../../lambda/core/event.js';
+import { readQueuedEvent, type QueuedEvent } from '../../lambda/core/event.js';
 import { signBatch, signWebhook, type WebhookRequest } from '../../lambda/core/webhook.js';
 import { createMemoryStore, createReceiver, Verdict, type OrderReport, type ReceivedEvent, type ReceiverStore } from '../../receiver/src/index.js';
 
@@ -51,11 +51,13 @@ describe('createReceiver', () => {
     expect(await send(single('e1', 1, 0))).toEqual({ status: 204, body: '' });
     expect(await send(single('e2', 2, 1))).toEqual({ status: 204, body: '' });
     expect(verdicts()).toEqual(['e1#1 in_order', 'e2#2 in_order']);
+    const second = single('e2', 2, 1);
     expect(taken[1]?.event).toEqual({
       id: 'e2',
       type: 'order.paid',
       timestamp: '2026-12-04T12:00:00.000Z',
       data: { eventId: 'e2' },
+      rawBody: second.body,
       orderingKey: 'sub_1',
       sequence: 2,
       previousSequence: 1,
@@ -176,6 +178,47 @@ describe('createReceiver', () => {
     pending?.();
     await slow;
     expect(inner.keys().get('sub_1')).toEqual({ last: 2, missing: [] });
+  });
+
+  describe('the data as signed', () => {
+    const payloadJson = '{"__proto__":{"polluted":true},"keep":true,"nested":{"__proto__":{"deep":1},"n":12345678901234567890}}';
+    const withPayload = (eventId: string): QueuedEvent => {
+      const read = readQueuedEvent(`{"version":1,"event":{"event_id":"${eventId}","tenant_id":"t","subscription_id":"sub_1","type":"x","payload":${payloadJson}},"ordering_key":"sub_1","message_group_id":"g","accepted_at":"2026-12-04T12:00:00.000Z"}`);
+      if (!('queued' in read)) throw new Error(read.reason);
+      return read.queued;
+    };
+    const expectIntact = (data: Readonly<Record<string, unknown>>): void => {
+      expect(Object.keys(data)).toEqual(['__proto__', 'keep', 'nested']);
+      expect(Object.hasOwn(data, '__proto__')).toBe(true);
+      expect(Object.getPrototypeOf(data)).toBe(Object.prototype);
+      expect(Object.getOwnPropertyDescriptor(data, '__proto__')?.value).toEqual({ polluted: true });
+      const nested = data['nested'] as object;
+      expect(Object.hasOwn(nested, '__proto__')).toBe(true);
+      expect(Object.getPrototypeOf(nested)).toBe(Object.prototype);
+      expect(Object.getOwnPropertyDescriptor(nested, '__proto__')?.value).toEqual({ deep: 1 });
+      expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+    };
+
+    it('hands the application an own "__proto__" key, nested too, with the prototypes unchanged, and the signed body text', async () => {
+      const { send, taken } = receiving();
+      const request = signWebhook({ queued: withPayload('e1'), sequence: 1, previousSequence: 0, secrets: [secret], attemptedAt: new Date() });
+      expect((await send(request)).status).toBe(204);
+      expect(taken).toHaveLength(1);
+      expectIntact(taken[0]!.event.data);
+      expect(taken[0]!.event.rawBody).toBe(request.body);
+    });
+
+    it('does the same for each item of a batch, whose text is the whole batch body', async () => {
+      const { send, taken } = receiving();
+      const items = [{ queued: withPayload('e1'), sequence: 1, previousSequence: 0 }, { queued: withPayload('e2'), sequence: 2, previousSequence: 1 }] as const;
+      const request = signBatch({ items: [items[0], items[1]], secrets: [secret], attemptedAt: new Date() });
+      expect((await send(request)).status).toBe(204);
+      expect(taken.map(({ event }) => event.id)).toEqual(['e1', 'e2']);
+      for (const { event } of taken) {
+        expectIntact(event.data);
+        expect(event.rawBody).toBe(request.body);
+      }
+    });
   });
 
   describe('doors', () => {
