@@ -9,6 +9,8 @@ const placeShape = {
   sequence: z.number().int().positive(),
   ordering_key: z.string(),
   previous_sequence: z.number().int().nonnegative(),
+  // Absent from the bodies of a stack before issue 46: those are judged as they were.
+  subscription_id: z.string().min(1).optional(),
   redelivery: z.literal(true).optional(),
 };
 
@@ -46,6 +48,8 @@ export interface ReceivedEvent {
    * (find the item by its `id`). For a lossless parser, when JSON.parse is not enough.
    */
   readonly rawBody: string;
+  /** The subscription the webhook was sent for; undefined in the bodies of a stack before it was signed (issue 46). */
+  readonly subscriptionId: string | undefined;
   /** The key its number counts for: the subscription id, or the event's `resource_id` under `ordering: "resource"`. */
   readonly orderingKey: string;
   readonly sequence: number;
@@ -68,6 +72,7 @@ export function readEvents(body: unknown, webhookId: string, rawBody: string): {
     timestamp: item.timestamp,
     data: item.data,
     rawBody,
+    subscriptionId: item.subscription_id,
     orderingKey: item.ordering_key,
     sequence: item.sequence,
     previousSequence: item.previous_sequence,
