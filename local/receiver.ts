@@ -8,7 +8,7 @@
  * (`@ordered-webhooks/receiver`), as a user's receiver would: verified, duplicates dropped, and
  * each event judged in its key's order (in order, duplicate, gap, redelivery), which it prints.
  */
-import { createReceiver, Verdict, type OrderReport } from '../receiver/src/index.js';
+import { createMemoryStore, createReceiver, Verdict, type OrderReport } from '../receiver/src/index.js';
 import { createReceiverResponder, describeReceiverMode, readReceiverSettings } from './receiver-settings.js';
 import { stopOnSignals } from './shutdown.js';
 import { formatClock } from './terminal-logger.js';
@@ -75,21 +75,25 @@ async function main(): Promise<void> {
     process.exit(EXIT_CONFIG);
   }
   const failing = createReceiverResponder(settings);
-  // The kit's reports of each request's events, by webhook-id, until the request's line is printed.
-  const reports = new Map<string, OrderReport[]>();
-  const kit =
-    settings.secret === undefined
-      ? undefined
-      : createReceiver({
-          secret: settings.secret,
-          // One receiver serves every subscription of the walkthrough: their keys apart by path would
-          // need a receiver each; ordering keys are subscription ids or resource ids, apart enough here.
-          onEvent: (event, report) => void reports.set(event.webhookId, [...(reports.get(event.webhookId) ?? []), report]),
-          onDuplicate: (webhookId) => void reports.set(webhookId, [{ verdict: Verdict.duplicate, missing: [], lost: [] }]),
-        });
+  const { secret } = settings;
+  // One store for every request: the kit keeps each subscription's keys and webhook ids apart by
+  // the body's subscription_id, so the walkthrough's subscriptions share this receiver, a fan-out's
+  // copies (one webhook-id) included.
+  const store = createMemoryStore();
+  // The kit's reports of each request's events, until its line is printed: by request, not by
+  // webhook-id, which a fan-out's copies arriving together share.
+  const reports = new WeakMap<ReceivedWebhook, OrderReport[]>();
   const respond = async (webhook: ReceivedWebhook): Promise<ReceiverReply> => {
     const reply = await failing();
-    if (kit === undefined || reply.statusCode < 200 || reply.statusCode > 299) return reply;
+    if (secret === undefined || reply.statusCode < 200 || reply.statusCode > 299) return reply;
+    const judged: OrderReport[] = [];
+    reports.set(webhook, judged);
+    const kit = createReceiver({
+      secret,
+      store,
+      onEvent: (_event, report) => void judged.push(report),
+      onDuplicate: () => void judged.push({ verdict: Verdict.duplicate, missing: [], lost: [] }),
+    });
     const answer = await kit.handle({ headers: webhook.headers, body: webhook.body });
     return { statusCode: answer.status };
   };
@@ -97,13 +101,9 @@ async function main(): Promise<void> {
   try {
     receiver = await startWebhookReceiver({
       port: settings.port,
-      ...(settings.secret === undefined ? {} : { secret: settings.secret }),
+      ...(secret === undefined ? {} : { secret }),
       respond,
-      onWebhook: (webhook, reply) => {
-        const judged = reports.get(webhook.webhookId ?? '') ?? [];
-        reports.delete(webhook.webhookId ?? '');
-        process.stdout.write(`${formatWebhookLine(webhook, reply, judged)}\n`);
-      },
+      onWebhook: (webhook, reply) => process.stdout.write(`${formatWebhookLine(webhook, reply, reports.get(webhook) ?? [])}\n`),
     });
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code === 'EADDRINUSE' ? `port ${settings.port} is in use: set RECEIVER_PORT=<another>` : String(error);
@@ -111,7 +111,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   process.stdout.write(
-    `webhook receiver listening on ${receiver.url} (any path); ${settings.secret === undefined ? 'no WEBHOOK_SECRET: signatures are not checked' : 'verifying signatures with WEBHOOK_SECRET and checking each key\'s order with @ordered-webhooks/receiver'}; ${describeReceiverMode(settings)}\n`,
+    `webhook receiver listening on ${receiver.url} (any path); ${secret === undefined ? 'no WEBHOOK_SECRET: signatures are not checked' : 'verifying signatures with WEBHOOK_SECRET and checking each key\'s order with @ordered-webhooks/receiver'}; ${describeReceiverMode(settings)}\n`,
   );
   stopOnSignals(receiver.stop, {
     stopping: () => undefined,

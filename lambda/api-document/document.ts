@@ -246,7 +246,8 @@ const WEBHOOK_RESPONSES = {
 
 /** The webhooks a subscription's endpoint receives: the headers and body of each shape. */
 function webhooksOf(): ApiDocument['webhooks'] {
-  const trust = 'Verify the signature, then trust the body\'s `sequence`, `ordering_key`, `previous_sequence` and `redelivery`: the headers that say the same are outside the signature.';
+  const trust =
+    'Verify the signature, then trust the body\'s `sequence`, `ordering_key`, `previous_sequence`, `subscription_id` and `redelivery`: the headers that say the same are outside the signature. A receiver serving several subscriptions at one URL keys its duplicates by `subscription_id` and `webhook-id`, and its order by `subscription_id` and `ordering_key`: a fan-out\'s copies share the `webhook-id`.';
   return {
     event: {
       post: {

@@ -68,6 +68,9 @@ const placeShape = {
     .int()
     .nonnegative()
     .describe('The number of the key\'s last event delivered before this one, 0 when none was: numbers between it and `sequence` were dead-lettered. On a redelivery, the key\'s last delivered when it was sent.'),
+  subscription_id: z
+    .string()
+    .describe('The subscription this webhook was sent for. With `ordering_key` it names the key `sequence` counts for, and with `webhook-id` (an item\'s `id` in a batch) the delivery: a fan-out\'s copies to two subscriptions share the event\'s id, and their keys may share a `resource_id`.'),
   redelivery: z.literal(true).optional().describe('Present, `true`, only on a redelivery (a redriven dead letter or a replay): it arrives after later events of its key.'),
 };
 
@@ -99,14 +102,17 @@ export interface NumberedItem {
 
 /**
  * What the body says of an event's place in its key, under the signature (issue 29): its number,
- * the key it counts for (as `webhook-ordering-key`, unescaped), the number delivered before it, and
- * the redelivery mark. The headers say the same outside the signature.
+ * the key it counts for (as `webhook-ordering-key`, unescaped), the number delivered before it, the
+ * subscription it was sent for, and the redelivery mark. The headers say the same outside the
+ * signature, but for the subscription: with it a receiver serving several subscriptions at one URL
+ * tells their keys and a fan-out's copies (one `webhook-id`) apart (issue 46).
  */
 function placeFieldsOf({ queued, sequence, previousSequence }: NumberedItem): Record<string, unknown> {
   return {
     sequence,
     ordering_key: orderingKeyNameOf(queued),
     previous_sequence: previousSequence,
+    subscription_id: queued.event.subscription_id,
     ...(queued.redrive === undefined ? {} : { redelivery: true }),
   };
 }

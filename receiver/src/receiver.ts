@@ -1,8 +1,9 @@
 /**
  * `createReceiver`: the request handler a receiver of ordered-webhooks mounts. It verifies the
  * Standard Webhooks signature (refusing a stale timestamp), drops a request whose `webhook-id` it
- * processed already, unpacks a batch into its events, and hands each event to the application in
- * order with its report (in order, duplicate, gap, redelivery; see `judge`).
+ * processed already for the same subscription, unpacks a batch into its events, and hands each
+ * event to the application in order with its report (in order, duplicate, gap, redelivery; see
+ * `judge`), judged in its subscription's ordering key.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
@@ -24,12 +25,17 @@ export interface ReceiverOptions {
    * inside the subscription's delivery timeout.
    */
   readonly onEvent: (event: ReceivedEvent, report: OrderReport) => void | Promise<void>;
-  /** Called for a request dropped because its `webhook-id` was processed already. */
-  readonly onDuplicate?: (webhookId: string) => void | Promise<void>;
   /**
-   * A prefix for the store's keys and webhook ids. Numbers count per ordering key of one
-   * subscription, and a fan-out's deliveries to two subscriptions carry the same `webhook-id`:
-   * give each subscription its own namespace when several share a store.
+   * Called for a request dropped because its `webhook-id` was processed already for its
+   * subscription (undefined in a body of a stack before issue 46).
+   */
+  readonly onDuplicate?: (webhookId: string, subscriptionId: string | undefined) => void | Promise<void>;
+  /**
+   * A prefix for the store's keys and webhook ids, to keep receivers that share a store apart (two
+   * applications, or two stacks). Subscriptions need none: the kit keys what it keeps by the
+   * body's `subscription_id` (see {@link storeKeyOf}). Bodies of a stack before issue 46 carry
+   * none, and are kept by ordering key and `webhook-id` alone, as before: there, give each
+   * subscription its own namespace when several share a store.
    */
   readonly namespace?: string;
   /** The most bytes of a body read: 1 MiB by default, the largest the service sends. */
@@ -63,6 +69,17 @@ const utf8Decoder = new TextDecoder();
 const utf8Encoder = new TextEncoder();
 /** How often a key's write is tried again when another request of the same key wrote first. */
 const MAX_KEY_WRITES = 20;
+
+/**
+ * The store's key for a subscription's ordering key, or for a `webhook-id` it was sent: the
+ * namespace, then the pair as JSON text (`["sub_1","order_7"]`), which no two pairs share whatever
+ * the ids hold. Numbers count per ordering key of one subscription, and a fan-out's copies to two
+ * subscriptions carry one `webhook-id` (and, ordered by resource, one ordering key). Without a
+ * subscription (a body of a stack before issue 46), the name alone, as the kit kept it before.
+ */
+export function storeKeyOf(namespace: string, subscriptionId: string | undefined, name: string): string {
+  return subscriptionId === undefined ? `${namespace}${name}` : `${namespace}${JSON.stringify([subscriptionId, name])}`;
+}
 
 function refusal(status: number, error: string): ReceiverAnswer {
   return { status, body: JSON.stringify({ error }) };
@@ -105,7 +122,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
 
   /** Judges one event against its key and hands it to the application, then keeps the key's new state. */
   const take = async (event: ReceivedEvent): Promise<void> => {
-    const key = `${namespace}${event.orderingKey}`;
+    const key = storeKeyOf(namespace, event.subscriptionId, event.orderingKey);
     const place = { sequence: event.sequence, previousSequence: event.previousSequence, isRedelivery: event.isRedelivery };
     const stored = await store.readKey(key);
     const { report, next } = judge(stored?.state, place);
@@ -127,14 +144,16 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     const verified = verify(secrets, body, headers);
     if ('reason' in verified) return refusal(verified.status, verified.reason);
     const webhookId = headers['webhook-id'] ?? '';
-    // Namespaced as the keys are: a fan-out's deliveries to two subscriptions share the event's id.
-    const seenId = `${namespace}${webhookId}`;
+    const read = readEvents(verified.body, webhookId, body);
+    if ('reason' in read) return refusal(400, read.reason);
+    // Kept per subscription, as the keys are: a fan-out's copies to two subscriptions share the
+    // event's id. A batch's items are of one key, so of one subscription.
+    const subscriptionId = read.events[0]?.subscriptionId;
+    const seenId = storeKeyOf(namespace, subscriptionId, webhookId);
     if (await store.hasSeen(seenId)) {
-      await options.onDuplicate?.(webhookId);
+      await options.onDuplicate?.(webhookId, subscriptionId);
       return ACCEPTED;
     }
-    const read = readEvents(verified.body, webhookId);
-    if ('reason' in read) return refusal(400, read.reason);
     for (const event of read.events) {
       try {
         await take(event);

@@ -1,8 +1,10 @@
 /**
  * The receiver kit (`receiver/`, issue 29) behind a real HTTP receiver on 127.0.0.1, fed by the
  * local stack: what it reports of a gap from a dead letter and its redelivery after a redrive, of a
- * delivery sent again after a crash, and of a batch with a dead-lettered event inside.
+ * delivery sent again after a crash, of a batch with a dead-lettered event inside, and of a
+ * fan-out's copies to two subscriptions sharing one endpoint.
  */
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createReceiver, type Receiver } from '../../receiver/src/index.js';
 import { call, makeEvent, postEvents, uniquePrefix } from './support/api.js';
@@ -69,6 +71,42 @@ describe('the receiver kit on the local stack', { timeout: 60_000 }, () => {
     expect((await redriveUntilDone(stack(), key)).map((event) => event.sequence)).toEqual([2]);
     await waitFor('the redelivery of 2 taken', () => reports.get(key)?.some((line) => line.startsWith('2#')));
     expect(reports.get(key)?.at(-1)).toBe('2#2 redelivery');
+  });
+
+  it('takes, without any setting, a fan-out’s copies to two subscriptions at one endpoint, each in order (one webhook-id, one resource key)', async () => {
+    const prefix = uniquePrefix('kit-shared');
+    const tenant = `${prefix}-tenant`;
+    const endpoint = `${prefix}-endpoint`;
+    const secret = `whsec_${randomBytes(32).toString('base64')}`;
+    const [alice, bob] = [`${prefix}-alice`, `${prefix}-bob`];
+    for (const subscriptionId of [alice, bob]) {
+      // Both ordered by resource: the copies share the ordering key as well as the webhook-id.
+      const answer = await call(stack().url, 'PUT', `/v1/subscriptions/${subscriptionId}`, { tenant_id: tenant, url: receiver().endpointFor(endpoint), secret, ordering: 'resource' });
+      expect(answer.status, JSON.stringify(answer.body)).toBe(201);
+    }
+    const saved: string[] = [];
+    kits.set(
+      endpoint,
+      createReceiver({
+        secret,
+        // The README's example: everything but a duplicate is saved.
+        onEvent: (event, report) => {
+          if (report.verdict !== 'duplicate') saved.push(`${String(event.subscriptionId)} ${event.orderingKey} ${event.id}#${event.sequence} ${report.verdict}`);
+        },
+        onDuplicate: (webhookId, subscriptionId) => void saved.push(`dropped ${String(subscriptionId)} ${webhookId}`),
+      }),
+    );
+    const ids = [`${prefix}-1`, `${prefix}-2`];
+    const answer = await call(stack().url, 'POST', '/v1/events', { events: ids.map((id) => ({ event_id: id, tenant_id: tenant, resource_id: 'order_7', type: 'order.paid', payload: { id } })) });
+    expect(answer.status, JSON.stringify(answer.body)).toBe(202);
+
+    await waitFor('both subscriptions’ copies taken', () => saved.length >= 4);
+    const of = (subscriptionId: string) => saved.filter((line) => line.startsWith(`${subscriptionId} `));
+    expect(of(alice)).toEqual([`${alice} order_7 ${ids[0]}#1 in_order`, `${alice} order_7 ${ids[1]}#2 in_order`]);
+    expect(of(bob)).toEqual([`${bob} order_7 ${ids[0]}#1 in_order`, `${bob} order_7 ${ids[1]}#2 in_order`]);
+    expect(saved).toHaveLength(4);
+    // Each copy was one POST to the shared endpoint under the event's own id.
+    expect(receiver().attempts().filter((attempt) => attempt.path === `/${endpoint}`).map((attempt) => attempt.webhookId).sort()).toEqual([ids[0], ids[0], ids[1], ids[1]]);
   });
 
   it('reports a gap inside a batch whose event was dead-lettered, after the batch went one event at a time', async () => {

@@ -57,7 +57,7 @@ describe('local stack characters SQS refuses raw', { timeout: 60_000 }, () => {
     expect(answer.body).toMatchObject({ results: [{ event_id: posted.event_id, status: 'accepted' }] });
 
     const body = await deliveredBody(posted.event_id, false);
-    expect(body).toStrictEqual({ type: posted.type, timestamp: expect.any(String), data: posted.payload, sequence: 1, ordering_key: key, previous_sequence: 0 });
+    expect(body).toStrictEqual({ type: posted.type, timestamp: expect.any(String), data: posted.payload, sequence: 1, ordering_key: key, previous_sequence: 0, subscription_id: key });
   });
 
   it.each(Object.entries(TEXTS))('redrives a dead letter holding %s with the same JSON value', async (label, text) => {
@@ -72,6 +72,6 @@ describe('local stack characters SQS refuses raw', { timeout: 60_000 }, () => {
     expect(await redriveUntilDone(stack(), key)).toEqual([{ event_id: posted.event_id, sequence: 1 }]);
     const body = await deliveredBody(posted.event_id, true);
     // The key's only number was given up: nothing was delivered before its redelivery.
-    expect(body).toStrictEqual({ type: posted.type, timestamp: expect.any(String), data: posted.payload, sequence: 1, ordering_key: key, previous_sequence: 0, redelivery: true });
+    expect(body).toStrictEqual({ type: posted.type, timestamp: expect.any(String), data: posted.payload, sequence: 1, ordering_key: key, previous_sequence: 0, subscription_id: key, redelivery: true });
   });
 });

@@ -79,7 +79,7 @@ describe('the receiver kit’s package', { timeout: 120_000 }, () => {
     const script = [
       `import { createReceiver } from '${manifest.name}';`,
       'const seen = [];',
-      `const receiver = createReceiver({ secret: ${JSON.stringify(secret)}, onEvent: (event, report) => void seen.push([event.sequence, report.verdict, report.missing]) });`,
+      `const receiver = createReceiver({ secret: ${JSON.stringify(secret)}, onEvent: (event, report) => void seen.push([event.subscriptionId, event.sequence, report.verdict, report.missing]) });`,
       `const answer = await receiver.fetch(new Request('http://receiver/hooks', { method: 'POST', headers: ${JSON.stringify(request.headers)}, body: ${JSON.stringify(request.body)} }));`,
       'console.log(JSON.stringify({ status: answer.status, seen, node: process.versions.node }));',
     ].join('\n');
@@ -89,7 +89,7 @@ describe('the receiver kit’s package', { timeout: 120_000 }, () => {
       expect(result.status, `${node}: ${result.stderr}`).toBe(0);
       return z.object({ status: z.number(), seen: z.array(z.unknown()), node: z.string() }).parse(JSON.parse(result.stdout));
     });
-    for (const answer of ran) expect(answer, answer.node).toMatchObject({ status: 204, seen: [[3, 'gap', [2]]] });
+    for (const answer of ran) expect(answer, answer.node).toMatchObject({ status: 204, seen: [['sub_1', 3, 'gap', [2]]] });
     expect(ran.map((answer) => answer.node)).toContain(process.versions.node);
   });
 });

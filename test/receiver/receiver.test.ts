@@ -6,7 +6,10 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { QueuedEvent } from '../../lambda/core/event.js';
+import { Webhook } from 'standardwebhooks';
+import { readQueuedEvent, type QueuedEvent } from '../../lambda/core/event.js';
+import { fanOutEventId } from '../../lambda/core/fan-out-id.js';
+import { Ordering, partitionKey } from '../../lambda/core/routing.js';
 import { signBatch, signWebhook, type WebhookRequest } from '../../lambda/core/webhook.js';
 import { createMemoryStore, createReceiver, Verdict, type OrderReport, type ReceivedEvent, type ReceiverStore } from '../../receiver/src/index.js';
 
@@ -51,11 +54,14 @@ describe('createReceiver', () => {
     expect(await send(single('e1', 1, 0))).toEqual({ status: 204, body: '' });
     expect(await send(single('e2', 2, 1))).toEqual({ status: 204, body: '' });
     expect(verdicts()).toEqual(['e1#1 in_order', 'e2#2 in_order']);
+    const second = single('e2', 2, 1);
     expect(taken[1]?.event).toEqual({
       id: 'e2',
       type: 'order.paid',
       timestamp: '2026-12-04T12:00:00.000Z',
       data: { eventId: 'e2' },
+      rawBody: second.body,
+      subscriptionId: 'sub_1',
       orderingKey: 'sub_1',
       sequence: 2,
       previousSequence: 1,
@@ -175,7 +181,123 @@ describe('createReceiver', () => {
     await fast;
     pending?.();
     await slow;
-    expect(inner.keys().get('sub_1')).toEqual({ last: 2, missing: [] });
+    expect(inner.keys().get('["sub_1","sub_1"]')).toEqual({ last: 2, missing: [] });
+  });
+
+  describe('two subscriptions at one endpoint (a fan-out’s copies share the event’s id)', () => {
+    /** The copy of fan-out `eventId` for one subscription ordered by resource: every copy has the same webhook-id, ordering key and number. */
+    const fanOutCopy = (subscriptionId: string, eventId: string): QueuedEvent => {
+      const event = { event_id: fanOutEventId(eventId, subscriptionId), tenant_id: 't', subscription_id: subscriptionId, resource_id: 'order_7', type: 'order.paid', payload: { eventId } };
+      return { version: 1, event, ordering_key: partitionKey(event, Ordering.resource), message_group_id: 'g', accepted_at: '2026-12-04T12:00:00.000Z', fan_out: { event_id: eventId } };
+    };
+    /** A kit with no setting but its secret, saving what the README's example saves. */
+    const saving = () => {
+      const saved: string[] = [];
+      const dropped: string[] = [];
+      const receiver = createReceiver({
+        secret,
+        onEvent: (event, report) => {
+          if (report.verdict !== 'duplicate') saved.push(`${event.subscriptionId}/${event.orderingKey}/${event.id}#${event.sequence} ${report.verdict}`);
+        },
+        onDuplicate: (webhookId) => void dropped.push(webhookId),
+      });
+      const send = (request: WebhookRequest) => receiver.handle({ headers: request.headers, body: request.body });
+      return { saved, dropped, send };
+    };
+
+    it('takes both subscriptions’ copies of an event in order, without a namespace', async () => {
+      const { saved, dropped, send } = saving();
+      for (const subscriptionId of ['sub_alice', 'sub_bob']) {
+        const request = signWebhook({ queued: fanOutCopy(subscriptionId, 'evt_f1'), sequence: 1, previousSequence: 0, secrets: [secret], attemptedAt: new Date() });
+        expect(request.headers['webhook-id']).toBe('evt_f1');
+        expect((await send(request)).status).toBe(204);
+      }
+      expect(saved).toEqual(['sub_alice/order_7/evt_f1#1 in_order', 'sub_bob/order_7/evt_f1#1 in_order']);
+      expect(dropped).toEqual([]);
+    });
+
+    it('takes both subscriptions’ batches of the same events (the same batch webhook-id), each item in order', async () => {
+      const { saved, send } = saving();
+      for (const subscriptionId of ['sub_alice', 'sub_bob']) {
+        const items = [{ queued: fanOutCopy(subscriptionId, 'evt_f1'), sequence: 1, previousSequence: 0 }, { queued: fanOutCopy(subscriptionId, 'evt_f2'), sequence: 2, previousSequence: 1 }] as const;
+        expect((await send(signBatch({ items: [items[0], items[1]], secrets: [secret], attemptedAt: new Date() }))).status).toBe(204);
+      }
+      expect(saved).toEqual(['sub_alice/order_7/evt_f1#1 in_order', 'sub_alice/order_7/evt_f2#2 in_order', 'sub_bob/order_7/evt_f1#1 in_order', 'sub_bob/order_7/evt_f2#2 in_order']);
+    });
+
+    it('still drops one subscription’s copy sent again, and reports its number taken again as a duplicate', async () => {
+      const { saved, dropped, send } = saving();
+      const alice = (sequence: number, attemptedAt = new Date()) => signWebhook({ queued: fanOutCopy('sub_alice', 'evt_f1'), sequence, previousSequence: sequence - 1, secrets: [secret], attemptedAt });
+      await send(alice(1));
+      await send(signWebhook({ queued: fanOutCopy('sub_bob', 'evt_f1'), sequence: 1, previousSequence: 0, secrets: [secret], attemptedAt: new Date() }));
+      // The same webhook-id of the same subscription: a retry whose answer was lost.
+      expect((await send(alice(1, new Date(Date.now() - 1_000)))).status).toBe(204);
+      expect(dropped).toEqual(['evt_f1']);
+      expect(saved).toEqual(['sub_alice/order_7/evt_f1#1 in_order', 'sub_bob/order_7/evt_f1#1 in_order']);
+      // Its number again under another webhook-id (a batch's, one at a time): judged by the subscription's own key.
+      const { taken, send: sendTo } = receiving();
+      await sendTo(alice(1));
+      await sendTo(signBatch({ items: [{ queued: fanOutCopy('sub_alice', 'evt_f1'), sequence: 1, previousSequence: 0 }], secrets: [secret], attemptedAt: new Date() }));
+      expect(taken.map(({ report }) => report.verdict)).toEqual(['in_order', 'duplicate']);
+    });
+
+    it('judges a body without subscription_id (a stack before it signed one) as before: by webhook-id and ordering key, under the namespace', async () => {
+      const store = createMemoryStore();
+      const taken: string[] = [];
+      const receiver = createReceiver({ secret, store, namespace: 'n:', onEvent: (event, report) => void taken.push(`${String(event.subscriptionId)} ${event.id}#${event.sequence} ${report.verdict}`) });
+      const legacy = (webhookId: string, sequence: number) => {
+        const at = new Date();
+        const body = JSON.stringify({ type: 'order.paid', timestamp: at.toISOString(), data: {}, sequence, ordering_key: 'order_7', previous_sequence: sequence - 1 });
+        return { headers: { 'webhook-id': webhookId, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': new Webhook(secret).sign(webhookId, at, body) }, body };
+      };
+      await receiver.handle(legacy('e1', 1));
+      await receiver.handle(legacy('e1', 1));
+      await receiver.handle(legacy('e2', 1));
+      expect(taken).toEqual(['undefined e1#1 in_order', 'undefined e2#1 duplicate']);
+      expect([...store.keys().keys()]).toEqual(['n:order_7']);
+      expect([await store.hasSeen('n:e1'), await store.hasSeen('n:e2')]).toEqual([true, true]);
+    });
+  });
+
+  describe('the data as signed', () => {
+    const payloadJson = '{"__proto__":{"polluted":true},"keep":true,"nested":{"__proto__":{"deep":1},"n":12345678901234567890}}';
+    const withPayload = (eventId: string): QueuedEvent => {
+      const read = readQueuedEvent(`{"version":1,"event":{"event_id":"${eventId}","tenant_id":"t","subscription_id":"sub_1","type":"x","payload":${payloadJson}},"ordering_key":"sub_1","message_group_id":"g","accepted_at":"2026-12-04T12:00:00.000Z"}`);
+      if (!('queued' in read)) throw new Error(read.reason);
+      return read.queued;
+    };
+    const expectIntact = (data: Readonly<Record<string, unknown>>): void => {
+      expect(Object.keys(data)).toEqual(['__proto__', 'keep', 'nested']);
+      expect(Object.hasOwn(data, '__proto__')).toBe(true);
+      expect(Object.getPrototypeOf(data)).toBe(Object.prototype);
+      expect(Object.getOwnPropertyDescriptor(data, '__proto__')?.value).toEqual({ polluted: true });
+      const nested = data['nested'] as object;
+      expect(Object.hasOwn(nested, '__proto__')).toBe(true);
+      expect(Object.getPrototypeOf(nested)).toBe(Object.prototype);
+      expect(Object.getOwnPropertyDescriptor(nested, '__proto__')?.value).toEqual({ deep: 1 });
+      expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+    };
+
+    it('hands the application an own "__proto__" key, nested too, with the prototypes unchanged, and the signed body text', async () => {
+      const { send, taken } = receiving();
+      const request = signWebhook({ queued: withPayload('e1'), sequence: 1, previousSequence: 0, secrets: [secret], attemptedAt: new Date() });
+      expect((await send(request)).status).toBe(204);
+      expect(taken).toHaveLength(1);
+      expectIntact(taken[0]!.event.data);
+      expect(taken[0]!.event.rawBody).toBe(request.body);
+    });
+
+    it('does the same for each item of a batch, whose text is the whole batch body', async () => {
+      const { send, taken } = receiving();
+      const items = [{ queued: withPayload('e1'), sequence: 1, previousSequence: 0 }, { queued: withPayload('e2'), sequence: 2, previousSequence: 1 }] as const;
+      const request = signBatch({ items: [items[0], items[1]], secrets: [secret], attemptedAt: new Date() });
+      expect((await send(request)).status).toBe(204);
+      expect(taken.map(({ event }) => event.id)).toEqual(['e1', 'e2']);
+      for (const { event } of taken) {
+        expectIntact(event.data);
+        expect(event.rawBody).toBe(request.body);
+      }
+    });
   });
 
   describe('doors', () => {

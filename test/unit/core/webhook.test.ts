@@ -5,7 +5,8 @@ import { readQueuedEvent, type QueuedEvent } from '../../../lambda/core/event.js
 import { MAX_PAYLOAD_DEPTH } from '../../../lambda/core/limits.js';
 import { DEFAULT_ROTATION_GRACE_SECONDS, generateSecret, isValidSecret, previousSecretExpiry, signingSecrets } from '../../../lambda/core/secret.js';
 import { Ordering, partitionKey } from '../../../lambda/core/routing.js';
-import { encodeHeaderText, signWebhook, webhookBody } from '../../../lambda/core/webhook.js';
+import { fanOutEventId } from '../../../lambda/core/fan-out-id.js';
+import { encodeHeaderText, signBatch, signWebhook, webhookBody } from '../../../lambda/core/webhook.js';
 
 const queued: QueuedEvent = {
   version: 1,
@@ -69,7 +70,7 @@ describe('signWebhook', () => {
     const attemptedAt = new Date();
     const request = signWebhook({ queued, sequence: 3, previousSequence: 2, secrets: [secret], attemptedAt });
     const verified = new Webhook(secret).verify(request.body, request.headers);
-    expect(verified).toEqual({ type: 'order.updated', timestamp: '2026-12-02T12:00:00.000Z', data: queued.event.payload, sequence: 3, ordering_key: 'sub_1', previous_sequence: 2 });
+    expect(verified).toEqual({ type: 'order.updated', timestamp: '2026-12-02T12:00:00.000Z', data: queued.event.payload, sequence: 3, ordering_key: 'sub_1', previous_sequence: 2, subscription_id: 'sub_1' });
   });
 
   it('carries the contract headers', () => {
@@ -127,6 +128,7 @@ describe('signWebhook', () => {
       sequence: 7,
       ordering_key: 'sub_1',
       previous_sequence: 5,
+      subscription_id: 'sub_1',
     });
   });
 
@@ -141,6 +143,17 @@ describe('signWebhook', () => {
 
   it('marks no redelivery in the body of a first delivery', () => {
     expect(JSON.parse(webhookBody({ queued, sequence: 1, previousSequence: 0 }))).not.toHaveProperty('redelivery');
+  });
+
+  it('names, under the signature, the subscription a fan-out’s copy was sent for, alone and in each batch item (their webhook-id is the event’s)', () => {
+    const copyFor = (subscriptionId: string): QueuedEvent => ({ ...queued, event: { ...queued.event, event_id: fanOutEventId('evt_1', subscriptionId), subscription_id: subscriptionId }, ordering_key: subscriptionId, fan_out: { event_id: 'evt_1' } });
+    for (const subscriptionId of ['sub_a', 'sub_b']) {
+      const alone = signWebhook({ queued: copyFor(subscriptionId), sequence: 1, previousSequence: 0, secrets: [secret], attemptedAt: new Date() });
+      expect(alone.headers['webhook-id']).toBe('evt_1');
+      expect(new Webhook(secret).verify(alone.body, alone.headers)).toMatchObject({ subscription_id: subscriptionId });
+      const batch = signBatch({ items: [{ queued: copyFor(subscriptionId), sequence: 1, previousSequence: 0 }], secrets: [secret], attemptedAt: new Date() });
+      expect(new Webhook(secret).verify(batch.body, batch.headers)).toMatchObject({ events: [{ id: 'evt_1', subscription_id: subscriptionId }] });
+    }
   });
 });
 
@@ -204,7 +217,7 @@ describe('webhookBody of unusual payloads', () => {
   it('sends own "__proto__", "constructor" and "prototype" keys as they were accepted', () => {
     const payloadJson = '{"__proto__":{"polluted":true},"constructor":{"name":"x"},"prototype":1,"id":2}';
     const request = signWebhook({ queued: queuedWith(payloadJson), sequence: 1, previousSequence: 0, secrets: [secret], attemptedAt: new Date() });
-    expect(request.body).toBe(`{"type":"x","timestamp":"2026-12-02T12:00:00.000Z","data":${payloadJson},"sequence":1,"ordering_key":"s","previous_sequence":0}`);
+    expect(request.body).toBe(`{"type":"x","timestamp":"2026-12-02T12:00:00.000Z","data":${payloadJson},"sequence":1,"ordering_key":"s","previous_sequence":0,"subscription_id":"s"}`);
     const verified = new Webhook(secret).verify(request.body, request.headers) as { data: object };
     expect(Object.keys(verified.data)).toEqual(['__proto__', 'constructor', 'prototype', 'id']);
   });
