@@ -14,6 +14,7 @@ import { MAX_METRICS_MINUTES, METRICS_PERIOD_SECONDS, MetricsSourceName, type Me
 import { batchSizeSchema, eventTypesSchema, orderingSchema } from './subscription.js';
 import type { RedriveStep } from './redrive.js';
 import { secretSchema } from './secret.js';
+import { rawJsonSchema } from './raw-json.js';
 import { schemaOf, type Output } from './schema-match.js';
 
 /** The cursor of the next page; null on the last one. */
@@ -148,7 +149,7 @@ export const deadLettersAnswerSchema = z.strictObject({
   items: z.array(
     deadLetterRowSchema.extend({
       type: webhookEventSchema.shape.type.optional().meta({ description: 'The event\'s type: with `include=payload` only.' }),
-      payload: webhookEventSchema.shape.payload.optional().meta({ type: 'object', description: 'The event\'s payload as accepted: with `include=payload` only. Never logged.' }),
+      payload: rawJsonSchema.optional().meta({ type: 'object', description: 'The event\'s payload, its JSON text exactly as it was posted (CONTRACT §6): with `include=payload` only. Never logged.' }),
     }),
   ),
   next_cursor: nextCursorSchema,

@@ -4,7 +4,7 @@
  */
 import * as z from 'zod';
 import { ErrorCode, type ErrorDetail } from './api-error.js';
-import { encodeQueuedEvent, messageOfBodies, type EventsRequest, type QueuedEvent, type WebhookEvent } from './event.js';
+import { encodeQueuedEvent, messageOfBodies, queuedEventFieldsOf, type EventsRequest, type QueuedEvent, type WebhookEvent } from './event.js';
 import { fanOutEventId } from './fan-out-id.js';
 import { MAX_EVENTS_PER_MESSAGE, MAX_ORDERING_KEY_BYTES, MAX_QUEUED_EVENT_BYTES } from './limits.js';
 import { queuePositionOf } from './delivery.js';
@@ -269,7 +269,7 @@ function intakeByGroup(events: readonly RoutedEvent[], acceptedAt: string): Grou
 function toQueued(routed: RoutedEvent, acceptedAt: string): QueuedEvent {
   return {
     version: 1,
-    event: routed.event,
+    event: queuedEventFieldsOf(routed.event),
     ordering_key: routed.orderingKey,
     message_group_id: routed.messageGroupId,
     accepted_at: acceptedAt,

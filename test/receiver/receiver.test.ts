@@ -16,7 +16,7 @@ const otherSecret = 'whsec_' + Buffer.alloc(32, 4).toString('base64');
 function queued(eventId: string, key = 'sub_1', redrive?: QueuedEvent['redrive']): QueuedEvent {
   return {
     version: 1,
-    event: { event_id: eventId, tenant_id: 't', subscription_id: key, type: 'order.paid', payload: { eventId } },
+    event: { event_id: eventId, tenant_id: 't', subscription_id: key, type: 'order.paid', payload_json: JSON.stringify({ eventId }) },
     ordering_key: key,
     message_group_id: 'g',
     accepted_at: '2026-12-04T12:00:00.000Z',
