@@ -46,6 +46,11 @@ export function makeEvent(subscriptionId: string, eventId: string, tenantId = 't
   return { event_id: eventId, tenant_id: tenantId, subscription_id: subscriptionId, type: 'order.updated', payload: { event: eventId } };
 }
 
+/** An event as a queued event (an SQS message, a stored item) carries it: its payload as text (`payload_json`). */
+export function queuedFieldsOf({ payload, ...fields }: TestEvent): Omit<TestEvent, 'payload'> & { readonly payload_json: string } {
+  return { ...fields, payload_json: JSON.stringify(payload) };
+}
+
 /** Creates a subscription and returns its secret. */
 export async function subscribe(baseUrl: string, subscriptionId: string, url: string, tenantId = 'tenant-it'): Promise<string> {
   const answer = await call(baseUrl, 'PUT', `/v1/subscriptions/${encodeURIComponent(subscriptionId)}`, { tenant_id: tenantId, url });
