@@ -149,7 +149,7 @@ export const deadLettersAnswerSchema = z.strictObject({
   items: z.array(
     deadLetterRowSchema.extend({
       type: webhookEventSchema.shape.type.optional().meta({ description: 'The event\'s type: with `include=payload` only.' }),
-      payload: rawJsonSchema.optional().meta({ type: 'object', description: 'The event\'s payload, its JSON text exactly as it was posted (CONTRACT §6): with `include=payload` only. Never logged.' }),
+      payload: rawJsonSchema.optional().meta({ type: 'object', description: 'The event\'s payload, its JSON text exactly as it was posted: with `include=payload` only. Never logged.' }),
     }),
   ),
   next_cursor: nextCursorSchema,

@@ -57,7 +57,10 @@ const payloadSchema = z
     message: `must nest objects and arrays at most ${MAX_PAYLOAD_DEPTH} levels deep (MAX_PAYLOAD_DEPTH)`,
   })
   // What the API document shows for this check, which JSON Schema cannot express itself.
-  .meta({ type: 'object', description: `Any JSON object, nested at most ${MAX_PAYLOAD_DEPTH} levels deep.` });
+  .meta({
+    type: 'object',
+    description: `Any JSON object, nested at most ${MAX_PAYLOAD_DEPTH} levels deep, no key repeated in any of its objects. Delivered as \`data\`: its JSON text exactly as posted (every digit, key, escape and space, in order).`,
+  });
 
 /** One event of a request. Unknown fields are refused, so a misspelt field is never silently dropped. */
 export const webhookEventSchema = z.strictObject({

@@ -76,7 +76,7 @@ const placeShape = {
 const eventShape = {
   type: webhookEventSchema.shape.type,
   timestamp: z.iso.datetime().describe('When the event was accepted.'),
-  data: webhookEventSchema.shape.payload.meta({ type: 'object', description: 'The event\'s `payload`, its JSON text exactly as it was posted: every digit, key, escape and space of it, in order (CONTRACT §6).' }),
+  data: webhookEventSchema.shape.payload.meta({ type: 'object', description: 'The event\'s `payload`, its JSON text exactly as it was posted: every digit, key, escape and space of it, in order.' }),
 };
 
 /** The body of a webhook of one event (CONTRACT §3, issue 29), as {@link webhookBody} writes it. */
@@ -114,8 +114,9 @@ function placeFieldsOf({ queued, sequence, previousSequence }: NumberedItem): Re
 
 /**
  * The JSON body of one event (CONTRACT §3): its type, the time it was accepted and its payload
- * (`data`: the payload's text as posted, spliced in, CONTRACT §6), then its place in its key ({@link placeFieldsOf}). It depends only on the event and its
- * numbers, which every attempt of it keeps, so every attempt sends the same bytes.
+ * (`data`: the payload's text as posted, spliced in, CONTRACT §6), then its place in its key
+ * ({@link placeFieldsOf}). It depends only on the event and its numbers, which every attempt of
+ * it keeps, so every attempt sends the same bytes.
  */
 export function webhookBody(item: NumberedItem): string {
   const { queued } = item;
