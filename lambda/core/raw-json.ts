@@ -4,15 +4,10 @@
  * `JSON.rawJSON` takes primitives only, and a placeholder replaced after JSON.stringify could
  * match a string of the same answer; so one writer, which JSON.stringify writes every other value for.
  */
-import * as z from 'zod';
-
 /** A JSON text that {@link stringifyJson} writes as it is: the caller vouches that it is JSON. */
 export class RawJson {
   constructor(readonly text: string) {}
 }
-
-/** A {@link RawJson} in a schema of an answer; the API document shows it as `meta` says. */
-export const rawJsonSchema = z.instanceof(RawJson);
 
 /** Whether a value has its own `toJSON`, as a Date does: JSON.stringify writes what it returns. */
 function hasToJson(value: object): value is { toJSON: () => unknown } {
