@@ -142,10 +142,12 @@ interface JsonDocument {
  */
 function readJsonDocument(body: string | undefined, isBase64Encoded: boolean, capture?: (path: JsonPath) => boolean): Parsed<JsonDocument> {
   const invalidJson = (message: string): Parsed<never> => ({ ok: false, refusal: { code: ErrorCode.invalidJson, message } });
-  // Deployed, HTTP API passes a body as text or base64 by its Content-Type (text types and JSON as
-  // text, others base64-encoded); the local stack base64-encodes any body that is not UTF-8 (see
-  // `local/api-gateway-event.ts`). Either way a body that is not UTF-8 is refused here: a base64
-  // one when its bytes do not decode, a text one that is no well-formed UTF-16 (a lone surrogate).
+  // Deployed, HTTP API infers from the Content-Type whether to pass a body as text (JSON, text/*)
+  // or base64-encoded (others), as AWS's write-up of HTTP API binary support says; what it passes
+  // for bytes that are not UTF-8 under a text type is not documented (replaced before we see
+  // them, they cannot be told apart here). The local stack passes any body that is not UTF-8
+  // base64-encoded (see `local/api-gateway-event.ts`). Refused here: base64 bytes that do not
+  // decode as UTF-8, and text that is no well-formed UTF-16 (a lone surrogate).
   const bytes = isBase64Encoded ? Buffer.from(body ?? '', 'base64') : undefined;
   const byteLength = bytes?.byteLength ?? Buffer.byteLength(body ?? '', 'utf8');
   if (byteLength > MAX_REQUEST_BYTES) {
