@@ -119,6 +119,8 @@ export const ROUTE_DESCRIPTIONS: RouteDescriptions = {
     summary: 'Accept one event, or a batch of 1 to 100, for ordered delivery.',
     description:
       'Events of one ordering key in one request are enqueued in request order. An invalid request enqueues nothing. ' +
+      'Payloads travel as posted: the receiver\'s `data` is each `payload`\'s JSON text exactly as it stood in the request, or the request is refused: ' +
+      'a body that is not UTF-8, or starts with a byte order mark, is 400 `invalid_json`; an object anywhere in the body that repeats a key is 400 `invalid_request` naming its path (e.g. `events[1].payload.a`). ' +
       'While ingest is paused for a routing switch, answers 503 `ingest_paused` with `Retry-After`. On 503 `enqueue_failed`, ' +
       'no event of a key after a `failed` one was enqueued (`not_enqueued`): retrying the whole request is always safe. ' +
       'When SQS refuses an event on every retry, the answer is never 503: 400 `invalid_request` naming it when its contents are refused, ' +

@@ -14,6 +14,7 @@ import { MAX_METRICS_MINUTES, METRICS_PERIOD_SECONDS, MetricsSourceName, type Me
 import { batchSizeSchema, eventTypesSchema, orderingSchema } from './subscription.js';
 import type { RedriveStep } from './redrive.js';
 import { secretSchema } from './secret.js';
+import type { RawJson } from './raw-json.js';
 import { schemaOf, type Output } from './schema-match.js';
 
 /** The cursor of the next page; null on the last one. */
@@ -163,12 +164,21 @@ export const deadLettersAnswerSchema = z.strictObject({
   items: z.array(
     deadLetterRowSchema.extend({
       type: webhookEventSchema.shape.type.optional().meta({ description: 'The event\'s type: with `include=payload` only.' }),
-      payload: webhookEventSchema.shape.payload.optional().meta({ type: 'object', description: 'The event\'s payload as accepted: with `include=payload` only. Never logged.' }),
+      payload: webhookEventSchema.shape.payload.optional().meta({ type: 'object', description: 'The event\'s payload, its JSON text exactly as it was posted: with `include=payload` only. Never logged.' }),
     }),
   ),
   next_cursor: nextCursorSchema,
 });
 export type DeadLettersAnswer = Output<typeof deadLettersAnswerSchema>;
+
+/**
+ * {@link DeadLettersAnswer} as the route builds it: each payload as its text (`RawJson`), which
+ * the answer's writer puts in as it is, so that the wire holds the object {@link DeadLettersAnswer}
+ * describes, as it was posted.
+ */
+export type DeadLettersAnswerOfTexts = Omit<DeadLettersAnswer, 'items'> & {
+  readonly items: readonly (Omit<DeadLettersAnswer['items'][number], 'payload'> & { readonly payload?: RawJson })[];
+};
 
 /** `POST /v1/dead-letters/redrive`: one step of the redrive; the operator repeats until `is_done`. */
 export const redriveAnswerSchema = z.strictObject({

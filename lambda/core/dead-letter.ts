@@ -11,6 +11,7 @@ import { parseWith, publicEventIdOf, subscriptionIdSchema, type Parsed, type Que
 import { encodeCursor, parsePageQuery } from './paging.js';
 import { messageGroupIdFor } from './routing.js';
 import { schemaOf } from './schema-match.js';
+import { RawJson, stringifyJson } from './raw-json.js';
 
 /** An event given up, whole: what redrive needs to send it again exactly as it was. */
 export interface DeadLetter {
@@ -189,13 +190,14 @@ export const MAX_PAYLOAD_PAGE_BYTES = 5 * 1024 * 1024;
 
 /** The bytes a row takes in Lambda's answer: its JSON, written as a JSON string once more. */
 function answerBytesOf(row: DeadLetterRowWithPayload): number {
-  return Buffer.byteLength(JSON.stringify(JSON.stringify(row)));
+  return Buffer.byteLength(JSON.stringify(stringifyJson(row)));
 }
 
 /** A dead letter's row with its event's type and payload, as `include=payload` asks. */
 export interface DeadLetterRowWithPayload extends DeadLetterRow {
   readonly type: string;
-  readonly payload: QueuedEvent['event']['payload'];
+  /** The payload's text as posted (see `PayloadText`), written into the answer as it is. */
+  readonly payload: RawJson;
 }
 
 /**
@@ -208,7 +210,7 @@ export function toPayloadRows(letters: readonly StoredDeadLetter[], nextAfter: s
   let bytes = 0;
   for (const letter of letters) {
     const { event } = letter.queued;
-    const row = { ...toDeadLetterRow({ ...letter, eventId: publicEventIdOf(letter.queued) }), type: event.type, payload: event.payload };
+    const row = { ...toDeadLetterRow({ ...letter, eventId: publicEventIdOf(letter.queued) }), type: event.type, payload: new RawJson(event.payload_json) };
     bytes += answerBytesOf(row);
     if (rows.length > 0 && bytes > MAX_PAYLOAD_PAGE_BYTES) return { rows, nextAfter: letters[rows.length - 1]?.position };
     rows.push(row);

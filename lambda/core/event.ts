@@ -6,6 +6,7 @@ import * as z from 'zod';
 import { ErrorCode, formatPath, type ErrorDetail, type Refusal } from './api-error.js';
 import { MAX_EVENTS_PER_REQUEST, MAX_PAYLOAD_DEPTH, MAX_REQUEST_BYTES } from './limits.js';
 import { fanOutEventId, namedEventId } from './fan-out-id.js';
+import { scanJsonText, type JsonPath } from './json-text.js';
 
 /** SQS deduplication ids (our event ids) use letters, digits and ASCII punctuation: 0x21–0x7E. */
 const SQS_ID_ALPHABET = /^[\x21-\x7e]+$/;
@@ -56,7 +57,10 @@ const payloadSchema = z
     message: `must nest objects and arrays at most ${MAX_PAYLOAD_DEPTH} levels deep (MAX_PAYLOAD_DEPTH)`,
   })
   // What the API document shows for this check, which JSON Schema cannot express itself.
-  .meta({ type: 'object', description: `Any JSON object, nested at most ${MAX_PAYLOAD_DEPTH} levels deep.` });
+  .meta({
+    type: 'object',
+    description: `Any JSON object, nested at most ${MAX_PAYLOAD_DEPTH} levels deep, no key repeated in any of its objects. Delivered as \`data\`: its JSON text exactly as posted (every digit, key, escape and space, in order).`,
+  });
 
 /** One event of a request. Unknown fields are refused, so a misspelt field is never silently dropped. */
 export const webhookEventSchema = z.strictObject({
@@ -67,7 +71,17 @@ export const webhookEventSchema = z.strictObject({
   type: boundedText(1, 128),
   payload: payloadSchema,
 });
-export type WebhookEvent = z.infer<typeof webhookEventSchema>;
+/**
+ * An event's payload as text: exactly as it stood in the request (CONTRACT §6), which the
+ * receiver gets. The parsed value is only validated (an object, MAX_PAYLOAD_DEPTH): written again
+ * it would lose digits, `-0`, key order and escapes.
+ */
+export interface PayloadText {
+  readonly payload_json: string;
+}
+
+/** An event as accepted: its fields, and its payload's text. */
+export type WebhookEvent = z.infer<typeof webhookEventSchema> & PayloadText;
 
 /**
  * One event of a request (`POST /v1/events`): as {@link webhookEventSchema}, but `subscription_id`
@@ -79,7 +93,7 @@ export const requestEventSchema = webhookEventSchema.extend({
     description: 'The subscription to deliver to. Without it, the event is a fan-out: delivered to every subscription of `tenant_id` whose `event_types` take its `type`, each in its own order.',
   }),
 });
-export type RequestEvent = z.infer<typeof requestEventSchema>;
+export type RequestEvent = z.infer<typeof requestEventSchema> & PayloadText;
 
 /** A batch of events: `{"events": [...]}` with 1 to MAX_EVENTS_PER_REQUEST. */
 export const batchSchema = z.strictObject({
@@ -107,20 +121,91 @@ export function toDetails(error: z.ZodError, prefix: readonly PropertyKey[] = []
   }));
 }
 
-/** Decodes a request body (base64 when API Gateway says so), refusing it beyond 1 MiB (`payload_too_large`) or when it is not JSON (`invalid_json`). */
-export function readJsonBody(body: string | undefined, isBase64Encoded: boolean): Parsed<unknown> {
-  const bytes = Buffer.from(body ?? '', isBase64Encoded ? 'base64' : 'utf8');
-  if (bytes.byteLength > MAX_REQUEST_BYTES) {
+/**
+ * Strict UTF-8: a byte sequence that is not UTF-8 is refused, never replaced with U+FFFD (the
+ * payload would reach the receiver altered). `ignoreBOM` keeps a leading byte order mark as a
+ * character, so that it is refused below rather than dropped unseen.
+ */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** A request body read as JSON: its value, and the exact source text of the values asked for (see {@link scanJsonText}). */
+interface JsonDocument {
+  readonly value: unknown;
+  readonly captured: ReadonlyMap<string, string>;
+}
+
+/**
+ * Reads a request body as JSON (RFC 8259): its text (base64 when API Gateway says so) must be
+ * UTF-8, at most 1 MiB (`payload_too_large`), JSON without a byte order mark (`invalid_json`),
+ * and no object may repeat a key (`invalid_request`, each repeat by its path: JSON.parse would
+ * keep the last value silently). `capture` names values whose source text is kept, by path.
+ */
+function readJsonDocument(body: string | undefined, isBase64Encoded: boolean, capture?: (path: JsonPath) => boolean): Parsed<JsonDocument> {
+  const invalidJson = (message: string): Parsed<never> => ({ ok: false, refusal: { code: ErrorCode.invalidJson, message } });
+  // Deployed, HTTP API infers from the Content-Type whether to pass a body as text (JSON, text/*)
+  // or base64-encoded (others), as AWS's write-up of HTTP API binary support says; what it passes
+  // for bytes that are not UTF-8 under a text type is not documented (replaced before we see
+  // them, they cannot be told apart here). The local stack passes any body that is not UTF-8
+  // base64-encoded (see `local/api-gateway-event.ts`). Refused here: base64 bytes that do not
+  // decode as UTF-8, and text that is no well-formed UTF-16 (a lone surrogate).
+  const bytes = isBase64Encoded ? Buffer.from(body ?? '', 'base64') : undefined;
+  const byteLength = bytes?.byteLength ?? Buffer.byteLength(body ?? '', 'utf8');
+  if (byteLength > MAX_REQUEST_BYTES) {
     return {
       ok: false,
       refusal: { code: ErrorCode.payloadTooLarge, message: `The request body is larger than ${MAX_REQUEST_BYTES} bytes (1 MiB).` },
     };
   }
+  let text: string;
   try {
-    return { ok: true, value: JSON.parse(bytes.toString('utf8')) as unknown };
+    text = bytes === undefined ? (body ?? '') : strictUtf8.decode(bytes);
   } catch {
-    return { ok: false, refusal: { code: ErrorCode.invalidJson, message: 'The request body is not valid JSON.' } };
+    return invalidJson('The request body is not UTF-8: it holds a byte sequence that is not a character.');
   }
+  if (!text.isWellFormed()) return invalidJson('The request body is not UTF-8: it holds a lone surrogate.');
+  // RFC 8259 §8.1: a JSON text sent over a network must not start with one.
+  if (text.startsWith('\ufeff')) return invalidJson('The request body starts with a byte order mark (U+FEFF); send the JSON text without it.');
+  let value: unknown;
+  try {
+    value = JSON.parse(text) as unknown;
+  } catch {
+    return invalidJson('The request body is not valid JSON.');
+  }
+  const scan = scanJsonText(text, capture, capture === undefined ? 0 : MAX_CAPTURE_DEPTH);
+  if (scan.repeatedKeys.length > 0) {
+    return {
+      ok: false,
+      refusal: {
+        code: ErrorCode.invalidRequest,
+        message: 'The request body repeats a key in an object: which of its values is meant is unknown.',
+        details: scan.repeatedKeys.map((path) => ({ path: formatPath(path), message: 'repeats a key of the same object' })),
+      },
+    };
+  }
+  return { ok: true, value: { value, captured: new Map(scan.captured.map(({ path, text: source }) => [formatPath(path), source])) } };
+}
+
+/** The deepest value {@link readEventsRequest} keeps the text of: `events[i].payload`. */
+const MAX_CAPTURE_DEPTH = 3;
+
+/** Whether a path is that of an event's payload: `payload` of a single event, `events[i].payload` of a batch. */
+function isPayloadPath(path: JsonPath): boolean {
+  return (path.length === 1 && path[0] === 'payload') || (path.length === 3 && path[0] === 'events' && typeof path[1] === 'number' && path[2] === 'payload');
+}
+
+/** Decodes a request body (see {@link readJsonDocument}): its JSON value, or the refusal of it. */
+export function readJsonBody(body: string | undefined, isBase64Encoded: boolean): Parsed<unknown> {
+  const read = readJsonDocument(body, isBase64Encoded);
+  return read.ok ? { ok: true, value: read.value.value } : read;
+}
+
+/**
+ * Reads the body of `POST /v1/events` ({@link readJsonDocument}, then {@link parseEventsRequest}):
+ * each event with the exact text its payload had in the body (CONTRACT §6).
+ */
+export function readEventsRequest(body: string | undefined, isBase64Encoded: boolean): Parsed<EventsRequest> {
+  const read = readJsonDocument(body, isBase64Encoded, isPayloadPath);
+  return read.ok ? parseEventsRequest(read.value.value, read.value.captured) : read;
 }
 
 function isBatch(value: unknown): boolean {
@@ -129,23 +214,34 @@ function isBatch(value: unknown): boolean {
 
 /**
  * Validates the body of `POST /v1/events`: one event, or `{"events": [...]}` with 1 to 100.
- * Two events of one request may not share an `event_id`.
+ * Two events of one request may not share an `event_id`. `payloadTexts` holds each payload's
+ * source text by its path (`payload`, `events[i].payload`), as {@link readEventsRequest} found
+ * them; without it (a value built in code, not read), a payload's text is its JSON.stringify.
  */
-export function parseEventsRequest(value: unknown): Parsed<EventsRequest> {
+export function parseEventsRequest(value: unknown, payloadTexts?: ReadonlyMap<string, string>): Parsed<EventsRequest> {
   const invalid = (details: ErrorDetail[]): Parsed<EventsRequest> => ({
     ok: false,
     refusal: { code: ErrorCode.invalidRequest, message: 'The request body does not match the event schema.', details },
   });
-  let request: EventsRequest;
+  let parsed: { readonly events: readonly z.infer<typeof requestEventSchema>[]; readonly pathOf: (index: number) => string };
   if (isBatch(value)) {
-    const parsed = batchSchema.safeParse(value);
-    if (!parsed.success) return invalid(toDetails(parsed.error));
-    request = { events: parsed.data.events, pathOf: (index) => `events[${index}]` };
+    const batch = batchSchema.safeParse(value);
+    if (!batch.success) return invalid(toDetails(batch.error));
+    parsed = { events: batch.data.events, pathOf: (index) => `events[${index}]` };
   } else {
-    const parsed = requestEventSchema.safeParse(value);
-    if (!parsed.success) return invalid(toDetails(parsed.error));
-    request = { events: [parsed.data], pathOf: () => '' };
+    const single = requestEventSchema.safeParse(value);
+    if (!single.success) return invalid(toDetails(single.error));
+    parsed = { events: [single.data], pathOf: () => '' };
   }
+  const payloadTextAt = (index: number, payload: Record<string, unknown>): string => {
+    if (payloadTexts === undefined) return JSON.stringify(payload);
+    const path = `${parsed.pathOf(index)}.payload`.replace(/^\./, '');
+    const text = payloadTexts.get(path);
+    // A fault, not bad input: the scan found every payload JSON.parse did.
+    if (text === undefined) throw new Error(`no source text was found for ${path}`);
+    return text;
+  };
+  const request: EventsRequest = { events: parsed.events.map((event, index) => ({ ...event, payload_json: payloadTextAt(index, event.payload) })), pathOf: parsed.pathOf };
   // An event id is its producer's within its tenant and destination (see `eventScopeOf`): two
   // events of one request may share one only across scopes.
   const firstIndexById = new Map<string, number>();
@@ -172,6 +268,40 @@ const fanOutEventIdSchema = z.string().regex(/^[\x21-\x7e]{1,128} [0-9a-f]{32}$/
 
 /** The id of an event naming its subscription (see `namedEventId`). */
 const namedEventIdSchema = z.string().regex(/^[\x21-\x7e]{1,128} s[0-9a-f]{32}$/, 'must be an event_id, a space, s and 32 hex characters');
+/** Whether a text is JSON whose value is a payload ({@link payloadSchema}); the reason when it is not. */
+function payloadTextProblem(text: string): string | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text) as unknown;
+  } catch {
+    return 'must be JSON text';
+  }
+  const parsed = payloadSchema.safeParse(value);
+  return parsed.success ? undefined : parsed.error.issues[0]?.message;
+}
+
+/**
+ * A queued event's event: its fields, and its payload as text (`payload_json`, a JSON string, so
+ * that every code unit survives SQS's character escaping in {@link encodeQueuedEvent}, which a
+ * payload spliced in raw would not). A message or stored item written before payloads travelled
+ * as text carries `payload` (an object) instead: read as the text JSON.stringify gives it, all
+ * that can be known of it now.
+ */
+const queuedWebhookEventSchema = webhookEventSchema
+  .extend({
+    // An event goes by the id of its scope (see `namedEventId`, `fanOutEventId`), checked against
+    // `named` or `fan_out` below; one accepted before ids were scoped, by its producer's id alone.
+    event_id: z.union([eventIdSchema, namedEventIdSchema, fanOutEventIdSchema]),
+    payload: payloadSchema.optional(),
+    payload_json: z.string().superRefine((text, context) => {
+      const problem = payloadTextProblem(text);
+      if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
+    }).optional(),
+  })
+  .superRefine((event, context) => {
+    if ((event.payload === undefined) === (event.payload_json === undefined)) context.addIssue({ code: 'custom', path: ['payload_json'], message: 'must be given, or else payload (not both)' });
+  })
+  .transform(({ payload, payload_json, ...fields }) => ({ ...fields, payload_json: payload_json ?? JSON.stringify(payload) }));
 
 /**
  * The body of an SQS message: the event as accepted, where it was routed, and when it was
@@ -179,10 +309,7 @@ const namedEventIdSchema = z.string().regex(/^[\x21-\x7e]{1,128} s[0-9a-f]{32}$/
  */
 export const queuedEventSchema = z.strictObject({
   version: z.literal(1),
-  // A fan-out's delivery goes by its own id (see `fanOutEventId`), checked against `fan_out` below.
-  // An event goes by the id of its scope (see `namedEventId`, `fanOutEventId`), checked against `named` or `fan_out` below;
-  // one accepted before ids were scoped, by its producer's id alone.
-  event: webhookEventSchema.extend({ event_id: z.union([eventIdSchema, namedEventIdSchema, fanOutEventIdSchema]) }),
+  event: queuedWebhookEventSchema,
   ordering_key: z.string(),
   message_group_id: z.string().min(1),
   accepted_at: z.iso.datetime(),
@@ -239,6 +366,11 @@ export const queuedEventSchema = z.strictObject({
   context.addIssue({ code: 'custom', path: ['event', 'event_id'], message });
 });
 export type QueuedEvent = z.infer<typeof queuedEventSchema>;
+
+/** An accepted event as a queued event carries it: its payload as text alone (see {@link PayloadText}). */
+export function queuedEventFieldsOf({ payload: _validated, ...fields }: WebhookEvent): QueuedEvent['event'] {
+  return fields;
+}
 
 /** The id the receiver and the API know an event by: the producer's, also for a fan-out's delivery. */
 export function publicEventIdOf(queued: QueuedEvent): string {

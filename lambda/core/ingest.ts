@@ -4,7 +4,7 @@
  */
 import * as z from 'zod';
 import { ErrorCode, type ErrorDetail } from './api-error.js';
-import { encodeQueuedEvent, messageOfBodies, type EventsRequest, type QueuedEvent, type RequestEvent, type WebhookEvent } from './event.js';
+import { encodeQueuedEvent, messageOfBodies, queuedEventFieldsOf, type EventsRequest, type QueuedEvent, type RequestEvent, type WebhookEvent } from './event.js';
 import { fanOutEventId, fanOutRecordKey, legacyFanOutRecordKey, namedEventId } from './fan-out-id.js';
 import { MAX_EVENTS_PER_MESSAGE, MAX_ORDERING_KEY_BYTES, MAX_QUEUED_EVENT_BYTES } from './limits.js';
 import { queuePositionOf } from './delivery.js';
@@ -77,12 +77,12 @@ export interface RecordedEvent {
 }
 
 /**
- * What tells two sends of one event id apart: BLAKE2b of its type and its payload's JSON text. The
+ * What tells two sends of one event id apart: BLAKE2b of its type and its payload's JSON text as
+ * posted (what the receiver gets: another spelling of the same value is another payload). The
  * same tenant, destination and id with another fingerprint is `event_id_conflict`, never a duplicate.
  */
-export function eventFingerprint(event: Pick<RequestEvent, 'type' | 'payload'>): string {
-  const payload = JSON.stringify(event.payload);
-  return Buffer.from(blake2bDigest(`${event.type.length}:${event.type}${payload}`, 16)).toString('hex');
+export function eventFingerprint(event: Pick<RequestEvent, 'type' | 'payload_json'>): string {
+  return Buffer.from(blake2bDigest(`${event.type.length}:${event.type}${event.payload_json}`, 16)).toString('hex');
 }
 
 /** The most deliveries one request may make, fan-outs counted per subscription: it must be enqueued and recorded well within API Gateway's 30 s. */
@@ -310,7 +310,7 @@ function intakeByGroup(events: readonly RoutedEvent[], acceptedAt: string): Grou
 function toQueued(routed: RoutedEvent, acceptedAt: string): QueuedEvent {
   return {
     version: 1,
-    event: routed.event,
+    event: queuedEventFieldsOf(routed.event),
     ordering_key: routed.orderingKey,
     message_group_id: routed.messageGroupId,
     accepted_at: acceptedAt,
@@ -588,7 +588,7 @@ async function readRoutingOf(lists: ReadonlyMap<number, readonly string[]>, port
 }
 
 /** Whether a recorded fingerprint says the event is another one under the same id (a record without one is taken for the same). */
-function isConflict(recorded: string | undefined, event: Pick<RequestEvent, 'type' | 'payload'>): boolean {
+function isConflict(recorded: string | undefined, event: Pick<RequestEvent, 'type' | 'payload_json'>): boolean {
   return recorded !== undefined && recorded !== eventFingerprint(event);
 }
 

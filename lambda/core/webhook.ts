@@ -4,6 +4,7 @@
 import { Webhook } from 'standardwebhooks';
 import * as z from 'zod';
 import { publicEventIdOf, webhookEventSchema, type QueuedEvent } from './event.js';
+import { RawJson, stringifyJson } from './raw-json.js';
 import { blake2bDigest } from './routing.js';
 import { MAX_BATCH_SIZE } from './subscription.js';
 
@@ -78,7 +79,7 @@ const placeShape = {
 const eventShape = {
   type: webhookEventSchema.shape.type,
   timestamp: z.iso.datetime().describe('When the event was accepted.'),
-  data: webhookEventSchema.shape.payload,
+  data: webhookEventSchema.shape.payload.meta({ type: 'object', description: 'The event\'s `payload`, its JSON text exactly as it was posted: every digit, key, escape and space of it, in order.' }),
 };
 
 /** The body of a webhook of one event (CONTRACT §3, issue 29), as {@link webhookBody} writes it. */
@@ -118,13 +119,14 @@ function placeFieldsOf({ queued, sequence, previousSequence }: NumberedItem): Re
 }
 
 /**
- * The JSON body of one event (CONTRACT §3): its type, the time it was accepted and its payload,
- * then its place in its key ({@link placeFieldsOf}). It depends only on the event and its
- * numbers, which every attempt of it keeps, so every attempt sends the same bytes.
+ * The JSON body of one event (CONTRACT §3): its type, the time it was accepted and its payload
+ * (`data`: the payload's text as posted, spliced in, CONTRACT §6), then its place in its key
+ * ({@link placeFieldsOf}). It depends only on the event and its numbers, which every attempt of
+ * it keeps, so every attempt sends the same bytes.
  */
 export function webhookBody(item: NumberedItem): string {
   const { queued } = item;
-  return JSON.stringify({ type: queued.event.type, timestamp: queued.accepted_at, data: queued.event.payload, ...placeFieldsOf(item) });
+  return stringifyJson({ type: queued.event.type, timestamp: queued.accepted_at, data: new RawJson(queued.event.payload_json), ...placeFieldsOf(item) });
 }
 
 /**
@@ -182,12 +184,12 @@ export type BatchItem = NumberedItem;
  */
 function batchItemOf(item: BatchItem): Record<string, unknown> {
   const { queued } = item;
-  return { id: publicEventIdOf(queued), ...placeFieldsOf(item), type: queued.event.type, timestamp: queued.accepted_at, data: queued.event.payload };
+  return { id: publicEventIdOf(queued), ...placeFieldsOf(item), type: queued.event.type, timestamp: queued.accepted_at, data: new RawJson(queued.event.payload_json) };
 }
 
-/** The body of a batch: its items in sequence order. Every attempt of the same events sends the same bytes. */
+/** The body of a batch: its items in sequence order, each `data` its payload's text as posted. Every attempt of the same events sends the same bytes. */
 export function batchBody(items: readonly BatchItem[]): string {
-  return JSON.stringify({ events: items.map(batchItemOf) });
+  return stringifyJson({ events: items.map(batchItemOf) });
 }
 
 /**

@@ -7,6 +7,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import type * as z from 'zod';
 import { ErrorCode } from '../core/api-error.js';
 import { parseWith, readJsonBody, type Parsed } from '../core/event.js';
+import { stringifyJson } from '../core/raw-json.js';
 import type { LambdaContextOptions, LambdaHandler } from './logger.js';
 import { errorResponse, type ApiResponse } from './responses.js';
 
@@ -30,7 +31,8 @@ export function toHttpResult(response: ApiResponse): APIGatewayProxyStructuredRe
   return {
     statusCode: response.statusCode,
     headers: { 'content-type': 'application/json', ...response.headers },
-    body: JSON.stringify(response.body),
+    // An answer may hold a payload's text as posted (`RawJson`), which JSON.stringify would quote.
+    body: stringifyJson(response.body),
   };
 }
 

@@ -7,7 +7,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { maxEventsPerMessage } from '../config.js';
 import { buildApiDocument, type ApiDocument } from '../api-document/document.js';
 import type { HealthAnswer } from '../core/answers.js';
-import { parseEventsRequest, readJsonBody } from '../core/event.js';
+import { readEventsRequest } from '../core/event.js';
 import { ingestEvents, type IngestPorts, type IngestSettings } from '../core/ingest.js';
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
 import { createDeliveryQueue, DELIVERY_QUEUE_ACCESS } from '../adapters/delivery-queue.js';
@@ -37,8 +37,7 @@ export function createIngestHandler(deps: IngestHandlerDeps): HttpHandler {
       'GET /openapi.json': async (): Answer<ApiDocument> => ({ statusCode: 200, body: buildApiDocument() }),
       'POST /v1/events': async (event) => {
         const { requestId } = event.requestContext;
-        const body = readJsonBody(event.body, event.isBase64Encoded);
-        const request = body.ok ? parseEventsRequest(body.value) : body;
+        const request = readEventsRequest(event.body, event.isBase64Encoded);
         if (!request.ok) {
           logUnreadRequest(deps.logger, requestId, request.refusal);
           return errorResponse(request.refusal);

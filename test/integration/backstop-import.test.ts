@@ -5,7 +5,7 @@
 import { DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { namedEventId } from '../../lambda/core/fan-out-id.js';
 import { describe, expect, it } from 'vitest';
-import { call, makeEvent, postEvents, subscribe, uniquePrefix } from './support/api.js';
+import { call, makeEvent, postEvents, queuedFieldsOf, subscribe, uniquePrefix } from './support/api.js';
 import { waitFor } from './support/poll.js';
 import { useTestStack } from './support/stack-and-receiver.js';
 
@@ -48,7 +48,7 @@ describe('local stack backstop import', { timeout: 60_000 }, () => {
     const listed = await call(stack().url, 'GET', `/v1/dead-letters?subscription_id=${encodeURIComponent(key)}`);
     expect(listed.body).toMatchObject({ items: [{ event_id: event.event_id, sequence: null, attempts: 0 }], next_cursor: null });
     const [item] = await stack().deadLetterItems(key);
-    expect(JSON.parse(String(item?.queued_event))).toMatchObject({ event: { ...event, event_id: namedEventId(event.event_id, event.tenant_id, event.subscription_id) }, named: { event_id: event.event_id } });
+    expect(JSON.parse(String(item?.queued_event))).toMatchObject({ event: { ...queuedFieldsOf(event), event_id: namedEventId(event.event_id, event.tenant_id, event.subscription_id) }, named: { event_id: event.event_id } });
     expect(await stack().eventItem(event.event_id)).toMatchObject({ status: 'dead_lettered' });
   });
 });

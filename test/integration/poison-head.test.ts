@@ -4,7 +4,7 @@
  */
 import { namedEventId } from '../../lambda/core/fan-out-id.js';
 import { describe, expect, it } from 'vitest';
-import { makeEvent, postEvents, subscribe, uniquePrefix } from './support/api.js';
+import { makeEvent, postEvents, queuedFieldsOf, subscribe, uniquePrefix } from './support/api.js';
 import { waitFor } from './support/poll.js';
 import { SignatureCheck } from './support/receiver.js';
 import { useStackAndReceiver } from './support/stack-and-receiver.js';
@@ -70,7 +70,7 @@ describe('local stack poison head', { timeout: 60_000 }, () => {
       const letters = await stack().deadLetterItems(poisoned);
       return letters.length > 0 ? letters : undefined;
     });
-    expect(JSON.parse(String(deadLetter?.queued_event))).toMatchObject({ event: { ...poisonedEvents[1], event_id: namedEventId(poisonId, poisonedEvents[1]?.tenant_id ?? '', poisoned) }, named: { event_id: poisonId }, message_group_id: group });
+    expect(JSON.parse(String(deadLetter?.queued_event))).toMatchObject({ event: { ...queuedFieldsOf(makeEvent(poisoned, poisonId)), event_id: namedEventId(poisonId, 'tenant-it', poisoned) }, named: { event_id: poisonId }, message_group_id: group });
     expect(deadLetter).toMatchObject({
       event_id: poisonId,
       message_group_id: group,

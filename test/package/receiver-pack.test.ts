@@ -70,7 +70,7 @@ describe('the receiver kit’s package', { timeout: 120_000 }, () => {
     const secret = 'whsec_' + Buffer.alloc(32, 5).toString('base64');
     const queued: QueuedEvent = {
       version: 1,
-      event: { event_id: 'evt_3', tenant_id: 't', subscription_id: 'sub_1', type: 'order.paid', payload: { n: 3 } },
+      event: { event_id: 'evt_3', tenant_id: 't', subscription_id: 'sub_1', type: 'order.paid', payload_json: '{"n":3}' },
       ordering_key: 'sub_1',
       message_group_id: 'g',
       accepted_at: '2026-12-04T12:00:00.000Z',

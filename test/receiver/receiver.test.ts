@@ -19,7 +19,7 @@ const otherSecret = 'whsec_' + Buffer.alloc(32, 4).toString('base64');
 function queued(eventId: string, key = 'sub_1', redrive?: QueuedEvent['redrive']): QueuedEvent {
   return {
     version: 1,
-    event: { event_id: eventId, tenant_id: 't', subscription_id: key, type: 'order.paid', payload: { eventId } },
+    event: { event_id: eventId, tenant_id: 't', subscription_id: key, type: 'order.paid', payload_json: JSON.stringify({ eventId }) },
     ordering_key: key,
     message_group_id: 'g',
     accepted_at: '2026-12-04T12:00:00.000Z',
@@ -187,7 +187,7 @@ describe('createReceiver', () => {
   describe('two subscriptions at one endpoint (a fan-out’s copies share the event’s id)', () => {
     /** The copy of fan-out `eventId` for one subscription ordered by resource: every copy has the same webhook-id, ordering key and number. */
     const fanOutCopy = (subscriptionId: string, eventId: string): QueuedEvent => {
-      const event = { event_id: fanOutEventId(eventId, subscriptionId), tenant_id: 't', subscription_id: subscriptionId, resource_id: 'order_7', type: 'order.paid', payload: { eventId } };
+      const event = { event_id: fanOutEventId(eventId, subscriptionId), tenant_id: 't', subscription_id: subscriptionId, resource_id: 'order_7', type: 'order.paid', payload_json: JSON.stringify({ eventId }) };
       return { version: 1, event, ordering_key: partitionKey(event, Ordering.resource), message_group_id: 'g', accepted_at: '2026-12-04T12:00:00.000Z', fan_out: { event_id: eventId } };
     };
     /** A kit with no setting but its secret, saving what the README's example saves. */

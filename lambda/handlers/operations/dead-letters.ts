@@ -5,7 +5,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import * as z from 'zod';
 import { ErrorCode } from '../../core/api-error.js';
-import type { DeadLettersAnswer, ImportAnswer, RedriveAnswer } from '../../core/answers.js';
+import type { DeadLettersAnswerOfTexts, ImportAnswer, RedriveAnswer } from '../../core/answers.js';
 import type { BackstopImportStep } from '../../core/backstop-import.js';
 import { parseDeadLettersQuery, toDeadLettersCursor, toPayloadRows, type DeadLetterPage, type DeadLetterRow } from '../../core/dead-letter.js';
 import { subscriptionIdSchema } from '../../core/event.js';
@@ -37,7 +37,7 @@ export const redriveBodySchema = z.strictObject({ subscription_id: subscriptionI
 /** The dead-letter routes, by their route keys. */
 export function createDeadLetterRoutes(deps: DeadLetterRoutesDeps): Readonly<Record<DeadLetterRouteKey, Route>> {
   return {
-    'GET /v1/dead-letters': async (event): Answer<DeadLettersAnswer> => {
+    'GET /v1/dead-letters': async (event): Answer<DeadLettersAnswerOfTexts> => {
       const query = parseDeadLettersQuery(event.queryStringParameters);
       if (!query.ok) return errorResponse(query.refusal);
       const { subscriptionId, after, limit, withPayloads } = query.value;

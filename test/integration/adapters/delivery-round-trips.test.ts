@@ -121,7 +121,7 @@ async function deliverThree(withPlaces: boolean): Promise<{ readonly key: string
     awsRegion: 'us-east-1',
     body: encodeQueuedEvent({
       version: 1,
-      event: { event_id: `${key}-${n}`, tenant_id: 't', subscription_id: key, type: 'x.y', payload: { n } },
+      event: { event_id: `${key}-${n}`, tenant_id: 't', subscription_id: key, type: 'x.y', payload_json: JSON.stringify({ n }) },
       ordering_key: key,
       message_group_id: group,
       accepted_at: new Date().toISOString(),

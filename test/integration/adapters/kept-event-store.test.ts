@@ -31,7 +31,7 @@ function keptOf(input: { subscriptionId: string; eventId: string; acceptedAt: st
   const group = messageGroupIdFor(input.subscriptionId, undefined);
   const queued: QueuedEvent = {
     version: 1,
-    event: { event_id: input.eventId, tenant_id: 'tenant', subscription_id: input.subscriptionId, type: 'order.updated', payload: input.payload ?? { n: input.eventId } },
+    event: { event_id: input.eventId, tenant_id: 'tenant', subscription_id: input.subscriptionId, type: 'order.updated', payload_json: JSON.stringify(input.payload ?? { n: input.eventId }) },
     ordering_key: input.subscriptionId,
     message_group_id: group,
     accepted_at: input.acceptedAt,

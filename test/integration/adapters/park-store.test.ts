@@ -32,7 +32,7 @@ async function subscription(): Promise<string> {
 function parked(subscriptionId: string, group: string, place: string, data: Record<string, unknown> = { n: place }): ParkedEvent {
   const queued: QueuedEvent = {
     version: 1,
-    event: { event_id: `evt-${place}`, tenant_id: 't', subscription_id: subscriptionId, type: 'thing.happened', payload: data },
+    event: { event_id: `evt-${place}`, tenant_id: 't', subscription_id: subscriptionId, type: 'thing.happened', payload_json: JSON.stringify(data) },
     ordering_key: subscriptionId,
     message_group_id: group,
     accepted_at: AT,

@@ -46,6 +46,11 @@ export function makeEvent(subscriptionId: string, eventId: string, tenantId = 't
   return { event_id: eventId, tenant_id: tenantId, subscription_id: subscriptionId, type: 'order.updated', payload: { event: eventId } };
 }
 
+/** An event as a queued event (an SQS message, a stored item) carries it: its payload as text (`payload_json`). */
+export function queuedFieldsOf({ payload, ...fields }: TestEvent): Omit<TestEvent, 'payload'> & { readonly payload_json: string } {
+  return { ...fields, payload_json: JSON.stringify(payload) };
+}
+
 /**
  * Creates (or replaces) a subscription and returns its secret, read as a client reads it: a PUT
  * answers only a secret it generated, so the secret in force is `GET …/secret`'s.

@@ -295,7 +295,7 @@ describe('DynamoModel against dynalite: the adapters', () => {
 
   const queued = (eventId: string, subscriptionId = 'sub_1'): QueuedEvent => ({
     version: 1,
-    event: { event_id: eventId, tenant_id: 't', subscription_id: subscriptionId, type: 'x', payload: {} },
+    event: { event_id: eventId, tenant_id: 't', subscription_id: subscriptionId, type: 'x', payload_json: '{}' },
     ordering_key: `key-${subscriptionId}`,
     message_group_id: 'g1',
     accepted_at: '2026-01-01T00:00:00.000Z',

@@ -21,7 +21,7 @@ function uniqueId(prefix: string): string {
 function letterOf(input: { subscriptionId: string; orderingKey: string; eventId: string; sequence: number | undefined; deadLetteredAt?: string; acceptedAt?: string; payload?: Record<string, unknown> }): DeadLetter {
   const queued: QueuedEvent = {
     version: 1,
-    event: { event_id: input.eventId, tenant_id: 'tenant', subscription_id: input.subscriptionId, type: 'order.updated', payload: input.payload ?? { n: 1 } },
+    event: { event_id: input.eventId, tenant_id: 'tenant', subscription_id: input.subscriptionId, type: 'order.updated', payload_json: JSON.stringify(input.payload ?? { n: 1 }) },
     ordering_key: input.orderingKey,
     message_group_id: messageGroupIdFor(input.orderingKey, undefined),
     accepted_at: input.acceptedAt ?? T0,

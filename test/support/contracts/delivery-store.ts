@@ -40,7 +40,7 @@ function newKey() {
     eventId: (n: number) => `${orderingKey}-evt-${n}`,
     queued: (eventId: string): QueuedEvent => ({
       version: 1,
-      event: { event_id: eventId, tenant_id: 'tenant', subscription_id: subscriptionId, type: 'order.updated', payload: { n: 1 } },
+      event: { event_id: eventId, tenant_id: 'tenant', subscription_id: subscriptionId, type: 'order.updated', payload_json: '{"n":1}' },
       ordering_key: orderingKey,
       message_group_id: messageGroupIdFor(orderingKey, undefined),
       accepted_at: T0,

@@ -205,13 +205,13 @@ const conditionFailed = () => new ConditionalCheckFailedException({ message: 'Th
 const at = '2026-12-02T12:00:00.000Z';
 const queued: QueuedEvent = {
   version: 1,
-  event: { event_id: 'evt_1', tenant_id: 't', subscription_id: 'sub_1', type: 'x', payload: {} },
+  event: { event_id: 'evt_1', tenant_id: 't', subscription_id: 'sub_1', type: 'x', payload_json: '{}' },
   ordering_key: 'k1',
   message_group_id: 'g1',
   accepted_at: at,
 };
 /** An event beyond what a DynamoDB item holds: its dead letter goes to the payload bucket. */
-const largeQueued: QueuedEvent = { ...queued, event: { ...queued.event, payload: { blob: 'x'.repeat(MAX_INLINE_EVENT_BYTES) } } };
+const largeQueued: QueuedEvent = { ...queued, event: { ...queued.event, payload_json: JSON.stringify({ blob: 'x'.repeat(MAX_INLINE_EVENT_BYTES) }) } };
 const settled = { queued, sequence: 1, attempts: 1, at };
 const objectBody = (body: string) => sdkStreamMixin(Readable.from([Buffer.from(body, 'utf8')]));
 const deadLetterItem = (stored: { readonly queued_event: string } | { readonly payload_key: string }) => ({

@@ -20,7 +20,7 @@ beforeEach(() => dynamo.reset());
 
 const queued: QueuedEvent = {
   version: 1,
-  event: { event_id: 'evt_1', tenant_id: 't', subscription_id: 'sub_1', type: 'x', payload: {} },
+  event: { event_id: 'evt_1', tenant_id: 't', subscription_id: 'sub_1', type: 'x', payload_json: '{}' },
   ordering_key: 'sub_1',
   message_group_id: 'g1',
   accepted_at: '2026-12-02T12:00:00.000Z',

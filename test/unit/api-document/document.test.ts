@@ -208,7 +208,7 @@ describe('buildApiDocument', () => {
     const secret = 'whsec_' + Buffer.alloc(32, 7).toString('base64');
     const queued: QueuedEvent = {
       version: 1,
-      event: { event_id: 'evt_1', tenant_id: 't', subscription_id: 'sub_1', type: 'order.paid', payload: { n: 1 } },
+      event: { event_id: 'evt_1', tenant_id: 't', subscription_id: 'sub_1', type: 'order.paid', payload_json: '{"n":1}' },
       ordering_key: 'sub_1',
       message_group_id: 'g',
       accepted_at: '2026-12-04T12:00:00.000Z',

@@ -10,7 +10,7 @@ const at = new Date('2026-12-02T13:00:00.000Z');
 function queued(eventId: string, key: string): QueuedEvent {
   return {
     version: 1,
-    event: { event_id: eventId, tenant_id: 't', subscription_id: key, type: 'x', payload: { eventId } },
+    event: { event_id: eventId, tenant_id: 't', subscription_id: key, type: 'x', payload_json: JSON.stringify({ eventId }) },
     ordering_key: key,
     message_group_id: `g-${key}`,
     accepted_at: '2026-12-02T12:00:00.000Z',

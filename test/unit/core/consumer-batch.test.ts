@@ -26,7 +26,7 @@ const secret = 'whsec_' + Buffer.alloc(32, 1).toString('base64');
 function queued(eventId: string, key: string): QueuedEvent {
   return {
     version: 1,
-    event: { event_id: eventId, tenant_id: 't', subscription_id: key, type: 'thing.happened', payload: { eventId } },
+    event: { event_id: eventId, tenant_id: 't', subscription_id: key, type: 'thing.happened', payload_json: JSON.stringify({ eventId }) },
     ordering_key: key,
     message_group_id: `group-${key}`,
     accepted_at: '2026-12-02T12:00:00.000Z',

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { stringifyJson } from '../../../lambda/core/raw-json.js';
 import {
   MAX_PAYLOAD_PAGE_BYTES,
   MAX_PAYLOAD_PAGE_LIMIT,
@@ -61,7 +62,7 @@ describe('toPayloadRows', () => {
   const letterOf = (n: number, payload: Record<string, unknown>, eventId = `evt_${n}`): StoredDeadLetter => {
     const queued = {
       version: 1 as const,
-      event: { event_id: eventId, tenant_id: 't', subscription_id: 'sub_1', type: 'order.paid', payload },
+      event: { event_id: eventId, tenant_id: 't', subscription_id: 'sub_1', type: 'order.paid', payload_json: JSON.stringify(payload) },
       ordering_key: 'sub_1',
       message_group_id: 'g1',
       accepted_at: '2026-12-02T12:00:00.000Z',
@@ -74,7 +75,7 @@ describe('toPayloadRows', () => {
     const letters = [letterOf(1, { order: 1 }), letterOf(2, { note: '<script>alert(1)</script>' }, fanOutEventId('evt_2', 'sub_1'))];
     const page = toPayloadRows(letters, 'after-2');
     expect(page.nextAfter).toBe('after-2');
-    expect(page.rows.map(({ event_id, type, payload, sequence }) => ({ event_id, type, payload, sequence }))).toEqual([
+    expect(page.rows.map(({ event_id, type, payload, sequence }) => ({ event_id, type, payload: JSON.parse(payload.text) as unknown, sequence }))).toEqual([
       { event_id: 'evt_1', type: 'order.paid', payload: { order: 1 }, sequence: 1 },
       { event_id: 'evt_2', type: 'order.paid', payload: { note: '<script>alert(1)</script>' }, sequence: 2 },
     ]);
@@ -84,7 +85,7 @@ describe('toPayloadRows', () => {
     // 10 rows of 410 KB of stringified JSON (all quotes): 4 MB of payloads, 7 MB in Lambda's answer.
     const quoted = { text: '"'.repeat(410 * 1024) };
     const page = toPayloadRows(Array.from({ length: 10 }, (_, n) => letterOf(n + 1, quoted)), undefined);
-    const answerBytes = Buffer.byteLength(JSON.stringify(JSON.stringify({ items: page.rows, next_cursor: 'x'.repeat(200) })));
+    const answerBytes = Buffer.byteLength(JSON.stringify(stringifyJson({ items: page.rows, next_cursor: 'x'.repeat(200) })));
     expect(answerBytes).toBeLessThan(6 * 1000 * 1000);
     expect(page.rows.length).toBeLessThan(10);
     expect(page.nextAfter).toBe(positionOf({ queued: letterOf(page.rows.length, quoted).queued, sequence: page.rows.length }));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encodeQueuedEvent, encodeQueuedMessage, isDeeperThan, parseEventsRequest, readJsonBody, readQueuedEvent, readQueuedMessage } from '../../../lambda/core/event.js';
+import { encodeQueuedEvent, encodeQueuedMessage, isDeeperThan, parseEventsRequest, queuedEventFieldsOf, readEventsRequest, readJsonBody, readQueuedEvent, readQueuedMessage } from '../../../lambda/core/event.js';
 import { MAX_PAYLOAD_DEPTH } from '../../../lambda/core/limits.js';
 
 /** The JSON text of an object nested `depth` levels deep (`{}` is 1), built without recursion. */
@@ -65,10 +65,122 @@ describe('readJsonBody', () => {
   });
 });
 
+describe('readJsonBody: text and keys', () => {
+  const refusalOf = (result: ReturnType<typeof readJsonBody>) => {
+    if (result.ok) throw new Error('expected a refusal');
+    return result.refusal;
+  };
+  const notUtf8 = { code: 'invalid_json', message: 'The request body is not UTF-8: it holds a byte sequence that is not a character.' };
+
+  it.each([
+    ['a lone continuation byte', Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0x80, 0x22, 0x7d])],
+    ['a truncated sequence', Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xe6, 0x97]), Buffer.from('"}')])],
+    ['an overlong encoding of "/"', Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xc0, 0xaf]), Buffer.from('"}')])],
+    ['an encoded surrogate (CESU-8)', Buffer.concat([Buffer.from('{"a":"'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')])],
+    ['Latin-1 text', Buffer.from('{"name":"Zoë"}', 'latin1')],
+  ])('refuses a body that is not UTF-8 (%s) instead of replacing it with U+FFFD', (_label, bytes) => {
+    expect(refusalOf(readJsonBody(bytes.toString('base64'), true))).toEqual(notUtf8);
+  });
+
+  it('refuses a text body holding a lone surrogate, which no UTF-8 makes', () => {
+    expect(refusalOf(readJsonBody('{"a":"\ud800"}', false))).toEqual({ code: 'invalid_json', message: 'The request body is not UTF-8: it holds a lone surrogate.' });
+  });
+
+  it('reads UTF-8 of every plane, and an escaped lone surrogate (JSON text, not bytes), as it is', () => {
+    const text = '{"a":"é 日本 😀 \uFFFF","b":"\\ud800"}';
+    expect(readJsonBody(Buffer.from(text).toString('base64'), true)).toEqual({ ok: true, value: JSON.parse(text) });
+  });
+
+  it.each([
+    ['as text', '\ufeff{"a":1}', false],
+    ['as base64 bytes', Buffer.from('\ufeff{"a":1}').toString('base64'), true],
+  ])('refuses a leading byte order mark %s, never drops it unseen', (_label, body, isBase64Encoded) => {
+    expect(refusalOf(readJsonBody(body, isBase64Encoded))).toEqual({ code: 'invalid_json', message: 'The request body starts with a byte order mark (U+FEFF); send the JSON text without it.' });
+  });
+
+  it.each([
+    ['{"a":1,"a":2}', ['a']],
+    ['{"url":"https://a.example/","url":"https://b.example/"}', ['url']],
+    ['{"a":{"b":1,"\\u0062":2}}', ['a.b']],
+    ['{"events":[{"payload":{}}],"events":[]}', ['events']],
+  ])('refuses %s, naming each repeated key by its path', (body, paths) => {
+    expect(refusalOf(readJsonBody(body, false))).toEqual({
+      code: 'invalid_request',
+      message: 'The request body repeats a key in an object: which of its values is meant is unknown.',
+      details: paths.map((path) => ({ path, message: 'repeats a key of the same object' })),
+    });
+  });
+});
+
+/** A request event's fields, with `payload` as its text in `body`. */
+const single = (payloadText: string) => `{"event_id":"e","tenant_id":"t","subscription_id":"s","type":"x","payload":${payloadText}}`;
+
+describe('readEventsRequest', () => {
+  const altered = '{"n":9007199254740993,"f":1e400,"neg":-0,"small":1e-400,"one":1.0,"b":1,"2":2,"\\u00e9":"\\u00e9","ws" : [ 1 , 2 ]}';
+
+  it('keeps a single event\'s payload text exactly as posted, and its value for validation', () => {
+    const read = readEventsRequest(single(altered), false);
+    if (!read.ok) throw new Error('expected the event to be accepted');
+    expect(read.value.events.map((event) => event.payload_json)).toEqual([altered]);
+    expect(read.value.events[0]?.payload).toEqual(JSON.parse(altered));
+  });
+
+  it('keeps each payload text of a batch, by its index', () => {
+    const body = `{"events":[${single(altered)},${single('{}').replace('"e"', '"f"')},${single('{ "z" : 0.10 }').replace('"e"', '"g"')}]}`;
+    const read = readEventsRequest(Buffer.from(body).toString('base64'), true);
+    if (!read.ok) throw new Error('expected the events to be accepted');
+    expect(read.value.events.map((event) => event.payload_json)).toEqual([altered, '{}', '{ "z" : 0.10 }']);
+  });
+
+  it.each([
+    [single('{"a":1,"a":2}'), ['payload.a']],
+    [`{"events":[${single('{}')},${single('{"x":{"a":1,"a":2}}').replace('"e"', '"f"')}]}`, ['events[1].payload.x.a']],
+    [single('{}').replace('"type":"x"', '"type":"x","type":"y"'), ['type']],
+  ])('refuses a repeated key in a payload or the envelope as invalid_request naming its path: %s', (body, paths) => {
+    const read = readEventsRequest(body, false);
+    expect(!read.ok && read.refusal).toMatchObject({ code: 'invalid_request', details: paths.map((path) => ({ path, message: 'repeats a key of the same object' })) });
+  });
+
+  it('still refuses a payload that is no object, or too deep, by its path', () => {
+    const read = readEventsRequest(`{"events":[${single('[1]')},${single(nestedJson(MAX_PAYLOAD_DEPTH + 1)).replace('"e"', '"f"')}]}`, false);
+    expect(!read.ok && read.refusal.details?.map((detail) => detail.path)).toEqual(['events[0].payload', 'events[1].payload']);
+  });
+});
+
+describe('queued payload text', () => {
+  const envelope = (event: string) => `{"version":1,"event":${event},"ordering_key":"s","message_group_id":"g","accepted_at":"2026-12-02T12:00:00.000Z"}`;
+  const fields = '"event_id":"e","tenant_id":"t","subscription_id":"s","type":"x"';
+
+  it('reads a message written before payloads travelled as text (payload an object) as the text JSON.stringify gives it', () => {
+    const read = readQueuedEvent(envelope(`{${fields},"payload":{"b":1,"2":[1.0,"\\u00e9"],"__proto__":{"p":1}}}`));
+    expect('queued' in read && read.queued.event).toStrictEqual({ event_id: 'e', tenant_id: 't', subscription_id: 's', type: 'x', payload_json: '{"2":[1,"é"],"b":1,"__proto__":{"p":1}}' });
+  });
+
+  it('reads a payload text back exactly, and writes it again the same', () => {
+    const text = '{"n":9007199254740993, "e":"\\u00e9"}';
+    const body = envelope(`{${fields},"payload_json":${JSON.stringify(text)}}`);
+    const read = readQueuedEvent(body);
+    if (!('queued' in read)) throw new Error(read.reason);
+    expect(read.queued.event.payload_json).toBe(text);
+    expect(encodeQueuedEvent(read.queued)).toBe(body);
+  });
+
+  it.each([
+    ['both', `"payload":{},"payload_json":"{}"`, /^event\.payload_json must be given, or else payload/],
+    ['neither', '', /^event\.payload_json must be given, or else payload/],
+    ['a text that is no JSON', '"payload_json":"{"', /^event\.payload_json must be JSON text/],
+    ['a text of an array', '"payload_json":"[]"', /^event\.payload_json must be a JSON object/],
+    ['a text nested too deep', `"payload_json":${JSON.stringify(nestedJson(MAX_PAYLOAD_DEPTH + 1))}`, /^event\.payload_json must nest .* at most 64 levels deep/],
+  ])('refuses a queued event with %s as a reason', (_label, payloadFields, reason) => {
+    const read = readQueuedEvent(envelope(`{${fields}${payloadFields === '' ? '' : ','}${payloadFields}}`));
+    expect('reason' in read && read.reason).toMatch(reason);
+  });
+});
+
 describe('parseEventsRequest', () => {
   it('reads one event', () => {
     const parsed = parseEventsRequest(event());
-    expect(parsed.ok && parsed.value.events).toEqual([event()]);
+    expect(parsed.ok && parsed.value.events).toEqual([{ ...event(), payload_json: '{"id":1}' }]);
   });
 
   it('reads a batch in request order', () => {
@@ -166,16 +278,18 @@ describe('payload own keys', () => {
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
   });
 
-  it('keeps them in a batch and through the queued body', () => {
+  it('keeps them in a batch and through the queued body, as the text posted', () => {
     const parsed = readRequest(`{"events":[{"event_id":"e","tenant_id":"t","subscription_id":"s","type":"x","payload":${ownKeysJson}}]}`);
     if (!parsed.ok) throw new Error('expected the event to be accepted');
-    const body = JSON.stringify({ version: 1, event: parsed.value.events[0], ordering_key: 's', message_group_id: 'g', accepted_at: '2026-12-02T12:00:00.000Z' });
-    expect(body).toContain(`"payload":${ownKeysJson}`);
+    const [accepted] = parsed.value.events;
+    if (accepted === undefined) throw new Error('expected one event');
+    expect(accepted.payload_json).toBe(ownKeysJson);
+    const body = encodeQueuedEvent({ version: 1, event: queuedEventFieldsOf({ ...accepted, subscription_id: 's' }), ordering_key: 's', message_group_id: 'g', accepted_at: '2026-12-02T12:00:00.000Z' });
+    expect(body).toContain(`"payload_json":${JSON.stringify(ownKeysJson)}`);
+    expect(body).not.toContain('"payload":');
     const read = readQueuedEvent(body);
     if (!('queued' in read)) throw new Error(read.reason);
-    expect(Object.keys(read.queued.event.payload)).toEqual(['__proto__', 'constructor', 'prototype', 'id']);
-    expect(Object.getPrototypeOf(read.queued.event.payload)).toBe(Object.prototype);
-    expect(JSON.stringify(read.queued.event.payload)).toBe(ownKeysJson);
+    expect(read.queued.event.payload_json).toBe(ownKeysJson);
   });
 });
 
@@ -187,7 +301,7 @@ const FAUXQS_REFUSED = /[^\x09\x0A\x0D\x20-\uD7FF\uE000-\uFFFD]/;
 /** A queued event carrying `text` in every string it can: its type, tenant, key, and payload's keys and values. */
 const queuedWith = (text: string, eventId = 'evt_1') => ({
   version: 1 as const,
-  event: { ...event({ event_id: eventId, type: `type ${text}`, payload: { text, [text]: [text] } }), tenant_id: `tenant ${text}` },
+  event: { event_id: eventId, tenant_id: `tenant ${text}`, subscription_id: 'sub_1', type: `type ${text}`, payload_json: JSON.stringify({ text, [text]: [text] }) },
   ordering_key: `sub_1 ${text}`,
   message_group_id: 'g1',
   accepted_at: '2026-12-03T10:00:00.000Z',
@@ -213,7 +327,7 @@ describe('encodeQueuedEvent', () => {
     expect(FAUXQS_REFUSED.test(body)).toBe(false);
     expect(JSON.parse(body)).toStrictEqual(queued);
     const read = readQueuedEvent(body);
-    expect('queued' in read && read.queued.event.payload).toStrictEqual({ text, [text]: [text] });
+    expect('queued' in read && read.queued.event.payload_json).toBe(JSON.stringify({ text, [text]: [text] }));
   });
 
   it('keeps characters of the BMP that SQS takes as they are, not escaped', () => {
@@ -223,7 +337,9 @@ describe('encodeQueuedEvent', () => {
   });
 
   it('escapes an emoji as its two surrogates', () => {
-    expect(encodeQueuedEvent(queuedWith('😀'))).toContain('"text":"\\ud83d\\ude00"');
+    const body = encodeQueuedEvent(queuedWith('😀'));
+    expect(body).toContain('"type":"type \\ud83d\\ude00"');
+    expect(body).toContain('"payload_json":"{\\"text\\":\\"\\ud83d\\ude00\\"');
   });
 });
 

@@ -29,6 +29,9 @@ const event = (id: string, subscription = 'sub_a', tenant = 'tenant_1') => ({
   payload: { id },
 });
 
+/** An event of the request as a queued event carries it: its payload as text. */
+const queuedFieldsOf = ({ payload, ...fields }: ReturnType<typeof event>) => ({ ...fields, payload_json: JSON.stringify(payload) });
+
 /** An event whose payload carries `bytes` ASCII characters more: three of 300 KB fit one message, four do not. */
 const big = (id: string, bytes: number, subscription = 'sub_a') => ({ ...event(id, subscription), payload: { id, pad: 'x'.repeat(bytes) } });
 
@@ -106,7 +109,7 @@ describe('ingestEvents', () => {
     for (const call of calls) expect(new Set(call.map((m) => m.orderingKey)).size).toBe(call.length);
     expect(queuedOf(queue[0])[0]).toEqual({
       version: 1,
-      event: { ...event('1', 'sub_a'), event_id: namedEventId('1', 'tenant_1', 'sub_a') },
+      event: { ...queuedFieldsOf(event('1', 'sub_a')), event_id: namedEventId('1', 'tenant_1', 'sub_a') },
       ordering_key: 'sub_a',
       message_group_id: messageGroupIdFor('sub_a', undefined),
       accepted_at: now.toISOString(),
@@ -456,7 +459,7 @@ describe('ingestEvents', () => {
       await ingestEvents(request([event('a1', 'sub_a'), event('b1', 'sub_b'), event('a2', 'sub_a')]), ports, { partitionCount: undefined });
       const single = queue.find((m) => m.orderingKey === 'sub_b');
       expect(single?.body).toBe(await bodyAlone(event('b1', 'sub_b')));
-      expect(queuedEventSchema.parse(JSON.parse(single?.body ?? '')).event).toEqual({ ...event('b1', 'sub_b'), event_id: namedEventId('b1', 'tenant_1', 'sub_b') });
+      expect(queuedEventSchema.parse(JSON.parse(single?.body ?? '')).event).toEqual({ ...queuedFieldsOf(event('b1', 'sub_b')), event_id: namedEventId('b1', 'tenant_1', 'sub_b') });
     });
 
     it('gives every message a deduplication id of its own, another for the same request sent again', async () => {

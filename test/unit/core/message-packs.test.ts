@@ -5,7 +5,7 @@ import { messageIdOf, toMessageDecisions, unpackRecords } from '../../../lambda/
 
 const queued = (eventId: string): QueuedEvent => ({
   version: 1,
-  event: { event_id: eventId, tenant_id: 't', subscription_id: 's', type: 'x.y', payload: { n: eventId } },
+  event: { event_id: eventId, tenant_id: 't', subscription_id: 's', type: 'x.y', payload_json: JSON.stringify({ n: eventId }) },
   ordering_key: 's',
   message_group_id: 'g',
   accepted_at: '2026-12-03T12:00:00.000Z',

@@ -33,7 +33,7 @@ const state = (lastParked: number, returnedThrough: number | undefined, parkingT
 function parked(group: string, n: number, key = 'sub-1'): ParkedEvent {
   const queued: QueuedEvent = {
     version: 1,
-    event: { event_id: `evt-${n}`, tenant_id: 't', subscription_id: 'sub-1', type: 'thing.happened', payload: { n } },
+    event: { event_id: `evt-${n}`, tenant_id: 't', subscription_id: 'sub-1', type: 'thing.happened', payload_json: JSON.stringify({ n }) },
     ordering_key: key,
     message_group_id: group,
     accepted_at: '2026-12-04T12:00:00.000Z',

@@ -13,7 +13,7 @@ const NOW = new Date('2026-12-04T12:00:00.000Z');
 function kept(key: string, n: number, second: number, place = n): KeptEvent {
   const queued: QueuedEvent = {
     version: 1,
-    event: { event_id: `${key}-${n}`, tenant_id: 't', subscription_id: 'sub', type: 'x', payload: { n } },
+    event: { event_id: `${key}-${n}`, tenant_id: 't', subscription_id: 'sub', type: 'x', payload_json: JSON.stringify({ n }) },
     ordering_key: key,
     message_group_id: `g-${key}`,
     accepted_at: new Date(Date.parse(SINCE) + second * 1000).toISOString(),

@@ -6,7 +6,7 @@ import { MAX_PAYLOAD_DEPTH } from '../../../lambda/core/limits.js';
 import { DEFAULT_ROTATION_GRACE_SECONDS, generateSecret, isValidSecret, previousSecretExpiry, signingSecrets } from '../../../lambda/core/secret.js';
 import { Ordering, partitionKey } from '../../../lambda/core/routing.js';
 import { fanOutEventId } from '../../../lambda/core/fan-out-id.js';
-import { encodeHeaderText, signBatch, signWebhook, webhookBody } from '../../../lambda/core/webhook.js';
+import { batchBodyBytes, encodeHeaderText, signBatch, signWebhook, webhookBody } from '../../../lambda/core/webhook.js';
 
 const queued: QueuedEvent = {
   version: 1,
@@ -15,7 +15,7 @@ const queued: QueuedEvent = {
     tenant_id: 'tenant_1',
     subscription_id: 'sub_1',
     type: 'order.updated',
-    payload: { order: 42, note: 'ünïcode ✓' },
+    payload_json: JSON.stringify({ order: 42, note: 'ünïcode ✓' }),
   },
   ordering_key: 'sub_1',
   message_group_id: 'group',
@@ -70,7 +70,7 @@ describe('signWebhook', () => {
     const attemptedAt = new Date();
     const request = signWebhook({ queued, sequence: 3, previousSequence: 2, secrets: [secret], attemptedAt });
     const verified = new Webhook(secret).verify(request.body, request.headers);
-    expect(verified).toEqual({ type: 'order.updated', timestamp: '2026-12-02T12:00:00.000Z', data: queued.event.payload, sequence: 3, ordering_key: 'sub_1', previous_sequence: 2, subscription_id: 'sub_1' });
+    expect(verified).toEqual({ type: 'order.updated', timestamp: '2026-12-02T12:00:00.000Z', data: JSON.parse(queued.event.payload_json), sequence: 3, ordering_key: 'sub_1', previous_sequence: 2, subscription_id: 'sub_1' });
   });
 
   it('carries the contract headers', () => {
@@ -124,7 +124,7 @@ describe('signWebhook', () => {
     expect(JSON.parse(webhookBody({ queued, sequence: 7, previousSequence: 5 }))).toEqual({
       type: 'order.updated',
       timestamp: queued.accepted_at,
-      data: queued.event.payload,
+      data: JSON.parse(queued.event.payload_json),
       sequence: 7,
       ordering_key: 'sub_1',
       previous_sequence: 5,
@@ -225,5 +225,31 @@ describe('webhookBody of unusual payloads', () => {
   it(`signs a payload ${MAX_PAYLOAD_DEPTH} levels deep`, () => {
     const payloadJson = '{"a":'.repeat(MAX_PAYLOAD_DEPTH - 1) + '{}' + '}'.repeat(MAX_PAYLOAD_DEPTH - 1);
     expect(webhookBody({ queued: queuedWith(payloadJson), sequence: 1, previousSequence: 0 })).toContain(payloadJson);
+  });
+});
+
+describe('webhook bodies of a payload text', () => {
+  /** Every rewrite JSON.parse and JSON.stringify would make: digits, -0, key order, escapes, spaces. */
+  const posted = '{"n":9007199254740993,"f":1e400,"neg":-0,"small":1e-400,"one":1.0,"b":1,"2":2,"\\u00e9":"\\u00e9\\/","ws" : [ 1 ,\n 2 ]}';
+  const queuedOf = (eventId: string, payloadJson: string): QueuedEvent => ({ ...queued, event: { ...queued.event, event_id: eventId, payload_json: payloadJson } });
+
+  it('splices the text into a single event\'s body byte for byte, under the signature', () => {
+    const request = signWebhook({ queued: queuedOf('evt_1', posted), sequence: 1, previousSequence: 0, secrets: [secret], attemptedAt: new Date() });
+    expect(request.body).toBe(`{"type":"order.updated","timestamp":"2026-12-02T12:00:00.000Z","data":${posted},"sequence":1,"ordering_key":"sub_1","previous_sequence":0}`);
+    expect(() => new Webhook(secret).verify(request.body, request.headers)).not.toThrow();
+  });
+
+  it('splices each item\'s text into a batch body, under the signature', () => {
+    const items = [
+      { queued: queuedOf('evt_1', posted), sequence: 1, previousSequence: 0 },
+      { queued: queuedOf('evt_2', '{ }'), sequence: 2, previousSequence: 0 },
+    ] as const;
+    const request = signBatch({ items, secrets: [secret], attemptedAt: new Date() });
+    expect(request.body).toBe(
+      `{"events":[{"id":"evt_1","sequence":1,"ordering_key":"sub_1","previous_sequence":0,"type":"order.updated","timestamp":"2026-12-02T12:00:00.000Z","data":${posted}},` +
+        `{"id":"evt_2","sequence":2,"ordering_key":"sub_1","previous_sequence":0,"type":"order.updated","timestamp":"2026-12-02T12:00:00.000Z","data":{ }}]}`,
+    );
+    expect(batchBodyBytes(items)).toBe(Buffer.byteLength(request.body));
+    expect(() => new Webhook(secret).verify(request.body, request.headers)).not.toThrow();
   });
 });

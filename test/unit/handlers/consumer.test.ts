@@ -15,7 +15,7 @@ import { InMemoryDeliveryStore } from '../../support/in-memory-ports.js';
 function queuedOf(eventId: string, key: string): QueuedEvent {
   return {
     version: 1,
-    event: { event_id: eventId, tenant_id: 't', subscription_id: key, type: 'x.y', payload: {} },
+    event: { event_id: eventId, tenant_id: 't', subscription_id: key, type: 'x.y', payload_json: '{}' },
     ordering_key: key,
     message_group_id: `g-${key}`,
     accepted_at: '2026-12-02T12:00:00.000Z',

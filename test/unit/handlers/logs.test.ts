@@ -32,7 +32,7 @@ const SUBSCRIPTION = 'sub_logs';
 function sqsRecord(eventId: string, group: string, subscriptionId = SUBSCRIPTION): SQSRecord {
   const queued: QueuedEvent = {
     version: 1,
-    event: { event_id: eventId, tenant_id: 't', subscription_id: subscriptionId, type: 'order.updated', payload: { note: PAYLOAD_MARKER } },
+    event: { event_id: eventId, tenant_id: 't', subscription_id: subscriptionId, type: 'order.updated', payload_json: JSON.stringify({ note: PAYLOAD_MARKER }) },
     ordering_key: subscriptionId,
     message_group_id: group,
     accepted_at: '2026-12-03T12:00:00.000Z',

@@ -39,7 +39,7 @@ const letter: DeadLetterRow = {
 
 const storedQueued = {
   version: 1 as const,
-  event: { event_id: 'e1', tenant_id: 't', subscription_id: 'sub_1', type: 'order.paid', payload: { note: '<b>bold</b>' } },
+  event: { event_id: 'e1', tenant_id: 't', subscription_id: 'sub_1', type: 'order.paid', payload_json: JSON.stringify({ note: '<b>bold</b>' }) },
   ordering_key: 'sub_1',
   message_group_id: 'g1',
   accepted_at: '2026-12-02T12:00:00.000Z',
