@@ -235,7 +235,7 @@ describe('webhook bodies of a payload text', () => {
 
   it('splices the text into a single event\'s body byte for byte, under the signature', () => {
     const request = signWebhook({ queued: queuedOf('evt_1', posted), sequence: 1, previousSequence: 0, secrets: [secret], attemptedAt: new Date() });
-    expect(request.body).toBe(`{"type":"order.updated","timestamp":"2026-12-02T12:00:00.000Z","data":${posted},"sequence":1,"ordering_key":"sub_1","previous_sequence":0}`);
+    expect(request.body).toBe(`{"type":"order.updated","timestamp":"2026-12-02T12:00:00.000Z","data":${posted},"sequence":1,"ordering_key":"sub_1","previous_sequence":0,"subscription_id":"sub_1"}`);
     expect(() => new Webhook(secret).verify(request.body, request.headers)).not.toThrow();
   });
 
@@ -246,8 +246,8 @@ describe('webhook bodies of a payload text', () => {
     ] as const;
     const request = signBatch({ items, secrets: [secret], attemptedAt: new Date() });
     expect(request.body).toBe(
-      `{"events":[{"id":"evt_1","sequence":1,"ordering_key":"sub_1","previous_sequence":0,"type":"order.updated","timestamp":"2026-12-02T12:00:00.000Z","data":${posted}},` +
-        `{"id":"evt_2","sequence":2,"ordering_key":"sub_1","previous_sequence":0,"type":"order.updated","timestamp":"2026-12-02T12:00:00.000Z","data":{ }}]}`,
+      `{"events":[{"id":"evt_1","sequence":1,"ordering_key":"sub_1","previous_sequence":0,"subscription_id":"sub_1","type":"order.updated","timestamp":"2026-12-02T12:00:00.000Z","data":${posted}},` +
+        `{"id":"evt_2","sequence":2,"ordering_key":"sub_1","previous_sequence":0,"subscription_id":"sub_1","type":"order.updated","timestamp":"2026-12-02T12:00:00.000Z","data":{ }}]}`,
     );
     expect(batchBodyBytes(items)).toBe(Buffer.byteLength(request.body));
     expect(() => new Webhook(secret).verify(request.body, request.headers)).not.toThrow();
