@@ -267,7 +267,7 @@ export function eventScopeOf(event: Pick<RequestEvent, 'tenant_id' | 'subscripti
 const fanOutEventIdSchema = z.string().regex(/^[\x21-\x7e]{1,128} [0-9a-f]{32}$/, 'must be an event_id, a space and 32 hex characters');
 
 /** The id of an event naming its subscription (see `namedEventId`). */
-const namedEventIdSchema = z.string().regex(/^[\x21-\x7e]{1,128} s[0-9a-f]{32}$/, 'must be an event_id, a space, s and 32 hex characters');
+const namedEventIdSchema = z.string().regex(/^[\x21-\x7e]{1,128} s[A-Za-z0-9_-]{16}$/, 'must be an event_id, a space, s and 16 base64url characters');
 /** Whether a text is JSON whose value is a payload ({@link payloadSchema}); the reason when it is not. */
 function payloadTextProblem(text: string): string | undefined {
   let value: unknown;

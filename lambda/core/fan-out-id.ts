@@ -28,21 +28,28 @@ export function fanOutEventId(eventId: string, subscriptionId: string): string {
 }
 
 /**
+ * Bytes of BLAKE2b in {@link namedEventId}: 96 bits tell two scopes of one event id apart (a clash
+ * would need 2^48 scopes sending that one id), in 16 base64url characters. The id is written in
+ * the consumer's items (a run's ids, a group's head), where every byte counts toward a write unit.
+ */
+const NAMED_SCOPE_BYTES = 12;
+
+/**
  * The id an event that names its subscription goes by inside the service: the event's id, a space,
- * `s` and 32 hex characters of BLAKE2b of its tenant and subscription. Two tenants, or two
+ * `s` and 16 base64url characters of BLAKE2b of its tenant and subscription. Two tenants, or two
  * subscriptions, that send the same event id make two events; the `s` keeps it apart from every
  * fan-out delivery's id ({@link fanOutEventId}), whatever the subscription ids. Events accepted
  * before ids were scoped kept the producer's id alone, which the consumer still reads.
  */
 export function namedEventId(eventId: string, tenantId: string, subscriptionId: string): string {
-  return `${eventId} s${hex(scopeText(tenantId, subscriptionId))}`;
+  return `${eventId} s${Buffer.from(blake2bDigest(scopeText(tenantId, subscriptionId), NAMED_SCOPE_BYTES)).toString('base64url')}`;
 }
 
 /**
  * The key of a fan-out's record (see `FanOutRecord`) in the Events table: its event id, ` fan-out `
  * and 32 hex characters of BLAKE2b of its tenant, so that two tenants' fan-outs with one event id
  * are two fan-outs. No event's item has it: a producer's ids hold no space, and deliveries' ids end
- * in 32 hex characters after a single space (or `s` and those).
+ * in 32 hex characters, or `s` and 16 base64url characters, after a single space.
  */
 export function fanOutRecordKey(eventId: string, tenantId: string): string {
   return `${eventId} fan-out ${hex(tenantId)}`;
