@@ -8,7 +8,7 @@
 import type { ApiClient } from '../api/client.js';
 import { routingSchema, type Routing } from '../api/schemas.js';
 import type { CommandIo } from '../command.js';
-import { PAUSE_GRACE_SECONDS } from '../../lambda/core/routing-settings.js';
+import { SWITCH_WAIT_SECONDS } from '../../lambda/core/routing-settings.js';
 import { formatSeconds } from '../duration.js';
 import { ApiError, TimedOutError } from '../errors.js';
 import { createProgressBar, type ProgressNote } from '../output/progress.js';
@@ -137,7 +137,7 @@ const PAUSE_TOO_RECENT = 'pause_too_recent';
 /**
  * The wait of a `pause_too_recent` refusal, as a countdown to the end of the API's pause grace
  * rather than its error code. The end is the answer's `Retry-After` when it has one, otherwise
- * the pause time plus the deployed grace (PAUSE_GRACE_SECONDS, the constant the API uses). A
+ * the pause time plus the deployed wait (SWITCH_WAIT_SECONDS, the constant the API uses). A
  * terminal redraws the countdown every second; plain lines give the time once, so that they do
  * not repeat at every poll. The switch is asked again at every interval regardless, so a shorter
  * grace than estimated is not waited out.
@@ -146,8 +146,8 @@ function describePauseGrace(refusal: ApiError, paused: Routing, input: DrainAndS
   const { clock, stderr } = input.io;
   const pausedAtMs = paused.paused_at == null ? Number.NaN : Date.parse(paused.paused_at);
   const endsAtMs =
-    refusal.retryAfterSeconds !== undefined ? clock.now() + refusal.retryAfterSeconds * 1_000 : Number.isNaN(pausedAtMs) ? undefined : pausedAtMs + PAUSE_GRACE_SECONDS * 1_000;
-  const why = 'a request may still be enqueueing under the old routing';
+    refusal.retryAfterSeconds !== undefined ? clock.now() + refusal.retryAfterSeconds * 1_000 : Number.isNaN(pausedAtMs) ? undefined : pausedAtMs + SWITCH_WAIT_SECONDS * 1_000;
+  const why = 'a request may still be enqueueing under the old routing, or SQS\'s counts settling';
   if (endsAtMs === undefined) return `pause grace: the API accepts the switch a short while after the pause (${why})`;
   if (stderr.isTTY !== true) return `pause grace: the API accepts the switch from ${new Date(Math.ceil(endsAtMs / 1_000) * 1_000).toISOString()} (${why})`;
   return () => `pause grace: switching in ${formatSeconds(Math.max(0, Math.ceil((endsAtMs - clock.now()) / 1_000)))} (${why})`;

@@ -38,6 +38,20 @@ export function hasPendingWork(pending: PendingWork): boolean {
  */
 export const PAUSE_GRACE_SECONDS = 30;
 
+/**
+ * SQS's approximate counters "may not achieve consistency until at least 1 minute after the
+ * producers stop sending messages" (SQS API Reference, GetQueueAttributes): an empty queue read
+ * sooner may still hold the last requests' messages.
+ */
+export const QUEUE_COUNTERS_SETTLE_SECONDS = 60;
+
+/**
+ * How long after a pause the routing switch waits before it trusts an empty queue: the last
+ * request under the old routing has finished enqueueing (PAUSE_GRACE_SECONDS), and then SQS's
+ * counters have settled (QUEUE_COUNTERS_SETTLE_SECONDS).
+ */
+export const SWITCH_WAIT_SECONDS = PAUSE_GRACE_SECONDS + QUEUE_COUNTERS_SETTLE_SECONDS;
+
 /** Why a switch is refused. */
 export const SwitchRefusal = {
   notPaused: 'not_paused',
@@ -53,7 +67,7 @@ export function checkSwitch(input: {
   readonly expectedVersion: number;
   readonly pending: PendingWork;
   readonly now: Date;
-  /** How long after the pause the switch waits (PAUSE_GRACE_SECONDS when deployed). */
+  /** How long after the pause the switch waits (SWITCH_WAIT_SECONDS when deployed). */
   readonly pauseGraceSeconds: number;
 }): SwitchRefusal | undefined {
   if (input.current.version !== input.expectedVersion) return SwitchRefusal.versionConflict;

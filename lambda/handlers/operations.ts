@@ -24,7 +24,7 @@ import { createPayloadBucket } from '../adapters/payload-bucket.js';
 import { createReplayStateStore, REPLAY_STATE_STORE_ACCESS } from '../adapters/replay-state-store.js';
 import { createSettingsStore, SETTINGS_STORE_ACCESS } from '../adapters/settings-store.js';
 import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS } from '../adapters/subscription-store.js';
-import { PAUSE_GRACE_SECONDS } from '../core/routing-settings.js';
+import { SWITCH_WAIT_SECONDS } from '../core/routing-settings.js';
 import { createHttpHandler, HTTP_LOG_CONTEXT, type HttpEntry, type HttpHandler } from './http.js';
 import { createDeadLetterRoutes, type DeadLetterRoutesDeps } from './operations/dead-letters.js';
 import { createLagRoutes, type LagRoutesDeps } from './operations/lag.js';
@@ -100,7 +100,7 @@ export interface OperationsOptions {
   readonly metricsSource: MetricsSource;
   /**
    * How long after a pause the routing switch waits.
-   * @default PAUSE_GRACE_SECONDS, API Gateway's limit on a request still enqueueing under the old routing
+   * @default SWITCH_WAIT_SECONDS: API Gateway's limit on a request still enqueueing under the old routing, then SQS's counters settling
    */
   readonly pauseGraceSeconds?: number;
   /**
@@ -199,7 +199,7 @@ export function wireOperationsHandler(input: OperationsWiring, options: Operatio
         return { ...counts, groupsWithPending: active.filter((group) => group.depth > 0 || Object.keys(group.parkedSubscriptions ?? {}).length > 0).length };
       },
     },
-    pauseGraceSeconds: options.pauseGraceSeconds ?? PAUSE_GRACE_SECONDS,
+    pauseGraceSeconds: options.pauseGraceSeconds ?? SWITCH_WAIT_SECONDS,
     now: options.now ?? (() => new Date()),
     fallingBehindWaitSeconds: config.fallingBehindWaitSeconds,
     metricsSource: options.metricsSource,

@@ -164,8 +164,8 @@ describe('repartition command', () => {
 
     expect(run.exitCode).toBe(ExitCode.ok);
     expect(api.calls().filter((call) => call === 'PUT /v1/routing')).toHaveLength(2);
-    // The fake paused at PAUSED_AT; the deployed grace is 30 s.
-    expect(run.stderr).toContain('pause grace: the API accepts the switch from 2025-01-02T15:04:35.000Z');
+    // The fake paused at PAUSED_AT; the deployed wait is 90 s (the grace of 30 s, then SQS's counters settling).
+    expect(run.stderr).toContain('pause grace: the API accepts the switch from 2025-01-02T15:05:35.000Z');
     expect(run.stderr).not.toContain('pause_too_recent');
   });
 
@@ -175,7 +175,7 @@ describe('repartition command', () => {
     const run = await runCommand(repartition('--partitions', '4'), { isTTY: true, clock: clockAt(PAUSED_AT_MS + 10_000) });
 
     expect(run.exitCode).toBe(ExitCode.ok);
-    expect(run.stderr).toMatch(/pause grace: switching in (20|19)s/);
+    expect(run.stderr).toMatch(/pause grace: switching in 1m ?(20|19)s/);
     expect(run.stderr).not.toContain('pause_too_recent');
   });
 

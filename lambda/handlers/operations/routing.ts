@@ -19,7 +19,7 @@ export interface RoutingPorts {
 
 export interface RoutingRoutesDeps {
   readonly routing: RoutingPorts;
-  /** How long after a pause a switch is refused (PAUSE_GRACE_SECONDS when deployed). */
+  /** How long after a pause a switch is refused (SWITCH_WAIT_SECONDS when deployed). */
   readonly pauseGraceSeconds: number;
   readonly now: () => Date;
   readonly logger: Logger;
@@ -35,7 +35,7 @@ export const switchBodySchema = z.strictObject({
 
 const switchMessages = (pauseGraceSeconds: number): Readonly<Record<SwitchRefusal, string>> => ({
   not_paused: 'Pause ingest first (POST /v1/routing/pause).',
-  pause_too_recent: `Ingest was paused less than ${pauseGraceSeconds} s ago: a request may still be enqueueing under the old routing.`,
+  pause_too_recent: `Ingest was paused less than ${pauseGraceSeconds} s ago: a request may still be enqueueing under the old routing, or SQS's counts of the queue may not have settled yet.`,
   queue_not_empty: 'Events are still pending; wait until the queue and the lag view are empty.',
   version_conflict: 'The routing changed since you read it; read it again.',
 });
