@@ -27,8 +27,14 @@ export interface SubscriptionPending {
  * it tracks) may hold any, and is counted, so that a change is never allowed on a guess.
  */
 function mayHoldPendingOf(group: GroupLag, subscriptionId: string): boolean {
-  // A failing head is pending whatever the depth says (a count can drift; a stuck key must not hide).
-  if (group.depth <= 0 && group.headFailingSince === undefined) return false;
+  // Its backlog parked out of the queue, or its group held for its pause, waits for its resume
+  // under the ordering it had, whatever the depth says.
+  if (group.parkedSubscriptions !== undefined && Object.hasOwn(group.parkedSubscriptions, subscriptionId)) return true;
+  if (group.hold?.subscriptionId === subscriptionId) return true;
+  // A failing, held or parked head is pending whatever the depth says (a count can drift; a
+  // stuck key must not hide): then the keys below decide.
+  const isWaiting = group.headFailingSince !== undefined || group.hold !== undefined || (group.parkedSubscriptions !== undefined && Object.keys(group.parkedSubscriptions).length > 0);
+  if (group.depth <= 0 && !isWaiting) return false;
   const keys = group.orderingKey === undefined ? group.orderingKeys : [group.orderingKey];
   if (keys === undefined) return true;
   const isHead = group.headOrderingKey !== undefined && subscriptionOfKey(group.headOrderingKey) === subscriptionId;
