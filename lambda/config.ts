@@ -146,6 +146,9 @@ export class ConfigError extends Error {
   }
 }
 
+/** Days an event's record outlives its messages at the most: SQS's 14 days in the queue, and 14 more in the FIFO dead-letter queue. */
+export const MIN_DELIVERY_STATE_TTL_DAYS = 2 * (FIFO_QUEUE_SETTINGS.retentionSeconds / 86_400);
+
 const integer = (min: number, max: number) =>
   z
     .string()
@@ -203,7 +206,14 @@ const environmentSchema = (deployment: Deployment) =>
       // Two lag-job runs past a minute's rates: a burst a key delivers within two minutes is no whale.
       FALLING_BEHIND_WAIT_SECONDS: integer(1, 1_209_600).default(120),
       ALARM_EMAIL: z.email('must be an e-mail address').optional(),
-      DELIVERY_STATE_TTL_DAYS: integer(1, 3650).default(30),
+      DELIVERY_STATE_TTL_DAYS: integer(1, 3650)
+        // An event's record (its number, whether it was delivered) must outlive every message of it:
+        // SQS keeps one up to 14 days in the queue and, moved by the backstop, up to 14 more in the
+        // FIFO dead-letter queue, which resets the clock on a move (SQS Developer Guide, "Setting-up
+        // dead-letter queue retention"). A record gone sooner makes an import give the event a new
+        // number: delivered twice, under two numbers.
+        .refine((days) => days >= MIN_DELIVERY_STATE_TTL_DAYS, `must be at least ${MIN_DELIVERY_STATE_TTL_DAYS}: SQS keeps a message 14 days in the queue and 14 more in the dead-letter queue, and an event's record must outlive both`)
+        .default(30),
       EVENT_RETENTION_DAYS: integer(0, 3650).default(7),
       // Upgrading from before event ids were scoped per tenant and destination: until then, ingest
       // also finds events recorded under their producer's id alone (a duplicate stays a duplicate).
@@ -228,11 +238,6 @@ const environmentSchema = (deployment: Deployment) =>
     .refine((env) => env.PAUSE_EVACUATION !== PauseEvacuation.store || env.HELD_AGE_ALARM_SECONDS <= MAX_PARK_AFTER_SECONDS, {
       path: ['HELD_AGE_ALARM_SECONDS'],
       message: `must be at most ${MAX_PARK_AFTER_SECONDS} with PAUSE_EVACUATION=store: a held group is parked at that age, and SQS drops a message at 14 days`,
-    })
-    // A parked event's record (its count, its duplicates) and a large one's object last that long from its acceptance.
-    .refine((env) => env.PAUSE_EVACUATION !== PauseEvacuation.store || env.HELD_AGE_ALARM_SECONDS < env.DELIVERY_STATE_TTL_DAYS * 86_400, {
-      path: ['HELD_AGE_ALARM_SECONDS'],
-      message: "must be less than DELIVERY_STATE_TTL_DAYS with PAUSE_EVACUATION=store: a parked event's record is kept that long from its acceptance",
     })
     .refine((env) => env.AUTO_PAUSE_AFTER_SECONDS === undefined || env.ON_EXHAUSTED !== OnExhausted.stall, {
       path: ['AUTO_PAUSE_AFTER_SECONDS'],

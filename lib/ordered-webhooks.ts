@@ -166,7 +166,7 @@ export interface OrderedWebhooksProps {
    * (`PAUSE_EVACUATION`): `'store'` parks it, moving its events out of the queue into the store of
    * dead letters in order (SQS would drop them at 14 days), and resume sends them back before any
    * later event of their keys; `'none'` leaves it held in the queue, warned about. With `'store'`,
-   * `heldAgeAlarmSeconds` is at most 1,206,000 and less than `deliveryStateTtlDays`.
+   * `heldAgeAlarmSeconds` is at most 1,206,000.
    * @default 'none'
    */
   readonly pauseEvacuation?: PauseEvacuation;
@@ -188,7 +188,8 @@ export interface OrderedWebhooksProps {
    */
   readonly alarmEmail?: string;
   /**
-   * Days an event's idempotency and delivery record is kept (`DELIVERY_STATE_TTL_DAYS`, 1 to 3650).
+   * Days an event's idempotency and delivery record is kept (`DELIVERY_STATE_TTL_DAYS`, 28 to 3650: it
+   * must outlive every message of its event, 14 days in the queue and 14 more in the dead-letter queue).
    * @default 30
    */
   readonly deliveryStateTtlDays?: number;
