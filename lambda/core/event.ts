@@ -322,6 +322,12 @@ export const queuedEventSchema = z.strictObject({
       sequence: z.number().int().positive().optional(),
       redriven_at: z.iso.datetime(),
       /**
+       * The number of the give-up this copy was redriven from (see `giveUpNumberOf`), or, on a
+       * replay's copy, of its event's last give-up (0 for none): only a give-up numbered above it
+       * settles this copy. Absent on copies sent before it existed: `redriven_at` decides for them.
+       */
+      give_up: z.number().int().nonnegative().optional(),
+      /**
        * Set on an event sent again by a replay (issue 28): it was delivered before, and only a
        * delivery (or a dead-lettering) after `redriven_at` settles this copy.
        */
