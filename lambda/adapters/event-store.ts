@@ -35,6 +35,7 @@ const eventStatusSchema = z.object({
   dead_lettered_at: z.string().optional(),
   delivered_at: z.string().optional(),
   give_up: z.number().int().positive().optional(),
+  replay_id: z.string().optional(),
   sequence: z.number().int().positive().optional(),
   queue_position: z.string().optional(),
 });
@@ -116,7 +117,10 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
     return parseItem(sequenceSchema, output.Item ?? {}, options.tableName, eventId).sequence;
   };
 
-  const settle = async (input: SettledEvent, fields: Record<string, string | number>, unlessSettled = false, removals: readonly string[] = []): Promise<SettleResult | undefined> => {
+  const settle = async (input: SettledEvent, outcome: Record<string, string | number>, unlessSettled = false, removals: readonly string[] = []): Promise<SettleResult | undefined> => {
+    // A replay's copy's outcome names its replay: what settles that replay's other copies (isSettledBy).
+    const replayId = input.queued.redrive?.replay === true ? input.queued.redrive.replay_id : undefined;
+    const fields = replayId === undefined ? outcome : { ...outcome, replay_id: replayId };
     const values: Record<string, string | number> = {
       ':subscription': input.queued.event.subscription_id,
       ':tenant': input.queued.event.tenant_id,
@@ -141,7 +145,10 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
     const isReplay = input.queued.redrive?.replay === true;
     const giveUp = isReplay ? undefined : input.queued.redrive?.give_up;
     if (unlessSettled) values[':accepted'] = EventItemStatus.accepted;
-    if (unlessSettled && redrivenAt !== undefined) {
+    if (unlessSettled && replayId !== undefined) {
+      values[':deadLettered'] = EventItemStatus.deadLettered;
+      values[':delivered'] = EventItemStatus.delivered;
+    } else if (unlessSettled && redrivenAt !== undefined) {
       values[':deadLettered'] = EventItemStatus.deadLettered;
       values[':redrivenAt'] = redrivenAt;
       if (isReplay) values[':delivered'] = EventItemStatus.delivered;
@@ -150,9 +157,11 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
     // A give-up recorded before the numbers has none: its time decides, as it did.
     const notAfterRedrive = giveUp === undefined ? '#deadLetteredAt < :redrivenAt' : '(attribute_exists(#giveUp) AND #giveUp <= :giveUp) OR (attribute_not_exists(#giveUp) AND #deadLetteredAt < :redrivenAt)';
     const unlessSettledCondition =
-      redrivenAt === undefined
-        ? 'attribute_not_exists(#status) OR #status = :accepted'
-        : `attribute_not_exists(#status) OR #status = :accepted OR (#status = :deadLettered AND (${notAfterRedrive}))${isReplay ? ' OR (#status = :delivered AND #deliveredAt < :redrivenAt)' : ''}`;
+      replayId !== undefined
+        ? 'attribute_not_exists(#status) OR #status = :accepted OR ((#status = :delivered OR #status = :deadLettered) AND (attribute_not_exists(#replay_id) OR #replay_id <> :replay_id))'
+        : redrivenAt === undefined
+          ? 'attribute_not_exists(#status) OR #status = :accepted'
+          : `attribute_not_exists(#status) OR #status = :accepted OR (#status = :deadLettered AND (${notAfterRedrive}))${isReplay ? ' OR (#status = :delivered AND #deliveredAt < :redrivenAt)' : ''}`;
     const output = await updateIfCondition(
       client,
       new UpdateCommand({
@@ -162,9 +171,9 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
         ...(unlessSettled ? { ConditionExpression: unlessSettledCondition } : {}),
         ExpressionAttributeNames: {
           ...(input.sequence === undefined ? {} : { '#sequence': 'sequence' }),
-          ...(unlessSettled && redrivenAt !== undefined ? { '#deadLetteredAt': 'dead_lettered_at' } : {}),
-          ...(unlessSettled && redrivenAt !== undefined && isReplay ? { '#deliveredAt': 'delivered_at' } : {}),
-          ...(unlessSettled && giveUp !== undefined ? { '#giveUp': 'give_up' } : {}),
+          ...(unlessSettled && redrivenAt !== undefined && replayId === undefined ? { '#deadLetteredAt': 'dead_lettered_at' } : {}),
+          ...(unlessSettled && redrivenAt !== undefined && isReplay && replayId === undefined ? { '#deliveredAt': 'delivered_at' } : {}),
+          ...(unlessSettled && giveUp !== undefined && replayId === undefined ? { '#giveUp': 'give_up' } : {}),
           ...Object.fromEntries([...Object.keys(fields), ...removals].map((name) => [`#${name}`, name])),
         },
         ExpressionAttributeValues: values,
@@ -288,13 +297,13 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
         new GetCommand({
           TableName: options.tableName,
           Key: { [eventKey]: eventId },
-          ProjectionExpression: '#status, dead_lettered_at, delivered_at, give_up',
+          ProjectionExpression: '#status, dead_lettered_at, delivered_at, give_up, replay_id',
           ExpressionAttributeNames: { '#status': 'status' },
           ConsistentRead: true,
         }),
       );
-      const { status, dead_lettered_at: deadLetteredAt, delivered_at: deliveredAt, give_up: giveUp } = parseItem(eventStatusSchema, output.Item ?? {}, options.tableName, eventId);
-      return isSettledBy({ status, deadLetteredAt, deliveredAt, giveUp }, query);
+      const { status, dead_lettered_at: deadLetteredAt, delivered_at: deliveredAt, give_up: giveUp, replay_id: replayId } = parseItem(eventStatusSchema, output.Item ?? {}, options.tableName, eventId);
+      return isSettledBy({ status, deadLetteredAt, deliveredAt, giveUp, replayId }, query);
     },
 
     async findSettled(events) {
@@ -304,14 +313,14 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
         tableName: options.tableName,
         keyName: eventKey,
         keys: events.map((event) => event.eventId),
-        attributes: [eventKey, 'status', 'dead_lettered_at', 'delivered_at', 'give_up', 'sequence', 'queue_position'],
+        attributes: [eventKey, 'status', 'dead_lettered_at', 'delivered_at', 'give_up', 'replay_id', 'sequence', 'queue_position'],
         consistency: ReadConsistency.strong,
       });
       const outcomes = new Map(
         items.map((item) => {
           const eventId = String(item[eventKey]);
-          const { status, dead_lettered_at: deadLetteredAt, delivered_at: deliveredAt, give_up: giveUp, sequence, queue_position: position } = parseItem(eventStatusSchema, item, options.tableName, eventId);
-          return [eventId, { status, deadLetteredAt, deliveredAt, giveUp, sequence, position }] as const;
+          const { status, dead_lettered_at: deadLetteredAt, delivered_at: deliveredAt, give_up: giveUp, replay_id: replayId, sequence, queue_position: position } = parseItem(eventStatusSchema, item, options.tableName, eventId);
+          return [eventId, { status, deadLetteredAt, deliveredAt, giveUp, replayId, sequence, position }] as const;
         }),
       );
       return Object.assign((query: SettledQuery) => isSettledBy(outcomes.get(query.eventId), query), {
@@ -344,14 +353,14 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
         tableName: options.tableName,
         keyName: eventKey,
         keys: [...new Set(eventIds)],
-        attributes: [eventKey, 'status', 'sequence', 'queue_position'],
+        attributes: [eventKey, 'status', 'sequence', 'queue_position', 'give_up'],
         consistency: ReadConsistency.eventual,
       });
       return new Map(
         items.map((item) => {
           const eventId = String(item[eventKey]);
-          const { status, sequence, queue_position: queuePosition } = parseItem(eventStatusSchema, item, options.tableName, eventId);
-          return [eventId, { status, sequence, queuePosition }] as const;
+          const { status, sequence, queue_position: queuePosition, give_up: giveUp } = parseItem(eventStatusSchema, item, options.tableName, eventId);
+          return [eventId, { status, sequence, queuePosition, giveUp }] as const;
         }),
       );
     },

@@ -288,6 +288,8 @@ export interface SettledQuery {
   readonly giveUp?: number;
   /** A replay's copy (`redrive.replay`): its event's delivery before `redrivenAt` does not settle it. */
   readonly isReplay?: boolean;
+  /** A replay's copy's `redrive.replay_id`: only an outcome recorded with the same one settles it. */
+  readonly replayId?: string;
 }
 
 /**
@@ -306,6 +308,7 @@ export function settledQueryOf(queued: QueuedEvent): SettledQuery {
     redrivenAt: queued.redrive?.redriven_at,
     ...(queued.redrive?.give_up === undefined ? {} : { giveUp: queued.redrive.give_up }),
     ...(queued.redrive?.replay === true ? { isReplay: true } : {}),
+    ...(queued.redrive?.replay_id === undefined ? {} : { replayId: queued.redrive.replay_id }),
   };
 }
 
@@ -409,15 +412,21 @@ export interface RecordedOutcome {
   readonly deliveredAt?: string | undefined;
   /** The number of its last give-up (`giveUpNumberOf`); absent before the first, and on give-ups recorded before numbers. */
   readonly giveUp?: number | undefined;
+  /** The replay whose copy's outcome was recorded on it last (`redrive.replay_id`), if any. */
+  readonly replayId?: string | undefined;
 }
 
 /**
  * Whether an event is settled: delivered, or dead-lettered; for a redriven dead
  * letter, only a delivery or a give-up after the one it was redriven from (by their numbers, see
  * `giveUpNumberOf`: never by comparing the redrive's clock with the consumer's); for a
- * replay's copy (`isReplay`), only an outcome after the replay sent it.
+ * replay's copy (`isReplay`), only an outcome of a copy of the same replay (`replayId`).
  */
-export function isSettledBy(outcome: RecordedOutcome | undefined, { redrivenAt, giveUp, isReplay = false }: Omit<SettledQuery, 'eventId'>): boolean {
+export function isSettledBy(outcome: RecordedOutcome | undefined, { redrivenAt, giveUp, isReplay = false, replayId }: Omit<SettledQuery, 'eventId'>): boolean {
+  if (isReplay && replayId !== undefined) {
+    return (outcome?.status === OutcomeKind.delivered || outcome?.status === OutcomeKind.deadLettered) && outcome.replayId === replayId;
+  }
+  // A replay's copy from before `replay_id`: its time decides, as it did.
   if (isReplay && redrivenAt !== undefined) {
     const at = outcome?.status === OutcomeKind.delivered ? outcome.deliveredAt : outcome?.status === OutcomeKind.deadLettered ? outcome.deadLetteredAt : undefined;
     return at !== undefined && at > redrivenAt;

@@ -48,10 +48,12 @@ export interface StoredEvent {
   deliveredAt?: string;
   /** The number of its last give-up (`giveUpNumberOf`), as the adapter's `give_up`. */
   giveUp?: number;
+  /** The replay whose copy's outcome was recorded last, as the adapter's `replay_id`. */
+  replayId?: string;
 }
 
 /** What `isSettledBy` reads of a stored event. */
-const outcomeOf = (event: StoredEvent | undefined) => (event === undefined ? undefined : { status: event.status, deadLetteredAt: event.deadLetteredAt, deliveredAt: event.deliveredAt, giveUp: event.giveUp });
+const outcomeOf = (event: StoredEvent | undefined) => (event === undefined ? undefined : { status: event.status, deadLetteredAt: event.deadLetteredAt, deliveredAt: event.deliveredAt, giveUp: event.giveUp, replayId: event.replayId });
 
 export class InMemoryDeliveryStore implements DeliveryStore {
   readonly events = new Map<string, StoredEvent>();
@@ -302,9 +304,12 @@ export class InMemoryDeliveryStore implements DeliveryStore {
   /** As the adapter: the outcome over the record, keeping what ingest wrote and a sequence recorded before when settled without one. */
   private settle(input: SettledEvent, outcome: Pick<StoredEvent, 'status' | 'reason' | 'deadLetteredAt' | 'deliveredAt' | 'giveUp'>): SettleResult {
     const existing = this.events.get(input.queued.event.event_id);
+    const replayId = input.queued.redrive?.replay === true ? input.queued.redrive.replay_id : undefined;
     this.events.set(input.queued.event.event_id, {
       ...existing,
       ...outcome,
+      // As the adapter: a replay's copy's outcome names its replay.
+      ...(replayId === undefined ? {} : { replayId }),
       sequence: input.sequence ?? existing?.sequence,
       attempts: input.attempts,
     });

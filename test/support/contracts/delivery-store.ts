@@ -493,6 +493,43 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
       });
     });
 
+    describe('a replay’s copy, on clocks that disagree', () => {
+      const at = (ms: string) => `2026-12-02T12:30:00.${ms}Z`;
+      const replayed = (queued: QueuedEvent, redrivenAt: string, replayId: string): QueuedEvent => ({ ...queued, redrive: { sequence: 1, redriven_at: redrivenAt, replay: true, replay_id: replayId, give_up: 0 } });
+
+      it('is settled by an outcome of its own replay’s copy alone, whatever the times', async () => {
+        const store = makeStore();
+        const key = newKey();
+        const original = key.queued(key.eventId(1));
+        await store.recordAccepted(key.record(key.eventId(1)));
+        // Delivered at 12:30:00.100 on the consumer's clock; replayed at 12:30:00.050 on the operations function's.
+        await store.markDelivered(settled(original, at('100')));
+        const copy = replayed(original, at('050'), at('040'));
+        expect(await store.isSettled(settledQueryOf(copy))).toBe(false);
+        expect((await store.findSettled([settledQueryOf(copy)]))(settledQueryOf(copy))).toBe(false);
+        expect(await store.markDeliveredUnlessSettled(settled(copy, at('020')))).toEqual({ wasAccepted: true });
+        expect(await store.isSettled(settledQueryOf(copy))).toBe(true);
+        expect(await store.markDeliveredUnlessSettled(settled(copy, at('900')))).toBeUndefined();
+        // Another replay's copy, stamped before everything: not settled by the first replay's outcome.
+        const later = replayed(original, at('000'), at('001'));
+        expect(await store.isSettled(settledQueryOf(later))).toBe(false);
+        expect(await store.markDeliveredUnlessSettled(settled(later, at('010')))).toEqual({ wasAccepted: true });
+      });
+
+      it('is settled by its own give-up, and a copy of its dead letter is numbered after it', async () => {
+        const store = makeStore();
+        const key = newKey();
+        const original = key.queued(key.eventId(1));
+        await store.markDelivered(settled(original, at('100')));
+        const copy = replayed(original, at('050'), at('040'));
+        await store.markDeadLettered({ ...settled(copy, at('000')), reason: 'HTTP 500' });
+        expect(await store.isSettled(settledQueryOf(copy))).toBe(true);
+        // Its dead letter redriven (give-up 1) on any clock: not settled until delivered or given up again.
+        const redriven: QueuedEvent = { ...original, redrive: { sequence: 1, redriven_at: at('001'), give_up: 1 } };
+        expect(await store.isSettled(settledQueryOf(redriven))).toBe(false);
+      });
+    });
+
     describe('beginAttempt with the message’s place in its group', () => {
       it('supersedes an older message of the head’s group, and begins a newer one or one of another group', async () => {
         const store = makeStore();

@@ -12,6 +12,7 @@ import {
 } from '../../../lambda/core/delivery.js';
 import { placeOf, positionOf, type DeadLetter, type DeadLetterPlace } from '../../../lambda/core/dead-letter.js';
 import { toRedrivenEvent } from '../../../lambda/core/redrive.js';
+import { toReplayedEvent } from '../../../lambda/core/replay.js';
 import type { QueuedEvent } from '../../../lambda/core/event.js';
 import { HeadState } from '../../../lambda/core/lag.js';
 import type { SubscriptionPause } from '../../../lambda/core/subscription.js';
@@ -274,6 +275,28 @@ describe('processBatch', () => {
     const plan = await run([{ ...record('e1', 'a'), messageId: 'second', body: JSON.stringify(second) }]);
     expect(plan.outcomes.get('second')?.kind).not.toBe(OutcomeKind.duplicate);
     expect(sent).toHaveLength(attempts + 1);
+  });
+
+  it('delivers a replay’s copy when the operations clock stamped it before the consumer’s clock stamped the event’s delivery', async () => {
+    const { run, sent } = harness(() => ok, () => new Date('2026-12-02T12:30:00.100Z'));
+    await run([record('e1', 'a')]);
+    const copyOf = (startedAt: string): ConsumerRecord => ({
+      ...record('e1', 'a'),
+      messageId: `copy-${startedAt}`,
+      body: JSON.stringify(toReplayedEvent(queued('e1', 'a'), 1, 'group-a', '2026-12-02T12:30:00.050Z', { startedAt, giveUp: undefined })),
+    });
+    const first = copyOf('2026-12-02T12:30:00.040Z');
+    expect((await run([first])).outcomes.get(first.messageId)).toMatchObject({ kind: OutcomeKind.delivered, sequence: 1 });
+    // Received again (its deletion lost): settled by its own replay's delivery.
+    expect((await run([first])).outcomes.get(first.messageId)).toMatchObject({ kind: OutcomeKind.duplicate });
+    // Another replay's copy is delivered again, whatever its stamps.
+    const second = copyOf('2026-12-02T12:29:59.000Z');
+    expect((await run([second])).outcomes.get(second.messageId)).toMatchObject({ kind: OutcomeKind.delivered, sequence: 1 });
+    expect(sent.map((s) => [s.eventId, s.request.headers['webhook-redelivery'] ?? null])).toEqual([
+      ['e1', null],
+      ['e1', 'true'],
+      ['e1', 'true'],
+    ]);
   });
 
   it('dead-letters a head an operator asked to skip, without attempting it, and moves on', async () => {
