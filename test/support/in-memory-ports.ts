@@ -367,7 +367,8 @@ export class InMemoryDeadLetterStore implements DeadLetterStore {
     const letters = this.letters.get(letter.subscriptionId);
     const held = letters?.get(letter.position);
     if (held === undefined) return RemoveOutcome.gone;
-    if (held.deadLetteredAt !== letter.deadLetteredAt) return RemoveOutcome.replaced;
+    // As the adapter: the same give-up by its time and its number.
+    if (held.deadLetteredAt !== letter.deadLetteredAt || giveUpNumberOf(held.queued) !== giveUpNumberOf(letter.queued)) return RemoveOutcome.replaced;
     letters?.delete(letter.position);
     return RemoveOutcome.removed;
   };
