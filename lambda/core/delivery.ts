@@ -286,9 +286,9 @@ export interface SettledQuery {
   readonly redrivenAt: string | undefined;
   /** A redriven copy's `redrive.give_up`: only a give-up numbered above it settles the copy. */
   readonly giveUp?: number;
-  /** A replay's copy (`redrive.replay`): its event's delivery before `redrivenAt` does not settle it. */
+  /** A replay's copy (`redrive.replay`): an earlier delivery of its event does not settle it (see `replayId`). */
   readonly isReplay?: boolean;
-  /** A replay's copy's `redrive.replay_id`: only an outcome recorded with the same one settles it. */
+  /** A replay's copy's `redrive.replay_id`: only an outcome recorded with the same one settles it (without one: an outcome after `redrivenAt`). */
   readonly replayId?: string;
 }
 
