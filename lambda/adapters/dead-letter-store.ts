@@ -6,7 +6,7 @@
  */
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import { positionOf, RemoveOutcome, toDeadLetterRow, type DeadLetter, type PayloadStore, type DeadLetterPage, type DeadLetterRow, type DeadLetterStore, type StoredDeadLetter } from '../core/dead-letter.js';
+import { giveUpNumberOf, positionOf, RemoveOutcome, toDeadLetterRow, type DeadLetter, type PayloadStore, type DeadLetterPage, type DeadLetterRow, type DeadLetterStore, type StoredDeadLetter } from '../core/dead-letter.js';
 import { publicEventIdOf, readQueuedEvent } from '../core/event.js';
 import { PAYLOAD_OBJECT_PREFIX, TABLES } from '../resources.js';
 import type { AccessMap } from './access.js';
@@ -61,9 +61,12 @@ type Item = z.infer<typeof itemSchema>;
 
 const countSchema = z.object({ dead_letters: z.number().int().optional() });
 
-/** The object key of a large dead letter: one per dead-lettering, so a rewrite never overwrites a redrive in flight. */
-function payloadKeyOf(subscriptionId: string, position: string, deadLetteredAt: string): string {
-  return `${PAYLOAD_OBJECT_PREFIX}${encodeURIComponent(subscriptionId)}/${position}/${deadLetteredAt}.json`;
+/**
+ * The object key of a large dead letter: one per dead-lettering (its time and its give-up's number,
+ * as two hosts may stamp two give-ups alike), so a rewrite never overwrites a redrive in flight.
+ */
+function payloadKeyOf(subscriptionId: string, position: string, deadLetteredAt: string, giveUp: number | undefined): string {
+  return `${PAYLOAD_OBJECT_PREFIX}${encodeURIComponent(subscriptionId)}/${position}/${deadLetteredAt}${giveUp === undefined ? '' : `-${giveUp}`}.json`;
 }
 
 export interface DeadLetterStoreOptions {
@@ -152,7 +155,8 @@ export function createDeadLetterStore(client: DynamoDBDocumentClient, options: D
       const position = positionOf(letter);
       const body = JSON.stringify(letter.queued);
       const isInline = Buffer.byteLength(body, 'utf8') <= MAX_INLINE_EVENT_BYTES;
-      const payloadKey = isInline ? undefined : payloadKeyOf(subscriptionId, position, letter.deadLetteredAt);
+      const giveUp = giveUpNumberOf(letter.queued);
+      const payloadKey = isInline ? undefined : payloadKeyOf(subscriptionId, position, letter.deadLetteredAt, giveUp);
       // The object before the item that points at it: an item never points at nothing.
       if (payloadKey !== undefined) await options.payloads.put(payloadKey, body);
       const output = await client.send(
@@ -168,6 +172,7 @@ export function createDeadLetterStore(client: DynamoDBDocumentClient, options: D
             attempts: letter.attempts,
             reason: letter.reason,
             dead_lettered_at: letter.deadLetteredAt,
+            ...(giveUp === undefined ? {} : { give_up: giveUp }),
             ...(payloadKey === undefined ? { queued_event: body } : { payload_key: payloadKey }),
             expires_at: Math.floor(Date.parse(letter.deadLetteredAt) / 1000) + options.ttlDays * 86_400,
           },
@@ -209,13 +214,16 @@ export function createDeadLetterStore(client: DynamoDBDocumentClient, options: D
     },
 
     async remove(letter) {
+      // The same give-up: its time, and its number (two give-ups on two hosts may carry one time);
+      // an item written before the numbers has none, and its time alone tells it.
+      const giveUp = giveUpNumberOf(letter.queued);
       const output = await unlessConditionFails(
         client.send(
           new DeleteCommand({
             TableName: tableName,
             Key: keyOf(letter.subscriptionId, letter.position),
-            ConditionExpression: 'dead_lettered_at = :at',
-            ExpressionAttributeValues: { ':at': letter.deadLetteredAt },
+            ConditionExpression: giveUp === undefined ? 'dead_lettered_at = :at AND attribute_not_exists(give_up)' : 'dead_lettered_at = :at AND (attribute_not_exists(give_up) OR give_up = :giveUp)',
+            ExpressionAttributeValues: { ':at': letter.deadLetteredAt, ...(giveUp === undefined ? {} : { ':giveUp': giveUp }) },
             ReturnValues: 'ALL_OLD',
           }),
         ),

@@ -5,6 +5,7 @@
  */
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
+import { giveUpNumberOf } from '../core/dead-letter.js';
 import { isSettledBy, OutcomeKind, type DeliveryStore, type SettledEvent, type SettledQuery, type SettleResult } from '../core/delivery.js';
 import { fanOutRecordKey } from '../core/fan-out-id.js';
 import { EventStatus, RecordOutcome, type AcceptedEventRecord, type FanOutRecord, type IngestPorts, type RecordedEvent } from '../core/ingest.js';
@@ -33,6 +34,8 @@ const eventStatusSchema = z.object({
   status: z.enum(EventItemStatus).optional(),
   dead_lettered_at: z.string().optional(),
   delivered_at: z.string().optional(),
+  give_up: z.number().int().positive().optional(),
+  replay_id: z.string().optional(),
   sequence: z.number().int().positive().optional(),
   queue_position: z.string().optional(),
 });
@@ -114,7 +117,10 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
     return parseItem(sequenceSchema, output.Item ?? {}, options.tableName, eventId).sequence;
   };
 
-  const settle = async (input: SettledEvent, fields: Record<string, string | number>, unlessSettled = false): Promise<SettleResult | undefined> => {
+  const settle = async (input: SettledEvent, outcome: Record<string, string | number>, unlessSettled = false, removals: readonly string[] = []): Promise<SettleResult | undefined> => {
+    // A replay's copy's outcome names its replay: what settles that replay's other copies (isSettledBy).
+    const replayId = input.queued.redrive?.replay === true ? input.queued.redrive.replay_id : undefined;
+    const fields = replayId === undefined ? outcome : { ...outcome, replay_id: replayId };
     const values: Record<string, string | number> = {
       ':subscription': input.queued.event.subscription_id,
       ':tenant': input.queued.event.tenant_id,
@@ -132,32 +138,43 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
       assignments.push(`#${name} = :${name}`);
       values[`:${name}`] = value;
     }
-    // Settled as isSettledBy says: delivered, or dead-lettered (for a redriven copy, after its redrive:
-    // its own earlier dead-lettering does not settle it, and its late delivery is recorded over it).
+    // Settled as isSettledBy says: delivered, or dead-lettered (for a redriven copy, by a give-up
+    // numbered above the one it came from: its own earlier dead-lettering does not settle it, and its
+    // late delivery is recorded over it).
     const redrivenAt = input.queued.redrive?.redriven_at;
-    if (unlessSettled) values[':accepted'] = EventItemStatus.accepted;
     const isReplay = input.queued.redrive?.replay === true;
-    if (unlessSettled && redrivenAt !== undefined) {
+    const giveUp = isReplay ? undefined : input.queued.redrive?.give_up;
+    if (unlessSettled) values[':accepted'] = EventItemStatus.accepted;
+    if (unlessSettled && replayId !== undefined) {
+      values[':deadLettered'] = EventItemStatus.deadLettered;
+      values[':delivered'] = EventItemStatus.delivered;
+    } else if (unlessSettled && redrivenAt !== undefined) {
       values[':deadLettered'] = EventItemStatus.deadLettered;
       values[':redrivenAt'] = redrivenAt;
       if (isReplay) values[':delivered'] = EventItemStatus.delivered;
+      if (giveUp !== undefined) values[':giveUp'] = giveUp;
     }
+    // A give-up recorded before the numbers has none: its time decides, as it did.
+    const notAfterRedrive = giveUp === undefined ? '#deadLetteredAt < :redrivenAt' : '(attribute_exists(#giveUp) AND #giveUp <= :giveUp) OR (attribute_not_exists(#giveUp) AND #deadLetteredAt < :redrivenAt)';
     const unlessSettledCondition =
-      redrivenAt === undefined
-        ? 'attribute_not_exists(#status) OR #status = :accepted'
-        : `attribute_not_exists(#status) OR #status = :accepted OR (#status = :deadLettered AND #deadLetteredAt < :redrivenAt)${isReplay ? ' OR (#status = :delivered AND #deliveredAt < :redrivenAt)' : ''}`;
+      replayId !== undefined
+        ? 'attribute_not_exists(#status) OR #status = :accepted OR ((#status = :delivered OR #status = :deadLettered) AND (attribute_not_exists(#replay_id) OR #replay_id <> :replay_id))'
+        : redrivenAt === undefined
+          ? 'attribute_not_exists(#status) OR #status = :accepted'
+          : `attribute_not_exists(#status) OR #status = :accepted OR (#status = :deadLettered AND (${notAfterRedrive}))${isReplay ? ' OR (#status = :delivered AND #deliveredAt < :redrivenAt)' : ''}`;
     const output = await updateIfCondition(
       client,
       new UpdateCommand({
         TableName: options.tableName,
         Key: { [eventKey]: input.queued.event.event_id },
-        UpdateExpression: `SET ${assignments.join(', ')}`,
+        UpdateExpression: `SET ${assignments.join(', ')}${removals.length === 0 ? '' : ` REMOVE ${removals.map((name) => `#${name}`).join(', ')}`}`,
         ...(unlessSettled ? { ConditionExpression: unlessSettledCondition } : {}),
         ExpressionAttributeNames: {
           ...(input.sequence === undefined ? {} : { '#sequence': 'sequence' }),
-          ...(unlessSettled && redrivenAt !== undefined ? { '#deadLetteredAt': 'dead_lettered_at' } : {}),
-          ...(unlessSettled && redrivenAt !== undefined && isReplay ? { '#deliveredAt': 'delivered_at' } : {}),
-          ...Object.fromEntries(Object.keys(fields).map((name) => [`#${name}`, name])),
+          ...(unlessSettled && redrivenAt !== undefined && replayId === undefined ? { '#deadLetteredAt': 'dead_lettered_at' } : {}),
+          ...(unlessSettled && redrivenAt !== undefined && isReplay && replayId === undefined ? { '#deliveredAt': 'delivered_at' } : {}),
+          ...(unlessSettled && giveUp !== undefined && replayId === undefined ? { '#giveUp': 'give_up' } : {}),
+          ...Object.fromEntries([...Object.keys(fields), ...removals].map((name) => [`#${name}`, name])),
         },
         ExpressionAttributeValues: values,
         ReturnValues: 'ALL_OLD',
@@ -280,13 +297,13 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
         new GetCommand({
           TableName: options.tableName,
           Key: { [eventKey]: eventId },
-          ProjectionExpression: '#status, dead_lettered_at, delivered_at',
+          ProjectionExpression: '#status, dead_lettered_at, delivered_at, give_up, replay_id',
           ExpressionAttributeNames: { '#status': 'status' },
           ConsistentRead: true,
         }),
       );
-      const { status, dead_lettered_at: deadLetteredAt, delivered_at: deliveredAt } = parseItem(eventStatusSchema, output.Item ?? {}, options.tableName, eventId);
-      return isSettledBy({ status, deadLetteredAt, deliveredAt }, query);
+      const { status, dead_lettered_at: deadLetteredAt, delivered_at: deliveredAt, give_up: giveUp, replay_id: replayId } = parseItem(eventStatusSchema, output.Item ?? {}, options.tableName, eventId);
+      return isSettledBy({ status, deadLetteredAt, deliveredAt, giveUp, replayId }, query);
     },
 
     async findSettled(events) {
@@ -296,14 +313,14 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
         tableName: options.tableName,
         keyName: eventKey,
         keys: events.map((event) => event.eventId),
-        attributes: [eventKey, 'status', 'dead_lettered_at', 'delivered_at', 'sequence', 'queue_position'],
+        attributes: [eventKey, 'status', 'dead_lettered_at', 'delivered_at', 'give_up', 'replay_id', 'sequence', 'queue_position'],
         consistency: ReadConsistency.strong,
       });
       const outcomes = new Map(
         items.map((item) => {
           const eventId = String(item[eventKey]);
-          const { status, dead_lettered_at: deadLetteredAt, delivered_at: deliveredAt, sequence, queue_position: position } = parseItem(eventStatusSchema, item, options.tableName, eventId);
-          return [eventId, { status, deadLetteredAt, deliveredAt, sequence, position }] as const;
+          const { status, dead_lettered_at: deadLetteredAt, delivered_at: deliveredAt, give_up: giveUp, replay_id: replayId, sequence, queue_position: position } = parseItem(eventStatusSchema, item, options.tableName, eventId);
+          return [eventId, { status, deadLetteredAt, deliveredAt, giveUp, replayId, sequence, position }] as const;
         }),
       );
       return Object.assign((query: SettledQuery) => isSettledBy(outcomes.get(query.eventId), query), {
@@ -336,14 +353,14 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
         tableName: options.tableName,
         keyName: eventKey,
         keys: [...new Set(eventIds)],
-        attributes: [eventKey, 'status', 'sequence', 'queue_position'],
+        attributes: [eventKey, 'status', 'sequence', 'queue_position', 'give_up'],
         consistency: ReadConsistency.eventual,
       });
       return new Map(
         items.map((item) => {
           const eventId = String(item[eventKey]);
-          const { status, sequence, queue_position: queuePosition } = parseItem(eventStatusSchema, item, options.tableName, eventId);
-          return [eventId, { status, sequence, queuePosition }] as const;
+          const { status, sequence, queue_position: queuePosition, give_up: giveUp } = parseItem(eventStatusSchema, item, options.tableName, eventId);
+          return [eventId, { status, sequence, queuePosition, giveUp }] as const;
         }),
       );
     },
@@ -357,9 +374,12 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
     markDeliveredUnlessSettled: (input) => settle(input, { status: EventItemStatus.delivered, delivered_at: input.at }, true),
 
     // The dead letter itself is in the store of dead letters; this records the outcome, whose
-    // time tells a redriven copy from the dead-lettering it came from (isSettled).
+    // number tells a redriven copy from the give-up it came from (isSettled); a copy redriven before
+    // the numbers gives none, and its time decides.
     markDeadLettered: async (input) => {
-      const result = await settle(input, { status: EventItemStatus.deadLettered, dead_lettered_at: input.at, reason: input.reason });
+      const giveUp = giveUpNumberOf(input.queued);
+      const fields = { status: EventItemStatus.deadLettered, dead_lettered_at: input.at, reason: input.reason };
+      const result = await (giveUp === undefined ? settle(input, fields, false, ['give_up']) : settle(input, { ...fields, give_up: giveUp }));
       if (result === undefined) throw new Error('an unconditional write was refused');
       return result;
     },

@@ -133,13 +133,29 @@ export function positionOf(letter: Pick<DeadLetter, 'queued' | 'sequence'>): str
 }
 
 /**
+ * The number of the give-up of a queued event, were it given up now: 1 for its first message (or a
+ * parked one), one more than the give-up a redriven copy came from, one more than the last give-up
+ * a replay's copy found on its record. A chain, each link written by the one step that caused it
+ * (give-up, redrive, give-up of that copy), so that the numbers grow with the give-ups whatever the
+ * clocks of the functions that wrote them: the consumer and the backstop import on one side, the
+ * redrive on the other, run on hosts whose clocks disagree. Undefined for a copy redriven before
+ * the numbers (no `give_up`): its times decide, as they did.
+ */
+export function giveUpNumberOf(queued: QueuedEvent): number | undefined {
+  if (queued.redrive === undefined) return 1;
+  return queued.redrive.give_up === undefined ? undefined : queued.redrive.give_up + 1;
+}
+
+/**
  * The SQS deduplication id of one redrive of one dead letter: the same for the same dead-lettering
  * (so a step repeated after a crash within 5 minutes is dropped by SQS), another for a later
  * dead-lettering of the event (so no deduplication window can swallow it). A digest, as the
  * event id alone may take all of SQS's 128 characters.
  */
 export function redriveDeduplicationId(letter: Pick<DeadLetter, 'queued' | 'deadLetteredAt'>): string {
-  return `redrive-${createHash('sha256').update(`${letter.queued.event.event_id}\n${letter.deadLetteredAt}`).digest('hex')}`;
+  // The give-up's number too: two give-ups of one event on two hosts may carry the same time.
+  const giveUp = giveUpNumberOf(letter.queued);
+  return `redrive-${createHash('sha256').update(`${letter.queued.event.event_id}\n${letter.deadLetteredAt}${giveUp === undefined ? '' : `\n${giveUp}`}`).digest('hex')}`;
 }
 
 /** The list row of a stored dead letter. */

@@ -205,7 +205,8 @@ export interface DeliveryStore {
     readonly maxAttempts: number;
     /**
      * Set for a redriven dead letter: a new head even if it was its key's last head (its attempts
-     * start again), keeping its original sequence number when it has one.
+     * start again), keeping its original sequence number when it has one. `redrivenAt` tells one
+     * redrive's series of attempts from another's, by equality alone: {@link redriveMarkOf}.
      */
     readonly redrive?: { readonly redrivenAt: string; readonly sequence: number | undefined };
     /**
@@ -283,13 +284,32 @@ export interface DeliveryStore {
 export interface SettledQuery {
   readonly eventId: string;
   readonly redrivenAt: string | undefined;
-  /** A replay's copy (`redrive.replay`): its event's delivery before `redrivenAt` does not settle it. */
+  /** A redriven copy's `redrive.give_up`: only a give-up numbered above it settles the copy. */
+  readonly giveUp?: number;
+  /** A replay's copy (`redrive.replay`): an earlier delivery of its event does not settle it (see `replayId`). */
   readonly isReplay?: boolean;
+  /** A replay's copy's `redrive.replay_id`: only an outcome recorded with the same one settles it (without one: an outcome after `redrivenAt`). */
+  readonly replayId?: string;
+}
+
+/**
+ * What tells one redrive of an event from another, compared for equality only: its time on the
+ * operations function's clock, and the number of the give-up it came from. Two redrives of two
+ * give-ups may carry one time (two hosts, or a clock stepped back), never one number.
+ */
+export function redriveMarkOf(redrive: NonNullable<QueuedEvent['redrive']>): string {
+  return redrive.give_up === undefined ? redrive.redriven_at : `${redrive.redriven_at}#${redrive.give_up}`;
 }
 
 /** What {@link DeliveryStore.findSettled} is asked about a queued event. */
 export function settledQueryOf(queued: QueuedEvent): SettledQuery {
-  return { eventId: queued.event.event_id, redrivenAt: queued.redrive?.redriven_at, ...(queued.redrive?.replay === true ? { isReplay: true } : {}) };
+  return {
+    eventId: queued.event.event_id,
+    redrivenAt: queued.redrive?.redriven_at,
+    ...(queued.redrive?.give_up === undefined ? {} : { giveUp: queued.redrive.give_up }),
+    ...(queued.redrive?.replay === true ? { isReplay: true } : {}),
+    ...(queued.redrive?.replay_id === undefined ? {} : { replayId: queued.redrive.replay_id }),
+  };
 }
 
 /** The answers of {@link DeliveryStore.findSettled}; an event not asked about is not settled. */
@@ -390,21 +410,33 @@ export interface RecordedOutcome {
   readonly deadLetteredAt: string | undefined;
   /** When its last delivery was recorded on it (absent on records from before it was read). */
   readonly deliveredAt?: string | undefined;
+  /** The number of its last give-up (`giveUpNumberOf`); absent before the first, and on give-ups recorded before numbers. */
+  readonly giveUp?: number | undefined;
+  /** The replay whose copy's outcome was recorded on it last (`redrive.replay_id`), if any. */
+  readonly replayId?: string | undefined;
 }
 
 /**
  * Whether an event is settled: delivered, or dead-lettered; for a redriven dead
- * letter, only a delivery or a dead-lettering after its redrive; for a replay's copy
- * (`isReplay`), only an outcome after the replay sent it.
+ * letter, only a delivery or a give-up after the one it was redriven from (by their numbers, see
+ * `giveUpNumberOf`: never by comparing the redrive's clock with the consumer's); for a
+ * replay's copy (`isReplay`), only an outcome of a copy of the same replay (`replayId`).
  */
-export function isSettledBy(outcome: RecordedOutcome | undefined, { redrivenAt, isReplay = false }: Omit<SettledQuery, 'eventId'>): boolean {
+export function isSettledBy(outcome: RecordedOutcome | undefined, { redrivenAt, giveUp, isReplay = false, replayId }: Omit<SettledQuery, 'eventId'>): boolean {
+  if (isReplay && replayId !== undefined) {
+    return (outcome?.status === OutcomeKind.delivered || outcome?.status === OutcomeKind.deadLettered) && outcome.replayId === replayId;
+  }
+  // A replay's copy from before `replay_id`: its time decides, as it did.
   if (isReplay && redrivenAt !== undefined) {
     const at = outcome?.status === OutcomeKind.delivered ? outcome.deliveredAt : outcome?.status === OutcomeKind.deadLettered ? outcome.deadLetteredAt : undefined;
     return at !== undefined && at > redrivenAt;
   }
   if (outcome?.status === OutcomeKind.delivered) return true;
   if (outcome?.status !== OutcomeKind.deadLettered) return false;
-  return redrivenAt === undefined || (outcome.deadLetteredAt !== undefined && outcome.deadLetteredAt > redrivenAt);
+  if (redrivenAt === undefined) return true;
+  if (giveUp !== undefined && outcome.giveUp !== undefined) return outcome.giveUp > giveUp;
+  // A copy or a give-up from before the numbers: its times decide, as they did.
+  return outcome.deadLetteredAt !== undefined && outcome.deadLetteredAt > redrivenAt;
 }
 
 /**
@@ -848,7 +880,7 @@ export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, 
       orderingKey: queued.ordering_key,
       eventId,
       maxAttempts: attemptLimit(policy),
-      ...(queued.redrive === undefined ? {} : { redrive: { redrivenAt: queued.redrive.redriven_at, sequence: queued.redrive.sequence } }),
+      ...(queued.redrive === undefined ? {} : { redrive: { redrivenAt: redriveMarkOf(queued.redrive), sequence: queued.redrive.sequence } }),
       ...messagePlaceOf(record),
     }),
     ports.findTarget(queued.event.subscription_id),

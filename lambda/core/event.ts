@@ -322,10 +322,22 @@ export const queuedEventSchema = z.strictObject({
       sequence: z.number().int().positive().optional(),
       redriven_at: z.iso.datetime(),
       /**
-       * Set on an event sent again by a replay (issue 28): it was delivered before, and only a
-       * delivery (or a dead-lettering) after `redriven_at` settles this copy.
+       * The number of the give-up this copy was redriven from (see `giveUpNumberOf`), or, on a
+       * replay's copy, of its event's last give-up (0 for none): only a give-up numbered above it
+       * settles this copy. Absent on copies sent before it existed: `redriven_at` decides for them.
+       */
+      give_up: z.number().int().nonnegative().optional(),
+      /**
+       * Set on an event sent again by a replay (issue 28): it was delivered before, and only an
+       * outcome of this replay's copy (recorded with its `replay_id`) settles this copy.
        */
       replay: z.literal(true).optional(),
+      /**
+       * A replay's copy: the replay's start (`ReplayState.startedAt`), what tells its copies from
+       * another replay's, by equality alone. Absent on copies sent before it existed: their
+       * `redriven_at` decides, against the time of the event's last outcome.
+       */
+      replay_id: z.string().min(1).max(64).optional(),
     })
     .optional(),
   /**

@@ -4,7 +4,7 @@
  * redeliveries. One call is a bounded step (API Gateway allows 30 s); the caller repeats until done.
  */
 import { ErrorCode, type Refusal } from './api-error.js';
-import { redriveDeduplicationId, RemoveOutcome, type DeadLetterPlace, type DeadLetterStore, type StoredDeadLetter } from './dead-letter.js';
+import { giveUpNumberOf, redriveDeduplicationId, RemoveOutcome, type DeadLetterPlace, type DeadLetterStore, type StoredDeadLetter } from './dead-letter.js';
 import { SendFailureKind, sendInKeyOrder, SendStatus, type OutgoingMessage, type SendBatch } from './enqueue-plan.js';
 import { encodeQueuedEvent, publicEventIdOf, type QueuedEvent } from './event.js';
 
@@ -53,15 +53,16 @@ export function checkRedrive(routing: { readonly isPaused: boolean }): Refusal |
 
 /**
  * The queued event a dead letter becomes again: routed anew, its sequence kept, marked as a
- * redrive. A dead letter given up as a parked event's copy loses that mark: it is a redrive now,
+ * redrive with the number of the give-up it comes from (what the consumer orders its outcomes by). A dead letter given up as a parked event's copy loses that mark: it is a redrive now,
  * parked behind a park like any event, never taken for one of the park's copies.
  */
 export function toRedrivenEvent(letter: StoredDeadLetter, group: string, at: string): QueuedEvent {
   const { parked: _copyOf, ...queued } = letter.queued;
+  const giveUp = giveUpNumberOf(letter.queued);
   return {
     ...queued,
     message_group_id: group,
-    redrive: { ...(letter.sequence === undefined ? {} : { sequence: letter.sequence }), redriven_at: at },
+    redrive: { ...(letter.sequence === undefined ? {} : { sequence: letter.sequence }), redriven_at: at, ...(giveUp === undefined ? {} : { give_up: giveUp }) },
   };
 }
 

@@ -110,6 +110,8 @@ export interface ReplayRecord {
   readonly sequence: number | undefined;
   /** The place ingest recorded for its first message (`queuePositionOf`). */
   readonly queuePosition: string | undefined;
+  /** The number of its last give-up (`giveUpNumberOf`), if it was ever given up. */
+  readonly giveUp?: number | undefined;
 }
 
 export interface ReplayPorts {
@@ -147,9 +149,14 @@ export function replayDeduplicationId(eventId: string, startedAt: string): strin
   return `replay-${createHash('sha256').update(`${eventId}\n${startedAt}`).digest('hex')}`;
 }
 
-/** The queued event a replay sends: as ingest queued it, routed anew, its number kept, marked as a replay. */
-export function toReplayedEvent(queued: QueuedEvent, sequence: number, group: string, at: string): QueuedEvent {
-  return { ...queued, message_group_id: group, redrive: { sequence, redriven_at: at, replay: true } };
+/**
+ * The queued event a replay sends: as ingest queued it, routed anew, its number kept, marked as a
+ * copy of the replay begun at `startedAt` (what settles it: an outcome of this replay's copy, never a
+ * time compared across functions' clocks), with the number of the event's last give-up (0 for none:
+ * a give-up of this copy is numbered after it, see `giveUpNumberOf`).
+ */
+export function toReplayedEvent(queued: QueuedEvent, sequence: number, group: string, at: string, replay: { readonly startedAt: string; readonly giveUp: number | undefined }): QueuedEvent {
+  return { ...queued, message_group_id: group, redrive: { sequence, redriven_at: at, replay: true, replay_id: replay.startedAt, give_up: replay.giveUp ?? 0 } };
 }
 
 /** Whether a kept body is a resend's copy: kept at another place than the one its record names. */
@@ -158,7 +165,7 @@ function isCopy(event: KeptEvent, record: ReplayRecord): boolean {
 }
 
 /** A kept event's fate in a replay. */
-type Judged = { readonly kind: 'replay'; readonly event: KeptEvent; readonly sequence: number } | { readonly kind: 'dead_lettered' | 'not_delivered' | 'copy' };
+type Judged = { readonly kind: 'replay'; readonly event: KeptEvent; readonly sequence: number; readonly giveUp?: number | undefined } | { readonly kind: 'dead_lettered' | 'not_delivered' | 'copy' };
 
 /**
  * What a replay does with each kept event of a page. Its record decides: a body kept at another
@@ -192,7 +199,7 @@ async function judgePage(subscriptionId: string, events: readonly KeptEvent[], p
     if (record === undefined) return { kind: 'not_delivered' };
     if (isCopy(event, record)) return { kind: 'copy' };
     if (record.status === 'dead_lettered') return { kind: 'dead_lettered' };
-    if (record.status === 'delivered') return record.sequence === undefined ? { kind: 'not_delivered' } : { kind: 'replay', event, sequence: record.sequence };
+    if (record.status === 'delivered') return record.sequence === undefined ? { kind: 'not_delivered' } : { kind: 'replay', event, sequence: record.sequence, giveUp: record.giveUp };
     const through = delivered(event.queued.ordering_key)?.sequence;
     return runNumber !== undefined && through !== undefined && runNumber <= through ? { kind: 'replay', event, sequence: runNumber } : { kind: 'not_delivered' };
   });
@@ -288,14 +295,14 @@ export async function replayStep(subscriptionId: string, claimed: ReplayState, p
     const judged = ready.map((entry) => entry.judged);
     const at = ports.now().toISOString();
     const ordered = orderPerKey(judged.flatMap((entry) => (entry.kind === 'replay' ? [entry] : [])));
-    const messages: OutgoingMessage[] = ordered.map(({ event, sequence }, index) => {
+    const messages: OutgoingMessage[] = ordered.map(({ event, sequence, giveUp }, index) => {
       const group = ports.groupOf(event.queued.ordering_key);
       return {
         index,
         orderingKey: event.queued.ordering_key,
         messageGroupId: group,
         deduplicationId: replayDeduplicationId(event.queued.event.event_id, state.startedAt),
-        body: encodeQueuedEvent(toReplayedEvent(event.queued, sequence, group, at)),
+        body: encodeQueuedEvent(toReplayedEvent(event.queued, sequence, group, at, { startedAt: state.startedAt, giveUp })),
       };
     });
     const { statuses, failures } = await sendInKeyOrder(messages, ports.enqueue);

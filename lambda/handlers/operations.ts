@@ -104,7 +104,8 @@ export interface OperationsOptions {
    */
   readonly pauseGraceSeconds?: number;
   /**
-   * The clock of the operator's routes: the minute the lag view's rates are of, the time of a pause.
+   * The clock of the operator's routes: the minute the lag view's rates are of, the time of a pause,
+   * the stamps of a redrive, an import and a replay.
    * @default the system clock
    */
   readonly now?: () => Date;
@@ -112,6 +113,7 @@ export interface OperationsOptions {
 
 export function wireOperationsHandler(input: OperationsWiring, options: OperationsOptions): HttpHandler {
   const { dynamo, sqs, resources, config, logger } = input;
+  const now = options.now ?? (() => new Date());
   const deadLetters = pick(
     createDeadLetterStore(dynamo, {
       tableName: resources.deadLettersTable,
@@ -137,9 +139,9 @@ export function wireOperationsHandler(input: OperationsWiring, options: Operatio
       findHead: orderingKeys.findHead,
       deadLetters,
       events,
-      recordProgress: (progress) => groups.recordProgress(progress, new Date()),
+      recordProgress: (progress) => groups.recordProgress(progress, now()),
       countDeadLetter: groups.countDeadLetter,
-      now: () => new Date(),
+      now,
       hasTime: () => Date.now() < deadline,
     });
   };
@@ -153,7 +155,7 @@ export function wireOperationsHandler(input: OperationsWiring, options: Operatio
       countDeadLetter: groups.countDeadLetter,
       uncountDeadLetter: groups.uncountDeadLetter,
       groupOf: (orderingKey) => messageGroupIdFor(orderingKey, partitionCount),
-      now: () => new Date(),
+      now,
       hasTime: () => Date.now() < deadline,
     });
   };
@@ -173,13 +175,13 @@ export function wireOperationsHandler(input: OperationsWiring, options: Operatio
       enqueue: deliveryQueue.sendBatch,
       recordReplayed: groups.recordRedrive,
       groupOf: (orderingKey) => messageGroupIdFor(orderingKey, partitionCount),
-      now: () => new Date(),
+      now,
       hasTime: () => Date.now() < deadline,
     });
   };
   return createOperationsHandler({
     replay,
-    cancelReplay: (subscriptionId) => replayStates.cancel(subscriptionId, new Date().toISOString()),
+    cancelReplay: (subscriptionId) => replayStates.cancel(subscriptionId, now().toISOString()),
     eventRetentionDays: config.eventRetentionDays,
     listActiveGroups: groups.listActiveGroups,
     getGroup: groups.getGroup,
@@ -200,7 +202,7 @@ export function wireOperationsHandler(input: OperationsWiring, options: Operatio
       },
     },
     pauseGraceSeconds: options.pauseGraceSeconds ?? SWITCH_WAIT_SECONDS,
-    now: options.now ?? (() => new Date()),
+    now,
     fallingBehindWaitSeconds: config.fallingBehindWaitSeconds,
     metricsSource: options.metricsSource,
     lagThresholds: lagThresholdsOf(config),

@@ -84,6 +84,20 @@ export interface SimulationPlan {
    * whole: every event, each key's in the order of its numbers.
    */
   readonly hasReplays?: boolean;
+  /**
+   * Each function's own clock (Lambda hosts' clocks are not one clock): what its `now()` reads
+   * against the simulated time. Absent, or a function absent: the simulated time itself.
+   */
+  readonly clocks?: Partial<Record<ClockedFunction, FunctionClock>>;
+}
+
+/** The functions whose clocks a plan sets apart. */
+export type ClockedFunction = 'ingest' | 'consumer' | 'operations' | 'lagMetrics';
+
+/** A function's clock: how far it is off the simulated time, and the steps (NTP) it takes, each from its moment on. */
+export interface FunctionClock {
+  readonly offsetMs: number;
+  readonly steps: readonly { readonly atMs: number; readonly byMs: number }[];
 }
 
 export interface SimulationResult {
@@ -117,6 +131,8 @@ interface Processed {
 
 const START_MS = Date.UTC(2026, 0, 1);
 const REQUEST_TIMEOUT_MS = 30_000;
+/** The start of every replay's window: before the first event, however far behind the start ingest's clock is (`clocksOf`). */
+const REPLAY_SINCE = new Date(START_MS - 5 * 60_000).toISOString();
 /** How long after faults stop the final recovery may take: a record that met faults may back off up to 12 hours (the visibility ceiling). */
 const RECOVERY_DEADLINE_MS = 14 * 3_600_000;
 
@@ -164,7 +180,25 @@ export function planOf(seed: number, random: SeededRandom): SimulationPlan {
     batchSizes: batchSizesOf(seed, keys),
     hasPauses: hasPausesOf(seed),
     hasReplays: hasReplaysOf(seed),
+    ...clocksOf(seed, healAtMs),
   };
+}
+
+/**
+ * In about half the plans, each function its own clock: up to 2 s off the simulated time, now and
+ * then up to 20 s, and a few steps forward and back (NTP) while faults are on. From a source of its
+ * own, for the same reason as {@link batchSizesOf}.
+ */
+function clocksOf(seed: number, healAtMs: number): Pick<SimulationPlan, 'clocks'> {
+  const random = new SeededRandom(seed ^ 0x68e31da4);
+  if (!random.chance(0.5)) return {};
+  const names: readonly ClockedFunction[] = ['ingest', 'consumer', 'operations', 'lagMetrics'];
+  const clockOf = (): FunctionClock => {
+    const reachMs = random.chance(0.15) ? 20_000 : 2_000;
+    const steps = Array.from({ length: random.between(0, 2) }, () => ({ atMs: random.between(0, healAtMs), byMs: random.between(-reachMs, reachMs) }));
+    return { offsetMs: random.between(-reachMs, reachMs), steps };
+  };
+  return { clocks: Object.fromEntries(names.map((name) => [name, clockOf()])) };
 }
 
 /** Whether a plan replays, from a source of its own, for the same reason as {@link batchSizesOf}. */
@@ -281,6 +315,20 @@ export const SCENARIOS = {
       { atMs: 62_000, keyIndex: 0, action: 'pause' },
     ],
     healAtMs: 5 * 60_000,
+  }),
+  /**
+   * Clocks that disagree (issue 47): the operations function's 10 s behind the consumer's, and a
+   * redrive a few seconds after the give-ups, so that every redrive is stamped before the give-up
+   * it undoes. Each copy must be delivered, never taken for settled by the give-up it came from.
+   */
+  skewedRedrive: (seed: number): SimulationPlan => ({
+    ...quiet(seed, [3, 2]),
+    refusalWindows: [[{ fromMs: 0, toMs: 3_000 }], [{ fromMs: 0, toMs: 3_000 }]],
+    redriveScript: [
+      { atMs: 4_000, keyIndex: 0 },
+      { atMs: 4_000, keyIndex: 1 },
+    ],
+    clocks: { operations: { offsetMs: -10_000, steps: [] }, consumer: { offsetMs: 0, steps: [{ atMs: 3_500, byMs: 1_500 }] } },
   }),
   /** 1,200 dead letters of one key: every answer stays a page, every redrive step bounded. */
   scale: (seed: number): SimulationPlan => ({
@@ -648,12 +696,20 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   // The handlers, wired as Lambda and the local stack wire them.
   // The consumer's counts, as the local stack records them, for GET /v1/metrics.
   const metricsRecorder = createMetricsRecorder(() => scheduler.nowDate());
-  const consumer = wireConsumerHandler(wiring('consumer'), (ports) => ({ ...ports, send, now: () => scheduler.nowDate(), random: () => random.next() }), metricsRecorder.record);
+  /** A function's clock (`plan.clocks`): the simulated time, off by its offset and the steps it took so far. */
+  const clockOf = (name: ClockedFunction) => (): Date => {
+    const clock = plan.clocks?.[name];
+    if (clock === undefined) return scheduler.nowDate();
+    const sinceStart = scheduler.now() - START_MS;
+    const stepped = clock.steps.reduce((sum, step) => (step.atMs <= sinceStart ? sum + step.byMs : sum), 0);
+    return new Date(scheduler.now() + clock.offsetMs + stepped);
+  };
+  const consumer = wireConsumerHandler(wiring('consumer'), (ports) => ({ ...ports, send, now: clockOf('consumer'), random: () => random.next() }), metricsRecorder.record);
   const invokeConsumer: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> = consumer;
-  const ingest = wireIngestHandler(wiring('ingest'));
+  const ingest = wireIngestHandler(wiring('ingest'), (ports) => ({ ...ports, now: clockOf('ingest') }));
   const subscriptions = wireSubscriptionsHandler(wiring('subscriptions'));
-  const operations = wireOperationsHandler(wiring('operations'), { metricsSource: metricsRecorder, now: () => scheduler.nowDate() });
-  const lagJob = wireLagJob(wiring('lagMetrics'), () => undefined, () => scheduler.nowDate());
+  const operations = wireOperationsHandler(wiring('operations'), { metricsSource: metricsRecorder, now: clockOf('operations') });
+  const lagJob = wireLagJob(wiring('lagMetrics'), () => undefined, clockOf('lagMetrics'));
 
   let requestSerial = 0;
   /** One API request in its own life (one Lambda invocation); undefined when it crashed or timed out. */
@@ -889,7 +945,8 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     scheduler.spawn('replayer', async () => {
       for (let action = 0; action < actions && !isHealed(); action += 1) {
         await scheduler.sleep(replayRandom.between(2_000, Math.max(10_000, Math.floor(plan.healAtMs / actions))));
-        await replayAll(replayRandom.pick(subscriptionIds), { since: new Date(START_MS).toISOString(), until: new Date(scheduler.now()).toISOString() }, 3);
+        // Until now as the operations function's clock reads it: a later time is refused as in the future.
+        await replayAll(replayRandom.pick(subscriptionIds), { since: REPLAY_SINCE, until: clockOf('operations')().toISOString() }, 3);
       }
     });
   }
@@ -982,7 +1039,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   const replayEverySubscription = async (): Promise<NonNullable<typeof finalReplays>> => {
     const replayed = new Map<string, { startedAt: number; answer: ReplayAnswer | undefined }>();
     for (const subscriptionId of subscriptionIds) {
-      const since = new Date(START_MS).toISOString();
+      const since = REPLAY_SINCE;
       // A replay a random one left unfinished is followed to its end (with none, a first one runs
       // whole), and its copies delivered, before the final one starts.
       // Steps a second apart, past the lease (60 s) of a step a crash left holding it.
@@ -992,7 +1049,9 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
       }
       const startedAt = scheduler.now();
       const answer = await replayAll(subscriptionId, { since }, 150);
-      replayed.set(subscriptionId, { startedAt, answer: answer !== undefined && Date.parse(answer.started_at) >= startedAt ? answer : undefined });
+      // A new replay, not the one followed to its end: told by its start, stamped by the operations
+      // function's clock, which need not agree with the simulated time.
+      replayed.set(subscriptionId, { startedAt, answer: answer !== undefined && answer.started_at !== unfinished?.started_at ? answer : undefined });
     }
     return replayed;
   };

@@ -5,7 +5,7 @@
  * test/integration/adapters runs them against the adapters on dynalite. A rule the suites do not
  * state is not promised to match: add it to the suite before a test relies on it.
  */
-import { positionOf, RemoveOutcome, type DeadLetter, type DeadLetterPage, type DeadLetterStore, type StoredDeadLetter } from '../../lambda/core/dead-letter.js';
+import { giveUpNumberOf, positionOf, RemoveOutcome, type DeadLetter, type DeadLetterPage, type DeadLetterStore, type StoredDeadLetter } from '../../lambda/core/dead-letter.js';
 import { AttemptTicketKind, isSettledBy, messagePositionOf, settledQueryOf, previousDeliveredBefore, type AttemptTicket, type BatchTicket, type GivenUpMark, type DeliveredLookup, type DeliveredThrough, type DeliveryStore, type MessagePlace, type NumberedEvent, type SettledEvent, type SettledLookup, type SettledQuery, type SettleResult } from '../../lambda/core/delivery.js';
 import { RecordOutcome, type AcceptedEventRecord, type RecordedEvent } from '../../lambda/core/ingest.js';
 
@@ -46,10 +46,14 @@ export interface StoredEvent {
   reason?: string;
   deadLetteredAt?: string;
   deliveredAt?: string;
+  /** The number of its last give-up (`giveUpNumberOf`), as the adapter's `give_up`. */
+  giveUp?: number;
+  /** The replay whose copy's outcome was recorded last, as the adapter's `replay_id`. */
+  replayId?: string;
 }
 
 /** What `isSettledBy` reads of a stored event. */
-const outcomeOf = (event: StoredEvent | undefined) => (event === undefined ? undefined : { status: event.status, deadLetteredAt: event.deadLetteredAt, deliveredAt: event.deliveredAt });
+const outcomeOf = (event: StoredEvent | undefined) => (event === undefined ? undefined : { status: event.status, deadLetteredAt: event.deadLetteredAt, deliveredAt: event.deliveredAt, giveUp: event.giveUp, replayId: event.replayId });
 
 export class InMemoryDeliveryStore implements DeliveryStore {
   readonly events = new Map<string, StoredEvent>();
@@ -293,15 +297,19 @@ export class InMemoryDeliveryStore implements DeliveryStore {
 
   readonly markDeadLettered = async (input: SettledEvent & { reason: string }): Promise<SettleResult> => {
     this.writes.push(`markDeadLettered ${input.queued.event.event_id}`);
-    return this.settle(input, { status: 'dead_lettered', reason: input.reason, deadLetteredAt: input.at });
+    // As the adapter: the give-up's number, or none for a copy redriven before the numbers.
+    return this.settle(input, { status: 'dead_lettered', reason: input.reason, deadLetteredAt: input.at, giveUp: giveUpNumberOf(input.queued) });
   };
 
   /** As the adapter: the outcome over the record, keeping what ingest wrote and a sequence recorded before when settled without one. */
-  private settle(input: SettledEvent, outcome: Pick<StoredEvent, 'status' | 'reason' | 'deadLetteredAt' | 'deliveredAt'>): SettleResult {
+  private settle(input: SettledEvent, outcome: Pick<StoredEvent, 'status' | 'reason' | 'deadLetteredAt' | 'deliveredAt' | 'giveUp'>): SettleResult {
     const existing = this.events.get(input.queued.event.event_id);
+    const replayId = input.queued.redrive?.replay === true ? input.queued.redrive.replay_id : undefined;
     this.events.set(input.queued.event.event_id, {
       ...existing,
       ...outcome,
+      // As the adapter: a replay's copy's outcome names its replay.
+      ...(replayId === undefined ? {} : { replayId }),
       sequence: input.sequence ?? existing?.sequence,
       attempts: input.attempts,
     });
@@ -359,7 +367,8 @@ export class InMemoryDeadLetterStore implements DeadLetterStore {
     const letters = this.letters.get(letter.subscriptionId);
     const held = letters?.get(letter.position);
     if (held === undefined) return RemoveOutcome.gone;
-    if (held.deadLetteredAt !== letter.deadLetteredAt) return RemoveOutcome.replaced;
+    // As the adapter: the same give-up by its time and its number.
+    if (held.deadLetteredAt !== letter.deadLetteredAt || giveUpNumberOf(held.queued) !== giveUpNumberOf(letter.queued)) return RemoveOutcome.replaced;
     letters?.delete(letter.position);
     return RemoveOutcome.removed;
   };

@@ -136,6 +136,21 @@ export function describeDeadLetterStoreContract(name: string, makeStore: () => D
       expect(await store.count(subscriptionId)).toBe(1);
     });
 
+    it('refuses to remove a dead letter given up again since it was read at the very same time on another clock, and keeps the new one', async () => {
+      const store = makeStore();
+      const subscriptionId = uniqueId('sub');
+      const first = letterOf({ subscriptionId, orderingKey: 'key-a', eventId: 'evt-1', sequence: 1, deadLetteredAt: T1 });
+      await store.put(first);
+      const [stale] = await readAll(store, subscriptionId, 10);
+      if (stale === undefined) throw new Error('no dead letter read');
+      // Its redrive's copy given up again by a consumer whose clock reads what the first one's did.
+      const again: DeadLetter = { ...first, queued: { ...first.queued, redrive: { sequence: 1, redriven_at: T2, give_up: 1 } } };
+      await store.put(again);
+      expect(await store.remove(stale)).toBe(RemoveOutcome.replaced);
+      expect((await readAll(store, subscriptionId, 10)).map((l) => l.queued.redrive?.give_up)).toEqual([1]);
+      expect(await store.count(subscriptionId)).toBe(1);
+    });
+
     it('keeps an event too large for a store item whole, and removes it', async () => {
       const store = makeStore();
       const subscriptionId = uniqueId('sub');

@@ -5,7 +5,7 @@
  * divergence: fix the fake, or report the adapter; never loosen the suite.
  */
 import { describe, expect, it } from 'vitest';
-import { messagePositionOf, previousDeliveredBefore, type AttemptTicket, type DeliveryStore, type SettledEvent, type SettledQuery } from '../../../lambda/core/delivery.js';
+import { messagePositionOf, previousDeliveredBefore, settledQueryOf, type AttemptTicket, type DeliveryStore, type SettledEvent, type SettledQuery } from '../../../lambda/core/delivery.js';
 import type { QueuedEvent } from '../../../lambda/core/event.js';
 import { RecordOutcome, type AcceptedEventRecord } from '../../../lambda/core/ingest.js';
 import { messageGroupIdFor } from '../../../lambda/core/routing.js';
@@ -455,6 +455,78 @@ export function describeDeliveryStoreContract(name: string, makeStore: () => Con
         // Dead-lettered again after its redrive: settled for that copy, nothing recorded over it.
         await store.markDeadLettered({ ...settled(key.queued(key.eventId(2)), T2, 2), reason: 'HTTP 500' });
         expect(await store.markDeliveredUnlessSettled(settled(redriven(2, T1), T3, 2))).toBeUndefined();
+      });
+    });
+
+    describe('a redriven copy and the give-ups of its event, on clocks that disagree', () => {
+      const at = (ms: string) => `2026-12-02T12:30:00.${ms}Z`;
+      const redriven = (queued: QueuedEvent, redrivenAt: string, giveUp: number): QueuedEvent => ({ ...queued, redrive: { sequence: 1, redriven_at: redrivenAt, give_up: giveUp } });
+
+      it('keeps a copy unsettled by the give-up it was redriven from when the redrive’s clock stamped it earlier, and records its delivery', async () => {
+        const store = makeStore();
+        const key = newKey();
+        const original = key.queued(key.eventId(1));
+        await store.recordAccepted(key.record(key.eventId(1)));
+        // Given up at 12:30:00.100 on the consumer's clock, redriven at 12:30:00.050 on the operations function's.
+        await store.markDeadLettered({ ...settled(original, at('100')), reason: 'HTTP 500' });
+        const copy = redriven(original, at('050'), 1);
+        expect(await store.isSettled(settledQueryOf(copy))).toBe(false);
+        const lookup = await store.findSettled([settledQueryOf(copy)]);
+        expect(lookup(settledQueryOf(copy))).toBe(false);
+        expect(await store.markDeliveredUnlessSettled(settled(copy, at('200')))).toEqual({ wasAccepted: true });
+        expect(await store.isSettled(settledQueryOf(copy))).toBe(true);
+      });
+
+      it('settles a copy by a later give-up of its event whatever the times, and records no delivery over it', async () => {
+        const store = makeStore();
+        const key = newKey();
+        const original = key.queued(key.eventId(1));
+        await store.markDeadLettered({ ...settled(original, at('000')), reason: 'HTTP 500' });
+        // Redriven on a clock ahead, given up again on one behind: the second give-up's time is the earlier.
+        const first = redriven(original, at('900'), 1);
+        await store.markDeadLettered({ ...settled(first, at('500')), reason: 'HTTP 500' });
+        expect(await store.isSettled(settledQueryOf(first))).toBe(true);
+        expect(await store.markDeliveredUnlessSettled(settled(first, at('950')))).toBeUndefined();
+        const second = redriven(original, at('900'), 2);
+        expect(await store.isSettled(settledQueryOf(second))).toBe(false);
+        expect(await store.markDeliveredUnlessSettled(settled(second, at('950')))).toEqual({ wasAccepted: false });
+      });
+    });
+
+    describe('a replay’s copy, on clocks that disagree', () => {
+      const at = (ms: string) => `2026-12-02T12:30:00.${ms}Z`;
+      const replayed = (queued: QueuedEvent, redrivenAt: string, replayId: string): QueuedEvent => ({ ...queued, redrive: { sequence: 1, redriven_at: redrivenAt, replay: true, replay_id: replayId, give_up: 0 } });
+
+      it('is settled by an outcome of its own replay’s copy alone, whatever the times', async () => {
+        const store = makeStore();
+        const key = newKey();
+        const original = key.queued(key.eventId(1));
+        await store.recordAccepted(key.record(key.eventId(1)));
+        // Delivered at 12:30:00.100 on the consumer's clock; replayed at 12:30:00.050 on the operations function's.
+        await store.markDelivered(settled(original, at('100')));
+        const copy = replayed(original, at('050'), at('040'));
+        expect(await store.isSettled(settledQueryOf(copy))).toBe(false);
+        expect((await store.findSettled([settledQueryOf(copy)]))(settledQueryOf(copy))).toBe(false);
+        expect(await store.markDeliveredUnlessSettled(settled(copy, at('020')))).toEqual({ wasAccepted: true });
+        expect(await store.isSettled(settledQueryOf(copy))).toBe(true);
+        expect(await store.markDeliveredUnlessSettled(settled(copy, at('900')))).toBeUndefined();
+        // Another replay's copy, stamped before everything: not settled by the first replay's outcome.
+        const later = replayed(original, at('000'), at('001'));
+        expect(await store.isSettled(settledQueryOf(later))).toBe(false);
+        expect(await store.markDeliveredUnlessSettled(settled(later, at('010')))).toEqual({ wasAccepted: true });
+      });
+
+      it('is settled by its own give-up, and a copy of its dead letter is numbered after it', async () => {
+        const store = makeStore();
+        const key = newKey();
+        const original = key.queued(key.eventId(1));
+        await store.markDelivered(settled(original, at('100')));
+        const copy = replayed(original, at('050'), at('040'));
+        await store.markDeadLettered({ ...settled(copy, at('000')), reason: 'HTTP 500' });
+        expect(await store.isSettled(settledQueryOf(copy))).toBe(true);
+        // Its dead letter redriven (give-up 1) on any clock: not settled until delivered or given up again.
+        const redriven: QueuedEvent = { ...original, redrive: { sequence: 1, redriven_at: at('001'), give_up: 1 } };
+        expect(await store.isSettled(settledQueryOf(redriven))).toBe(false);
       });
     });
 

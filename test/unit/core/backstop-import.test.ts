@@ -157,6 +157,20 @@ describe('importBackstopStep', () => {
     expect(deadLetters.all('a')).toHaveLength(2);
   });
 
+  it('imports a redriven copy the consumer gave up before, whichever clock stamped the redrive earlier, and numbers its give-up after', async () => {
+    const original = queued('a1', 'a');
+    // Given up by the consumer at 12:30:00.100 on its clock; redriven at 12:30:00.050 on the
+    // operations function's; that copy then killed every consumer that took it (a crash loop).
+    const copy: QueuedEvent = { ...original, redrive: { sequence: 1, redriven_at: '2026-12-02T12:30:00.050Z', give_up: 1 } };
+    const { ports, queue, deadLetters, events } = harness([message('m1', JSON.stringify(copy))]);
+    await events.markDeadLettered({ queued: original, sequence: 1, attempts: 3, at: '2026-12-02T12:30:00.100Z', reason: 'HTTP 500' });
+    const step = await importBackstopStep(ports);
+    expect(step.imported).toEqual([{ event_id: 'a1', subscription_id: 'a', sequence: 1 }]);
+    expect(queue).toEqual([]);
+    expect(deadLetters.all('a').map((l) => l.queued.redrive?.give_up)).toEqual([1]);
+    expect(events.events.get('a1')).toMatchObject({ status: 'dead_lettered', giveUp: 2 });
+  });
+
   it('only removes an event that was settled after all', async () => {
     const { ports, queue, deadLetters, events } = harness([message('m1', JSON.stringify(queued('a1', 'a')))]);
     await events.markDelivered({ queued: queued('a1', 'a'), sequence: 1, attempts: 1, at: at.toISOString() });

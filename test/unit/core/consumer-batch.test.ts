@@ -10,7 +10,9 @@ import {
   type DeliveryPorts,
   type UnreadableRecord,
 } from '../../../lambda/core/delivery.js';
-import { placeOf, type DeadLetter, type DeadLetterPlace } from '../../../lambda/core/dead-letter.js';
+import { placeOf, positionOf, type DeadLetter, type DeadLetterPlace } from '../../../lambda/core/dead-letter.js';
+import { toRedrivenEvent } from '../../../lambda/core/redrive.js';
+import { toReplayedEvent } from '../../../lambda/core/replay.js';
 import type { QueuedEvent } from '../../../lambda/core/event.js';
 import { HeadState } from '../../../lambda/core/lag.js';
 import type { SubscriptionPause } from '../../../lambda/core/subscription.js';
@@ -49,7 +51,7 @@ interface Sent {
   readonly request: WebhookRequest;
 }
 
-function harness(respond: (eventId: string, attempt: number) => AttemptResult = () => ({ kind: AttemptResultKind.response, statusCode: 204 })) {
+function harness(respond: (eventId: string, attempt: number) => AttemptResult = () => ({ kind: AttemptResultKind.response, statusCode: 204 }), now: () => Date = () => new Date()) {
   const store = new InMemoryDeliveryStore();
   const sent: Sent[] = [];
   const deadLetters: DeadLetter[] = [];
@@ -86,7 +88,7 @@ function harness(respond: (eventId: string, attempt: number) => AttemptResult = 
       paused.set(subscriptionId, pause);
       return { pause, isNew: true };
     },
-    now: () => new Date(),
+    now,
     random: () => 0.5,
   };
   const run = (records: ConsumerRecord[], budget: TimeBudget = plentyOfTime, runPolicy: RetryPolicy = policy) =>
@@ -231,6 +233,70 @@ describe('processBatch', () => {
     expect(plan.outcomes.get('a1')).toMatchObject({ kind: OutcomeKind.delivered, sequence: 1, attempts: 1 });
     expect(sent.at(-1)?.request.headers['webhook-redelivery']).toBe('true');
     expect(deadLetters).toHaveLength(1);
+  });
+
+  it('delivers a redriven dead letter when the operations clock stamped its redrive before the consumer’s clock stamped its give-up', async () => {
+    // Two functions, two hosts, two clocks: the consumer's runs 50 ms ahead of the operations function's.
+    let isFailing = true;
+    const { run, sent, deadLetters } = harness(() => (isFailing ? fail500 : ok), () => new Date('2026-12-02T12:30:00.100Z'));
+    for (let i = 0; i < policy.maxDeliveryAttempts; i += 1) await run([record('e1', 'a')]);
+    expect(deadLetters.map((d) => [d.queued.event.event_id, d.deadLetteredAt])).toEqual([['e1', '2026-12-02T12:30:00.100Z']]);
+    isFailing = false;
+    const [letter] = deadLetters;
+    if (letter === undefined) throw new Error('no dead letter');
+    const stored = { ...letter, subscriptionId: 'a', position: positionOf(letter), orderingKey: 'a', messageGroupId: 'group-a' };
+    const redriven = toRedrivenEvent(stored, 'group-a', '2026-12-02T12:30:00.050Z');
+    const plan = await run([{ ...record('e1', 'a'), messageId: 'e1-redriven', body: JSON.stringify(redriven) }]);
+    expect(plan.outcomes.get('e1-redriven')).toMatchObject({ kind: OutcomeKind.delivered, sequence: 1 });
+    expect(sent.at(-1)?.request.headers['webhook-redelivery']).toBe('true');
+    // Received again (its deletion lost): settled by its own delivery, not delivered twice.
+    const again = await run([{ ...record('e1', 'a'), messageId: 'e1-redriven', body: JSON.stringify(redriven) }]);
+    expect(again.outcomes.get('e1-redriven')).toMatchObject({ kind: OutcomeKind.duplicate });
+  });
+
+  it('settles a redriven copy by a later give-up of the event however early its clock stamped it, and not by the one it came from', async () => {
+    const { run, sent, deadLetters } = harness(() => fail500, () => new Date('2026-12-02T12:30:00.000Z'));
+    for (let i = 0; i < policy.maxDeliveryAttempts; i += 1) await run([record('e1', 'a')]);
+    const toStored = (letter: DeadLetter | undefined) => {
+      if (letter === undefined) throw new Error('no dead letter');
+      return { ...letter, subscriptionId: 'a', position: positionOf(letter), orderingKey: 'a', messageGroupId: 'group-a' };
+    };
+    // Redriven by an operations clock an hour ahead; given up again by the consumer at 12:30.
+    const first = toRedrivenEvent(toStored(deadLetters[0]), 'group-a', '2026-12-02T13:30:00.000Z');
+    for (let i = 0; i < policy.maxDeliveryAttempts; i += 1) await run([{ ...record('e1', 'a'), messageId: 'first', body: JSON.stringify(first) }]);
+    expect(deadLetters).toHaveLength(2);
+    const attempts = sent.length;
+    // The first copy again (its deletion lost): the later give-up settles it, whatever its stamp says.
+    const again = await run([{ ...record('e1', 'a'), messageId: 'first', body: JSON.stringify(first) }]);
+    expect(again.outcomes.get('first')).toMatchObject({ kind: OutcomeKind.duplicate });
+    expect(sent).toHaveLength(attempts);
+    // The second give-up's own redrive is attempted.
+    const second = toRedrivenEvent(toStored(deadLetters[1]), 'group-a', '2026-12-02T13:30:00.000Z');
+    const plan = await run([{ ...record('e1', 'a'), messageId: 'second', body: JSON.stringify(second) }]);
+    expect(plan.outcomes.get('second')?.kind).not.toBe(OutcomeKind.duplicate);
+    expect(sent).toHaveLength(attempts + 1);
+  });
+
+  it('delivers a replay’s copy when the operations clock stamped it before the consumer’s clock stamped the event’s delivery', async () => {
+    const { run, sent } = harness(() => ok, () => new Date('2026-12-02T12:30:00.100Z'));
+    await run([record('e1', 'a')]);
+    const copyOf = (startedAt: string): ConsumerRecord => ({
+      ...record('e1', 'a'),
+      messageId: `copy-${startedAt}`,
+      body: JSON.stringify(toReplayedEvent(queued('e1', 'a'), 1, 'group-a', '2026-12-02T12:30:00.050Z', { startedAt, giveUp: undefined })),
+    });
+    const first = copyOf('2026-12-02T12:30:00.040Z');
+    expect((await run([first])).outcomes.get(first.messageId)).toMatchObject({ kind: OutcomeKind.delivered, sequence: 1 });
+    // Received again (its deletion lost): settled by its own replay's delivery.
+    expect((await run([first])).outcomes.get(first.messageId)).toMatchObject({ kind: OutcomeKind.duplicate });
+    // Another replay's copy is delivered again, whatever its stamps.
+    const second = copyOf('2026-12-02T12:29:59.000Z');
+    expect((await run([second])).outcomes.get(second.messageId)).toMatchObject({ kind: OutcomeKind.delivered, sequence: 1 });
+    expect(sent.map((s) => [s.eventId, s.request.headers['webhook-redelivery'] ?? null])).toEqual([
+      ['e1', null],
+      ['e1', 'true'],
+      ['e1', 'true'],
+    ]);
   });
 
   it('dead-letters a head an operator asked to skip, without attempting it, and moves on', async () => {

@@ -79,9 +79,9 @@ describe('redriveStep', () => {
     const step = await redriveStep('s', ports);
     expect(step).toEqual({ redriven: [{ event_id: 'a2', sequence: 2 }, { event_id: 'a4', sequence: 4 }, { event_id: 'a11', sequence: 11 }], remaining: 0, isDone: true, refused: [] });
     expect(bodies().map((body) => [body.event.event_id, body.redrive])).toEqual([
-      ['a2', { sequence: 2, redriven_at: at.toISOString() }],
-      ['a4', { sequence: 4, redriven_at: at.toISOString() }],
-      ['a11', { sequence: 11, redriven_at: at.toISOString() }],
+      ['a2', { sequence: 2, redriven_at: at.toISOString(), give_up: 1 }],
+      ['a4', { sequence: 4, redriven_at: at.toISOString(), give_up: 1 }],
+      ['a11', { sequence: 11, redriven_at: at.toISOString(), give_up: 1 }],
     ]);
     // One event of a key per SendMessageBatch, as ingest does: a refused entry can never be overtaken.
     expect(calls.every((call) => new Set(call.map((message) => message.orderingKey)).size === call.length)).toBe(true);
@@ -97,7 +97,7 @@ describe('redriveStep', () => {
     await redriveStep('s', ports);
     expect(bodies()).toHaveLength(1);
     expect(bodies()[0]?.parked).toBeUndefined();
-    expect(bodies()[0]?.redrive).toEqual({ sequence: 3, redriven_at: at.toISOString() });
+    expect(bodies()[0]?.redrive).toEqual({ sequence: 3, redriven_at: at.toISOString(), give_up: 1 });
   });
 
   it('keeps the payload whole and uses one deduplication id per dead-lettering', async () => {
@@ -228,7 +228,23 @@ describe('redriveStep', () => {
       { event_id: 'a3', sequence: 3 },
       { event_id: 'late', sequence: null },
     ]);
-    expect(bodies()[1]?.redrive).toEqual({ redriven_at: at.toISOString() });
+    expect(bodies()[1]?.redrive).toEqual({ redriven_at: at.toISOString(), give_up: 1 });
+  });
+
+  it('numbers each redrive by the give-up it comes from: one more than its copy’s, none for a copy redriven before the numbers', async () => {
+    const store = new InMemoryDeadLetterStore();
+    const letter = (eventId: string, key: string, redrive: QueuedEvent['redrive']) =>
+      store.put({ queued: { ...queued(eventId, 's', key), redrive }, sequence: 1, attempts: 5, reason: 'HTTP 500', deadLetteredAt: '2026-12-02T12:30:00.000Z' });
+    await letter('again', 'k1', { sequence: 1, redriven_at: '2026-12-02T12:20:00.000Z', give_up: 2 });
+    await letter('legacy', 'k2', { sequence: 1, redriven_at: '2026-12-02T12:20:00.000Z' });
+    const { ports, bodies } = harness(store);
+    await redriveStep('s', ports);
+    expect(new Map(bodies().map((body) => [body.event.event_id, body.redrive]))).toEqual(
+      new Map([
+        ['again', { sequence: 1, redriven_at: at.toISOString(), give_up: 3 }],
+        ['legacy', { sequence: 1, redriven_at: at.toISOString() }],
+      ]),
+    );
   });
 
   it('stops when its time is up, and says what remains', async () => {

@@ -121,6 +121,31 @@ describe('requestReplay', () => {
     expect(states.last()).toMatchObject({ replayed: 4, startedAt: NOW.toISOString() });
   });
 
+  it('marks each copy with its replay’s start and the number of its event’s last give-up, for the consumer to settle it by (not by clocks)', async () => {
+    const events = [kept('a', 1, 1), kept('a', 2, 2)];
+    const records = new Map<string, ReplayRecord>([
+      ['a-1', delivered(1)],
+      ['a-2', { ...delivered(2), giveUp: 3 }],
+    ]);
+    const bodies: QueuedEvent[] = [];
+    const { ports } = setup({ events, records });
+    const outcome = await requestReplay('sub', { since: SINCE, until: UNTIL, isUntilGiven: true }, {
+      ...ports,
+      enqueue: async (entries) => {
+        for (const entry of entries) {
+          const read = readQueuedEvent(entry.body);
+          if ('queued' in read) bodies.push(read.queued);
+        }
+        return ports.enqueue(entries);
+      },
+    });
+    expect(outcome).toMatchObject({ kind: 'stepped', isDone: true });
+    expect(bodies.map((body) => [body.event.event_id, body.redrive?.replay_id, body.redrive?.give_up])).toEqual([
+      ['a-1', NOW.toISOString(), 0],
+      ['a-2', NOW.toISOString(), 3],
+    ]);
+  });
+
   it('numbers a run’s members from its kept numbers when the key’s deliveries reach them, and leaves copies, dead letters and what is not delivered yet', async () => {
     const events = [kept('a', 1, 1), kept('a', 2, 1, 2), kept('a', 3, 1, 3), kept('a', 4, 2, 4), kept('a', 5, 3, 9), kept('a', 6, 4, 10)];
     const records = new Map<string, ReplayRecord>([
