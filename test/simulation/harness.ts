@@ -105,6 +105,17 @@ export interface SimulationResult {
   readonly parked: number;
 }
 
+/** A copy of an event a redrive or a replay step sent back into the delivery queue. */
+interface RedeliverySend {
+  /** `<event id> <redriven_at>`: the copy, as a consumer's record and a delivery name it. */
+  readonly copy: string;
+  readonly at: number;
+  readonly kind: 'redrive' | 'replay';
+  /** The step's invocation: copies of one step are sent in sequence order per key. */
+  readonly step: Life | undefined;
+  readonly stepStartedAt: number;
+}
+
 /** One attempt a receiver processed (answered 2xx to, whether or not the answer arrived). */
 interface Processed {
   readonly order: number;
@@ -113,6 +124,8 @@ interface Processed {
   readonly sequence: number;
   readonly isRedelivery: boolean;
   readonly data: unknown;
+  /** For a redelivery: the copy it came from (`<event id> <redriven_at>`), the first of its event in the invocation's batch. */
+  readonly copy?: string | undefined;
 }
 
 const START_MS = Date.UTC(2026, 0, 1);
@@ -429,16 +442,33 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   };
   /** Events a replay sent again (a message marked `redrive.replay` taken by the delivery queue), and when first. */
   const replaySentAt = new Map<string, number>();
-  const observeReplay = (call: { readonly service: string; readonly operation: string; readonly input: unknown }): void => {
+  /** When each request's invocation (a redrive or replay step, say) started. */
+  const requestStartedAt = new WeakMap<Life, number>();
+  /** Every copy a redrive or a replay step sent back into the delivery queue (SQS took it), per event id, in time order. */
+  const sentBack = new Map<string, RedeliverySend[]>();
+  /** Each copy sent back, by `<event id> <redriven_at>` (the first send, if a repeated step sent it again). */
+  const sentCopies = new Map<string, RedeliverySend>();
+  /** Per consumer invocation, the copies sent back its batch holds, in order: a redelivery came from the first of its event. */
+  const copiesOfLife = new WeakMap<Life, string[]>();
+  const observeSentBack = (call: { readonly service: string; readonly operation: string; readonly input: unknown }, output: unknown): void => {
     if (call.service !== 'sqs' || call.operation !== 'SendMessageBatch') return;
-    const input = call.input as { QueueUrl?: string; Entries?: { MessageBody?: string }[] };
+    const input = call.input as { QueueUrl?: string; Entries?: { Id?: string; MessageBody?: string }[] };
     if (input.QueueUrl !== deliveryQueueUrl) return;
+    const refused = new Set(((output as { Failed?: { Id?: string }[] } | undefined)?.Failed ?? []).map((entry) => entry.Id));
+    const life = scheduler.currentLife();
     for (const entry of input.Entries ?? []) {
       const body = entry.MessageBody ?? '';
-      if (!body.includes('"replay":true')) continue;
+      if (!body.includes('"redrive":{') || refused.has(entry.Id)) continue;
       const read = readQueuedEvent(body);
       // The id its receiver knows it by (its record's is its scope's, see `namedEventId`).
       const eventId = 'queued' in read ? publicEventIdOf(read.queued) : '?';
+      const isReplay = body.includes('"replay":true');
+      const list = sentBack.get(eventId) ?? [];
+      const copy = `${eventId} ${'queued' in read ? (read.queued.redrive?.redriven_at ?? '') : ''}`;
+      if (!sentCopies.has(copy)) sentCopies.set(copy, { copy, at: scheduler.now(), kind: isReplay ? 'replay' : 'redrive', step: life, stepStartedAt: (life === undefined ? undefined : requestStartedAt.get(life)) ?? scheduler.now() });
+      list.push({ copy, at: scheduler.now(), kind: isReplay ? 'replay' : 'redrive', step: life, stepStartedAt: (life === undefined ? undefined : requestStartedAt.get(life)) ?? scheduler.now() });
+      sentBack.set(eventId, list);
+      if (!isReplay) continue;
       const subscriptionId = /"subscription_id":"([^"]+)"/.exec(body)?.[1] ?? '?';
       // A replay sends only what its receiver took before: never an event ahead of its first delivery.
       if (!(processed.get(subscriptionId) ?? []).some((delivery) => delivery.eventId === eventId)) violate(`${subscriptionId}: a replay sent ${eventId}, which its receiver never took`);
@@ -474,11 +504,14 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
       }
     }
     if (eventId !== undefined && !deadLetteredAt.has(eventId)) deadLetteredAt.set(eventId, scheduler.now());
+    if (eventId !== undefined && item !== undefined) storeWrites.set(eventId, [...(storeWrites.get(eventId) ?? []), scheduler.now()]);
     if (eventId !== undefined && typeof item?.sequence === 'number') {
       const numbers = givenUpNumbers.get(String(item.ordering_key)) ?? new Set<number>();
       givenUpNumbers.set(String(item.ordering_key), numbers.add(item.sequence));
     }
   };
+  /** When each event was written into the store of dead letters (given up, or imported from the backstop), by event id. */
+  const storeWrites = new Map<string, number[]>();
   /** The numbers of each key's dead letters, as the store was given them (by ordering key). */
   const givenUpNumbers = new Map<string, Set<number>>();
   /** Sends to the dead-letter queue that SQS accepted and dropped as duplicates of a deduplication id. */
@@ -524,7 +557,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
         swallowed.add(String((call.input as { MessageDeduplicationId?: string }).MessageDeduplicationId));
       }
       observeDeadLettering(call);
-      observeReplay(call);
+      observeSentBack(call, outcome.value);
       observeParking(call);
     } catch (error) {
       outcome = { ok: false, error };
@@ -589,22 +622,26 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
    * Issue 29: a webhook's `previous_sequence` names the key's last first delivery before it. For a
    * first delivery of n naming p: p is below n, p is 0 or a number the receiver took as a first
    * delivery (here, or earlier in the same batch), and every number between them was given up.
-   * Only a number SQS's backstop moved out of the queue is exempt (see `previousDeliveredBefore`).
+   * A number between them that is not given up yet, once SQS's backstop moved a message of the key
+   * out of the queue, must be given up by the end: the import lists a moved event with its number.
    */
+  const awaitedGaps: { readonly key: string; readonly sequence: number; readonly where: string }[] = [];
   const checkPreviousSequences = (key: string, body: string): void => {
     const parsed = JSON.parse(body) as { sequence?: number; previous_sequence?: number; redelivery?: boolean; events?: { sequence: number; previous_sequence: number; redelivery?: boolean }[] };
     const items = parsed.events ?? [{ sequence: parsed.sequence ?? -1, previous_sequence: parsed.previous_sequence ?? -1, ...(parsed.redelivery === undefined ? {} : { redelivery: parsed.redelivery }) }];
     const taken = new Set((processed.get(key) ?? []).filter((delivery) => !delivery.isRedelivery).map((delivery) => delivery.sequence));
     const givenUp = givenUpNumbers.get(key) ?? new Set<number>();
-    const isAnyMoved = sqsModel.movedMessages(deliveryQueueUrl).some((moved) => moved.body.includes(`"subscription_id":"${key}"`));
+    const isAnyMoved = sqsModel.movedMessages(deliveryQueueUrl).some((moved) => moved.movedAt <= scheduler.now() && moved.body.includes(`"subscription_id":"${key}"`));
     for (const { sequence, previous_sequence: previous, redelivery } of items) {
       const where = `${key}: webhook #${sequence} names previous_sequence ${previous}`;
       if (!Number.isInteger(previous) || previous < 0) violate(`${where}, not a number`);
       else if (previous !== 0 && !taken.has(previous)) violate(`${where}, which the receiver never took as a first delivery`);
       else if (redelivery !== true && previous >= sequence) violate(`${where}, not below its own`);
-      else if (redelivery !== true && !isAnyMoved) {
+      else if (redelivery !== true) {
         for (let between = previous + 1; between < sequence; between += 1) {
-          if (!givenUp.has(between)) violate(`${where}, but #${between} between them was never given up`);
+          if (givenUp.has(between)) continue;
+          if (isAnyMoved) awaitedGaps.push({ key, sequence: between, where });
+          else violate(`${where}, but #${between} between them was never given up`);
         }
       }
       if (redelivery !== true) taken.add(sequence);
@@ -629,9 +666,15 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     const events =
       body.events?.map((item) => ({ eventId: item.id, sequence: item.sequence, isRedelivery: item.redelivery === true, data: item.data })) ??
       [{ eventId: request.headers['webhook-id'] ?? '', sequence: Number(request.headers['webhook-sequence']), isRedelivery: request.headers['webhook-redelivery'] === 'true', data: body.data }];
+    const life = scheduler.currentLife();
+    const copies = life === undefined ? undefined : copiesOfLife.get(life);
+    const copyOf = (eventId: string): string | undefined => {
+      const index = copies?.findIndex((copy) => copy.startsWith(`${eventId} `)) ?? -1;
+      return index < 0 ? undefined : copies?.splice(index, 1)[0];
+    };
     const record = (): void => {
       const list = processed.get(key) ?? [];
-      for (const event of events) list.push({ order: (processedOrder += 1), at: scheduler.now(), ...event });
+      for (const event of events) list.push({ order: (processedOrder += 1), at: scheduler.now(), ...event, copy: event.isRedelivery ? copyOf(event.eventId) : undefined });
       processed.set(key, list);
     };
     if (roll < 3 * third) {
@@ -660,6 +703,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   const request = async (fn: FunctionName, handler: HttpHandler, event: APIGatewayProxyEventV2): Promise<{ statusCode: number; body: unknown } | undefined> => {
     requestSerial += 1;
     const life = new Life(`${fn}-request-${requestSerial}`);
+    requestStartedAt.set(life, scheduler.now());
     const run = scheduler.runIn(life, () => handler(event)).then(
       (result) => ({ statusCode: result.statusCode ?? 500, body: JSON.parse(result.body ?? 'null') as unknown }),
       () => undefined,
@@ -735,6 +779,16 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
         return read.items.map((item) => ('queued' in item ? publicEventIdOf(item.queued) : record.messageId));
       });
       if (life !== undefined) eventsOfLife.set(life, eventIds);
+      if (life !== undefined) {
+        copiesOfLife.set(
+          life,
+          event.Records.flatMap((record) => {
+            const read = readQueuedMessage(record.body);
+            if ('reason' in read) return [];
+            return read.items.flatMap((item) => ('queued' in item && item.queued.redrive !== undefined ? [`${publicEventIdOf(item.queued)} ${item.queued.redrive.redriven_at}`] : []));
+          }),
+        );
+      }
       if (life !== undefined) invokedAt.set(life, scheduler.now());
       // A throttled batch invoked late may overlap another receive of the same messages (AWS's own hazard).
       if (plan.throttleChance > 0) for (const eventId of eventIds) exposed.add(eventId);
@@ -1061,6 +1115,40 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   }
   mapping.stop();
 
+  /**
+   * The order of redeliveries (README, *Guarantees*: redrive and replay). Each redelivery comes
+   * from the copy last sent back before it (by a redrive or a replay step); only the first delivery
+   * of each copy is judged (a second is a duplicate, judged as such). When a key's copy of `b` is
+   * delivered after a copy of `a` with a higher number, that is a violation if
+   * - `b`'s copy was sent before `a`'s: copies of a key follow one another in the queue as sent;
+   * - both were sent by one step, `b` after `a`: a step sends a key's events in sequence order;
+   * - `a` was redriven while `b` waited in the store since before that redrive step began: a step
+   *   sends every dead letter of a key it finds, lowest number first. Exempt, as the contract
+   *   says, only a `b` written into the store after that step began: given up again (after its
+   *   copy was sent with or before `a`'s), or imported from SQS's backstop.
+   */
+  const checkRedeliveryOrder = (subscriptionId: string, deliveries: readonly Processed[]): void => {
+    const judged: { readonly delivery: Processed; readonly send: RedeliverySend }[] = [];
+    const seen = new Set<RedeliverySend>();
+    for (const delivery of deliveries) {
+      if (!delivery.isRedelivery) continue;
+      const send = delivery.copy === undefined ? undefined : sentCopies.get(delivery.copy);
+      if (send === undefined || seen.has(send)) continue;
+      seen.add(send);
+      for (const { delivery: earlier, send: earlierSend } of judged) {
+        if (earlier.sequence <= delivery.sequence) continue;
+        const what = `${subscriptionId}: redelivered ${delivery.eventId} (#${delivery.sequence}) after ${earlier.eventId} (#${earlier.sequence})`;
+        if (send.at < earlierSend.at) violate(`${what}, though its copy was sent back first`);
+        else if (send.step !== undefined && send.step === earlierSend.step) violate(`${what}, both sent by one ${send.kind} step in that order`);
+        else if (send.kind === 'redrive' && earlierSend.kind === 'redrive') {
+          const writtenAt = (storeWrites.get(delivery.eventId) ?? []).filter((at) => at <= send.at).at(-1) ?? -Infinity;
+          if (writtenAt < earlierSend.stepStartedAt) violate(`${what}: it waited in the store of dead letters since before the redrive step that sent #${earlier.sequence} began`);
+        }
+      }
+      judged.push({ delivery, send });
+    }
+  };
+
   // The checks, per key.
   for (const [keyIndex, keyEvents] of events.entries()) {
     const subscriptionId = `key-${keyIndex}`;
@@ -1094,7 +1182,8 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
         const earlierDelivery = first.get(earlier);
         const gaveUpAt = deadLetteredAt.get(earlier);
         const wasBefore = (earlierDelivery !== undefined && earlierDelivery.order < delivery.order) || (gaveUpAt !== undefined && gaveUpAt <= delivery.at);
-        const wasMovedByBackstop = sqsModel.movedMessages(deliveryQueueUrl).some((moved) => moved.body.includes(`"event_id":"${earlier}"`));
+        // Exempt: an earlier event SQS's backstop moved out of the queue before this delivery (a crash loop).
+        const wasMovedByBackstop = sqsModel.movedMessages(deliveryQueueUrl).some((moved) => moved.movedAt <= delivery.at && moved.body.includes(`"event_id":"${earlier}"`));
         if (!wasBefore && !wasMovedByBackstop) violate(`${subscriptionId}: ${eventId} overtook ${earlier}, which was neither delivered nor dead-lettered before it`);
       }
       const earlierSequences = order.slice(0, position).map((id) => first.get(id)).filter((d): d is Processed => d !== undefined && !d.isRedelivery);
@@ -1106,6 +1195,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
         violate(`${subscriptionId}: ${delivery.eventId} was marked as a redelivery but was never dead-lettered nor replayed`);
       }
     }
+    checkRedeliveryOrder(subscriptionId, deliveries);
     // Duplicates after a 2xx only around a crash (or a lost answer, or a throttled late invocation).
     const counts = new Map<string, number>();
     for (const delivery of deliveries) counts.set(delivery.eventId, (counts.get(delivery.eventId) ?? 0) + 1);
@@ -1127,6 +1217,9 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
       const inOrder = [...replayed.values()].sort((a, b) => a.order - b.order).map((delivery) => delivery.sequence);
       if (inOrder.some((sequence, index) => index > 0 && sequence < (inOrder[index - 1] ?? 0))) violate(`${subscriptionId}: the final replay delivered the numbers ${inOrder.join(', ')}, out of order`);
     }
+  }
+  for (const { key, sequence, where } of awaitedGaps) {
+    if (!(givenUpNumbers.get(key) ?? new Set<number>()).has(sequence)) violate(`${where}, but #${sequence} between them was never given up, not even by the backstop's import`);
   }
   // SQS's backstop is for crash loops: with no crash and no fault, nothing may collect its receive
   // count (issue 26: messages riding along with heads that spend their attempts).
@@ -1163,6 +1256,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     console.log('dead-lettered', [...deadLetteredAt].map(([id, at]) => `${id}@${at - START_MS}`).join(' '));
     console.log('moved by the backstop', sqsModel.movedMessages(deliveryQueueUrl).map((m) => m.body.match(/"event_id":"([^"]+)"/)?.[1]).join(' '));
     console.log('plan', JSON.stringify(plan));
+    for (const [eventId, sends] of sentBack) console.log('sent back', eventId, sends.map((send) => `${send.kind}@${send.at - START_MS} step ${send.step?.name ?? '?'} from ${send.stepStartedAt - START_MS}`).join(', '));
   }
   if (!isRecovered && violations.length === 0) {
     const left = parkLeftovers();
