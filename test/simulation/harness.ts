@@ -84,6 +84,16 @@ export interface SimulationPlan {
    * whole: every event, each key's in the order of its numbers.
    */
   readonly hasReplays?: boolean;
+  /**
+   * Per key: whether its subscription orders by resource (`ordering: "resource"`), its events
+   * alternating between two resources, each an ordering key of its own with its own numbers.
+   */
+  readonly byResource?: readonly boolean[];
+  /**
+   * Whether key 0's producer sends some of its events as fan-outs (no subscription, a type only
+   * key 0's subscription takes in its `event_types`): delivered to it alone, in its order.
+   */
+  readonly hasFanOut?: boolean;
 }
 
 export interface SimulationResult {
@@ -129,6 +139,25 @@ interface Processed {
 }
 
 const START_MS = Date.UTC(2026, 0, 1);
+/** The type of the events sent to one subscription; every subscription's `event_types` take it. */
+const EVENT_TYPE = 'sim.event';
+/** The type of key 0's fan-out events: only its subscription's `event_types` take it. */
+const FAN_OUT_TYPE = 'sim.fanout';
+
+/**
+ * The ordering key an event or a delivery counts for, as the harness names it: the subscription
+ * id, or `<subscription id>/<resource id>` under `ordering: "resource"`.
+ */
+function orderKeyOf(subscriptionId: string, receiverKey: string): string {
+  return receiverKey === subscriptionId ? subscriptionId : `${subscriptionId}/${receiverKey}`;
+}
+
+/** The harness's name (see {@link orderKeyOf}) of an ordering key as the service stores it. */
+function orderKeyOfStored(orderingKey: string): string {
+  if (!orderingKey.startsWith('[')) return orderingKey;
+  const [subscriptionId, resourceId] = JSON.parse(orderingKey.trimEnd()) as [string, string];
+  return orderKeyOf(subscriptionId, resourceId);
+}
 const REQUEST_TIMEOUT_MS = 30_000;
 /** How long after faults stop the final recovery may take: a record that met faults may back off up to 12 hours (the visibility ceiling). */
 const RECOVERY_DEADLINE_MS = 14 * 3_600_000;
@@ -177,7 +206,17 @@ export function planOf(seed: number, random: SeededRandom): SimulationPlan {
     batchSizes: batchSizesOf(seed, keys),
     hasPauses: hasPausesOf(seed),
     hasReplays: hasReplaysOf(seed),
+    ...routingOf(seed, keys),
   };
+}
+
+/**
+ * Which keys' subscriptions order by resource, and whether a plan fans out: from a source of its
+ * own, for the same reason as {@link batchSizesOf}.
+ */
+function routingOf(seed: number, keys: number): Pick<SimulationPlan, 'byResource' | 'hasFanOut'> {
+  const random = new SeededRandom(seed ^ 0x27d4eb2f);
+  return { byResource: Array.from({ length: keys }, () => random.chance(0.3)), hasFanOut: keys > 1 && random.chance(0.3) };
 }
 
 /** Whether a plan replays, from a source of its own, for the same reason as {@link batchSizesOf}. */
@@ -471,7 +510,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
       if (!isReplay) continue;
       const subscriptionId = /"subscription_id":"([^"]+)"/.exec(body)?.[1] ?? '?';
       // A replay sends only what its receiver took before: never an event ahead of its first delivery.
-      if (!(processed.get(subscriptionId) ?? []).some((delivery) => delivery.eventId === eventId)) violate(`${subscriptionId}: a replay sent ${eventId}, which its receiver never took`);
+      if (!(processed.get(orderKeyOfEvent.get(eventId) ?? subscriptionId) ?? []).some((delivery) => delivery.eventId === eventId)) violate(`${subscriptionId}: a replay sent ${eventId}, which its receiver never took`);
       if (!replaySentAt.has(eventId)) replaySentAt.set(eventId, scheduler.now());
     }
   };
@@ -506,8 +545,9 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     if (eventId !== undefined && !deadLetteredAt.has(eventId)) deadLetteredAt.set(eventId, scheduler.now());
     if (eventId !== undefined && item !== undefined) storeWrites.set(eventId, [...(storeWrites.get(eventId) ?? []), scheduler.now()]);
     if (eventId !== undefined && typeof item?.sequence === 'number') {
-      const numbers = givenUpNumbers.get(String(item.ordering_key)) ?? new Set<number>();
-      givenUpNumbers.set(String(item.ordering_key), numbers.add(item.sequence));
+      const key = orderKeyOfStored(String(item.ordering_key));
+      const numbers = givenUpNumbers.get(key) ?? new Set<number>();
+      givenUpNumbers.set(key, numbers.add(item.sequence));
     }
   };
   /** When each event was written into the store of dead letters (given up, or imported from the backstop), by event id. */
@@ -626,12 +666,12 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
    * out of the queue, must be given up by the end: the import lists a moved event with its number.
    */
   const awaitedGaps: { readonly key: string; readonly sequence: number; readonly where: string }[] = [];
-  const checkPreviousSequences = (key: string, body: string): void => {
+  const checkPreviousSequences = (key: string, subscriptionId: string, body: string): void => {
     const parsed = JSON.parse(body) as { sequence?: number; previous_sequence?: number; redelivery?: boolean; events?: { sequence: number; previous_sequence: number; redelivery?: boolean }[] };
     const items = parsed.events ?? [{ sequence: parsed.sequence ?? -1, previous_sequence: parsed.previous_sequence ?? -1, ...(parsed.redelivery === undefined ? {} : { redelivery: parsed.redelivery }) }];
     const taken = new Set((processed.get(key) ?? []).filter((delivery) => !delivery.isRedelivery).map((delivery) => delivery.sequence));
     const givenUp = givenUpNumbers.get(key) ?? new Set<number>();
-    const isAnyMoved = sqsModel.movedMessages(deliveryQueueUrl).some((moved) => moved.movedAt <= scheduler.now() && moved.body.includes(`"subscription_id":"${key}"`));
+    const isAnyMoved = sqsModel.movedMessages(deliveryQueueUrl).some((moved) => moved.movedAt <= scheduler.now() && moved.body.includes(`"subscription_id":"${subscriptionId}"`));
     for (const { sequence, previous_sequence: previous, redelivery } of items) {
       const where = `${key}: webhook #${sequence} names previous_sequence ${previous}`;
       if (!Number.isInteger(previous) || previous < 0) violate(`${where}, not a number`);
@@ -649,10 +689,13 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   };
 
   const send = async (url: string, request: WebhookRequest): Promise<AttemptResult> => {
-    const key = decodeURIComponent(new URL(url).pathname.slice(1));
-    checkNotPaused(key);
-    checkPreviousSequences(key, request.body);
-    const keyIndex = Number(key.replace('key-', ''));
+    const subscriptionId = decodeURIComponent(new URL(url).pathname.slice(1));
+    checkNotPaused(subscriptionId);
+    // A batch holds one key's events: its first item names it.
+    const named = JSON.parse(request.body) as { ordering_key?: string; events?: { ordering_key?: string }[] };
+    const key = orderKeyOf(subscriptionId, named.ordering_key ?? named.events?.[0]?.ordering_key ?? subscriptionId);
+    checkPreviousSequences(key, subscriptionId, request.body);
+    const keyIndex = Number(subscriptionId.replace('key-', ''));
     await scheduler.sleep(random.between(2, 40));
     const sinceStart = scheduler.now() - START_MS;
     const isRefusing = (plan.refusalWindows[keyIndex] ?? []).some((window) => sinceStart >= window.fromMs && sinceStart < window.toMs);
@@ -719,21 +762,36 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   const subscriptionIds = plan.eventsPerKey.map((_, index) => `key-${index}`);
   const secret = `whsec_${Buffer.alloc(24, 7).toString('base64')}`;
   for (const [index, subscriptionId] of subscriptionIds.entries()) {
-    const body = { tenant_id: 't', url: `http://receiver.sim/${subscriptionId}`, secret, batch_size: plan.batchSizes[index] ?? 1 };
+    const body = {
+      tenant_id: 't',
+      url: `http://receiver.sim/${subscriptionId}`,
+      secret,
+      batch_size: plan.batchSizes[index] ?? 1,
+      ...(plan.byResource?.[index] === true ? { ordering: 'resource' } : {}),
+      ...(plan.hasFanOut === true ? { event_types: index === 0 ? [EVENT_TYPE, FAN_OUT_TYPE] : [EVENT_TYPE] } : {}),
+    };
     const answer = await subscriptions(apiEvent({ routeKey: 'PUT /v1/subscriptions/{subscription_id}', body: JSON.stringify(body), pathParameters: { subscription_id: subscriptionId } }));
     if (answer.statusCode !== 201) throw new Error(`subscription ${subscriptionId} not created: ${answer.body}`);
   }
 
   // Producers: one per key, each event sent after the previous one's 202 (the contract's order).
+  // A source of its own: the plan's other draws, and so the regression seeds, stay as they were.
+  const fanOutRandom = new SeededRandom(plan.seed ^ 0x165667b1);
   const events = plan.eventsPerKey.map((count, keyIndex) =>
-    Array.from({ length: count }, (_, n) => ({
-      event_id: `e-${plan.seed}-${keyIndex}-${n + 1}`,
-      tenant_id: 't',
-      subscription_id: `key-${keyIndex}`,
-      type: 'sim.event',
-      payload: { key: keyIndex, n: n + 1, check: `${plan.seed}:${keyIndex}:${n + 1}` },
-    })),
+    Array.from({ length: count }, (_, n) => {
+      const isFanOut = plan.hasFanOut === true && keyIndex === 0 && fanOutRandom.chance(0.4);
+      return {
+        event_id: `e-${plan.seed}-${keyIndex}-${n + 1}`,
+        tenant_id: 't',
+        ...(isFanOut ? {} : { subscription_id: `key-${keyIndex}` }),
+        type: isFanOut ? FAN_OUT_TYPE : EVENT_TYPE,
+        ...(plan.byResource?.[keyIndex] === true ? { resource_id: `r${n % 2}` } : {}),
+        payload: { key: keyIndex, n: n + 1, check: `${plan.seed}:${keyIndex}:${n + 1}` },
+      };
+    }),
   );
+  /** Each event's ordering key, as the harness names it (see {@link orderKeyOf}). */
+  const orderKeyOfEvent = new Map(events.flatMap((keyEvents, keyIndex) => keyEvents.map((event) => [event.event_id, orderKeyOf(`key-${keyIndex}`, 'resource_id' in event && event.resource_id !== undefined ? event.resource_id : `key-${keyIndex}`)] as const)));
   const accepted = new Map<string, string[]>();
   for (const [keyIndex, keyEvents] of events.entries()) {
     scheduler.spawn(`producer-${keyIndex}`, async () => {
@@ -1096,12 +1154,14 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   /** Every sequence number a key gave out below its highest delivered one is delivered, or a listed dead letter. */
   const checkGaps = (lists: readonly (readonly { event_id: string; sequence: number | null }[])[]): void => {
     for (const [index, subscriptionId] of subscriptionIds.entries()) {
-      const deliveredSequences = new Set((processed.get(subscriptionId) ?? []).map((p) => p.sequence));
-      const listedSequences = new Set((lists[index] ?? []).map((letter) => letter.sequence));
-      const highest = Math.max(0, ...deliveredSequences);
-      for (let sequence = 1; sequence < highest; sequence += 1) {
-        if (!deliveredSequences.has(sequence) && !listedSequences.has(sequence)) {
-          violate(`${subscriptionId}: sequence ${sequence} is a gap the receiver saw, and no listed dead letter has it`);
+      for (const key of new Set((events[index] ?? []).map((event) => orderKeyOfEvent.get(event.event_id) ?? subscriptionId))) {
+        const deliveredSequences = new Set((processed.get(key) ?? []).map((p) => p.sequence));
+        const listedSequences = new Set((lists[index] ?? []).filter((letter) => orderKeyOfEvent.get(letter.event_id) === key).map((letter) => letter.sequence));
+        const highest = Math.max(0, ...deliveredSequences);
+        for (let sequence = 1; sequence < highest; sequence += 1) {
+          if (!deliveredSequences.has(sequence) && !listedSequences.has(sequence)) {
+            violate(`${key}: sequence ${sequence} is a gap the receiver saw, and no listed dead letter has it`);
+          }
         }
       }
     }
@@ -1150,9 +1210,20 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   };
 
   // The checks, per key.
-  for (const [keyIndex, keyEvents] of events.entries()) {
-    const subscriptionId = `key-${keyIndex}`;
-    const order = accepted.get(subscriptionId) ?? [];
+  // Each ordering key's events: a subscription's, or each of its resources' (in accept order).
+  const orderKeys = events.flatMap((subscriptionEvents, keyIndex) =>
+    [...new Set(subscriptionEvents.map((event) => orderKeyOfEvent.get(event.event_id) ?? ''))].map((key) => ({ key, keyIndex, keyEvents: subscriptionEvents.filter((event) => orderKeyOfEvent.get(event.event_id) === key) })),
+  );
+  // Nothing delivered under a key but its own events (a fan-out to a subscription whose types exclude it, say).
+  for (const [key, deliveries] of processed) {
+    const own = orderKeys.find((entry) => entry.key === key)?.keyEvents ?? [];
+    for (const delivery of deliveries) if (!own.some((event) => event.event_id === delivery.eventId)) violate(`${key}: ${delivery.eventId} was delivered under it, and is not its event`);
+  }
+  for (const { key, keyIndex, keyEvents } of orderKeys) {
+    const subscriptionId = key;
+    const order = (accepted.get(`key-${keyIndex}`) ?? []).filter((eventId) => orderKeyOfEvent.get(eventId) === key);
+    /** Every event of the subscription, whatever its key: what a replay of it answers for. */
+    const subscriptionOrder = accepted.get(`key-${keyIndex}`) ?? [];
     const payloads = new Map(keyEvents.map((event) => [event.event_id, event.payload]));
     const deliveries = processed.get(subscriptionId) ?? [];
     const first = new Map<string, Processed>();
@@ -1204,12 +1275,12 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     }
     // The final replay: every event of the key again, once everything was delivered, each in the
     // order of its number (its first redelivery since the replay began).
-    const finalReplay = finalReplays?.get(subscriptionId);
+    const finalReplay = finalReplays?.get(`key-${keyIndex}`);
     if (finalReplay !== undefined) {
       const { answer, startedAt: since } = finalReplay;
       if (answer === undefined) violate(`${subscriptionId}: the final replay never ran to its end`);
-      else if (answer.replayed !== new Set(order).size || answer.dead_lettered !== 0 || answer.not_delivered !== 0) {
-        violate(`${subscriptionId}: the final replay sent ${answer.replayed} of ${new Set(order).size} events (${answer.dead_lettered} dead-lettered, ${answer.not_delivered} not delivered)`);
+      else if (answer.replayed !== new Set(subscriptionOrder).size || answer.dead_lettered !== 0 || answer.not_delivered !== 0) {
+        violate(`${subscriptionId}: the final replay sent ${answer.replayed} of ${new Set(subscriptionOrder).size} events (${answer.dead_lettered} dead-lettered, ${answer.not_delivered} not delivered)`);
       }
       const replayed = new Map<string, Processed>();
       for (const delivery of deliveries) if (delivery.at >= since && delivery.isRedelivery && !replayed.has(delivery.eventId)) replayed.set(delivery.eventId, delivery);
