@@ -711,9 +711,18 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
       [{ eventId: request.headers['webhook-id'] ?? '', sequence: Number(request.headers['webhook-sequence']), isRedelivery: request.headers['webhook-redelivery'] === 'true', data: body.data }];
     const life = scheduler.currentLife();
     const copies = life === undefined ? undefined : copiesOfLife.get(life);
+    /**
+     * The copy a redelivery came from: the first of its event in the batch that is not settled (as
+     * the consumer judges: delivered or given up after the copy was sent), else the first (a
+     * duplicate of a copy delivered before, after a crash or a lost answer).
+     */
     const copyOf = (eventId: string): string | undefined => {
-      const index = copies?.findIndex((copy) => copy.startsWith(`${eventId} `)) ?? -1;
-      return index < 0 ? undefined : copies?.splice(index, 1)[0];
+      const outcomes = [...[...processed.values()].flat().filter((delivery) => delivery.eventId === eventId).map((delivery) => delivery.at), ...(storeWrites.get(eventId) ?? [])];
+      const isSettled = (copy: string): boolean => outcomes.some((at) => at > (sentCopies.get(copy)?.at ?? Infinity));
+      const own = copies?.filter((copy) => copy.startsWith(`${eventId} `)) ?? [];
+      const chosen = own.find((copy) => !isSettled(copy)) ?? own[0];
+      if (chosen !== undefined) copies?.splice(copies.indexOf(chosen), 1);
+      return chosen;
     };
     const record = (): void => {
       const list = processed.get(key) ?? [];
