@@ -85,6 +85,16 @@ export interface SimulationPlan {
    */
   readonly hasReplays?: boolean;
   /**
+   * Per key: whether its subscription orders by resource (`ordering: "resource"`), its events
+   * alternating between two resources, each an ordering key of its own with its own numbers.
+   */
+  readonly byResource?: readonly boolean[];
+  /**
+   * Whether key 0's producer sends some of its events as fan-outs (no subscription, a type only
+   * key 0's subscription takes in its `event_types`): delivered to it alone, in its order.
+   */
+  readonly hasFanOut?: boolean;
+  /**
    * Each function's own clock (Lambda hosts' clocks are not one clock): what its `now()` reads
    * against the simulated time. Absent, or a function absent: the simulated time itself.
    */
@@ -119,6 +129,17 @@ export interface SimulationResult {
   readonly parked: number;
 }
 
+/** A copy of an event a redrive or a replay step sent back into the delivery queue. */
+interface RedeliverySend {
+  /** `<event id> <redriven_at>`: the copy, as a consumer's record and a delivery name it. */
+  readonly copy: string;
+  readonly at: number;
+  readonly kind: 'redrive' | 'replay';
+  /** The step's invocation: copies of one step are sent in sequence order per key. */
+  readonly step: Life | undefined;
+  readonly stepStartedAt: number;
+}
+
 /** One attempt a receiver processed (answered 2xx to, whether or not the answer arrived). */
 interface Processed {
   readonly order: number;
@@ -127,9 +148,30 @@ interface Processed {
   readonly sequence: number;
   readonly isRedelivery: boolean;
   readonly data: unknown;
+  /** For a redelivery: the copy it came from (`<event id> <redriven_at>`), the first of its event in the invocation's batch. */
+  readonly copy?: string | undefined;
 }
 
 const START_MS = Date.UTC(2026, 0, 1);
+/** The type of the events sent to one subscription; every subscription's `event_types` take it. */
+const EVENT_TYPE = 'sim.event';
+/** The type of key 0's fan-out events: only its subscription's `event_types` take it. */
+const FAN_OUT_TYPE = 'sim.fanout';
+
+/**
+ * The ordering key an event or a delivery counts for, as the harness names it: the subscription
+ * id, or `<subscription id>/<resource id>` under `ordering: "resource"`.
+ */
+function orderKeyOf(subscriptionId: string, receiverKey: string): string {
+  return receiverKey === subscriptionId ? subscriptionId : `${subscriptionId}/${receiverKey}`;
+}
+
+/** The harness's name (see {@link orderKeyOf}) of an ordering key as the service stores it. */
+function orderKeyOfStored(orderingKey: string): string {
+  if (!orderingKey.startsWith('[')) return orderingKey;
+  const [subscriptionId, resourceId] = JSON.parse(orderingKey.trimEnd()) as [string, string];
+  return orderKeyOf(subscriptionId, resourceId);
+}
 const REQUEST_TIMEOUT_MS = 30_000;
 /** The start of every replay's window: before the first event, however far behind the start ingest's clock is (`clocksOf`). */
 const REPLAY_SINCE = new Date(START_MS - 5 * 60_000).toISOString();
@@ -181,6 +223,7 @@ export function planOf(seed: number, random: SeededRandom): SimulationPlan {
     hasPauses: hasPausesOf(seed),
     hasReplays: hasReplaysOf(seed),
     ...clocksOf(seed, healAtMs),
+    ...routingOf(seed, keys),
   };
 }
 
@@ -199,6 +242,15 @@ function clocksOf(seed: number, healAtMs: number): Pick<SimulationPlan, 'clocks'
     return { offsetMs: random.between(-reachMs, reachMs), steps };
   };
   return { clocks: Object.fromEntries(names.map((name) => [name, clockOf()])) };
+}
+
+/**
+ * Which keys' subscriptions order by resource, and whether a plan fans out: from a source of its
+ * own, for the same reason as {@link batchSizesOf}.
+ */
+function routingOf(seed: number, keys: number): Pick<SimulationPlan, 'byResource' | 'hasFanOut'> {
+  const random = new SeededRandom(seed ^ 0x27d4eb2f);
+  return { byResource: Array.from({ length: keys }, () => random.chance(0.3)), hasFanOut: keys > 1 && random.chance(0.3) };
 }
 
 /** Whether a plan replays, from a source of its own, for the same reason as {@link batchSizesOf}. */
@@ -477,19 +529,36 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   };
   /** Events a replay sent again (a message marked `redrive.replay` taken by the delivery queue), and when first. */
   const replaySentAt = new Map<string, number>();
-  const observeReplay = (call: { readonly service: string; readonly operation: string; readonly input: unknown }): void => {
+  /** When each request's invocation (a redrive or replay step, say) started. */
+  const requestStartedAt = new WeakMap<Life, number>();
+  /** Every copy a redrive or a replay step sent back into the delivery queue (SQS took it), per event id, in time order. */
+  const sentBack = new Map<string, RedeliverySend[]>();
+  /** Each copy sent back, by `<event id> <redriven_at>` (the first send, if a repeated step sent it again). */
+  const sentCopies = new Map<string, RedeliverySend>();
+  /** Per consumer invocation, the copies sent back its batch holds, in order: a redelivery came from the first of its event. */
+  const copiesOfLife = new WeakMap<Life, string[]>();
+  const observeSentBack = (call: { readonly service: string; readonly operation: string; readonly input: unknown }, output: unknown): void => {
     if (call.service !== 'sqs' || call.operation !== 'SendMessageBatch') return;
-    const input = call.input as { QueueUrl?: string; Entries?: { MessageBody?: string }[] };
+    const input = call.input as { QueueUrl?: string; Entries?: { Id?: string; MessageBody?: string }[] };
     if (input.QueueUrl !== deliveryQueueUrl) return;
+    const refused = new Set(((output as { Failed?: { Id?: string }[] } | undefined)?.Failed ?? []).map((entry) => entry.Id));
+    const life = scheduler.currentLife();
     for (const entry of input.Entries ?? []) {
       const body = entry.MessageBody ?? '';
-      if (!body.includes('"replay":true')) continue;
+      if (!body.includes('"redrive":{') || refused.has(entry.Id)) continue;
       const read = readQueuedEvent(body);
       // The id its receiver knows it by (its record's is its scope's, see `namedEventId`).
       const eventId = 'queued' in read ? publicEventIdOf(read.queued) : '?';
+      const isReplay = body.includes('"replay":true');
+      const list = sentBack.get(eventId) ?? [];
+      const copy = `${eventId} ${'queued' in read ? (read.queued.redrive?.redriven_at ?? '') : ''}`;
+      if (!sentCopies.has(copy)) sentCopies.set(copy, { copy, at: scheduler.now(), kind: isReplay ? 'replay' : 'redrive', step: life, stepStartedAt: (life === undefined ? undefined : requestStartedAt.get(life)) ?? scheduler.now() });
+      list.push({ copy, at: scheduler.now(), kind: isReplay ? 'replay' : 'redrive', step: life, stepStartedAt: (life === undefined ? undefined : requestStartedAt.get(life)) ?? scheduler.now() });
+      sentBack.set(eventId, list);
+      if (!isReplay) continue;
       const subscriptionId = /"subscription_id":"([^"]+)"/.exec(body)?.[1] ?? '?';
       // A replay sends only what its receiver took before: never an event ahead of its first delivery.
-      if (!(processed.get(subscriptionId) ?? []).some((delivery) => delivery.eventId === eventId)) violate(`${subscriptionId}: a replay sent ${eventId}, which its receiver never took`);
+      if (!(processed.get(orderKeyOfEvent.get(eventId) ?? subscriptionId) ?? []).some((delivery) => delivery.eventId === eventId)) violate(`${subscriptionId}: a replay sent ${eventId}, which its receiver never took`);
       if (!replaySentAt.has(eventId)) replaySentAt.set(eventId, scheduler.now());
     }
   };
@@ -522,11 +591,15 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
       }
     }
     if (eventId !== undefined && !deadLetteredAt.has(eventId)) deadLetteredAt.set(eventId, scheduler.now());
+    if (eventId !== undefined && item !== undefined) storeWrites.set(eventId, [...(storeWrites.get(eventId) ?? []), scheduler.now()]);
     if (eventId !== undefined && typeof item?.sequence === 'number') {
-      const numbers = givenUpNumbers.get(String(item.ordering_key)) ?? new Set<number>();
-      givenUpNumbers.set(String(item.ordering_key), numbers.add(item.sequence));
+      const key = orderKeyOfStored(String(item.ordering_key));
+      const numbers = givenUpNumbers.get(key) ?? new Set<number>();
+      givenUpNumbers.set(key, numbers.add(item.sequence));
     }
   };
+  /** When each event was written into the store of dead letters (given up, or imported from the backstop), by event id. */
+  const storeWrites = new Map<string, number[]>();
   /** The numbers of each key's dead letters, as the store was given them (by ordering key). */
   const givenUpNumbers = new Map<string, Set<number>>();
   /** Sends to the dead-letter queue that SQS accepted and dropped as duplicates of a deduplication id. */
@@ -572,7 +645,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
         swallowed.add(String((call.input as { MessageDeduplicationId?: string }).MessageDeduplicationId));
       }
       observeDeadLettering(call);
-      observeReplay(call);
+      observeSentBack(call, outcome.value);
       observeParking(call);
     } catch (error) {
       outcome = { ok: false, error };
@@ -637,22 +710,26 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
    * Issue 29: a webhook's `previous_sequence` names the key's last first delivery before it. For a
    * first delivery of n naming p: p is below n, p is 0 or a number the receiver took as a first
    * delivery (here, or earlier in the same batch), and every number between them was given up.
-   * Only a number SQS's backstop moved out of the queue is exempt (see `previousDeliveredBefore`).
+   * A number between them that is not given up yet, once SQS's backstop moved a message of the key
+   * out of the queue, must be given up by the end: the import lists a moved event with its number.
    */
-  const checkPreviousSequences = (key: string, body: string): void => {
+  const awaitedGaps: { readonly key: string; readonly sequence: number; readonly where: string }[] = [];
+  const checkPreviousSequences = (key: string, subscriptionId: string, body: string): void => {
     const parsed = JSON.parse(body) as { sequence?: number; previous_sequence?: number; redelivery?: boolean; events?: { sequence: number; previous_sequence: number; redelivery?: boolean }[] };
     const items = parsed.events ?? [{ sequence: parsed.sequence ?? -1, previous_sequence: parsed.previous_sequence ?? -1, ...(parsed.redelivery === undefined ? {} : { redelivery: parsed.redelivery }) }];
     const taken = new Set((processed.get(key) ?? []).filter((delivery) => !delivery.isRedelivery).map((delivery) => delivery.sequence));
     const givenUp = givenUpNumbers.get(key) ?? new Set<number>();
-    const isAnyMoved = sqsModel.movedMessages(deliveryQueueUrl).some((moved) => moved.body.includes(`"subscription_id":"${key}"`));
+    const isAnyMoved = sqsModel.movedMessages(deliveryQueueUrl).some((moved) => moved.movedAt <= scheduler.now() && moved.body.includes(`"subscription_id":"${subscriptionId}"`));
     for (const { sequence, previous_sequence: previous, redelivery } of items) {
       const where = `${key}: webhook #${sequence} names previous_sequence ${previous}`;
       if (!Number.isInteger(previous) || previous < 0) violate(`${where}, not a number`);
       else if (previous !== 0 && !taken.has(previous)) violate(`${where}, which the receiver never took as a first delivery`);
       else if (redelivery !== true && previous >= sequence) violate(`${where}, not below its own`);
-      else if (redelivery !== true && !isAnyMoved) {
+      else if (redelivery !== true) {
         for (let between = previous + 1; between < sequence; between += 1) {
-          if (!givenUp.has(between)) violate(`${where}, but #${between} between them was never given up`);
+          if (givenUp.has(between)) continue;
+          if (isAnyMoved) awaitedGaps.push({ key, sequence: between, where });
+          else violate(`${where}, but #${between} between them was never given up`);
         }
       }
       if (redelivery !== true) taken.add(sequence);
@@ -660,10 +737,13 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   };
 
   const send = async (url: string, request: WebhookRequest): Promise<AttemptResult> => {
-    const key = decodeURIComponent(new URL(url).pathname.slice(1));
-    checkNotPaused(key);
-    checkPreviousSequences(key, request.body);
-    const keyIndex = Number(key.replace('key-', ''));
+    const subscriptionId = decodeURIComponent(new URL(url).pathname.slice(1));
+    checkNotPaused(subscriptionId);
+    // A batch holds one key's events: its first item names it.
+    const named = JSON.parse(request.body) as { ordering_key?: string; events?: { ordering_key?: string }[] };
+    const key = orderKeyOf(subscriptionId, named.ordering_key ?? named.events?.[0]?.ordering_key ?? subscriptionId);
+    checkPreviousSequences(key, subscriptionId, request.body);
+    const keyIndex = Number(subscriptionId.replace('key-', ''));
     await scheduler.sleep(random.between(2, 40));
     const sinceStart = scheduler.now() - START_MS;
     const isRefusing = (plan.refusalWindows[keyIndex] ?? []).some((window) => sinceStart >= window.fromMs && sinceStart < window.toMs);
@@ -677,9 +757,24 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     const events =
       body.events?.map((item) => ({ eventId: item.id, sequence: item.sequence, isRedelivery: item.redelivery === true, data: item.data })) ??
       [{ eventId: request.headers['webhook-id'] ?? '', sequence: Number(request.headers['webhook-sequence']), isRedelivery: request.headers['webhook-redelivery'] === 'true', data: body.data }];
+    const life = scheduler.currentLife();
+    const copies = life === undefined ? undefined : copiesOfLife.get(life);
+    /**
+     * The copy a redelivery came from: the first of its event in the batch that is not settled (as
+     * the consumer judges: delivered or given up after the copy was sent), else the first (a
+     * duplicate of a copy delivered before, after a crash or a lost answer).
+     */
+    const copyOf = (eventId: string): string | undefined => {
+      const outcomes = [...[...processed.values()].flat().filter((delivery) => delivery.eventId === eventId).map((delivery) => delivery.at), ...(storeWrites.get(eventId) ?? [])];
+      const isSettled = (copy: string): boolean => outcomes.some((at) => at > (sentCopies.get(copy)?.at ?? Infinity));
+      const own = copies?.filter((copy) => copy.startsWith(`${eventId} `)) ?? [];
+      const chosen = own.find((copy) => !isSettled(copy)) ?? own[0];
+      if (chosen !== undefined) copies?.splice(copies.indexOf(chosen), 1);
+      return chosen;
+    };
     const record = (): void => {
       const list = processed.get(key) ?? [];
-      for (const event of events) list.push({ order: (processedOrder += 1), at: scheduler.now(), ...event });
+      for (const event of events) list.push({ order: (processedOrder += 1), at: scheduler.now(), ...event, copy: event.isRedelivery ? copyOf(event.eventId) : undefined });
       processed.set(key, list);
     };
     if (roll < 3 * third) {
@@ -716,6 +811,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   const request = async (fn: FunctionName, handler: HttpHandler, event: APIGatewayProxyEventV2): Promise<{ statusCode: number; body: unknown } | undefined> => {
     requestSerial += 1;
     const life = new Life(`${fn}-request-${requestSerial}`);
+    requestStartedAt.set(life, scheduler.now());
     const run = scheduler.runIn(life, () => handler(event)).then(
       (result) => ({ statusCode: result.statusCode ?? 500, body: JSON.parse(result.body ?? 'null') as unknown }),
       () => undefined,
@@ -731,21 +827,36 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   const subscriptionIds = plan.eventsPerKey.map((_, index) => `key-${index}`);
   const secret = `whsec_${Buffer.alloc(24, 7).toString('base64')}`;
   for (const [index, subscriptionId] of subscriptionIds.entries()) {
-    const body = { tenant_id: 't', url: `http://receiver.sim/${subscriptionId}`, secret, batch_size: plan.batchSizes[index] ?? 1 };
+    const body = {
+      tenant_id: 't',
+      url: `http://receiver.sim/${subscriptionId}`,
+      secret,
+      batch_size: plan.batchSizes[index] ?? 1,
+      ...(plan.byResource?.[index] === true ? { ordering: 'resource' } : {}),
+      ...(plan.hasFanOut === true ? { event_types: index === 0 ? [EVENT_TYPE, FAN_OUT_TYPE] : [EVENT_TYPE] } : {}),
+    };
     const answer = await subscriptions(apiEvent({ routeKey: 'PUT /v1/subscriptions/{subscription_id}', body: JSON.stringify(body), pathParameters: { subscription_id: subscriptionId } }));
     if (answer.statusCode !== 201) throw new Error(`subscription ${subscriptionId} not created: ${answer.body}`);
   }
 
   // Producers: one per key, each event sent after the previous one's 202 (the contract's order).
+  // A source of its own: the plan's other draws, and so the regression seeds, stay as they were.
+  const fanOutRandom = new SeededRandom(plan.seed ^ 0x165667b1);
   const events = plan.eventsPerKey.map((count, keyIndex) =>
-    Array.from({ length: count }, (_, n) => ({
-      event_id: `e-${plan.seed}-${keyIndex}-${n + 1}`,
-      tenant_id: 't',
-      subscription_id: `key-${keyIndex}`,
-      type: 'sim.event',
-      payload: { key: keyIndex, n: n + 1, check: `${plan.seed}:${keyIndex}:${n + 1}` },
-    })),
+    Array.from({ length: count }, (_, n) => {
+      const isFanOut = plan.hasFanOut === true && keyIndex === 0 && fanOutRandom.chance(0.4);
+      return {
+        event_id: `e-${plan.seed}-${keyIndex}-${n + 1}`,
+        tenant_id: 't',
+        ...(isFanOut ? {} : { subscription_id: `key-${keyIndex}` }),
+        type: isFanOut ? FAN_OUT_TYPE : EVENT_TYPE,
+        ...(plan.byResource?.[keyIndex] === true ? { resource_id: `r${n % 2}` } : {}),
+        payload: { key: keyIndex, n: n + 1, check: `${plan.seed}:${keyIndex}:${n + 1}` },
+      };
+    }),
   );
+  /** Each event's ordering key, as the harness names it (see {@link orderKeyOf}). */
+  const orderKeyOfEvent = new Map(events.flatMap((keyEvents, keyIndex) => keyEvents.map((event) => [event.event_id, orderKeyOf(`key-${keyIndex}`, 'resource_id' in event && event.resource_id !== undefined ? event.resource_id : `key-${keyIndex}`)] as const)));
   const accepted = new Map<string, string[]>();
   for (const [keyIndex, keyEvents] of events.entries()) {
     scheduler.spawn(`producer-${keyIndex}`, async () => {
@@ -791,6 +902,16 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
         return read.items.map((item) => ('queued' in item ? publicEventIdOf(item.queued) : record.messageId));
       });
       if (life !== undefined) eventsOfLife.set(life, eventIds);
+      if (life !== undefined) {
+        copiesOfLife.set(
+          life,
+          event.Records.flatMap((record) => {
+            const read = readQueuedMessage(record.body);
+            if ('reason' in read) return [];
+            return read.items.flatMap((item) => ('queued' in item && item.queued.redrive !== undefined ? [`${publicEventIdOf(item.queued)} ${item.queued.redrive.redriven_at}`] : []));
+          }),
+        );
+      }
       if (life !== undefined) invokedAt.set(life, scheduler.now());
       // A throttled batch invoked late may overlap another receive of the same messages (AWS's own hazard).
       if (plan.throttleChance > 0) for (const eventId of eventIds) exposed.add(eventId);
@@ -1101,12 +1222,14 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   /** Every sequence number a key gave out below its highest delivered one is delivered, or a listed dead letter. */
   const checkGaps = (lists: readonly (readonly { event_id: string; sequence: number | null }[])[]): void => {
     for (const [index, subscriptionId] of subscriptionIds.entries()) {
-      const deliveredSequences = new Set((processed.get(subscriptionId) ?? []).map((p) => p.sequence));
-      const listedSequences = new Set((lists[index] ?? []).map((letter) => letter.sequence));
-      const highest = Math.max(0, ...deliveredSequences);
-      for (let sequence = 1; sequence < highest; sequence += 1) {
-        if (!deliveredSequences.has(sequence) && !listedSequences.has(sequence)) {
-          violate(`${subscriptionId}: sequence ${sequence} is a gap the receiver saw, and no listed dead letter has it`);
+      for (const key of new Set((events[index] ?? []).map((event) => orderKeyOfEvent.get(event.event_id) ?? subscriptionId))) {
+        const deliveredSequences = new Set((processed.get(key) ?? []).map((p) => p.sequence));
+        const listedSequences = new Set((lists[index] ?? []).filter((letter) => orderKeyOfEvent.get(letter.event_id) === key).map((letter) => letter.sequence));
+        const highest = Math.max(0, ...deliveredSequences);
+        for (let sequence = 1; sequence < highest; sequence += 1) {
+          if (!deliveredSequences.has(sequence) && !listedSequences.has(sequence)) {
+            violate(`${key}: sequence ${sequence} is a gap the receiver saw, and no listed dead letter has it`);
+          }
         }
       }
     }
@@ -1120,10 +1243,55 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   }
   mapping.stop();
 
+  /**
+   * The order of redeliveries (README, *Guarantees*: redrive and replay). Each redelivery comes
+   * from the copy last sent back before it (by a redrive or a replay step); only the first delivery
+   * of each copy is judged (a second is a duplicate, judged as such). When a key's copy of `b` is
+   * delivered after a copy of `a` with a higher number, that is a violation if
+   * - `b`'s copy was sent before `a`'s: copies of a key follow one another in the queue as sent;
+   * - both were sent by one step, `b` after `a`: a step sends a key's events in sequence order;
+   * - `a` was redriven while `b` waited in the store since before that redrive step began: a step
+   *   sends every dead letter of a key it finds, lowest number first. Exempt, as the contract
+   *   says, only a `b` written into the store after that step began: given up again (after its
+   *   copy was sent with or before `a`'s), or imported from SQS's backstop.
+   */
+  const checkRedeliveryOrder = (subscriptionId: string, deliveries: readonly Processed[]): void => {
+    const judged: { readonly delivery: Processed; readonly send: RedeliverySend }[] = [];
+    const seen = new Set<RedeliverySend>();
+    for (const delivery of deliveries) {
+      if (!delivery.isRedelivery) continue;
+      const send = delivery.copy === undefined ? undefined : sentCopies.get(delivery.copy);
+      if (send === undefined || seen.has(send)) continue;
+      seen.add(send);
+      for (const { delivery: earlier, send: earlierSend } of judged) {
+        if (earlier.sequence <= delivery.sequence) continue;
+        const what = `${subscriptionId}: redelivered ${delivery.eventId} (#${delivery.sequence}) after ${earlier.eventId} (#${earlier.sequence})`;
+        if (send.at < earlierSend.at) violate(`${what}, though its copy was sent back first`);
+        else if (send.step !== undefined && send.step === earlierSend.step) violate(`${what}, both sent by one ${send.kind} step in that order`);
+        else if (send.kind === 'redrive' && earlierSend.kind === 'redrive') {
+          const writtenAt = (storeWrites.get(delivery.eventId) ?? []).filter((at) => at <= send.at).at(-1) ?? -Infinity;
+          if (writtenAt < earlierSend.stepStartedAt) violate(`${what}: it waited in the store of dead letters since before the redrive step that sent #${earlier.sequence} began`);
+        }
+      }
+      judged.push({ delivery, send });
+    }
+  };
+
   // The checks, per key.
-  for (const [keyIndex, keyEvents] of events.entries()) {
-    const subscriptionId = `key-${keyIndex}`;
-    const order = accepted.get(subscriptionId) ?? [];
+  // Each ordering key's events: a subscription's, or each of its resources' (in accept order).
+  const orderKeys = events.flatMap((subscriptionEvents, keyIndex) =>
+    [...new Set(subscriptionEvents.map((event) => orderKeyOfEvent.get(event.event_id) ?? ''))].map((key) => ({ key, keyIndex, keyEvents: subscriptionEvents.filter((event) => orderKeyOfEvent.get(event.event_id) === key) })),
+  );
+  // Nothing delivered under a key but its own events (a fan-out to a subscription whose types exclude it, say).
+  for (const [key, deliveries] of processed) {
+    const own = orderKeys.find((entry) => entry.key === key)?.keyEvents ?? [];
+    for (const delivery of deliveries) if (!own.some((event) => event.event_id === delivery.eventId)) violate(`${key}: ${delivery.eventId} was delivered under it, and is not its event`);
+  }
+  for (const { key, keyIndex, keyEvents } of orderKeys) {
+    const subscriptionId = key;
+    const order = (accepted.get(`key-${keyIndex}`) ?? []).filter((eventId) => orderKeyOfEvent.get(eventId) === key);
+    /** Every event of the subscription, whatever its key: what a replay of it answers for. */
+    const subscriptionOrder = accepted.get(`key-${keyIndex}`) ?? [];
     const payloads = new Map(keyEvents.map((event) => [event.event_id, event.payload]));
     const deliveries = processed.get(subscriptionId) ?? [];
     const first = new Map<string, Processed>();
@@ -1153,7 +1321,8 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
         const earlierDelivery = first.get(earlier);
         const gaveUpAt = deadLetteredAt.get(earlier);
         const wasBefore = (earlierDelivery !== undefined && earlierDelivery.order < delivery.order) || (gaveUpAt !== undefined && gaveUpAt <= delivery.at);
-        const wasMovedByBackstop = sqsModel.movedMessages(deliveryQueueUrl).some((moved) => moved.body.includes(`"event_id":"${earlier}"`));
+        // Exempt: an earlier event SQS's backstop moved out of the queue before this delivery (a crash loop).
+        const wasMovedByBackstop = sqsModel.movedMessages(deliveryQueueUrl).some((moved) => moved.movedAt <= delivery.at && moved.body.includes(`"event_id":"${earlier}"`));
         if (!wasBefore && !wasMovedByBackstop) violate(`${subscriptionId}: ${eventId} overtook ${earlier}, which was neither delivered nor dead-lettered before it`);
       }
       const earlierSequences = order.slice(0, position).map((id) => first.get(id)).filter((d): d is Processed => d !== undefined && !d.isRedelivery);
@@ -1165,6 +1334,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
         violate(`${subscriptionId}: ${delivery.eventId} was marked as a redelivery but was never dead-lettered nor replayed`);
       }
     }
+    checkRedeliveryOrder(subscriptionId, deliveries);
     // Duplicates after a 2xx only around a crash (or a lost answer, or a throttled late invocation).
     const counts = new Map<string, number>();
     for (const delivery of deliveries) counts.set(delivery.eventId, (counts.get(delivery.eventId) ?? 0) + 1);
@@ -1173,12 +1343,12 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     }
     // The final replay: every event of the key again, once everything was delivered, each in the
     // order of its number (its first redelivery since the replay began).
-    const finalReplay = finalReplays?.get(subscriptionId);
+    const finalReplay = finalReplays?.get(`key-${keyIndex}`);
     if (finalReplay !== undefined) {
       const { answer, startedAt: since } = finalReplay;
       if (answer === undefined) violate(`${subscriptionId}: the final replay never ran to its end`);
-      else if (answer.replayed !== new Set(order).size || answer.dead_lettered !== 0 || answer.not_delivered !== 0) {
-        violate(`${subscriptionId}: the final replay sent ${answer.replayed} of ${new Set(order).size} events (${answer.dead_lettered} dead-lettered, ${answer.not_delivered} not delivered)`);
+      else if (answer.replayed !== new Set(subscriptionOrder).size || answer.dead_lettered !== 0 || answer.not_delivered !== 0) {
+        violate(`${subscriptionId}: the final replay sent ${answer.replayed} of ${new Set(subscriptionOrder).size} events (${answer.dead_lettered} dead-lettered, ${answer.not_delivered} not delivered)`);
       }
       const replayed = new Map<string, Processed>();
       for (const delivery of deliveries) if (delivery.at >= since && delivery.isRedelivery && !replayed.has(delivery.eventId)) replayed.set(delivery.eventId, delivery);
@@ -1186,6 +1356,9 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
       const inOrder = [...replayed.values()].sort((a, b) => a.order - b.order).map((delivery) => delivery.sequence);
       if (inOrder.some((sequence, index) => index > 0 && sequence < (inOrder[index - 1] ?? 0))) violate(`${subscriptionId}: the final replay delivered the numbers ${inOrder.join(', ')}, out of order`);
     }
+  }
+  for (const { key, sequence, where } of awaitedGaps) {
+    if (!(givenUpNumbers.get(key) ?? new Set<number>()).has(sequence)) violate(`${where}, but #${sequence} between them was never given up, not even by the backstop's import`);
   }
   // SQS's backstop is for crash loops: with no crash and no fault, nothing may collect its receive
   // count (issue 26: messages riding along with heads that spend their attempts).
@@ -1222,6 +1395,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     console.log('dead-lettered', [...deadLetteredAt].map(([id, at]) => `${id}@${at - START_MS}`).join(' '));
     console.log('moved by the backstop', sqsModel.movedMessages(deliveryQueueUrl).map((m) => m.body.match(/"event_id":"([^"]+)"/)?.[1]).join(' '));
     console.log('plan', JSON.stringify(plan));
+    for (const [eventId, sends] of sentBack) console.log('sent back', eventId, sends.map((send) => `${send.kind}@${send.at - START_MS} step ${send.step?.name ?? '?'} from ${send.stepStartedAt - START_MS}`).join(', '));
   }
   if (!isRecovered && violations.length === 0) {
     const left = parkLeftovers();
