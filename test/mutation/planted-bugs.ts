@@ -65,8 +65,8 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
     patches: [
       {
         file: 'lambda/core/redrive.ts',
-        find: 'redrive: { ...(letter.sequence === undefined ? {} : { sequence: letter.sequence }), redriven_at: at },',
-        replace: 'redrive: { redriven_at: at },',
+        find: 'redrive: { ...(letter.sequence === undefined ? {} : { sequence: letter.sequence }), redriven_at: at, ...(giveUp === undefined ? {} : { give_up: giveUp }) },',
+        replace: 'redrive: { redriven_at: at, ...(giveUp === undefined ? {} : { give_up: giveUp }) },',
       },
     ],
     catchers: { seeds: [5, 9] },
@@ -142,9 +142,18 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
     ],
     catchers: { seeds: [1, 19] },
   },
-  // To do (issue 47, helper "clocks"): the clock-skew loss, a redriven copy skipped as settled when
-  // the operations function's clock is behind the consumer's. Its patch and catchers come with the
-  // simulation's independent clocks per function.
+  {
+    name: 'clock-skew-settles-redrive',
+    bug: "a redriven copy is settled by comparing the redrive's clock with the consumer's (the clock-skew loss): an operations clock behind skips the copy after its dead letter was removed",
+    patches: [
+      {
+        file: 'lambda/core/delivery.ts',
+        find: '  if (giveUp !== undefined && outcome.giveUp !== undefined) return outcome.giveUp > giveUp;\n',
+        replace: '',
+      },
+    ],
+    catchers: { scenario: 'skewedRedrive', seeds: [1] },
+  },
 ];
 
 /** The patched text of one file; throws when a patch's text is not found exactly once (the code moved). */
