@@ -12,10 +12,12 @@ const HANDLERS = Object.keys(HANDLER_ENTRIES) as HandlerName[];
 
 /**
  * Catches a dependency pulled into a bundle whole by accident: one of the AWS SDK's clients adds
- * several hundred KB, zod whole another 100. The handlers' own code grows by a few KB a feature
- * (the consumer, the largest, is about 281 KB minified since it parks paused backlogs, zod 104 of it).
+ * several hundred KB, zod whole another 100. The handlers' own code grows by a few KB a feature:
+ * the consumer, the largest, is about 302 KB minified since event ids were scoped, payloads
+ * travel as text and give-ups are numbered (esbuild's metafile: zod 103 KB, Powertools 31 KB, the
+ * service's own modules the rest, none above 13 KB), so the budget went from 300 to 320 KB.
  */
-const BUNDLE_BUDGET_BYTES = 300 * 1024;
+const BUNDLE_BUDGET_BYTES = 320 * 1024;
 
 describe('HandlerFunction bundling', () => {
   let synthesized: SynthesizedStack;
