@@ -45,7 +45,6 @@ const recordedItemSchema = z.object({
   accepted_at: z.string().optional(),
   tenant_id: z.string().optional(),
   subscription_id: z.string().optional(),
-  message_group_id: z.string().optional(),
   fingerprint: z.string().optional(),
 });
 
@@ -225,13 +224,13 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
     async findRecorded(eventIds) {
       // Strongly consistent: a resend right after the first acceptance must find its record. Only
       // ingest's records count (`accepted_at`): the consumer may have written an item first.
-      const items = await batchGetItems(client, { tableName: options.tableName, keyName: eventKey, keys: eventIds, attributes: [eventKey, 'accepted_at', 'tenant_id', 'subscription_id', 'message_group_id', 'fingerprint'], consistency: ReadConsistency.strong });
+      const items = await batchGetItems(client, { tableName: options.tableName, keyName: eventKey, keys: eventIds, attributes: [eventKey, 'accepted_at', 'tenant_id', 'subscription_id', 'fingerprint'], consistency: ReadConsistency.strong });
       return new Map(
         items.flatMap((item): Array<[string, RecordedEvent]> => {
           const key = String(item[eventKey]);
           const parsed = parseItem(recordedItemSchema, item, options.tableName, key);
           if (parsed.accepted_at === undefined) return [];
-          return [[key, { tenantId: parsed.tenant_id, subscriptionId: parsed.subscription_id, messageGroupId: parsed.message_group_id, fingerprint: parsed.fingerprint }]];
+          return [[key, { tenantId: parsed.tenant_id, subscriptionId: parsed.subscription_id, fingerprint: parsed.fingerprint }]];
         }),
       );
     },

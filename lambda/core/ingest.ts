@@ -71,7 +71,6 @@ export interface FanOutRecord {
 export interface RecordedEvent {
   readonly tenantId: string | undefined;
   readonly subscriptionId: string | undefined;
-  readonly messageGroupId: string | undefined;
   /** Absent on records written before fingerprints: such a record is taken for the same event. */
   readonly fingerprint: string | undefined;
 }

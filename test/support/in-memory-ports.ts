@@ -321,7 +321,7 @@ export class InMemoryDeliveryStore implements DeliveryStore {
     new Map(
       eventIds.flatMap((id): Array<[string, RecordedEvent]> => {
         const accepted = this.events.get(id)?.accepted;
-        return accepted === undefined ? [] : [[id, { tenantId: accepted.tenantId, subscriptionId: accepted.subscriptionId, messageGroupId: accepted.messageGroupId, fingerprint: accepted.fingerprint }]];
+        return accepted === undefined ? [] : [[id, { tenantId: accepted.tenantId, subscriptionId: accepted.subscriptionId, fingerprint: accepted.fingerprint }]];
       }),
     );
 
