@@ -214,7 +214,8 @@ function isBatch(value: unknown): boolean {
 
 /**
  * Validates the body of `POST /v1/events`: one event, or `{"events": [...]}` with 1 to 100.
- * Two events of one request may not share an `event_id`. `payloadTexts` holds each payload's
+ * Two events of one request may not share an `event_id` for the same tenant and destination
+ * (`eventScopeOf`). `payloadTexts` holds each payload's
  * source text by its path (`payload`, `events[i].payload`), as {@link readEventsRequest} found
  * them; without it (a value built in code, not read), a payload's text is its JSON.stringify.
  */
