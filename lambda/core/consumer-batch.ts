@@ -4,7 +4,7 @@
  * another. What must happen to SQS afterwards is returned as a value.
  */
 import { gatherBatch, startBatch, startRun, type BatchMember } from './batch-delivery.js';
-import { isDeliveredBefore, isQueueCopy, messagePlaceOf, messagePositionOf, NOTHING_DELIVERED, NOTHING_SETTLED, OutcomeKind, readRecord, settledQueryOf, startRecord, waitingSince, type ConsumerRecord, type DeliveredLookup, type DeliveryOutcome, type DeliveryPorts, type DeliveryTarget, type SettledLookup } from './delivery.js';
+import { isDeliveredBefore, isQueueCopy, messagePlaceOf, messagePositionOf, NOTHING_DELIVERED, NOTHING_SETTLED, OutcomeKind, readRecord, settledCopyOf, settledQueryOf, startRecord, waitingSince, type ConsumerRecord, type DeliveredLookup, type DeliveryOutcome, type DeliveryPorts, type DeliveryTarget, type SettledLookup } from './delivery.js';
 import { HeadState, type GroupHead, type GroupProgress } from './lag.js';
 import type { QueuedEvent } from './event.js';
 import type { SubscriptionPause } from './subscription.js';
@@ -141,6 +141,15 @@ function eventIdOf(record: ConsumerRecord): string | undefined {
   return 'reason' in read ? undefined : read.queued.event.event_id;
 }
 
+/** What a record settles for the rest of its run ({@link settledCopyOf}): none for one that is no queued event. */
+function settledCopiesOf(record: ConsumerRecord, kind: DeliveryOutcome['kind']): string[] {
+  const read = readRecord(record);
+  if ('reason' in read) return [];
+  const copy = settledCopyOf(read.queued);
+  // A replay's copy delivered settles every other copy of its event but another replay's, as its record does.
+  return copy !== read.queued.event.event_id && kind === OutcomeKind.delivered ? [copy, read.queued.event.event_id] : [copy];
+}
+
 async function processGroup(
   group: readonly ConsumerRecord[],
   ports: DeliveryPorts,
@@ -173,7 +182,10 @@ async function processGroup(
     if (eventId === undefined) return;
     // A duplicate settles no other copy: a redriven copy is settled only by what came after its redrive.
     if (outcome.kind === OutcomeKind.duplicate && outcome.isCounted === undefined) numbered.add(eventId);
-    else if (outcome.kind !== OutcomeKind.retryLater && outcome.kind !== OutcomeKind.paused && outcome.kind !== OutcomeKind.parked) settled.add(eventId);
+    else if (outcome.kind !== OutcomeKind.retryLater && outcome.kind !== OutcomeKind.paused && outcome.kind !== OutcomeKind.parked) {
+      for (const copy of settledCopiesOf(record, outcome.kind)) settled.add(copy);
+      numbered.add(eventId);
+    }
   };
   /**
    * A fault at record `index` (a dependency down, a crash before the outcome was recorded): the
@@ -217,7 +229,7 @@ async function processGroup(
     const settling = pending === undefined ? undefined : eventIdOf(pending.record);
     // A copy goes alone too: `startRecord` skips it.
     const isSkipped = ({ record: member, queued }: BatchMember): boolean =>
-      settled.has(queued.event.event_id) ||
+      settled.has(settledCopyOf(queued)) ||
       queued.event.event_id === settling ||
       isQueueCopy(member, queued, wasSettled) ||
       isDeliveredBefore(member, queued, wasDelivered) ||
@@ -273,7 +285,7 @@ async function processGroup(
   };
   /** Whether a record's event was settled before, as `startRecord` would find it: a duplicate. */
   const isSettledAlready = (record: ConsumerRecord, queued: QueuedEvent): boolean =>
-    settled.has(queued.event.event_id) || isQueueCopy(record, queued, wasSettled) || isDeliveredBefore(record, queued, wasDelivered) || wasSettled(settledQueryOf(queued));
+    settled.has(settledCopyOf(queued)) || isQueueCopy(record, queued, wasSettled) || isDeliveredBefore(record, queued, wasDelivered) || wasSettled(settledQueryOf(queued));
   /** Each subscription's park state in this group, once read (undefined: none), kept up to date as records are parked. */
   const parkStates = new Map<string, ParkState | undefined>();
   const parkStateOf = async (subscriptionId: string, isMarked: boolean): Promise<ParkState | undefined> => {
@@ -448,11 +460,10 @@ async function processGroup(
     // backstop's import reads it there once the key no longer holds it). A crash before the
     // recording lands leaves the message to come back, older than the key's head: the key has
     // moved past it, and its delivery is recorded then (`superseded`), with the number the key
-    // keeps. Its event counts as settled for this record: a copy of it is not attempted again.
+    // keeps. Its copy counts as settled for this record: a copy of it is not attempted again.
     const recordedBefore = pending;
     pending = undefined;
-    const settlingId = recordedBefore === undefined ? undefined : eventIdOf(recordedBefore.record);
-    const settledOrSettling = settlingId === undefined ? settled : new Set([...settled, settlingId]);
+    const settledOrSettling = recordedBefore === undefined ? settled : new Set([...settled, ...settledCopiesOf(recordedBefore.record, OutcomeKind.delivered)]);
     let step: Awaited<ReturnType<typeof startRecord>> | undefined;
     let startError: { readonly error: unknown } | undefined;
     try {

@@ -312,6 +312,17 @@ export function settledQueryOf(queued: QueuedEvent): SettledQuery {
   };
 }
 
+/**
+ * What a group's run remembers a settled copy by ({@link RecordContext.settledEarlier}): its event
+ * id, or for a replay's copy its event id and replay, since only an outcome of the same replay
+ * settles that copy ({@link isSettledBy}). Two replays' copies of one event in one batch are both
+ * delivered; one replay's copy sent twice, once.
+ */
+export function settledCopyOf(queued: QueuedEvent): string {
+  const replayId = queued.redrive?.replay === true ? queued.redrive.replay_id : undefined;
+  return replayId === undefined ? queued.event.event_id : `${queued.event.event_id} replay ${replayId}`;
+}
+
 /** The answers of {@link DeliveryStore.findSettled}; an event not asked about is not settled. */
 export interface SettledLookup {
   (query: SettledQuery): boolean;
@@ -816,9 +827,12 @@ export async function recordPreviousNumber(
 
 /** What a group's run knows when one of its records starts. */
 export interface RecordContext {
-  /** Events this run delivered or dead-lettered before this record: settled for any copy of them, redriven or not. */
+  /**
+   * Copies this run delivered or dead-lettered before this record ({@link settledCopyOf}): an
+   * event's id settles any copy of it but a replay's, a replay's copy's only that replay's copies.
+   */
   readonly settledEarlier: ReadonlySet<string>;
-  /** Events this run found settled before (duplicates): their numbers are on their records. */
+  /** Events this run settled or found settled before (duplicates): their numbers are on their records. */
   readonly numberedEarlier: ReadonlySet<string>;
   /** Which events were settled when the batch started (one read for the whole batch). */
   readonly wasSettled: SettledLookup;
@@ -864,7 +878,7 @@ export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, 
   const { queued } = read;
   const eventId = queued.event.event_id;
   if (isQueueCopy(record, queued, context.wasSettled) || isDeliveredBefore(record, queued, context.wasDelivered)) return { outcome: { kind: OutcomeKind.duplicate } };
-  if (context.settledEarlier.has(eventId) || context.wasSettled(settledQueryOf(queued))) return { outcome: { kind: OutcomeKind.duplicate } };
+  if (context.settledEarlier.has(settledCopyOf(queued)) || context.wasSettled(settledQueryOf(queued))) return { outcome: { kind: OutcomeKind.duplicate } };
 
   if (context.laterSettledNumbers !== undefined && context.laterSettledNumbers.length > 0 && queued.redrive === undefined) {
     // Its 2xx came back before a later event of its key was sent, and its record failed: record it

@@ -299,6 +299,25 @@ describe('processBatch', () => {
     ]);
   });
 
+  it('delivers each replay’s copy of an event when two replays’ copies come in one batch, and one copy of a replay once', async () => {
+    const { run, sent } = harness(() => ok);
+    await run([record('e1', 'a'), record('e2', 'a')]);
+    const copyOf = (eventId: string, sequence: number, startedAt: string, copy = 'x'): ConsumerRecord => ({
+      ...record(eventId, 'a'),
+      messageId: `${eventId}-${startedAt}-${copy}`,
+      body: JSON.stringify(toReplayedEvent(queued(eventId, 'a'), sequence, 'group-a', startedAt, { startedAt, giveUp: undefined })),
+    });
+    // The first replay's copy of e2 came back after a lost answer, behind it the second replay's e1 and e2 (seed 1418).
+    const batch = [copyOf('e2', 2, '2026-12-02T12:00:01.000Z'), copyOf('e1', 1, '2026-12-02T12:00:02.000Z'), copyOf('e2', 2, '2026-12-02T12:00:02.000Z'), copyOf('e2', 2, '2026-12-02T12:00:02.000Z', 'sent again')];
+    const { outcomes } = await run(batch);
+    expect(batch.map((copy) => outcomes.get(copy.messageId)?.kind)).toEqual([OutcomeKind.delivered, OutcomeKind.delivered, OutcomeKind.delivered, OutcomeKind.duplicate]);
+    expect(sent.slice(2).map((s) => [s.eventId, s.sequence])).toEqual([
+      ['e2', 2],
+      ['e1', 1],
+      ['e2', 2],
+    ]);
+  });
+
   it('dead-letters a head an operator asked to skip, without attempting it, and moves on', async () => {
     const { run, sent, deadLetters, store } = harness((eventId) => (eventId === 'a1' ? fail500 : ok));
     await run([record('a1', 'a'), record('a2', 'a')]);
