@@ -94,11 +94,17 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
     patches: [
       {
         file: 'lambda/core/delivery.ts',
-        find: 'if (context.settledEarlier.has(eventId) || context.wasSettled(settledQueryOf(queued))) return',
-        replace: 'if (context.settledEarlier.has(eventId)) return',
+        find: 'if (context.settledEarlier.has(settledCopyOf(queued)) || context.wasSettled(settledQueryOf(queued))) return',
+        replace: 'if (context.settledEarlier.has(settledCopyOf(queued))) return',
       },
     ],
     catchers: { seeds: [44] },
+  },
+  {
+    name: 'replay-copy-settled-by-another-replay',
+    bug: "a replay's copy counts as settled when another replay's copy of its event was delivered earlier in the same batch",
+    patches: [{ file: 'lambda/core/delivery.ts', find: 'return replayId === undefined ? queued.event.event_id : `${queued.event.event_id} replay ${replayId}`;', replace: 'return replayId === undefined ? queued.event.event_id : queued.event.event_id;' }],
+    catchers: { seeds: [1418] },
   },
   {
     name: 'fan-out-ignores-types',

@@ -15,12 +15,13 @@
 import type { APIGatewayProxyEventV2, Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
 import { backstopMaxReceiveCount, consumerTimeoutSeconds, maxEventsPerMessage, visibilityCeilingSeconds, Deployment, loadConfig, queueVisibilityTimeoutSeconds, type Config } from '../../lambda/config.js';
-import type { AttemptResult } from '../../lambda/core/delivery.js';
+import { isSettledBy, messagePlaceOf, queuePositionOf, readRecord, settledQueryOf, type AttemptResult, type DeliveryStore, type MessagePlace, type RecordedOutcome } from '../../lambda/core/delivery.js';
+import { unpackRecords } from '../../lambda/core/message-packs.js';
 import { faultBackoffSeconds } from '../../lambda/core/retry-policy.js';
-import { publicEventIdOf, readQueuedEvent, readQueuedMessage } from '../../lambda/core/event.js';
+import { publicEventIdOf, readQueuedEvent, readQueuedMessage, type QueuedEvent } from '../../lambda/core/event.js';
 import { publicEventIdOfDelivery } from '../../lambda/core/fan-out-id.js';
 import type { WebhookRequest } from '../../lambda/core/webhook.js';
-import { wireConsumerHandler } from '../../lambda/handlers/consumer.js';
+import { toConsumerRecord, wireConsumerHandler } from '../../lambda/handlers/consumer.js';
 import type { HttpHandler } from '../../lambda/handlers/http.js';
 import { wireIngestHandler } from '../../lambda/handlers/ingest.js';
 import { createLogger } from '../../lambda/handlers/logger.js';
@@ -252,12 +253,7 @@ function routingOf(seed: number, keys: number): Pick<SimulationPlan, 'byResource
   const random = new SeededRandom(seed ^ 0x27d4eb2f);
   const byResource = Array.from({ length: keys }, () => random.chance(0.3));
   const hasFanOut = keys > 1 && random.chance(0.3);
-  // Open finding (stop 45): with replays, a replay's copy of an event of a key ordered by resource
-  // was delivered, reported failed with no fault, and delivered again after the next replay's copy
-  // of an earlier event (seeds 1418 and 1879 with replays left in: `RESOURCE_WITH_REPLAYS=1`).
-  // Until it is fixed, plans that replay keep every key ordered by subscription.
-  const isResourceOrderingKept = !hasReplaysOf(seed) || process.env.RESOURCE_WITH_REPLAYS === '1';
-  return { byResource: isResourceOrderingKept ? byResource : byResource.map(() => false), hasFanOut };
+  return { byResource, hasFanOut };
 }
 
 /** Whether a plan replays, from a source of its own, for the same reason as {@link batchSizesOf}. */
@@ -538,12 +534,49 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   const replaySentAt = new Map<string, number>();
   /** When each request's invocation (a redrive or replay step, say) started. */
   const requestStartedAt = new WeakMap<Life, number>();
+  /**
+   * What tells a copy sent back from another: its event's public id and its redrive's stamp, or for
+   * a replay's its replay (`replay_id`): a replay's steps may send one event again (a step repeated
+   * after a lost answer), and the consumer delivers one replay's copies of an event once.
+   */
+  const copyKeyOf = (queued: QueuedEvent): string => {
+    const replayId = queued.redrive?.replay === true ? queued.redrive.replay_id : undefined;
+    return replayId === undefined ? `${publicEventIdOf(queued)} ${queued.redrive?.redriven_at ?? ''}` : `${publicEventIdOf(queued)} replay ${replayId}`;
+  };
   /** Every copy a redrive or a replay step sent back into the delivery queue (SQS took it), per event id, in time order. */
   const sentBack = new Map<string, RedeliverySend[]>();
-  /** Each copy sent back, by `<event id> <redriven_at>` (the first send, if a repeated step sent it again). */
+  /** Each copy sent back, by `copyKeyOf` (the first send, if a repeated step sent it again). */
   const sentCopies = new Map<string, RedeliverySend>();
-  /** Per consumer invocation, the copies sent back its batch holds, in order: a redelivery came from the first of its event. */
-  const copiesOfLife = new WeakMap<Life, string[]>();
+  /** Per consumer invocation, the copies sent back its batch holds, in order, each with its queued event and its place (see `copyOf`). */
+  const copiesOfLife = new WeakMap<Life, { readonly copy: string; readonly queued: QueuedEvent; readonly position: string | undefined }[]>();
+  /** Per consumer invocation, the place of the message each event's attempt was last begun with (by its internal id). */
+  const begunOfLife = new WeakMap<Life, Map<string, string>>();
+  const noteBegun = (eventId: string, message: MessagePlace | undefined): void => {
+    const life = scheduler.currentLife();
+    if (life === undefined || message === undefined) return;
+    const begun = begunOfLife.get(life) ?? new Map<string, string>();
+    begunOfLife.set(life, begun.set(eventId, queuePositionOf(message)));
+  };
+  /** The consumer's store, telling the harness which message each attempt is of: a redelivery's copy is known, not guessed. */
+  const observedStore = (store: DeliveryStore): DeliveryStore =>
+    new Proxy(store, {
+      get(target, property) {
+        if (property === 'beginAttempt') {
+          return (input: Parameters<DeliveryStore['beginAttempt']>[0]) => {
+            noteBegun(input.eventId, input.message);
+            return target.beginAttempt(input);
+          };
+        }
+        if (property === 'beginBatch') {
+          return (input: Parameters<DeliveryStore['beginBatch']>[0]) => {
+            for (const event of input.events) noteBegun(event.eventId, event.message);
+            return target.beginBatch(input);
+          };
+        }
+        const value: unknown = Reflect.get(target, property);
+        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+      },
+    });
   const observeSentBack = (call: { readonly service: string; readonly operation: string; readonly input: unknown }, output: unknown): void => {
     if (call.service !== 'sqs' || call.operation !== 'SendMessageBatch') return;
     const input = call.input as { QueueUrl?: string; Entries?: { Id?: string; MessageBody?: string }[] };
@@ -558,7 +591,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
       const eventId = 'queued' in read ? publicEventIdOf(read.queued) : '?';
       const isReplay = body.includes('"replay":true');
       const list = sentBack.get(eventId) ?? [];
-      const copy = `${eventId} ${'queued' in read ? (read.queued.redrive?.redriven_at ?? '') : ''}`;
+      const copy = 'queued' in read ? copyKeyOf(read.queued) : `${eventId} `;
       if (!sentCopies.has(copy)) sentCopies.set(copy, { copy, at: scheduler.now(), kind: isReplay ? 'replay' : 'redrive', step: life, stepStartedAt: (life === undefined ? undefined : requestStartedAt.get(life)) ?? scheduler.now() });
       list.push({ copy, at: scheduler.now(), kind: isReplay ? 'replay' : 'redrive', step: life, stepStartedAt: (life === undefined ? undefined : requestStartedAt.get(life)) ?? scheduler.now() });
       sentBack.set(eventId, list);
@@ -604,6 +637,13 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
       const numbers = givenUpNumbers.get(key) ?? new Set<number>();
       givenUpNumbers.set(key, numbers.add(item.sequence));
     }
+  };
+  /** An event's outcome as its record holds it now (read from the model, outside the faults), by its internal id. */
+  const recordedOutcomeOf = (eventId: string): RecordedOutcome | undefined => {
+    const { Item: item } = z
+      .object({ Item: z.looseObject({ status: z.enum(['accepted', 'delivered', 'dead_lettered']).optional(), dead_lettered_at: z.string().optional(), delivered_at: z.string().optional(), give_up: z.number().optional(), replay_id: z.string().optional() }).optional() })
+      .parse(dynamoModel.execute('Get', { TableName: TABLES.events.localName, Key: { [TABLES.events.partitionKey]: eventId } }));
+    return item === undefined ? undefined : { status: item.status, deadLetteredAt: item.dead_lettered_at, deliveredAt: item.delivered_at, giveUp: item.give_up, replayId: item.replay_id };
   };
   /** When each event was written into the store of dead letters (given up, or imported from the backstop), by event id. */
   const storeWrites = new Map<string, number[]>();
@@ -692,7 +732,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     sqs: createModelSqsClient(sqsModel, gate),
     s3: createModelS3Client(s3Model, gate),
     sns: createModelSnsClient(snsModel, gate),
-    logger: createLogger(service, 'SILENT'),
+    logger: createLogger(service, process.env.SIM_TRACE === undefined ? 'SILENT' : 'DEBUG'),
   });
 
   // Pauses (issue 28): per subscription, each pause from its answer to the request that ended it.
@@ -767,17 +807,20 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     const life = scheduler.currentLife();
     const copies = life === undefined ? undefined : copiesOfLife.get(life);
     /**
-     * The copy a redelivery came from: the first of its event in the batch that is not settled (as
-     * the consumer judges: delivered or given up after the copy was sent), else the first (a
-     * duplicate of a copy delivered before, after a crash or a lost answer).
+     * The copy a redelivery came from: the one whose message the consumer began this attempt with
+     * (`observedStore`). Without one (no place), the first of its event in the batch not yet sent
+     * that is not settled as the consumer judges it (`isSettledBy` on the event's record as the
+     * store holds it now), else the first.
      */
     const copyOf = (eventId: string): string | undefined => {
-      const outcomes = [...[...processed.values()].flat().filter((delivery) => delivery.eventId === eventId).map((delivery) => delivery.at), ...(storeWrites.get(eventId) ?? [])];
-      const isSettled = (copy: string): boolean => outcomes.some((at) => at > (sentCopies.get(copy)?.at ?? Infinity));
-      const own = copies?.filter((copy) => copy.startsWith(`${eventId} `)) ?? [];
-      const chosen = own.find((copy) => !isSettled(copy)) ?? own[0];
+      const own = copies?.filter(({ copy }) => copy.startsWith(`${eventId} `)) ?? [];
+      const begun = life === undefined ? undefined : begunOfLife.get(life);
+      const chosen =
+        own.find(({ queued, position }) => position !== undefined && begun?.get(queued.event.event_id) === position) ??
+        own.find(({ queued }) => !isSettledBy(recordedOutcomeOf(queued.event.event_id), settledQueryOf(queued))) ??
+        own[0];
       if (chosen !== undefined) copies?.splice(copies.indexOf(chosen), 1);
-      return chosen;
+      return chosen?.copy;
     };
     const record = (): void => {
       const list = processed.get(key) ?? [];
@@ -806,8 +849,16 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     const stepped = clock.steps.reduce((sum, step) => (step.atMs <= sinceStart ? sum + step.byMs : sum), 0);
     return new Date(scheduler.now() + clock.offsetMs + stepped);
   };
-  const consumer = wireConsumerHandler(wiring('consumer'), (ports) => ({ ...ports, send, now: clockOf('consumer'), random: () => random.next() }), metricsRecorder.record);
-  const invokeConsumer: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> = consumer;
+  const consumer = wireConsumerHandler(wiring('consumer'), (ports) => ({ ...ports, store: observedStore(ports.store), send, now: clockOf('consumer'), random: () => random.next() }), metricsRecorder.record);
+  /** `SIM_TRACE=1`: each consumer invocation's batch (message, group, event, replay, receive count) and its answer, beside the handlers' DEBUG logs. */
+  const invokeConsumer: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse> = async (event, context) => {
+    const answer = await consumer(event, context);
+    if (process.env.SIM_TRACE !== undefined) {
+      const records = event.Records.map(({ messageId, attributes, body }) => `${messageId}:${attributes.MessageGroupId?.slice(0, 6) ?? ''}:${/"event_id":"([^"]+)"/.exec(body)?.[1] ?? ''}:${/"replay_id":"([^"]+)"/.exec(body)?.[1] ?? ''}:rc${attributes.ApproximateReceiveCount}`);
+      console.log('consumer', scheduler.now() - START_MS, records.join(' '), '->', JSON.stringify(answer));
+    }
+    return answer;
+  };
   const ingest = wireIngestHandler(wiring('ingest'), (ports) => ({ ...ports, now: clockOf('ingest') }));
   const subscriptions = wireSubscriptionsHandler(wiring('subscriptions'));
   const operations = wireOperationsHandler(wiring('operations'), { metricsSource: metricsRecorder, now: clockOf('operations') });
@@ -912,10 +963,11 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
       if (life !== undefined) {
         copiesOfLife.set(
           life,
-          event.Records.flatMap((record) => {
-            const read = readQueuedMessage(record.body);
-            if ('reason' in read) return [];
-            return read.items.flatMap((item) => ('queued' in item && item.queued.redrive !== undefined ? [`${publicEventIdOf(item.queued)} ${item.queued.redrive.redriven_at}`] : []));
+          unpackRecords(event.Records.map(toConsumerRecord)).flatMap((record) => {
+            const read = readRecord(record);
+            if ('reason' in read || read.queued.redrive === undefined) return [];
+            const { message } = messagePlaceOf(record);
+            return [{ copy: copyKeyOf(read.queued), queued: read.queued, position: message === undefined ? undefined : queuePositionOf(message) }];
           }),
         );
       }
@@ -1283,6 +1335,22 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
       judged.push({ delivery, send });
     }
   };
+
+  /**
+   * Every replay's copies reach the receiver (README, *Guarantees*: a replay step sends its window's
+   * delivered events): each copy a replay sent is delivered, or given up after it was sent (and
+   * then redriven as any dead letter). Only an outcome of the same replay settles a replay's copy.
+   */
+  const checkReplayCopies = (): void => {
+    const delivered = new Set([...processed.values()].flat().flatMap((delivery) => (delivery.copy === undefined ? [] : [delivery.copy])));
+    for (const send of sentCopies.values()) {
+      if (send.kind !== 'replay' || delivered.has(send.copy)) continue;
+      const eventId = send.copy.slice(0, send.copy.indexOf(' '));
+      if ((storeWrites.get(eventId) ?? []).some((at) => at >= send.at)) continue;
+      violate(`${orderKeyOfEvent.get(eventId) ?? '?'}: the copy of ${eventId} a replay sent at ${send.at - START_MS} ms was neither delivered nor given up`);
+    }
+  };
+  checkReplayCopies();
 
   // The checks, per key.
   // Each ordering key's events: a subscription's, or each of its resources' (in accept order).
