@@ -37,6 +37,9 @@ const eventItemSchema = z.object({
   payload_key: z.string().optional(),
 });
 
+/** What `newestAcceptedAt` projects of an event's item: its sort key, which begins with its acceptance time. */
+const newestItemSchema = z.object({ position: z.string().startsWith(EVENT_PREFIX) });
+
 const numbersItemSchema = z.object({
   position: z.string().startsWith(NUMBERS_PREFIX),
   ordering_key: z.string(),
@@ -72,6 +75,7 @@ export const KEPT_EVENT_STORE_ACCESS = {
   keepNumbers: [{ resource: 'deadLettersTable', actions: ['dynamodb:PutItem'] }],
   findNumbers: [{ resource: 'deadLettersTable', actions: ['dynamodb:Query'] }],
   readWindow: [{ resource: 'deadLettersTable', actions: ['dynamodb:Query'] }, ...PAYLOAD_BUCKET_ACCESS.get],
+  newestAcceptedAt: [{ resource: 'deadLettersTable', actions: ['dynamodb:Query'] }],
 } as const satisfies AccessMap<KeptEventStore>;
 
 export function createKeptEventStore(client: DynamoDBDocumentClient, options: KeptEventStoreOptions): KeptEventStore {
@@ -154,6 +158,26 @@ export function createKeptEventStore(client: DynamoDBDocumentClient, options: Ke
       const run: RunNumbers = { orderingKey: numbers.ordering_key, firstPosition: numbers.first_position, firstSequence: numbers.first_sequence, eventIds: numbers.event_ids };
       // Another key of the same digest cannot be, but a key is compared whole rather than trusted.
       return run.orderingKey === orderingKey ? run : undefined;
+    },
+
+    async newestAcceptedAt(subscriptionId) {
+      const output = await client.send(
+        new QueryCommand({
+          TableName: tableName,
+          KeyConditionExpression: '#subscription = :subscription AND begins_with(#position, :events)',
+          ExpressionAttributeNames: { '#subscription': partitionKey, '#position': sortKey },
+          ExpressionAttributeValues: { ':subscription': subscriptionId, ':events': EVENT_PREFIX },
+          ProjectionExpression: '#position',
+          ScanIndexForward: false,
+          Limit: 1,
+          ConsistentRead: true,
+        }),
+      );
+      const item = output.Items?.[0];
+      if (item === undefined) return undefined;
+      // `!event#<accepted_at>#<place>` (see eventPositionOf): an ISO time holds no '#'.
+      const { position } = parseItem(newestItemSchema, item, tableName, subscriptionId);
+      return position.slice(EVENT_PREFIX.length).split('#')[0];
     },
 
     async readWindow({ subscriptionId, since, until, after, limit }) {

@@ -98,22 +98,27 @@ export function createReplayStateStore(client: DynamoDBDocumentClient, tableName
   };
 
   return {
-    async start(subscriptionId, state) {
+    async start(subscriptionId, state, { isUntilGiven }) {
       for (let attempt = 0; ; attempt += 1) {
-        // Neither while one is under way, nor again for the window of the last one: a request
-        // repeated after the answer that ended it was lost answers that one, done.
+        // Neither while one is under way, nor again for the named window of the last one: a request
+        // repeated after the answer that ended it was lost answers that one, done. A window ending
+        // by default is a new one each time it is asked for (its end may repeat: the newest acceptance).
         const started = await update(subscriptionId, {
           expression: 'SET #replay = :replay, replay_shard = :shard',
-          condition: 'attribute_exists(#id) AND attribute_not_exists(#replay) AND NOT (last_replay.since = :since AND last_replay.#until = :until AND attribute_not_exists(last_replay.cancelled_at))',
-          names: { '#until': 'until' },
-          values: { ':replay': toItem(state, true), ':since': state.since, ':until': state.until, ':shard': REPLAY_SHARD },
+          ...(isUntilGiven
+            ? {
+                condition: 'attribute_exists(#id) AND attribute_not_exists(#replay) AND NOT (last_replay.since = :since AND last_replay.#until = :until AND attribute_not_exists(last_replay.cancelled_at))',
+                names: { '#until': 'until' },
+                values: { ':replay': toItem(state, true), ':since': state.since, ':until': state.until, ':shard': REPLAY_SHARD },
+              }
+            : { condition: 'attribute_exists(#id) AND attribute_not_exists(#replay)', values: { ':replay': toItem(state, true), ':shard': REPLAY_SHARD } }),
         });
         if (started !== undefined) return { state, isNew: true };
         const output = await client.send(new GetCommand({ TableName: tableName, Key: { [keyName]: subscriptionId }, ConsistentRead: true }));
         if (output.Item === undefined) return undefined;
         const { replay, last_replay: last } = parseItem(stateItemSchema, output.Item, tableName, subscriptionId);
         if (replay !== undefined) return { state: toReplayState(replay), isNew: false };
-        if (last !== undefined && last.since === state.since && last.until === state.until && last.cancelled_at === undefined) return { state: toReplayState(last), isNew: false, isDone: true };
+        if (isUntilGiven && last !== undefined && last.since === state.since && last.until === state.until && last.cancelled_at === undefined) return { state: toReplayState(last), isNew: false, isDone: true };
         // The one under way ended between the two calls: start again, once.
         if (attempt > 0) return { state, isNew: false };
       }

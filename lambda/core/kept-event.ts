@@ -59,6 +59,11 @@ export interface KeptEventStore {
    * in acceptance order, after `after` (a page's `nextAfter`): the events of up to `limit` kept
    * messages, each message's in its order.
    */
+  /**
+   * When the subscription's newest kept event was accepted (ingest's clock), if it has one: where a
+   * replay's window ends when its request names no end (see `parseReplayWindow`). Strongly consistent.
+   */
+  readonly newestAcceptedAt: (subscriptionId: string) => Promise<string | undefined>;
   readonly readWindow: (input: {
     readonly subscriptionId: string;
     readonly since: string;

@@ -30,10 +30,10 @@ export const MAX_REPLAYED_PER_STEP = 1000;
 /** How long a step holds the replay (`ReplayState.leaseUntil`): past the operations function's timeout. */
 export const REPLAY_LEASE_SECONDS = 60;
 
-/** `POST /v1/subscriptions/{id}/replay`'s body. `until` absent: now. */
+/** `POST /v1/subscriptions/{id}/replay`'s body. `until` absent: now, or later (see `parseReplayWindow`). */
 export const replayBodySchema = z.strictObject({
   since: z.iso.datetime({ offset: true }).meta({ description: 'Start of the window of acceptance times, inclusive (RFC 3339).' }),
-  until: z.iso.datetime({ offset: true }).optional().meta({ description: 'End of the window, inclusive; default now. Not in the future.' }),
+  until: z.iso.datetime({ offset: true }).optional().meta({ description: "End of the window, inclusive; not in the future. Default: now, or the subscription's newest acceptance time if that is later (ingest's clock ahead of the operations function's)." }),
 });
 
 /** The window of acceptance times a replay sends again, both bounds inclusive, as UTC ISO times. */
@@ -45,12 +45,16 @@ export interface ReplayWindow {
 /**
  * Reads a replay's window. Refused (`invalid_request`, the field named): `since` after `until`,
  * `until` in the future, `since` before the oldest event kept (`retentionDays` ago; none with 0).
+ * With no `until`, the window ends now, or at the subscription's newest acceptance
+ * (`newestAcceptedAt`, stamped by ingest's clock) if that is later: a replay asked for after an
+ * event was answered sends it, however far the operations function's clock is behind ingest's.
  */
-export function parseReplayWindow(body: z.infer<typeof replayBodySchema>, now: Date, retentionDays: number): Parsed<ReplayWindow> {
+export function parseReplayWindow(body: z.infer<typeof replayBodySchema>, now: Date, retentionDays: number, newestAcceptedAt?: string): Parsed<ReplayWindow> {
   const since = new Date(body.since);
-  const until = body.until === undefined ? now : new Date(body.until);
+  const newest = newestAcceptedAt === undefined ? Number.NEGATIVE_INFINITY : Date.parse(newestAcceptedAt);
+  const until = body.until !== undefined ? new Date(body.until) : newest > now.getTime() ? new Date(newest) : now;
   const refuse = (details: ErrorDetail[]): Parsed<ReplayWindow> => ({ ok: false, refusal: { code: ErrorCode.invalidRequest, message: 'The replay window is not valid.', details } });
-  if (until.getTime() > now.getTime()) return refuse([{ path: 'until', message: `is in the future (now is ${now.toISOString()})` }]);
+  if (body.until !== undefined && until.getTime() > now.getTime()) return refuse([{ path: 'until', message: `is in the future (now is ${now.toISOString()})` }]);
   if (since.getTime() > until.getTime()) return refuse([{ path: 'since', message: `is after until (${until.toISOString()})` }]);
   const oldest = new Date(now.getTime() - retentionDays * 86_400_000);
   if (retentionDays === 0) return refuse([{ path: 'since', message: 'no event is kept for a replay (EVENT_RETENTION_DAYS=0)' }]);
@@ -80,11 +84,12 @@ export interface ReplayState extends ReplayWindow {
 /** What a replay's state store does; the subscription's item holds the state. */
 export interface ReplayStateStore {
   /**
-   * Starts `state` unless a replay is under way, or the last one was of the same window: the state
-   * in force then (`isDone` for the last one, ended), and whether this call started it; undefined
-   * for no subscription.
+   * Starts `state` unless a replay is under way, or (for a window whose end was named,
+   * `isUntilGiven`) the last one was of the same window: the state in force then (`isDone` for the
+   * last one, ended), and whether this call started it; undefined for no subscription. A window
+   * that ends by default (now, or the newest acceptance) starts a new replay whatever the last one.
    */
-  readonly start: (subscriptionId: string, state: ReplayState) => Promise<{ readonly state: ReplayState; readonly isNew: boolean; readonly isDone?: boolean } | undefined>;
+  readonly start: (subscriptionId: string, state: ReplayState, options: { readonly isUntilGiven: boolean }) => Promise<{ readonly state: ReplayState; readonly isNew: boolean; readonly isDone?: boolean } | undefined>;
   /**
    * Holds the replay begun at `startedAt` (without it: the one under way) until `leaseUntil`,
    * unless a step holds it at `now`: its state then, else undefined.
@@ -372,7 +377,7 @@ export type ReplayOutcome =
 export async function requestReplay(subscriptionId: string, window: ReplayWindow & { readonly isUntilGiven: boolean }, ports: ReplayRequestPorts): Promise<ReplayOutcome> {
   const now = ports.now();
   const leaseUntil = new Date(now.getTime() + REPLAY_LEASE_SECONDS * 1000).toISOString();
-  const started = await ports.states.start(subscriptionId, { since: window.since, until: window.until, startedAt: now.toISOString(), replayed: 0, deadLettered: 0, notDelivered: 0, leaseUntil });
+  const started = await ports.states.start(subscriptionId, { since: window.since, until: window.until, startedAt: now.toISOString(), replayed: 0, deadLettered: 0, notDelivered: 0, leaseUntil }, { isUntilGiven: window.isUntilGiven });
   if (started === undefined) return { kind: 'not_found' };
   const inForce = started.state;
   if (started.isDone === true) return { kind: 'stepped', state: inForce, isDone: true, refused: [] };

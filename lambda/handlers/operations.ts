@@ -48,7 +48,7 @@ const USES = {
   // A replay reads the records of the events it replays.
   events: uses(EVENT_STORE_ACCESS, ['isSettled', 'findSequence', 'markDeadLettered', 'readOutcomes']),
   // A replay reads kept events and their runs' numbers, and keeps its state on the subscription.
-  keptEvents: uses(KEPT_EVENT_STORE_ACCESS, ['readWindow', 'findNumbers']),
+  keptEvents: uses(KEPT_EVENT_STORE_ACCESS, ['readWindow', 'findNumbers', 'newestAcceptedAt']),
   replayStates: uses(REPLAY_STATE_STORE_ACCESS, ['start', 'claim', 'save', 'finish', 'cancel']),
   // A redrive names an existing subscription.
   subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get']),
@@ -182,6 +182,7 @@ export function wireOperationsHandler(input: OperationsWiring, options: Operatio
   return createOperationsHandler({
     replay,
     cancelReplay: (subscriptionId) => replayStates.cancel(subscriptionId, now().toISOString()),
+    newestAcceptedAt: keptEvents.newestAcceptedAt,
     eventRetentionDays: config.eventRetentionDays,
     listActiveGroups: groups.listActiveGroups,
     getGroup: groups.getGroup,

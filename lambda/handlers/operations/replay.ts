@@ -6,6 +6,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { ErrorCode } from '../../core/api-error.js';
 import type { ReplayAnswer, ReplayCancelAnswer } from '../../core/answers.js';
 import { checkReplay, parseReplayWindow, replayBodySchema, type ReplayOutcome, type ReplayState, type ReplayStateStore, type ReplayWindow } from '../../core/replay.js';
+import type { KeptEventStore } from '../../core/kept-event.js';
 import { parseBody, type Route } from '../http.js';
 import { errorResponse, toRedriveRefusalResponse, type ApiResponse, type Answer, type ErrorBody } from '../responses.js';
 import type { RoutingPorts } from './routing.js';
@@ -13,6 +14,8 @@ import type { RoutingPorts } from './routing.js';
 export interface ReplayRoutesDeps {
   readonly replay: (subscriptionId: string, window: ReplayWindow & { readonly isUntilGiven: boolean }) => Promise<ReplayOutcome>;
   readonly cancelReplay: ReplayStateStore['cancel'];
+  /** When the subscription's newest kept event was accepted: where a window with no `until` may end (see `parseReplayWindow`). */
+  readonly newestAcceptedAt: KeptEventStore['newestAcceptedAt'];
   /** Days events are kept (`EVENT_RETENTION_DAYS`): a window older is refused. */
   readonly eventRetentionDays: number;
   /** A replay routes by the routing in force, so it reads whether a switch may be under way. */
@@ -76,11 +79,13 @@ export function createReplayRoutes(deps: ReplayRoutesDeps): Readonly<Record<'POS
       const subscriptionId = event.pathParameters?.subscription_id ?? '';
       const body = parseBody(event, replayBodySchema);
       if (!body.ok) return errorResponse(body.refusal);
-      const window = parseReplayWindow(body.value, deps.now(), deps.eventRetentionDays);
+      const isUntilGiven = body.value.until !== undefined;
+      const newest = isUntilGiven || deps.eventRetentionDays === 0 ? undefined : await deps.newestAcceptedAt(subscriptionId);
+      const window = parseReplayWindow(body.value, deps.now(), deps.eventRetentionDays, newest);
       if (!window.ok) return errorResponse(window.refusal);
       const refusal = checkReplay(await deps.routing.get());
       if (refusal !== undefined) return toRedriveRefusalResponse(refusal);
-      const outcome = await deps.replay(subscriptionId, { ...window.value, isUntilGiven: body.value.until !== undefined });
+      const outcome = await deps.replay(subscriptionId, { ...window.value, isUntilGiven });
       if (outcome.kind === 'stepped' || outcome.kind === 'busy') {
         const { state } = outcome;
         deps.logger.info('replay step done', { subscription_id: subscriptionId, since: state.since, until: state.until, started_at: state.startedAt, replayed: state.replayed, is_done: outcome.kind === 'stepped' && outcome.isDone, stepped_elsewhere: outcome.kind === 'busy' });

@@ -109,6 +109,16 @@ describe('kept events', () => {
     expect(await readAll({ subscriptionId, since: '2026-12-04T10:00:00.000Z', until: '2026-12-04T10:00:01.000Z', limit: 10 })).toEqual([small, large]);
   });
 
+  it("tells when a subscription's newest kept event was accepted, past its runs' numbers kept beside them, and nothing for one with none", async () => {
+    const subscriptionId = uniqueId('sub');
+    expect(await store.newestAcceptedAt(subscriptionId)).toBeUndefined();
+    for (const [index, acceptedAt] of ['2026-12-04T10:00:02.000Z', '2026-12-04T10:00:09.500Z', '2026-12-04T10:00:01.000Z'].entries()) {
+      await keep(keptOf({ subscriptionId, eventId: `evt-${index}`, acceptedAt, sequenceNumber: String(100 + index) }));
+    }
+    await store.keepNumbers({ subscriptionId, orderingKey: subscriptionId, firstPosition: 'g/1', firstSequence: 1, eventIds: ['evt-0'], at: '2026-12-04T10:00:30.000Z' });
+    expect(await store.newestAcceptedAt(subscriptionId)).toBe('2026-12-04T10:00:09.500Z');
+  });
+
   it("finds a run's numbers from the place of any of its events, in its group alone", async () => {
     const subscriptionId = uniqueId('sub');
     const orderingKey = subscriptionId;

@@ -443,7 +443,7 @@ describe('DynamoModel against dynalite: the adapters', () => {
       const run = await store.findNumbers({ subscriptionId: 'sub_1', orderingKey: 'key-sub_1', queuePosition: 'g1/2' });
       const states = createReplayStateStore(client, names.Subscriptions ?? '');
       const replay = { since: at(1), until: at(3), startedAt: at(9), replayed: 0, deadLettered: 0, notDelivered: 0 };
-      const unknown = await states.start('sub_1', replay);
+      const unknown = await states.start('sub_1', replay, { isUntilGiven: true });
       return { ids: [...first.events, ...second.events].map((event) => event.queued.event.event_id), run, unknown };
     });
     expect(result).toMatchObject({ ids: ['evt_1', 'evt_2', 'evt_3'], run: { firstSequence: 4, eventIds: ['evt_1', 'evt_2'] }, unknown: undefined });

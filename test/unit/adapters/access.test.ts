@@ -425,6 +425,14 @@ const ADAPTERS = {
         },
         { path: 'none does', run: (store) => store.findNumbers({ subscriptionId: 'sub_1', orderingKey: 'k1', queuePosition: 'g1/1' }) },
       ],
+      newestAcceptedAt: [
+        {
+          path: 'the subscription has kept events',
+          answer: () => dynamoMock.on(QueryCommand).resolves({ Items: [{ position: `!event#${at}#g1/1` }] }),
+          run: (store) => store.newestAcceptedAt('sub_1'),
+        },
+        { path: 'it has none', run: (store) => store.newestAcceptedAt('sub_1') },
+      ],
       readWindow: [
         {
           path: 'the bodies are in the items',
@@ -448,14 +456,14 @@ const ADAPTERS = {
     access: REPLAY_STATE_STORE_ACCESS,
     paths: {
       start: [
-        { path: 'none is under way', run: (store) => store.start('sub_1', { since: at, until: at, startedAt: at, replayed: 0, deadLettered: 0, notDelivered: 0 }) },
+        { path: 'none is under way', run: (store) => store.start('sub_1', { since: at, until: at, startedAt: at, replayed: 0, deadLettered: 0, notDelivered: 0 }, { isUntilGiven: true }) },
         {
           path: 'one is (refused condition, the item read)',
           answer: () => {
             dynamoMock.on(UpdateCommand).rejects(conditionFailed());
             dynamoMock.on(GetCommand).resolves({ Item: { subscription_id: 'sub_1', replay: { since: at, until: at, started_at: at, replayed: 1, dead_lettered: 0, not_delivered: 0 } } });
           },
-          run: (store) => store.start('sub_1', { since: at, until: at, startedAt: at, replayed: 0, deadLettered: 0, notDelivered: 0 }),
+          run: (store) => store.start('sub_1', { since: at, until: at, startedAt: at, replayed: 0, deadLettered: 0, notDelivered: 0 }, { isUntilGiven: false }),
         },
       ],
       claim: [

@@ -207,7 +207,7 @@ describe('requestReplay', () => {
     const events = [kept('a', 1, 1)];
     const { ports, sent, states } = setup({ events, records: new Map([['a-1', delivered(1)]]) });
     const state: ReplayState = { since: SINCE, until: UNTIL, startedAt: '2026-12-04T11:59:00.000Z', replayed: 0, deadLettered: 0, notDelivered: 0, leaseUntil: '2026-12-04T12:00:30.000Z' };
-    await states.start('sub', state);
+    await states.start('sub', state, { isUntilGiven: true });
     expect(await requestReplay('sub', { since: '2026-12-04T10:30:00.000Z', until: UNTIL, isUntilGiven: true }, ports)).toEqual({ kind: 'other_window', state });
     expect(await requestReplay('sub', { since: SINCE, until: UNTIL, isUntilGiven: true }, ports)).toEqual({ kind: 'busy', state });
     expect(sent).toEqual([]);

@@ -109,6 +109,8 @@ function setup(
       if (subscriptionId === 'sub_replaying') return { isCancelled: true, state: { since: '2026-12-02T11:00:00.000Z', until: '2026-12-02T12:00:00.000Z', startedAt: '2026-12-02T12:01:00.000Z', replayed: 40, deadLettered: 0, notDelivered: 0, reached: '2026-12-02T11:30:00.000Z', cancelledAt: at } };
       return subscriptionId === 'sub_1' ? { isCancelled: false } : undefined;
     },
+    // sub_ahead's newest event was accepted by an ingest clock 40 s ahead of this function's.
+    newestAcceptedAt: async (subscriptionId) => (subscriptionId === 'sub_ahead' ? '2026-12-02T12:10:40.000Z' : subscriptionId === 'sub_1' ? '2026-12-02T12:09:00.000Z' : undefined),
     eventRetentionDays: 7,
     pauseGraceSeconds: PAUSE_GRACE_SECONDS,
     now: () => now,
@@ -539,6 +541,14 @@ describe('POST /v1/subscriptions/{subscription_id}/replay', () => {
       is_done: true,
     });
     expect(replays).toEqual([`sub_1 2026-12-02T11:00:00.000Z ${now.toISOString()} false`]);
+  });
+
+  it('ends a window with no until at the newest acceptance when ingest’s clock stamped it after this function’s now, so the replay sends every event answered before it', async () => {
+    const { handler, replays } = setup();
+    await handler(replay('sub_ahead', { since: '2026-12-02T12:00:00Z' }));
+    // Named: the window is what was asked, even if an event was stamped after it.
+    await handler(replay('sub_ahead', { since: '2026-12-02T12:00:00Z', until: '2026-12-02T12:10:00Z' }));
+    expect(replays).toEqual(['sub_ahead 2026-12-02T12:00:00.000Z 2026-12-02T12:10:40.000Z false', 'sub_ahead 2026-12-02T12:00:00.000Z 2026-12-02T12:10:00.000Z true']);
   });
 
   it('refuses a window with since after until, until in the future, or since older than the events kept, naming the field, and starts nothing', async () => {
