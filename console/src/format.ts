@@ -16,6 +16,18 @@ export function formatTime(iso: string | null): string {
   return Number.isNaN(date.getTime()) ? iso : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 }
 
+/** What a group page says of what waits behind the head: `1 event waits …`, `3 events wait …`. */
+export function waitingLine(waiting: number): string {
+  return `${waiting === 1 ? '1 event waits' : `${waiting} events wait`} behind the head, in order. (The queue holds them; the API shows how many, not which.)`;
+}
+
+/** What a group page says when nothing waits: delivered, or dead-lettered and left to a redrive. */
+export function nothingWaitsLine(deadLettered: number): string {
+  return deadLettered === 0
+    ? 'Nothing waits: the group has delivered all it was given.'
+    : `Nothing waits: the group has delivered or dead-lettered all it was given (${plural(deadLettered, 'dead letter')}, sent again by a redrive).`;
+}
+
 /** `1 event`, `3 events`. */
 export function plural(count: number, one: string, many = `${one}s`): string {
   return `${count} ${count === 1 ? one : many}`;

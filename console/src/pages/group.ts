@@ -8,7 +8,7 @@ import type { GroupAnswer, PauseAnswer, ResumeAnswer, SkipAnswer } from '../../.
 import type { LagRow } from '../../../lambda/core/lag.js';
 import { api, segment } from '../api.js';
 import { code, el, link, replaceChildren, replaceKeepingFocus, type Child } from '../dom.js';
-import { formatSeconds, formatTime, plural } from '../format.js';
+import { formatSeconds, formatTime, nothingWaitsLine, plural, waitingLine } from '../format.js';
 import { every, REFRESH_MS, type Page } from '../page.js';
 import { confirmAction, describeFailure, errorBox, notify } from '../ui.js';
 import { rowStates } from './lag.js';
@@ -115,7 +115,7 @@ export const groupPage: Page = (main, request) => {
       el('p', {}, ...rowStates(row)),
       el('h2', {}, 'Head'),
       row.depth === 0
-        ? el('p', { 'data-testid': 'group-head' }, 'Nothing waits: the group has delivered all it was given.')
+        ? el('p', { 'data-testid': 'group-head' }, nothingWaitsLine(row.dead_lettered))
         : facts([
             ['Event', row.head_event_id === null ? el('span', { 'data-testid': 'group-head' }, 'flowing: no head is failing') : el('span', { 'data-testid': 'group-head' }, code(row.head_event_id))],
             ['Attempts', String(row.head_attempts)],
@@ -123,7 +123,7 @@ export const groupPage: Page = (main, request) => {
             ['Last error', row.last_error ?? '—'],
             ['Oldest wait', el('span', { 'data-testid': 'group-wait' }, formatSeconds(row.oldest_wait_seconds))],
           ]),
-      el('p', { 'data-testid': 'group-waiting' }, row.depth === 0 ? '' : `${plural(waiting, 'event')} wait behind the head, in order. (The queue holds them; the API shows how many, not which.)`),
+      el('p', { 'data-testid': 'group-waiting' }, row.depth === 0 ? '' : waitingLine(waiting)),
       actions,
       el('h2', {}, 'Group'),
       facts([
