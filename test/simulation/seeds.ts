@@ -1,7 +1,7 @@
 /**
  * Runs a range of seeds as one test. A failing seed is printed with its violations;
  * `SIM_SEED=<n> npx vitest run test/simulation/simulation-a.test.ts` replays it exactly, and
- * `SIM_SEEDS=<count>` (with `SIM_FIRST_SEED`) runs more (`npm run simulate` runs 20,000).
+ * `SIM_SEEDS=<count>` (with `SIM_FIRST_SEED`) runs more (`npm run simulate` runs 20,000, in slices side by side).
  * `SIM_SEED_LIST=<n>,<m>` runs those seeds, `SIM_SCENARIO=<name>` a scenario's plan instead of the
  * random one, and `SIM_REPORT=<file>` writes the failures there as JSON (for `npm run mutate`).
  */
