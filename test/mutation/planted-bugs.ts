@@ -160,6 +160,18 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
     ],
     catchers: { scenario: 'skewedRedrive', seeds: [1] },
   },
+  {
+    name: 'dead-letter-retention-not-reset',
+    bug: "SQS's model keeps counting a message's retention from its sending after a move to the FIFO dead-letter queue (AWS restarts it at the move): a late backstop import finds it gone",
+    patches: [
+      {
+        file: 'test/simulation/models/sqs-fifo-model.ts',
+        find: '      enqueuedAt: now,\n      deadLetterQueueSourceArn: source.settings.arn,',
+        replace: '      deadLetterQueueSourceArn: source.settings.arn,',
+      },
+    ],
+    catchers: { scenario: 'lateImport', seeds: [1] },
+  },
 ];
 
 /** The patched text of one file; throws when a patch's text is not found exactly once (the code moved). */

@@ -78,6 +78,25 @@ describe('simulation scenarios', () => {
     expect(result.deadLettered).toBeGreaterThanOrEqual(2);
   });
 
+  it('imports a crash loop’s event from the backstop 14 days after it was sent, with its number, as the dead-letter queue restarted its retention at the move', { timeout: 120_000 }, async () => {
+    const result = await simulate(SCENARIOS.lateImport(1));
+    expect(result.violations).toEqual([]);
+    // Past the delivery queue's 14 days: without the reset at the move, SQS would have deleted it.
+    expect(result.simulatedMs).toBeGreaterThan(14 * 24 * 3_600_000);
+    expect(result.deadLettered).toBeGreaterThanOrEqual(1);
+    expect(result.expired.messages).toBe(0);
+  });
+
+  it('keeps long plans of days and weeks complete and in order while TTLs pass, a few seeds', { timeout: 120_000 }, async () => {
+    let expiredItems = 0;
+    for (const seed of [1, 2, 3, 4, 5]) {
+      const result = await simulate(SCENARIOS.long(seed));
+      expect(result.violations, `seed ${seed}`).toEqual([]);
+      expiredItems += result.expired.items;
+    }
+    expect(expiredItems).toBeGreaterThan(0);
+  });
+
   it('keeps every answer a page and every step bounded with 1,200 dead letters of one key (once unbounded)', { timeout: 120_000 }, async () => {
     expect(await run(SCENARIOS.scale(1))).toEqual([]);
   });

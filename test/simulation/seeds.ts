@@ -45,7 +45,7 @@ export function describeSeeds(defaultFirst: number, defaultCount: number): void 
 
     it(`keeps every history in order, complete and explained, ${scenario === undefined ? '' : `scenario ${scenario}, `}seeds ${range}`, { timeout: 3_600_000 }, async () => {
       const failures: SimulationResult[] = [];
-      const totals = { events: 0, faults: 0, crashes: 0, deliveries: 0, steps: 0, simulatedHours: 0, autoPauses: 0, replays: 0, parked: 0 };
+      const totals = { events: 0, faults: 0, crashes: 0, deliveries: 0, steps: 0, simulatedHours: 0, autoPauses: 0, replays: 0, parked: 0, expiredItems: 0, expiredMessages: 0 };
       for (const seed of seeds) {
         const result = await run(planFor(seed));
         totals.events += result.events;
@@ -56,12 +56,14 @@ export function describeSeeds(defaultFirst: number, defaultCount: number): void 
         totals.autoPauses += result.autoPauses;
         totals.replays += result.replays;
         totals.parked += result.parked;
+        totals.expiredItems += result.expired.items;
+        totals.expiredMessages += result.expired.messages;
         totals.simulatedHours += result.simulatedMs / 3_600_000;
         if (result.violations.length > 0) failures.push(result);
       }
       console.log(
         `simulation ${scenario === undefined ? '' : `scenario ${scenario} `}seeds ${process.env.SIM_SEED_LIST === undefined ? `${first}–${first + count - 1}` : range}: ${totals.events} events, ${totals.faults} faults and ${totals.crashes} crashes injected, ` +
-          `${totals.deliveries} deliveries, ${totals.autoPauses} automatic pauses, ${totals.replays} replays, ${totals.parked} events parked, ${Math.round(totals.simulatedHours)} simulated hours, ${totals.steps} steps; violations in ${failures.length} seeds`,
+          `${totals.deliveries} deliveries, ${totals.autoPauses} automatic pauses, ${totals.replays} replays, ${totals.parked} events parked, ${totals.expiredItems} items expired by TTL, ${totals.expiredMessages} messages past retention, ${Math.round(totals.simulatedHours)} simulated hours, ${totals.steps} steps; violations in ${failures.length} seeds`,
       );
       if (process.env.SIM_REPORT !== undefined) writeFileSync(process.env.SIM_REPORT, JSON.stringify(failures.map(({ seed, violations }) => ({ seed, violations }))));
       expect(failures.map((failure) => `seed ${failure.seed}: ${failure.violations.join('; ')}`)).toEqual([]);

@@ -1160,6 +1160,48 @@ describe('DynamoModel alone, where dynalite differs from DynamoDB', () => {
   });
 });
 
+describe('DynamoModel alone: TTL, which dynalite does not have', () => {
+  // The table's TTL attribute as the deployed table declares it (TABLES.events.ttlAttribute).
+  const events: ModelTableDefinition = { name: 'Events', partitionKey: 'id', ttlAttribute: 'expires_at', indexes: [{ name: 'by-shard', partitionKey: 'shard' }] };
+  const at = Date.UTC(2026, 0, 1);
+
+  it('keeps an expired item readable, queryable and in conditions until the sweep removes it, then removes it from its indexes too', async () => {
+    const state = new DynamoModel([events]);
+    const client = createModelDocumentClient(state);
+    const expiresAt = at / 1000 + 60;
+    await client.send(new PutCommand({ TableName: 'Events', Item: { id: 'e1', shard: 's', expires_at: expiresAt } }));
+    // Not expired at its second: "less than the current time" (UpdateTimeToLive).
+    expect(state.expiredItems(expiresAt * 1000)).toEqual([]);
+    const later = expiresAt * 1000 + 1;
+    expect(state.expiredItems(later)).toEqual([{ table: 'Events', primaryKey: 'e1', expiresAtSeconds: expiresAt }]);
+    // Expired, not yet deleted: reads, queries and conditions still see it.
+    expect((await client.send(new GetCommand({ TableName: 'Events', Key: { id: 'e1' } }))).Item).toMatchObject({ id: 'e1' });
+    expect((await client.send(new QueryCommand({ TableName: 'Events', IndexName: 'by-shard', KeyConditionExpression: '#shard = :s', ExpressionAttributeNames: { '#shard': 'shard' }, ExpressionAttributeValues: { ':s': 's' } }))).Items).toHaveLength(1);
+    await expect(client.send(new PutCommand({ TableName: 'Events', Item: { id: 'e1' }, ConditionExpression: 'attribute_not_exists(id)' }))).rejects.toMatchObject({ name: 'ConditionalCheckFailedException' });
+    // The sweep takes what the caller says is due, and nothing else.
+    expect(state.sweepExpired(later, () => false)).toEqual([]);
+    expect(state.sweepExpired(later, (item) => item.primaryKey === 'e1')).toEqual([{ table: 'Events', primaryKey: 'e1', expiresAtSeconds: expiresAt, removedAtMs: later }]);
+    expect((await client.send(new GetCommand({ TableName: 'Events', Key: { id: 'e1' } }))).Item).toBeUndefined();
+    expect((await client.send(new QueryCommand({ TableName: 'Events', IndexName: 'by-shard', KeyConditionExpression: '#shard = :s', ExpressionAttributeNames: { '#shard': 'shard' }, ExpressionAttributeValues: { ':s': 's' } }))).Items).toEqual([]);
+    expect(state.removedByTtl()).toHaveLength(1);
+  });
+
+  it('never expires an item whose TTL attribute is not a Number, is in the future, or in a table without TTL', async () => {
+    const state = new DynamoModel([events, things]);
+    const client = createModelDocumentClient(state);
+    await client.send(new PutCommand({ TableName: 'Events', Item: { id: 'text', expires_at: String(at / 1000) } }));
+    await client.send(new PutCommand({ TableName: 'Events', Item: { id: 'future', expires_at: at / 1000 + 3_600 } }));
+    await client.send(new PutCommand({ TableName: 'Events', Item: { id: 'none' } }));
+    await client.send(new PutCommand({ TableName: 'Things', Item: { pk: 'p', expires_at: 0 } }));
+    expect(state.sweepExpired(at + 1_000, () => true)).toEqual([]);
+    // Written again with a later TTL before the sweep came: not expired any more, kept.
+    await client.send(new PutCommand({ TableName: 'Events', Item: { id: 'e2', expires_at: at / 1000 - 10 } }));
+    await client.send(new UpdateCommand({ TableName: 'Events', Key: { id: 'e2' }, UpdateExpression: 'SET expires_at = :later', ExpressionAttributeValues: { ':later': at / 1000 + 3_600 } }));
+    expect(state.sweepExpired(at + 1_000, () => true)).toEqual([]);
+    expect(state.execute('Scan', { TableName: 'Events' })).toMatchObject({ Count: 4 });
+  });
+});
+
 describe('DynamoModel alone: copies, the gate and the parse cache', () => {
   it('shares no object with its callers, in or out', async () => {
     const state = new DynamoModel([things]);

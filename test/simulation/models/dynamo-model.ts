@@ -79,6 +79,22 @@ export interface ModelTableDefinition {
   readonly partitionKey: string;
   readonly sortKey?: ModelSortKey;
   readonly indexes?: readonly ModelIndexDefinition[];
+  /**
+   * The table's TTL attribute (UpdateTimeToLive), as deployed: an item whose value there is a
+   * Number of epoch seconds before now is expired, and removed by `sweepExpired` (see there).
+   */
+  readonly ttlAttribute?: string;
+}
+
+/** An item past its TTL, seen by `expiredItems` or removed by `sweepExpired`. */
+export interface ExpiredItemView {
+  readonly table: string;
+  /** The item's primary key, as one string (see `primaryKeyOf`): stable across its writes. */
+  readonly primaryKey: string;
+  /** Its TTL attribute's value, epoch seconds. */
+  readonly expiresAtSeconds: number;
+  /** When `sweepExpired` removed it (epoch ms); absent while it is still in its table. */
+  readonly removedAtMs?: number;
 }
 
 /** The operations the model answers, named as lib-dynamodb's commands without `Command`. */
@@ -271,10 +287,55 @@ const NO_CONTEXT: ExpressionContext = { names: {}, values: {} };
 export class DynamoModel {
   private readonly tables = new Map<string, TableState>();
   private readonly parser: ExpressionParser;
+  private readonly ttlRemovals: ExpiredItemView[] = [];
 
   constructor(tables: readonly ModelTableDefinition[], options: DynamoModelOptions = {}) {
     for (const definition of tables) this.tables.set(definition.name, new TableState(definition));
     this.parser = options.parser ?? new ExpressionParser();
+  }
+
+  /**
+   * The items past their TTL now and still in their tables. DynamoDB's TTL marks an item expired
+   * once the epoch seconds in its TTL attribute (a Number; any other type is ignored) are before
+   * the current time, and deletes it later in the background, "typically within two days" (or "a
+   * few days"); until then "items that have expired and not been deleted will still show up in
+   * reads, queries, and scans", and in conditions: the model's reads never filter them.
+   * https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ttl-expired-items.html,
+   * https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTimeToLive.html
+   */
+  expiredItems(nowMs: number): ExpiredItemView[] {
+    const expired: ExpiredItemView[] = [];
+    for (const [name, table] of this.tables) {
+      const attribute = table.definition.ttlAttribute;
+      if (attribute === undefined) continue;
+      for (const [primaryKey, item] of table.items) {
+        const value = item[attribute];
+        if (typeof value === 'number' && value * 1000 < nowMs) expired.push({ table: name, primaryKey, expiresAtSeconds: value });
+      }
+    }
+    return expired;
+  }
+
+  /**
+   * TTL's background deletion: removes every expired item (see `expiredItems`) for which `isDue`
+   * answers true, from its table and its indexes, as a delete would, and returns what it removed.
+   * When is the caller's choice (DynamoDB promises no moment): an item written again meanwhile with
+   * a later TTL is not expired any more, and stays.
+   */
+  sweepExpired(nowMs: number, isDue: (item: ExpiredItemView) => boolean): ExpiredItemView[] {
+    const removed: ExpiredItemView[] = [];
+    for (const view of this.expiredItems(nowMs)) {
+      if (!isDue(view)) continue;
+      this.table(view.table).write(view.primaryKey, undefined);
+      removed.push({ ...view, removedAtMs: nowMs });
+    }
+    this.ttlRemovals.push(...removed);
+    return removed;
+  }
+
+  /** Every item `sweepExpired` removed, in order. */
+  removedByTtl(): readonly ExpiredItemView[] {
+    return [...this.ttlRemovals];
   }
 
   /**

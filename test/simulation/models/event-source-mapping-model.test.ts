@@ -297,3 +297,20 @@ describe('event source mapping model', () => {
     expect(() => w.start({ invoke: w.fn(10), ...options })).toThrow(EventSourceMappingConfigurationError);
   });
 });
+
+describe('event source mapping model, idle backoff (plans of days)', () => {
+  it('polls an idle queue less and less often, up to its limit, and takes a message sent then within that limit', async () => {
+    const w = world();
+    const mapping = w.start({ invoke: w.fn(10), maxConcurrency: 1, emptyReceiveWait: { minMs: 1_000, maxMs: 1_000 }, idleBackoffMaxMs: 60_000 });
+    // A day idle: 1, 2, 4, … 32 s, then a minute each time: about 1,440 receives, not 86,400.
+    await w.runFor(24 * 3_600_000);
+    expect(mapping.stats.emptyReceives).toBeGreaterThan(1_400);
+    expect(mapping.stats.emptyReceives).toBeLessThan(1_450);
+    const sentAt = w.scheduler.now();
+    w.send('g', 'late');
+    await w.runFor(120_000, () => w.invocations.length > 0);
+    expect(w.bodiesOf(w.invocations[0])).toEqual(['late']);
+    expect(w.invocations[0]?.startedAt ?? Infinity).toBeLessThanOrEqual(sentAt + 60_000 + 1_000);
+    mapping.stop();
+  });
+});

@@ -63,6 +63,13 @@ export interface EventSourceMappingModelOptions {
   /** Pause after an empty receive before the next one. Default 200–1,000 ms. */
   readonly emptyReceiveWait?: DurationRange;
   /**
+   * For plans of days: after each further empty receive in a row the pause's range doubles, up to
+   * this many ms, and a receive that returns messages starts over. Only when messages wait does a
+   * delay matter, and none are then: a poller idle for days costs a few thousand steps, not a
+   * million. Unset: the pause never grows.
+   */
+  readonly idleBackoffMaxMs?: number;
+  /**
    * The simulation's fault hook for the mapping's own deletes: a record for which it answers true
    * is not deleted (as if DeleteMessageBatch failed for it), and comes back after its visibility
    * timeout, as on AWS.
@@ -245,14 +252,20 @@ export function startEventSourceMappingModel(options: EventSourceMappingModelOpt
   };
 
   const poll = async (): Promise<void> => {
+    let emptyInARow = 0;
     while (!isStopping) {
       const { batch, receivedAt } = await receive();
       stats.receives += 1;
       if (batch.length === 0) {
         stats.emptyReceives += 1;
-        await pause(options.emptyReceiveWait ?? DEFAULT_EMPTY_RECEIVE_WAIT);
+        const wait = options.emptyReceiveWait ?? DEFAULT_EMPTY_RECEIVE_WAIT;
+        const { idleBackoffMaxMs } = options;
+        const scale = idleBackoffMaxMs === undefined ? 1 : 2 ** Math.min(emptyInARow, 30);
+        emptyInARow += 1;
+        await pause(scale === 1 ? wait : { minMs: Math.min(wait.minMs * scale, idleBackoffMaxMs ?? Infinity), maxMs: Math.min(wait.maxMs * scale, idleBackoffMaxMs ?? Infinity) });
         continue;
       }
+      emptyInARow = 0;
       stats.messagesReceived += batch.length;
       // A batch received while stopping is still processed: its messages are in flight already.
       await handleBatch(batch, receivedAt);

@@ -423,6 +423,67 @@ describe('SqsFifoModel redrive policy', () => {
   });
 });
 
+describe('SqsFifoModel retention', () => {
+  const DAY_MS = 24 * HOUR_MS;
+
+  it('deletes a message once it has been in the queue for the retention period, whatever its state, and names it (SetQueueAttributes MessageRetentionPeriod)', () => {
+    const w = world({ messageRetentionSeconds: 60 });
+    w.send('g', 'held');
+    w.send('g', 'behind');
+    w.send('h', 'never received');
+    const [held] = w.receive(1, { VisibilityTimeout: 600 });
+    w.advance(59_999);
+    expect(w.model.messages(w.url).map((message) => message.body)).toEqual(['held', 'behind', 'never received']);
+    w.advance(1);
+    expect(w.model.messages(w.url)).toEqual([]);
+    expect(w.receive(10)).toEqual([]);
+    const expired = w.model.expiredMessages(w.url).map((message) => [message.body, message.receiveCount, message.expiredAt - message.enqueuedAt]);
+    expect(expired).toHaveLength(3);
+    expect(expired).toEqual(expect.arrayContaining([
+      ['held', 1, 60_000],
+      ['behind', 0, 60_000],
+      ['never received', 0, 60_000],
+    ]));
+    // Its handle went with it: undocumented, refused as an expired handle.
+    expectSqsError(() => w.model.deleteMessage({ QueueUrl: w.url, ReceiptHandle: handleOf(held) }), 'InvalidParameterValue');
+    expect(w.model.getQueueAttributes({ QueueUrl: w.url, AttributeNames: ['MessageRetentionPeriod', 'ApproximateNumberOfMessages'] }).Attributes).toEqual({ MessageRetentionPeriod: '60', ApproximateNumberOfMessages: '0' });
+  });
+
+  it('keeps messages 4 days unless set, and refuses a retention outside 60 s to 14 days', () => {
+    const w = world();
+    w.send('g', 'm');
+    w.advance(4 * DAY_MS - 1);
+    expect(w.model.messages(w.url)).toHaveLength(1);
+    w.advance(1);
+    expect(w.model.messages(w.url)).toEqual([]);
+    expect(() => w.model.createQueue({ name: 'short.fifo', visibilityTimeoutSeconds: 30, messageRetentionSeconds: 59 })).toThrow('messageRetentionSeconds');
+    expect(() => w.model.createQueue({ name: 'long.fifo', visibilityTimeoutSeconds: 30, messageRetentionSeconds: 1_209_601 })).toThrow('messageRetentionSeconds');
+  });
+
+  it('restarts a message’s retention when the redrive policy moves it to a FIFO dead-letter queue (setting-up-dead-letter-queue-retention)', () => {
+    const clock = { nowMs: START_MS, now: () => clock.nowMs };
+    const model = new SqsFifoModel(clock);
+    const retention = 14 * 86_400;
+    const dlqUrl = model.createQueue({ name: 'dead-letters.fifo', visibilityTimeoutSeconds: 30, messageRetentionSeconds: retention });
+    const url = model.createQueue({ name: 'delivery.fifo', visibilityTimeoutSeconds: 30, messageRetentionSeconds: retention, redrive: { deadLetterQueueName: 'dead-letters.fifo', maxReceiveCount: 1 } });
+    model.sendMessage({ QueueUrl: url, MessageBody: 'crash loop', MessageGroupId: 'g', MessageDeduplicationId: 'c' });
+    model.receiveMessage({ QueueUrl: url, VisibilityTimeout: 0 });
+    // Ten days later the receive that would exceed maxReceiveCount moves it.
+    clock.nowMs += 10 * DAY_MS;
+    expect(model.receiveMessage({ QueueUrl: url }).Messages).toBeUndefined();
+    // Fourteen days after its sending it is still in the dead-letter queue: its clock restarted at the move.
+    clock.nowMs += 5 * DAY_MS;
+    const [kept] = model.messages(dlqUrl);
+    expect(kept).toMatchObject({ body: 'crash loop', sentAt: START_MS });
+    const [received] = model.receiveMessage({ QueueUrl: dlqUrl, MessageSystemAttributeNames: ['SentTimestamp'], VisibilityTimeout: 0 }).Messages ?? [];
+    expect(received?.Attributes?.SentTimestamp).toBe(String(START_MS));
+    // Fourteen days after the move it is gone.
+    clock.nowMs += 9 * DAY_MS;
+    expect(model.messages(dlqUrl)).toEqual([]);
+    expect(model.expiredMessages(dlqUrl).map((message) => [message.sentAt, message.enqueuedAt, message.expiredAt])).toEqual([[START_MS, START_MS + 10 * DAY_MS, START_MS + 24 * DAY_MS]]);
+  });
+});
+
 describe('SqsFifoModel deduplication', () => {
   it('accepts a duplicate within 5 minutes with the first MessageId and does not enqueue it, even after the first was deleted (FIFO key terms; recorded test_fifo_deduplication_arrives_once_after_delete)', () => {
     const w = world();

@@ -19,6 +19,9 @@
  *   TSDoc of `@aws-sdk/client-sqs`.
  * - [Dead-letter queues] https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html
  *   and https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/setting-up-dead-letter-queue-retention.html
+ * - [Retention] https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html
+ *   (MessageRetentionPeriod: 60 s to 1,209,600 s, 14 days; default 345,600 s, 4 days) and
+ *   https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/setting-up-dead-letter-queue-retention.html
  * - [Recorded] LocalStack's SQS tests marked `aws.validated`, whose snapshots record real SQS
  *   answers (github.com/localstack/localstack, tests/aws/services/sqs/test_sqs.py and
  *   test_sqs.snapshot.json, validated 2024-04 to 2025-11).
@@ -72,6 +75,10 @@ const MAX_MESSAGE_ATTRIBUTES = 10;
 const MAX_WAIT_TIME_SECONDS = 20;
 /** [API reference] redrive policy: maxReceiveCount 1–1,000. */
 const MAX_RECEIVE_COUNT_LIMIT = 1000;
+/** [Retention] MessageRetentionPeriod: 60 s to 14 days, 4 days unless set. */
+const MIN_RETENTION_SECONDS = 60;
+export const MAX_RETENTION_SECONDS = 1_209_600;
+const DEFAULT_RETENTION_SECONDS = 345_600;
 
 /** [Message quotas]: MessageGroupId / MessageDeduplicationId: 1–128 letters, digits and punctuation. */
 const FIFO_ID_PATTERN = /^[A-Za-z0-9!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]{1,128}$/;
@@ -136,6 +143,8 @@ export interface CreateQueueInput {
   readonly delaySeconds?: number;
   /** `MaximumMessageSize`, 1,024–1,048,576 bytes. Default 1,048,576. */
   readonly maximumMessageBytes?: number;
+  /** `MessageRetentionPeriod`, 60–1,209,600 s: how long SQS keeps a message from its enqueueing. Default 345,600 (4 days). */
+  readonly messageRetentionSeconds?: number;
 }
 
 /** The model's settings: see `GroupLock`. */
@@ -151,6 +160,7 @@ export interface QueueSettings {
   readonly visibilityTimeoutSeconds: number;
   readonly delaySeconds: number;
   readonly maximumMessageBytes: number;
+  readonly messageRetentionSeconds: number;
   readonly deduplicationScope: DeduplicationScope;
   readonly contentBasedDeduplication: boolean;
   readonly redrive: { readonly deadLetterQueueUrl: string; readonly maxReceiveCount: number } | undefined;
@@ -184,6 +194,19 @@ export interface DeletedMessageView {
   readonly deletedAt: number;
 }
 
+/** A message SQS deleted because it outlived the queue's retention period, for the simulation's checks. */
+export interface ExpiredMessageView {
+  readonly messageId: string;
+  readonly body: string;
+  readonly messageGroupId: string;
+  readonly receiveCount: number;
+  readonly sentAt: number;
+  /** When its retention began: its sending, or its move into this (FIFO dead-letter) queue. */
+  readonly enqueuedAt: number;
+  /** When the model found it past retention and deleted it: at or after `enqueuedAt` + the retention period. */
+  readonly expiredAt: number;
+}
+
 /** A message a redrive policy moved out of a queue. */
 export interface MovedMessageView {
   readonly messageId: string;
@@ -205,6 +228,8 @@ interface StoredMessage {
   readonly deduplicationId: string;
   readonly sequenceNumber: string;
   readonly sentAt: number;
+  /** When its retention began: its sending, reset when it is moved to a (FIFO) dead-letter queue. */
+  readonly enqueuedAt: number;
   readonly deadLetterQueueSourceArn: string | undefined;
   visibleAt: number;
   receiveCount: number;
@@ -214,6 +239,8 @@ interface StoredMessage {
   latestHandle: string | undefined;
   deletedAt: number | undefined;
   movedAt: number | undefined;
+  /** Set when SQS deleted it past the queue's retention. */
+  expiredAt?: number;
 }
 
 interface Queue {
@@ -226,6 +253,9 @@ interface Queue {
   readonly deduplication: Map<string, { readonly messageId: string; readonly sequenceNumber: string; readonly expiresAt: number }>;
   readonly deleted: DeletedMessageView[];
   readonly moved: MovedMessageView[];
+  readonly expired: ExpiredMessageView[];
+  /** No message expires before this (the earliest enqueueing plus the retention): a cheap check before a scan. */
+  nextExpiryAt: number;
 }
 
 interface IssuedHandle {
@@ -354,6 +384,8 @@ export class SqsFifoModel {
     if (!isInteger(delaySeconds, 0, 900)) throw new SqsModelError('delaySeconds must be 0–900');
     const maximumMessageBytes = input.maximumMessageBytes ?? MAX_MESSAGE_BYTES;
     if (!isInteger(maximumMessageBytes, 1024, MAX_MESSAGE_BYTES)) throw new SqsModelError('maximumMessageBytes must be 1024–1048576');
+    const messageRetentionSeconds = input.messageRetentionSeconds ?? DEFAULT_RETENTION_SECONDS;
+    if (!isInteger(messageRetentionSeconds, MIN_RETENTION_SECONDS, MAX_RETENTION_SECONDS)) throw new SqsModelError('messageRetentionSeconds must be 60–1209600');
     let redrive: QueueSettings['redrive'];
     if (input.redrive !== undefined) {
       const deadLetterQueue = this.queuesByName.get(input.redrive.deadLetterQueueName);
@@ -370,6 +402,7 @@ export class SqsFifoModel {
         visibilityTimeoutSeconds: input.visibilityTimeoutSeconds,
         delaySeconds,
         maximumMessageBytes,
+        messageRetentionSeconds,
         deduplicationScope: input.deduplicationScope ?? DeduplicationScope.queue,
         contentBasedDeduplication: input.contentBasedDeduplication ?? false,
         redrive,
@@ -378,6 +411,8 @@ export class SqsFifoModel {
       deduplication: new Map(),
       deleted: [],
       moved: [],
+      expired: [],
+      nextExpiryAt: Infinity,
     };
     this.queuesByUrl.set(url, queue);
     this.queuesByName.set(input.name, queue);
@@ -544,6 +579,7 @@ export class SqsFifoModel {
       deduplicationId,
       sequenceNumber: this.nextSequenceNumber(),
       sentAt: now,
+      enqueuedAt: now,
       deadLetterQueueSourceArn: undefined,
       // [Message quotas] message timer: FIFO queues delay by the queue's DelaySeconds only.
       visibleAt: now + queue.settings.delaySeconds * 1000,
@@ -566,9 +602,38 @@ export class SqsFifoModel {
   }
 
   private append(queue: Queue, message: StoredMessage): void {
+    queue.nextExpiryAt = Math.min(queue.nextExpiryAt, message.enqueuedAt + queue.settings.messageRetentionSeconds * 1000);
     const group = queue.groups.get(message.groupId);
     if (group === undefined) queue.groups.set(message.groupId, [message]);
     else group.push(message);
+  }
+
+  // ---- Retention -----------------------------------------------------------------------------
+
+  /**
+   * [Retention] SQS deletes a message once it has been in the queue for the retention period,
+   * whatever its state (visible, held behind its group, in flight). AWS names no moment for the
+   * deletion; the model deletes it at the first call that looks at the queue at or after its end,
+   * which no caller can tell apart. Its receipt handles expire with it.
+   */
+  private expire(queue: Queue, now: number): void {
+    if (now < queue.nextExpiryAt) return;
+    const retentionMs = queue.settings.messageRetentionSeconds * 1000;
+    let nextExpiryAt = Infinity;
+    for (const [groupId, group] of queue.groups) {
+      const kept = group.filter((message) => {
+        if (now < message.enqueuedAt + retentionMs) {
+          nextExpiryAt = Math.min(nextExpiryAt, message.enqueuedAt + retentionMs);
+          return true;
+        }
+        message.expiredAt = now;
+        queue.expired.push({ messageId: message.messageId, body: message.body, messageGroupId: message.groupId, receiveCount: message.receiveCount, sentAt: message.sentAt, enqueuedAt: message.enqueuedAt, expiredAt: now });
+        return false;
+      });
+      if (kept.length === 0) queue.groups.delete(groupId);
+      else if (kept.length < group.length) queue.groups.set(groupId, kept);
+    }
+    queue.nextExpiryAt = nextExpiryAt;
   }
 
   // ---- Receive -------------------------------------------------------------------------------
@@ -592,6 +657,7 @@ export class SqsFifoModel {
       fail(SqsErrorCode.invalidParameterValue, SqsMessage.waitTimeSeconds(input.WaitTimeSeconds));
     }
     const now = this.clock.now();
+    this.expire(queue, now);
     const taken: StoredMessage[] = [];
     const servedGroups: string[] = [];
     for (const [groupId, group] of queue.groups) {
@@ -635,7 +701,9 @@ export class SqsFifoModel {
    * count ([Recorded] test_dead_letter_queue_message_attributes: received once, moved, then
    * received from the dead-letter queue with ApproximateReceiveCount 2, the same MessageId and a
    * `DeadLetterQueueSourceArn`). For FIFO queues the enqueue timestamp is reset on the move
-   * (setting-up-dead-letter-queue-retention); it takes the next sequence number of its new queue.
+   * (setting-up-dead-letter-queue-retention: "For FIFO queues, the enqueue timestamp resets when the
+   * message is moved to a dead-letter queue"), so its retention there starts at the move; its
+   * SentTimestamp stays. It takes the next sequence number of its new queue.
    */
   private moveToDeadLetterQueue(source: Queue, message: StoredMessage, deadLetterQueueUrl: string, now: number): void {
     const target = this.queueFor(deadLetterQueueUrl);
@@ -652,6 +720,7 @@ export class SqsFifoModel {
     this.append(target, {
       ...message,
       sequenceNumber: this.nextSequenceNumber(),
+      enqueuedAt: now,
       deadLetterQueueSourceArn: source.settings.arn,
       visibleAt: now,
       receivedAt: undefined,
@@ -723,7 +792,9 @@ export class SqsFifoModel {
     const { message } = issued;
     if (message.latestHandle !== handle) return { kind: 'expired' };
     if (message.deletedAt !== undefined) return { kind: 'deleted' };
-    if (message.movedAt !== undefined || now >= message.visibleAt) return { kind: 'expired' };
+    this.expire(queue, now);
+    // A message SQS deleted past retention: undocumented for a handle; the model refuses it as expired.
+    if (message.movedAt !== undefined || message.expiredAt !== undefined || now >= message.visibleAt) return { kind: 'expired' };
     return { kind: 'current', message };
   }
 
@@ -889,6 +960,7 @@ export class SqsFifoModel {
       VisibilityTimeout: String(settings.visibilityTimeoutSeconds),
       DelaySeconds: String(settings.delaySeconds),
       MaximumMessageSize: String(settings.maximumMessageBytes),
+      MessageRetentionPeriod: String(settings.messageRetentionSeconds),
       FifoQueue: 'true',
       ContentBasedDeduplication: String(settings.contentBasedDeduplication),
       DeduplicationScope: settings.deduplicationScope,
@@ -915,6 +987,7 @@ export class SqsFifoModel {
 
   private counts(queue: Queue): { visible: number; inFlight: number; delayed: number } {
     const now = this.clock.now();
+    this.expire(queue, now);
     const counts = { visible: 0, inFlight: 0, delayed: 0 };
     for (const group of queue.groups.values()) {
       for (const message of group) counts[this.stateOf(message, now)] += 1;
@@ -951,6 +1024,7 @@ export class SqsFifoModel {
   messages(url: string): QueuedMessageView[] {
     const queue = this.queueFor(url);
     const now = this.clock.now();
+    this.expire(queue, now);
     const views: QueuedMessageView[] = [];
     for (const group of queue.groups.values()) {
       for (const message of group) {
@@ -975,6 +1049,13 @@ export class SqsFifoModel {
   /** Every message deleted from the queue, in the order of deletion. */
   deletedMessages(url: string): readonly DeletedMessageView[] {
     return [...this.queueFor(url).deleted];
+  }
+
+  /** Every message SQS deleted from the queue past its retention period, in order (as of now). */
+  expiredMessages(url: string): readonly ExpiredMessageView[] {
+    const queue = this.queueFor(url);
+    this.expire(queue, this.clock.now());
+    return [...queue.expired];
   }
 
   /** Every message the queue's redrive policy moved to its dead-letter queue, in order. */
