@@ -146,8 +146,13 @@ export class ConfigError extends Error {
   }
 }
 
-/** Days an event's record outlives its messages at the most: SQS's 14 days in the queue, and 14 more in the FIFO dead-letter queue. */
-export const MIN_DELIVERY_STATE_TTL_DAYS = 2 * (FIFO_QUEUE_SETTINGS.retentionSeconds / 86_400);
+/**
+ * Days an event's record must be kept at the least: its messages live up to SQS's 14 days in the
+ * queue and 14 more in the FIFO dead-letter queue (restarted on the move), counted from the send;
+ * the record's days count from acceptance, stamped before the send on ingest's clock. A day more
+ * than 14 + 14 covers the request between the two and any clock difference.
+ */
+export const MIN_DELIVERY_STATE_TTL_DAYS = 2 * (FIFO_QUEUE_SETTINGS.retentionSeconds / 86_400) + 1;
 
 const integer = (min: number, max: number) =>
   z
@@ -212,7 +217,7 @@ const environmentSchema = (deployment: Deployment) =>
         // FIFO dead-letter queue, which resets the clock on a move (SQS Developer Guide, "Setting-up
         // dead-letter queue retention"). A record gone sooner makes an import give the event a new
         // number: delivered twice, under two numbers.
-        .refine((days) => days >= MIN_DELIVERY_STATE_TTL_DAYS, `must be at least ${MIN_DELIVERY_STATE_TTL_DAYS}: SQS keeps a message 14 days in the queue and 14 more in the dead-letter queue, and an event's record must outlive both`)
+        .refine((days) => days >= MIN_DELIVERY_STATE_TTL_DAYS, `must be at least ${MIN_DELIVERY_STATE_TTL_DAYS}: SQS keeps a message 14 days in the queue and 14 more in the dead-letter queue, and an event's record must outlive both, with a day to spare`)
         .default(30),
       EVENT_RETENTION_DAYS: integer(0, 3650).default(7),
       // Upgrading from before event ids were scoped per tenant and destination: until then, ingest

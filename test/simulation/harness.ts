@@ -271,7 +271,7 @@ function longPlanOf(plan: SimulationPlan, isForced = false): SimulationPlan {
   return {
     ...plan,
     healAtMs,
-    environment: { ...plan.environment, DELIVERY_STATE_TTL_DAYS: '28', EVENT_RETENTION_DAYS: '1' },
+    environment: { ...plan.environment, DELIVERY_STATE_TTL_DAYS: '29', EVENT_RETENTION_DAYS: '1' },
     refusalWindows: eventsPerKey.map(() =>
       random.chance(0.6)
         ? Array.from({ length: random.between(1, 2) }, () => {
@@ -454,7 +454,7 @@ export const SCENARIOS = {
    */
   lateImport: (seed: number): SimulationPlan => ({
     ...quiet(seed, [3, 3]),
-    environment: { ...quiet(seed, [3, 3]).environment, MAX_DELIVERY_ATTEMPTS: '3', RETRY_BASE_SECONDS: '300', RETRY_MAX_SECONDS: '600', DELIVERY_STATE_TTL_DAYS: '28' },
+    environment: { ...quiet(seed, [3, 3]).environment, MAX_DELIVERY_ATTEMPTS: '3', RETRY_BASE_SECONDS: '300', RETRY_MAX_SECONDS: '600', DELIVERY_STATE_TTL_DAYS: '29' },
     refusalWindows: [[{ fromMs: 0, toMs: 10 * 60_000 }], []],
     crashLoopEvents: [`e-${seed}-0-1`],
     crashLoopFromMs: 2 * 60_000,

@@ -68,7 +68,7 @@ describe('loadConfig', () => {
         QUEUE_BACKLOG_ALARM_MESSAGES: '50000',
         FALLING_BEHIND_WAIT_SECONDS: '45',
         ALARM_EMAIL: 'ops@example.com',
-        DELIVERY_STATE_TTL_DAYS: '28',
+        DELIVERY_STATE_TTL_DAYS: '29',
         EVENT_RETENTION_DAYS: '3',
         LOG_LEVEL: 'debug',
       },
@@ -94,7 +94,7 @@ describe('loadConfig', () => {
       queueBacklogAlarmMessages: 50_000,
       fallingBehindWaitSeconds: 45,
       alarmEmail: 'ops@example.com',
-      deliveryStateTtlDays: 28,
+      deliveryStateTtlDays: 29,
       eventRetentionDays: 3,
       logLevel: 'DEBUG',
     });
@@ -131,7 +131,7 @@ describe('loadConfig', () => {
     // Parked at that age: an hour must be left of SQS's 14 days.
     { env: { PAUSE_EVACUATION: 'store', HELD_AGE_ALARM_SECONDS: '1206001' }, variable: 'HELD_AGE_ALARM_SECONDS' },
     // A record gone before its event's last message (14 days in the queue, 14 in the dead-letter queue): an import would number it again.
-    { env: { DELIVERY_STATE_TTL_DAYS: '27', EVENT_RETENTION_DAYS: '7' }, variable: 'DELIVERY_STATE_TTL_DAYS' },
+    { env: { DELIVERY_STATE_TTL_DAYS: '28', EVENT_RETENTION_DAYS: '7' }, variable: 'DELIVERY_STATE_TTL_DAYS' },
   ])('refuses $env, naming $variable', ({ env, variable }) => {
     expect(() => loadConfig(env, Deployment.local)).toThrow(ConfigError);
     expect(() => loadConfig(env, Deployment.local)).toThrow(new RegExp(`^Invalid configuration:\\n  - ${variable}: `));
