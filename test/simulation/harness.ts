@@ -869,7 +869,11 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   const checkPreviousSequences = (key: string, subscriptionId: string, body: string): void => {
     const parsed = JSON.parse(body) as { sequence?: number; previous_sequence?: number; redelivery?: boolean; events?: { sequence: number; previous_sequence: number; redelivery?: boolean }[] };
     const items = parsed.events ?? [{ sequence: parsed.sequence ?? -1, previous_sequence: parsed.previous_sequence ?? -1, ...(parsed.redelivery === undefined ? {} : { redelivery: parsed.redelivery }) }];
-    const taken = new Set((processed.get(key) ?? []).filter((delivery) => !delivery.isRedelivery).map((delivery) => delivery.sequence));
+    // What the receiver took as the key's newest: first deliveries, and a redelivery numbered above
+    // all before it (a dead letter SQS's backstop moved before it had a number takes the key's next
+    // one when redriven: README, *The API*, `previous_sequence`).
+    const taken = new Set<number>();
+    for (const delivery of processed.get(key) ?? []) if (!delivery.isRedelivery || delivery.sequence > Math.max(0, ...taken)) taken.add(delivery.sequence);
     const givenUp = givenUpNumbers.get(key) ?? new Set<number>();
     const isAnyMoved = sqsModel.movedMessages(deliveryQueueUrl).some((moved) => moved.movedAt <= scheduler.now() && moved.body.includes(`"subscription_id":"${subscriptionId}"`));
     for (const { sequence, previous_sequence: previous, redelivery } of items) {
@@ -887,7 +891,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
           else violate(`${where}, but #${between} between them was never given up`);
         }
       }
-      if (redelivery !== true) taken.add(sequence);
+      if (redelivery !== true || sequence > Math.max(0, ...taken)) taken.add(sequence);
     }
   };
 
