@@ -78,6 +78,18 @@ describe('simulation scenarios', () => {
     expect(result.deadLettered).toBeGreaterThanOrEqual(2);
   });
 
+  it('switches the routing to partitions and back while producers send and functions crash, every key in order and numbered, none pending in two groups', { timeout: 120_000 }, async () => {
+    const result = await simulate(SCENARIOS.routingSwitch(2));
+    expect(result.violations).toEqual([]);
+    expect(result.routingSwitches).toBe(2);
+  });
+
+  it('changes a subscription’s ordering while its events flow, refused while pending and asked again, each event under the ordering it was accepted with', { timeout: 120_000 }, async () => {
+    const result = await simulate(SCENARIOS.orderingChange(1));
+    expect(result.violations).toEqual([]);
+    expect(result.orderingChanges).toBe(2);
+  });
+
   it('keeps every answer a page and every step bounded with 1,200 dead letters of one key (once unbounded)', { timeout: 120_000 }, async () => {
     expect(await run(SCENARIOS.scale(1))).toEqual([]);
   });
