@@ -160,6 +160,30 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
     ],
     catchers: { scenario: 'skewedRedrive', seeds: [1] },
   },
+  {
+    name: 'switch-without-drain',
+    bug: 'the routing switch is granted after the pause wait whatever is still pending: a key pending in its old group gets new events in its new one',
+    patches: [
+      {
+        file: 'lambda/core/routing-settings.ts',
+        find: '  if (hasPendingWork(input.pending)) return SwitchRefusal.queueNotEmpty;',
+        replace: '  if (hasPendingWork(input.pending) && input.pending.queued < 0) return SwitchRefusal.queueNotEmpty;',
+      },
+    ],
+    catchers: { scenario: 'routingSwitch', seeds: [4] },
+  },
+  {
+    name: 'ordering-change-unguarded',
+    bug: "a subscription's ordering is changed while its events are pending: its next events, under the new key, overtake them",
+    patches: [
+      {
+        file: 'lambda/core/ordering-change.ts',
+        find: 'if (from === to || pending.groups.length === 0) return undefined;',
+        replace: 'if (from === to || pending.groups.length >= 0) return undefined;',
+      },
+    ],
+    catchers: { scenario: 'orderingChange', seeds: [1, 2] },
+  },
 ];
 
 /** The patched text of one file; throws when a patch's text is not found exactly once (the code moved). */

@@ -395,15 +395,17 @@ export const SCENARIOS = {
   /**
    * A routing switch racing traffic and crashes (issue 47): three keys in their own groups while
    * producers keep sending, an operator pauses ingest at 5 s, asks for partitions until the queue
-   * has drained and SQS's lagging counters agree, resumes, and 20 s later switches back to one group
+   * has drained (key 0's receiver refuses until 130 s) and SQS's lagging counters agree, resumes, and 20 s later switches back to one group
    * per key. Order, completeness and numbering hold across both; no key is pending in two groups.
    */
   routingSwitch: (seed: number): SimulationPlan => ({
     ...quiet(seed, [15, 15, 15]),
+    environment: { ...quiet(seed, [15, 15, 15]).environment, MAX_DELIVERY_ATTEMPTS: '20', RETRY_BASE_SECONDS: '2', RETRY_MAX_SECONDS: '10' },
     crashRate: 0.01,
     errorRate: 0.01,
     receiverFaultRate: 0.05,
-    refusalWindows: [[{ fromMs: 0, toMs: 20_000 }], [], []],
+    // Key 0's events still pending (retried, not given up) well past the pause's 90 s wait.
+    refusalWindows: [[{ fromMs: 0, toMs: 130_000 }], [], []],
     healAtMs: 4 * 60_000,
     routingSwitches: [
       { atMs: 5_000, partitionCount: 2 },
@@ -412,21 +414,24 @@ export const SCENARIOS = {
     sqsVagaries: { counterLagMs: 90_000, shortReceiveChance: 0.3 },
   }),
   /**
-   * An ordering change while events flow (issue 47): key 0's receiver refuses its first 20 s, so a
-   * change to `ordering: "resource"` asked at 3 s is refused while its events are pending and asked
-   * again until granted; at 90 s it goes back to `"subscription"`. Each event is checked under the
-   * ordering in force when it was accepted, and none accepted after a change before every one
-   * accepted before it was delivered or given up.
+   * An ordering change while events flow (issue 47): key 0's receiver refuses its first 40 s (its
+   * events retried, not given up), so a change to `ordering: "resource"` asked at 8 s fails under
+   * faults until 15 s (the guard reads every shard of the lag view), then is refused while events are pending,
+   * and is asked again until granted while the producer still sends; later it goes back to
+   * `"subscription"`. Each event is checked under the ordering in force when it was accepted, and
+   * none accepted after a change is delivered before every one accepted before it was delivered or
+   * given up.
    */
   orderingChange: (seed: number): SimulationPlan => ({
-    ...quiet(seed, [24, 6]),
+    ...quiet(seed, [40, 6]),
+    environment: { ...quiet(seed, [40, 6]).environment, MAX_DELIVERY_ATTEMPTS: '6', RETRY_BASE_SECONDS: '1', RETRY_MAX_SECONDS: '4' },
     crashRate: 0.01,
     errorRate: 0.01,
-    refusalWindows: [[{ fromMs: 0, toMs: 20_000 }], []],
-    healAtMs: 3 * 60_000,
+    refusalWindows: [[{ fromMs: 0, toMs: 40_000 }], []],
+    healAtMs: 15_000,
     batchSizes: [3, 1],
     orderingChanges: [
-      { atMs: 3_000, keyIndex: 0, ordering: 'resource' },
+      { atMs: 8_000, keyIndex: 0, ordering: 'resource' },
       { atMs: 90_000, keyIndex: 0, ordering: 'subscription' },
     ],
     sqsVagaries: { counterLagMs: 60_000, shortReceiveChance: 0.3 },
@@ -718,11 +723,14 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     return undefined;
   };
 
-  /** After each send to the delivery queue: no subscription pending in two groups but as two resources (routing-plans.ts). */
-  const pendingGroupsCheck = createPendingGroupsCheck();
+  /**
+   * After each send to the delivery queue, in plans that move keys between groups (a routing switch,
+   * an ordering change): no subscription pending in two groups but as two resources (routing-plans.ts).
+   */
+  const pendingGroupsCheck = plan.routingSwitches !== undefined || plan.orderingChanges !== undefined ? createPendingGroupsCheck() : undefined;
   const observePendingGroups = (call: { readonly service: string; readonly operation: string; readonly input: unknown }): void => {
-    if (call.service !== 'sqs' || (call.operation !== 'SendMessageBatch' && call.operation !== 'SendMessage') || (call.input as { QueueUrl?: string }).QueueUrl !== deliveryQueueUrl) return;
-    for (const conflict of pendingGroupsCheck(sqsModel.messages(deliveryQueueUrl))) violate(`at ${scheduler.now() - START_MS} ms: ${conflict}`);
+    if (pendingGroupsCheck === undefined || call.service !== 'sqs' || (call.operation !== 'SendMessageBatch' && call.operation !== 'SendMessage') || (call.input as { QueueUrl?: string }).QueueUrl !== deliveryQueueUrl) return;
+    for (const conflict of pendingGroupsCheck(sqsModel.liveMessages(deliveryQueueUrl))) violate(`at ${scheduler.now() - START_MS} ms: ${conflict}`);
   };
 
   const gate: CallGate = async (call, apply) => {
@@ -1236,6 +1244,8 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
 
   // Routing switches and ordering changes (routing-plans.ts), racing the producers, faults and crashes.
   let switchesGranted = 0;
+  /** The recovery ends only once the router and the ordering changer are done: each switch and change runs, however late. */
+  let routingActorsLeft = (plan.routingSwitches === undefined ? 0 : 1) + (plan.orderingChanges === undefined ? 0 : 1);
   if (plan.routingSwitches !== undefined) {
     const routingRandom = new SeededRandom(plan.seed ^ 0x2c1b3c6d);
     scheduler.spawn('router', () =>
@@ -1248,6 +1258,8 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
         onSwitched: () => {
           switchesGranted += 1;
         },
+      }).finally(() => {
+        routingActorsLeft -= 1;
       }),
     );
   }
@@ -1261,6 +1273,8 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
         sinceStart: () => scheduler.now() - START_MS,
         random: orderingRandom,
         onChanged: (change) => orderingChanges.push(change),
+      }).finally(() => {
+        routingActorsLeft -= 1;
       }),
     );
   }
@@ -1390,7 +1404,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
       }
       // A parked backlog the resumes did not send back whole goes back with the lag job's next run.
       if (isResumed && parkLeftovers().length > 0) await runLagJob();
-      if (!isAllAccepted() || !isQueueEmpty()) continue;
+      if (!isAllAccepted() || !isQueueEmpty() || routingActorsLeft > 0) continue;
       await importAll(20);
       const lists = await Promise.all(subscriptionIds.map((id) => page('GET /v1/dead-letters', { subscription_id: id, limit: '50' })));
       if (!gapsChecked && lists.every((list) => list.complete) && isQueueEmpty()) {

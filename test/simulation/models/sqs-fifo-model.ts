@@ -1036,6 +1036,13 @@ export class SqsFifoModel {
     return views.sort((a, b) => (BigInt(a.sequenceNumber) < BigInt(b.sequenceNumber) ? -1 : 1));
   }
 
+  /** Each message in the queue now, by group, without copies: for checks that run on every send. */
+  *liveMessages(url: string): Generator<{ readonly messageId: string; readonly messageGroupId: string; readonly body: string }> {
+    for (const group of this.queueFor(url).groups.values()) {
+      for (const message of group) yield { messageId: message.messageId, messageGroupId: message.groupId, body: message.body };
+    }
+  }
+
   /** Every message deleted from the queue, in the order of deletion. */
   deletedMessages(url: string): readonly DeletedMessageView[] {
     return [...this.queueFor(url).deleted];
