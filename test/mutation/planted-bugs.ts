@@ -104,7 +104,7 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
     name: 'replay-copy-settled-by-another-replay',
     bug: "a replay's copy counts as settled when another replay's copy of its event was delivered earlier in the same batch",
     patches: [{ file: 'lambda/core/delivery.ts', find: 'return replayId === undefined ? queued.event.event_id : `${queued.event.event_id} replay ${replayId}`;', replace: 'return replayId === undefined ? queued.event.event_id : queued.event.event_id;' }],
-    catchers: { seeds: [1418] },
+    catchers: { seeds: [162, 173] },
   },
   {
     name: 'fan-out-ignores-types',
