@@ -104,7 +104,7 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
     name: 'replay-copy-settled-by-another-replay',
     bug: "a replay's copy counts as settled when another replay's copy of its event was delivered earlier in the same batch",
     patches: [{ file: 'lambda/core/delivery.ts', find: 'return replayId === undefined ? queued.event.event_id : `${queued.event.event_id} replay ${replayId}`;', replace: 'return replayId === undefined ? queued.event.event_id : queued.event.event_id;' }],
-    catchers: { seeds: [1418] },
+    catchers: { seeds: [162, 173] },
   },
   {
     name: 'fan-out-ignores-types',
@@ -171,6 +171,30 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
       },
     ],
     catchers: { scenario: 'lateImport', seeds: [1] },
+  },
+  {
+    name: 'switch-without-drain',
+    bug: 'the routing switch is granted after the pause wait whatever is still pending: a key pending in its old group gets new events in its new one',
+    patches: [
+      {
+        file: 'lambda/core/routing-settings.ts',
+        find: '  if (hasPendingWork(input.pending)) return SwitchRefusal.queueNotEmpty;',
+        replace: '  if (hasPendingWork(input.pending) && input.pending.queued < 0) return SwitchRefusal.queueNotEmpty;',
+      },
+    ],
+    catchers: { scenario: 'routingSwitch', seeds: [4] },
+  },
+  {
+    name: 'ordering-change-unguarded',
+    bug: "a subscription's ordering is changed while its events are pending: its next events, under the new key, overtake them",
+    patches: [
+      {
+        file: 'lambda/core/ordering-change.ts',
+        find: 'if (from === to || pending.groups.length === 0) return undefined;',
+        replace: 'if (from === to || pending.groups.length >= 0) return undefined;',
+      },
+    ],
+    catchers: { scenario: 'orderingChange', seeds: [4] },
   },
 ];
 

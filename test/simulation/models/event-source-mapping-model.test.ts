@@ -273,6 +273,39 @@ describe('event source mapping model', () => {
     ]);
   });
 
+  it('batches what short receives return: every message invoked once, each group in send order within and across batches (ReceiveMessage: fewer messages might be returned)', async () => {
+    const scheduler = new Scheduler(7);
+    let draws = 0;
+    const sqs = new SqsFifoModel(scheduler, { shortReceives: { chance: 0.7, random: () => ((draws += 1) * 0.618_034) % 1 } });
+    const queueUrl = sqs.createQueue({ name: 'delivery.fifo', visibilityTimeoutSeconds: VISIBILITY_SECONDS });
+    const sent: Record<string, string[]> = { a: [], b: [], c: [] };
+    for (let n = 0; n < 30; n += 1) {
+      const group = ['a', 'b', 'c'][n % 3] ?? 'a';
+      sent[group]?.push(`${group}${n}`);
+      sqs.sendMessage({ QueueUrl: queueUrl, MessageBody: `${group}${n}`, MessageGroupId: group, MessageDeduplicationId: `d${n}` });
+    }
+    const batches: string[][] = [];
+    const esm = startEventSourceMappingModel({
+      scheduler,
+      sqs,
+      queueUrl,
+      maxConcurrency: 2,
+      batchSize: 10,
+      functionTimeoutMs: 10_000,
+      invoke: async (event) => {
+        batches.push(event.Records.map((record) => record.body));
+        await scheduler.sleep(50);
+        return { batchItemFailures: [] };
+      },
+    });
+    await scheduler.run({ untilMs: Number.MAX_SAFE_INTEGER, isDone: () => esm.stats.messagesDeleted === 30 });
+    esm.stop();
+    expect(batches.some((batch) => batch.length < 10 && batches.indexOf(batch) < batches.length - 1)).toBe(true);
+    for (const group of ['a', 'b', 'c']) {
+      expect(batches.flat().filter((body) => body.startsWith(group))).toEqual(sent[group]);
+    }
+  });
+
   it('stops polling after stop(), so the scheduler runs out of sleepers', async () => {
     const w = world();
     const esm = w.start({ invoke: w.fn(10) });

@@ -146,6 +146,33 @@ describe('SqsFifoModel receive order', () => {
   });
 });
 
+describe('SqsFifoModel short receives', () => {
+  it('returns a shorter prefix of what is available now and then, each group still in order, the rest held behind it (ReceiveMessage: fewer messages might be returned)', () => {
+    const draws: number[] = [];
+    const w = world({}, { shortReceives: { chance: 0.5, random: () => draws.shift() ?? 0.99 } });
+    for (const body of ['a1', 'a2', 'a3']) w.send('a', body);
+    w.send('b', 'b1');
+    // Short (0.1 < 0.5), of length 1 + floor(0.4 * 3) = 2.
+    draws.push(0.1, 0.4);
+    const first = w.receive(10);
+    expect(w.bodies(first)).toEqual(['a1', 'a2']);
+    // Not short: a3 stays behind the group's messages in flight; b1 comes.
+    draws.push(0.9);
+    expect(w.bodies(w.receive(10))).toEqual(['b1']);
+    for (const message of first) w.model.deleteMessage({ QueueUrl: w.url, ReceiptHandle: handleOf(message) });
+    expect(w.bodies(w.receive(10))).toEqual(['a3']);
+  });
+
+  it('never shortens a receive of one message, and never returns none when some are available', () => {
+    const w = world({}, { shortReceives: { chance: 1, random: () => 0 } });
+    w.send('a', 'a1');
+    expect(w.bodies(w.receive(10))).toEqual(['a1']);
+    w.send('b', 'b1');
+    w.send('b', 'b2');
+    expect(w.bodies(w.receive(10))).toEqual(['b1']);
+  });
+});
+
 describe('SqsFifoModel visibility timeout', () => {
   it('makes messages visible again in order exactly when their visibility timeout ends (Visibility timeout; recorded test_fifo_messages_in_order_after_timeout)', () => {
     const w = world({ visibilityTimeoutSeconds: 30 });
@@ -618,6 +645,34 @@ describe('SqsFifoModel queue attributes and delay', () => {
     expect(w.model.getQueueAttributes({ QueueUrl: w.url, AttributeNames: ['QueueArn'] }).Attributes).toEqual({
       QueueArn: 'arn:aws:sqs:us-east-1:000000000000:delivery.fifo',
     });
+  });
+
+  it('reports the counters as of up to a minute ago with a counter lag: a message sent, deleted or moved within the lag may be missed or still counted (GetQueueAttributes)', () => {
+    let draw = 0;
+    const w = world({ visibilityTimeoutSeconds: 60 }, { counterLag: { maxMs: 60_000, random: () => draw } });
+    const total = () => {
+      const attributes = w.model.getQueueAttributes({ QueueUrl: w.url, AttributeNames: ['All'] }).Attributes ?? {};
+      return Number(attributes.ApproximateNumberOfMessages) + Number(attributes.ApproximateNumberOfMessagesNotVisible) + Number(attributes.ApproximateNumberOfMessagesDelayed);
+    };
+    w.send('1', 'm-1');
+    w.send('2', 'm-2');
+    w.advance(30_000);
+    draw = 0;
+    expect(total()).toBe(2);
+    // Sent 30 s ago: a read that reaches back 31 s or more does not see them yet.
+    draw = 0.9;
+    expect(total()).toBe(0);
+    w.model.deleteMessage({ QueueUrl: w.url, ReceiptHandle: handleOf(w.receive(10)[0]) });
+    w.advance(10_000);
+    draw = 0;
+    expect(total()).toBe(1);
+    // Received and deleted 10 s ago, sent 40 s ago: a read as of 30 s ago still counts it, as it was
+    // then (not yet received); the other, present then and now, in its state now (in flight).
+    draw = 0.5;
+    expect(w.model.getQueueAttributes({ QueueUrl: w.url, AttributeNames: ['All'] }).Attributes).toMatchObject({ ApproximateNumberOfMessages: '1', ApproximateNumberOfMessagesNotVisible: '1' });
+    // A minute after the last change, every read agrees with the queue.
+    w.advance(60_000);
+    for (draw of [0, 0.5, 0.999]) expect(total()).toBe(1);
   });
 
   it('delays every message by the queue delay, then delivers the group in order (recorded test_fifo_queue_send_message_with_delay_on_queue_works)', () => {

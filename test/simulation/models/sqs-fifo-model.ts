@@ -22,6 +22,13 @@
  * - [Retention] https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_SetQueueAttributes.html
  *   (MessageRetentionPeriod: 60 s to 1,209,600 s, 14 days; default 345,600 s, 4 days) and
  *   https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/setting-up-dead-letter-queue-retention.html
+ * - [GetQueueAttributes] https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_GetQueueAttributes.html:
+ *   the approximate counts "may not achieve consistency until at least 1 minute after the producers
+ *   stop sending messages".
+ * - [ReceiveMessage] https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html
+ *   (MaxNumberOfMessages: "Amazon SQS never returns more messages than this value (however, fewer
+ *   messages might be returned)") and https://repost.aws/knowledge-center/sqs-fifo-messages-not-returned
+ *   (SQS "returns as many messages with the same message group ID as possible").
  * - [Recorded] LocalStack's SQS tests marked `aws.validated`, whose snapshots record real SQS
  *   answers (github.com/localstack/localstack, tests/aws/services/sqs/test_sqs.py and
  *   test_sqs.snapshot.json, validated 2024-04 to 2025-11).
@@ -147,9 +154,33 @@ export interface CreateQueueInput {
   readonly messageRetentionSeconds?: number;
 }
 
-/** The model's settings: see `GroupLock`. */
+/**
+ * [GetQueueAttributes]: the approximate counters lag. Each read reports the queue as it was up to
+ * `maxMs` ago, the lag drawn per read from `random` (in [0, 1)): a message sent within the lag may
+ * be missing, one deleted or moved within it still counted (in flight if it had been received by
+ * then, else visible). Messages present both then and now count in their state now, so the sum of
+ * the three counters is exactly the number of messages present at the drawn moment.
+ */
+export interface CounterLag {
+  readonly maxMs: number;
+  readonly random: () => number;
+}
+
+/**
+ * [ReceiveMessage]: a receive may return fewer messages than are available. With `chance` (drawn
+ * from `random`, in [0, 1)) a receive that found two or more returns a shorter prefix of them, at
+ * least one: each group still in order, never a later message of a group without the earlier ones.
+ */
+export interface ShortReceives {
+  readonly chance: number;
+  readonly random: () => number;
+}
+
+/** The model's settings: see `GroupLock`, `CounterLag` and `ShortReceives`. Absent: exact counters, full receives. */
 export interface SqsFifoModelOptions {
   readonly groupLock?: GroupLock;
+  readonly counterLag?: CounterLag;
+  readonly shortReceives?: ShortReceives;
 }
 
 /** A queue's settings as the model holds them. */
@@ -191,6 +222,10 @@ export interface DeletedMessageView {
   readonly sequenceNumber: string;
   readonly receiveCount: number;
   readonly sentAt: number;
+  /** When it entered this queue: its send, or its move from the source queue. */
+  readonly enqueuedAt: number;
+  /** Its first receive from this queue, if any. */
+  readonly firstReceivedAt: number | undefined;
   readonly deletedAt: number;
 }
 
@@ -213,6 +248,8 @@ export interface MovedMessageView {
   readonly body: string;
   readonly messageGroupId: string;
   readonly receiveCount: number;
+  /** When it entered the source queue. */
+  readonly enqueuedAt: number;
   readonly movedAt: number;
   readonly deadLetterQueueUrl: string;
 }
@@ -228,7 +265,7 @@ interface StoredMessage {
   readonly deduplicationId: string;
   readonly sequenceNumber: string;
   readonly sentAt: number;
-  /** When its retention began: its sending, reset when it is moved to a (FIFO) dead-letter queue. */
+  /** When it entered this queue: its send, or its move from the source queue, which restarts its retention in a FIFO dead-letter queue (and counts, see `CounterLag`). */
   readonly enqueuedAt: number;
   readonly deadLetterQueueSourceArn: string | undefined;
   visibleAt: number;
@@ -361,6 +398,8 @@ export class SqsFifoModel {
   private readonly queuesByName = new Map<string, Queue>();
   private readonly handles = new Map<string, IssuedHandle>();
   private readonly groupLock: GroupLock;
+  private readonly counterLag: CounterLag | undefined;
+  private readonly shortReceives: ShortReceives | undefined;
   private messageSerial = 0;
   private handleSerial = 0;
 
@@ -369,6 +408,8 @@ export class SqsFifoModel {
     options: SqsFifoModelOptions = {},
   ) {
     this.groupLock = options.groupLock ?? GroupLock.inFlightPrefix;
+    this.counterLag = options.counterLag;
+    this.shortReceives = options.shortReceives;
   }
 
   /**
@@ -662,11 +703,13 @@ export class SqsFifoModel {
     const servedGroups: string[] = [];
     for (const [groupId, group] of queue.groups) {
       if (taken.length >= maxMessages) break;
-      const before = taken.length;
       this.takeFromGroup(queue, group, maxMessages, taken, now);
       if (group.length === 0) queue.groups.delete(groupId);
-      else if (taken.length > before) servedGroups.push(groupId);
     }
+    // [ReceiveMessage]: "fewer messages might be returned"; a prefix keeps every group in order.
+    const short = this.shortReceives;
+    if (short !== undefined && taken.length >= 2 && short.random() < short.chance) taken.length = 1 + Math.floor(short.random() * (taken.length - 1));
+    for (const message of taken) if (!servedGroups.includes(message.groupId)) servedGroups.push(message.groupId);
     for (const groupId of servedGroups) {
       const group = queue.groups.get(groupId);
       if (group === undefined) continue;
@@ -713,6 +756,7 @@ export class SqsFifoModel {
       body: message.body,
       messageGroupId: message.groupId,
       receiveCount: message.receiveCount,
+      enqueuedAt: message.enqueuedAt,
       movedAt: now,
       deadLetterQueueUrl,
     });
@@ -813,6 +857,8 @@ export class SqsFifoModel {
       sequenceNumber: message.sequenceNumber,
       receiveCount: message.receiveCount,
       sentAt: message.sentAt,
+      enqueuedAt: message.enqueuedAt,
+      firstReceivedAt: message.firstReceivedAt,
       deletedAt: now,
     });
   }
@@ -944,7 +990,7 @@ export class SqsFifoModel {
    * GetQueueAttributes. [Recorded] test_fifo_approximate_number_of_messages_not_visible: on a FIFO
    * queue ApproximateNumberOfMessages counts every message not in flight, including those held
    * back behind an in-flight message of their group; ...NotVisible counts the in-flight ones.
-   * The model's counts are exact, where SQS's are approximate and lag by up to a minute.
+   * Exact unless the model has a `CounterLag`: then as of a moment up to its `maxMs` ago ([GetQueueAttributes]).
    */
   getQueueAttributes(input: GetQueueAttributesRequest): GetQueueAttributesCommandOutput {
     const queue = this.queueFor(input.QueueUrl);
@@ -985,12 +1031,26 @@ export class SqsFifoModel {
     return { ...(Object.keys(attributes).length === 0 ? {} : { Attributes: attributes }), $metadata: { ...OK_METADATA } };
   }
 
+  /** The counters, exact or lagging (see `CounterLag`). */
   private counts(queue: Queue): { visible: number; inFlight: number; delayed: number } {
     const now = this.clock.now();
     this.expire(queue, now);
+    const lag = this.counterLag;
+    const asOf = lag === undefined ? now : now - Math.floor(lag.random() * (lag.maxMs + 1));
     const counts = { visible: 0, inFlight: 0, delayed: 0 };
     for (const group of queue.groups.values()) {
-      for (const message of group) counts[this.stateOf(message, now)] += 1;
+      for (const message of group) if (message.enqueuedAt <= asOf) counts[this.stateOf(message, now)] += 1;
+    }
+    // Gone since `asOf`, still counted then: both lists are in the order of their removal.
+    for (let index = queue.deleted.length - 1; index >= 0; index -= 1) {
+      const gone = queue.deleted[index];
+      if (gone === undefined || gone.deletedAt <= asOf) break;
+      if (gone.enqueuedAt <= asOf) counts[gone.firstReceivedAt !== undefined && gone.firstReceivedAt <= asOf ? 'inFlight' : 'visible'] += 1;
+    }
+    for (let index = queue.moved.length - 1; index >= 0; index -= 1) {
+      const gone = queue.moved[index];
+      if (gone === undefined || gone.movedAt <= asOf) break;
+      if (gone.enqueuedAt <= asOf) counts.visible += 1;
     }
     return counts;
   }
@@ -1044,6 +1104,13 @@ export class SqsFifoModel {
       }
     }
     return views.sort((a, b) => (BigInt(a.sequenceNumber) < BigInt(b.sequenceNumber) ? -1 : 1));
+  }
+
+  /** Each message in the queue now, by group, without copies: for checks that run on every send. */
+  *liveMessages(url: string): Generator<{ readonly messageId: string; readonly messageGroupId: string; readonly body: string }> {
+    for (const group of this.queueFor(url).groups.values()) {
+      for (const message of group) yield { messageId: message.messageId, messageGroupId: message.groupId, body: message.body };
+    }
   }
 
   /** Every message deleted from the queue, in the order of deletion. */
