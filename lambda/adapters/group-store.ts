@@ -516,7 +516,10 @@ export function createGroupStore(client: DynamoDBDocumentClient, tableName: stri
         }),
       );
       const { group } = groupOf(output.Attributes, progress.messageGroupId, tableName);
-      if (group.depth <= 0) await forgetIfDrained(progress.messageGroupId, group.deadLettered, now.toISOString());
+      // A failing head stays listed whatever the depth says: its event may never have been counted
+      // (an ingest request that failed between its send and its count), and a stuck key must not
+      // hide from the lag view, its stall alarm or the ordering-change guard.
+      if (group.depth <= 0 && progress.head.state !== HeadState.waiting) await forgetIfDrained(progress.messageGroupId, group.deadLettered, now.toISOString());
     },
 
     async forgetHold(messageGroupId, receiptHandle) {

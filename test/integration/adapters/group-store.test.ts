@@ -207,6 +207,22 @@ describe('createGroupStore on dynalite', () => {
     expect(await isActive(group)).toBe(true);
   });
 
+  it('keeps a failing head listed when its event was never counted in the group, and forgets the group once the head is clear', async () => {
+    // A copy whose ingest request failed between its send and its count: the depth says 0, the head fails.
+    const group = newGroup();
+    const waiting: GroupProgress = {
+      messageGroupId: group,
+      settled: 0,
+      lastSettledAcceptedAt: undefined,
+      head: { state: HeadState.waiting, eventId: 'evt-1', orderingKey: 'k1', attempts: 1, lastError: 'HTTP 503', acceptedAt: T0 },
+    };
+    await store.recordProgress(waiting, NOW);
+    expect(await store.getGroup(group)).toMatchObject({ depth: 0, headAttempts: 1, headFailingSince: NOW.toISOString(), headOrderingKey: 'k1' });
+    expect(await isActive(group)).toBe(true);
+    await store.recordProgress(clear(group, 0), LATER);
+    expect(await isActive(group)).toBe(false);
+  });
+
   it('forgets a group whose intake arrives after the consumer settled its events', async () => {
     const group = newGroup();
     await store.recordProgress(clear(group, 1), NOW);
