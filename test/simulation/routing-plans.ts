@@ -46,10 +46,11 @@ const ORDERING_PATIENCE_MS = 10 * 60_000;
 
 /**
  * The share of random plans that change an ordering: none for now. The scenario `orderingChange`
- * finds a product bug (seeds 2, 33, 37, 40 of 1–40): the guard reads the lag view, whose index of
- * active groups is eventually consistent and counts an event only after its request enqueued it,
- * so a change lands while a request that read the old ordering is still enqueueing, or just after
- * its count: the key is pending under both orderings. (A copy left by a request that failed after
+ * finds a product bug (seeds 2, 33, 37, 40 of 1–40): the guard reads the lag view, which counts an
+ * event only after its request enqueued it, and then writes the change: a request that read the old
+ * ordering and enqueues between that read and that write (seed 40: answered at 58.4 s, the change
+ * written at 58.8 s) leaves the key pending under both orderings. (On AWS the lag view's index is
+ * also eventually consistent, which the DynamoDB model does not add.) (A copy left by a request that failed after
  * its send, failing on uncounted, was hidden from the guard too: fixed, the lag view keeps a failing
  * head whatever its depth.) The change needs what the routing switch has: a pause of the
  * subscription's intake, a grace for requests under way, then a strongly consistent check.
