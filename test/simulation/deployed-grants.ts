@@ -70,7 +70,15 @@ export function readDeployedGrants(): DeployedGrants {
       }
     }
   };
+  // Resolving a CDK token walks the construct tree: once per resource, not on every call checked.
+  const resolved = new Map<string, readonly string[]>();
+  const resolvedArnsOf = (resource: ResourceRef): readonly string[] => {
+    const key = JSON.stringify(resource);
+    const arns = resolved.get(key) ?? arnsOf(resource);
+    resolved.set(key, arns);
+    return arns;
+  };
   return {
-    allows: (fn, action, resource) => arnsOf(resource).some((arn) => granted.get(fn)?.has(`${action} ${arn}`) === true),
+    allows: (fn, action, resource) => resolvedArnsOf(resource).some((arn) => granted.get(fn)?.has(`${action} ${arn}`) === true),
   };
 }
