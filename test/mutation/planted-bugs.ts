@@ -107,6 +107,12 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
     catchers: { seeds: [162, 173] },
   },
   {
+    name: 'failing-head-hidden',
+    bug: "a failing head whose event was never counted in its group (depth 0) is forgotten after each attempt: hidden from the lag view and the ordering-change guard",
+    patches: [{ file: 'lambda/adapters/group-store.ts', find: 'if (group.depth <= 0 && progress.head.state !== HeadState.waiting) await forgetIfDrained(', replace: 'if (group.depth <= 0) await forgetIfDrained(' }],
+    catchers: { scenario: 'orderingChange', seeds: [7] },
+  },
+  {
     name: 'fan-out-ignores-types',
     bug: "a fan-out reaches a subscription whose event_types exclude the event's type",
     patches: [{ file: 'lambda/core/subscription.ts', find: 'return eventTypes === undefined || eventTypes.includes(type);', replace: 'return eventTypes === undefined || eventTypes.length >= 0;' }],
