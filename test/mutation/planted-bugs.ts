@@ -113,6 +113,12 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
     catchers: { scenario: 'orderingChange', seeds: [7] },
   },
   {
+    name: 'replay-window-ends-on-operations-clock',
+    bug: "a replay with no until ends at the operations function's now, though ingest's clock stamped the subscription's newest event later",
+    patches: [{ file: 'lambda/core/replay.ts', find: ': newest > now.getTime() ? new Date(newest) : now;', replace: ': now;' }],
+    catchers: { scenario: 'skewedReplay', seeds: [1] },
+  },
+  {
     name: 'fan-out-ignores-types',
     bug: "a fan-out reaches a subscription whose event_types exclude the event's type",
     patches: [{ file: 'lambda/core/subscription.ts', find: 'return eventTypes === undefined || eventTypes.includes(type);', replace: 'return eventTypes === undefined || eventTypes.length >= 0;' }],

@@ -444,6 +444,18 @@ export const SCENARIOS = {
    * redrive a few seconds after the give-ups, so that every redrive is stamped before the give-up
    * it undoes. Each copy must be delivered, never taken for settled by the give-up it came from.
    */
+  /**
+   * A replay whose window ends by default while ingest's clock runs a minute ahead of the simulated
+   * time and the operations function's a minute behind: the final replay, asked for well after
+   * every event was answered, must still send every event (seed 111459 of the random plans once
+   * sent 4 of 8, with its window ending at the operations function's now).
+   */
+  skewedReplay: (seed: number): SimulationPlan => ({
+    ...quiet(seed, [4, 3]),
+    healAtMs: 20_000,
+    hasReplays: true,
+    clocks: { ingest: { offsetMs: 60_000, steps: [] }, operations: { offsetMs: -60_000, steps: [] } },
+  }),
   skewedRedrive: (seed: number): SimulationPlan => ({
     ...quiet(seed, [3, 2]),
     refusalWindows: [[{ fromMs: 0, toMs: 3_000 }], [{ fromMs: 0, toMs: 3_000 }]],

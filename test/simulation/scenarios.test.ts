@@ -71,6 +71,12 @@ describe('simulation scenarios', () => {
     expect(result.deadLettered).toBeLessThanOrEqual(3);
   });
 
+  it('replays every event answered before the replay when ingest’s clock is ahead of the operations function’s (once cut short)', { timeout: 120_000 }, async () => {
+    const result = await simulate(SCENARIOS.skewedReplay(1));
+    expect(result.violations).toEqual([]);
+    expect(result.replays).toBeGreaterThan(0);
+  });
+
   it('delivers every redriven dead letter when the operations clock is behind the consumer’s (once lost)', { timeout: 120_000 }, async () => {
     const result = await simulate(SCENARIOS.skewedRedrive(1));
     expect(result.violations).toEqual([]);
