@@ -40,6 +40,17 @@ export interface ReceiverOptions {
   readonly namespace?: string;
   /** The most bytes of a body read: 1 MiB by default, the largest the service sends. */
   readonly maxBodyBytes?: number;
+  /**
+   * Called when an event could not be taken (`onEvent` or the store threw), before the request is
+   * answered 500: by default `console.error` with the event's id, subscription, ordering key and
+   * sequence and the error, never its payload. The error's text never goes back over the wire.
+   */
+  readonly onError?: (error: unknown, event: ReceivedEvent) => void;
+}
+
+/** {@link ReceiverOptions.onError} by default: the event by its coordinates, and the error. */
+function logNotTaken(error: unknown, event: ReceivedEvent): void {
+  console.error(`ordered-webhooks receiver: event ${event.id} (subscription ${event.subscriptionId ?? '?'}, key ${event.orderingKey}, #${event.sequence}) was not taken; answering 500`, error);
 }
 
 /** What the receiver answers: a status, and a JSON body `{"error"}` when it refuses. */
@@ -157,7 +168,12 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     for (const event of read.events) {
       try {
         await take(event);
-      } catch {
+      } catch (error) {
+        try {
+          (options.onError ?? logNotTaken)(error, event);
+        } catch {
+          // A failing error handler does not change the answer.
+        }
         // Not the application's error text: it may hold anything.
         return refusal(500, `event ${event.id} was not taken; send it again`);
       }

@@ -162,6 +162,32 @@ describe('createReceiver', () => {
     expect(verdicts()).toEqual(['e1#1 in_order', 'e1#1 duplicate', 'e2#2 in_order']);
   });
 
+  it('tells the application why an event was not taken, by onError or else on the console, without its payload', async () => {
+    const failing = { secret, onEvent: () => Promise.reject(new Error('the database is down')) };
+    const seen: string[] = [];
+    const told = createReceiver({ ...failing, onError: (error, event) => void seen.push(`${event.id} ${error instanceof Error ? error.message : String(error)}`) });
+    const request = single('e1', 1, 0);
+    expect((await told.handle({ headers: request.headers, body: request.body })).status).toBe(500);
+    expect(seen).toEqual(['e1 the database is down']);
+
+    const logged: unknown[][] = [];
+    const original = console.error;
+    console.error = (...args: unknown[]) => void logged.push(args);
+    try {
+      expect((await createReceiver(failing).handle({ headers: request.headers, body: request.body })).status).toBe(500);
+      // A throwing onError changes nothing of the answer.
+      const throwing = createReceiver({ ...failing, onError: () => { throw new Error('the logger is down'); } });
+      expect((await throwing.handle({ headers: request.headers, body: request.body })).status).toBe(500);
+    } finally {
+      console.error = original;
+    }
+    expect(logged).toHaveLength(1);
+    expect(String(logged[0]?.[0])).toMatch(/event e1 \(subscription sub_1, key sub_1, #1\) was not taken/);
+    expect((logged[0]?.[1] as Error).message).toBe('the database is down');
+    // The payload (`{"eventId": …}`) is the application's: never in the log.
+    expect(String(logged[0]?.[0])).not.toContain('eventId');
+  });
+
   it('keeps both of two requests of one key that race: the second write judges again on the first’s', async () => {
     const inner = createMemoryStore();
     let pending: (() => void) | undefined;
