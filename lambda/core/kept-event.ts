@@ -55,15 +55,15 @@ export interface KeptEventStore {
   /** The numbers of the key's run whose first event's place is `queuePosition` or the latest before it in the same group. */
   readonly findNumbers: (input: { readonly subscriptionId: string; readonly orderingKey: string; readonly queuePosition: string }) => Promise<RunNumbers | undefined>;
   /**
-   * A page of the subscription's events accepted from `since` to `until` (ISO times, inclusive),
-   * in acceptance order, after `after` (a page's `nextAfter`): the events of up to `limit` kept
-   * messages, each message's in its order.
-   */
-  /**
    * When the subscription's newest kept event was accepted (ingest's clock), if it has one: where a
    * replay's window ends when its request names no end (see `parseReplayWindow`). Strongly consistent.
    */
   readonly newestAcceptedAt: (subscriptionId: string) => Promise<string | undefined>;
+  /**
+   * A page of the subscription's events accepted from `since` to `until` (ISO times, inclusive),
+   * in acceptance order, after `after` (a page's `nextAfter`): the events of up to `limit` kept
+   * messages, each message's in its order.
+   */
   readonly readWindow: (input: {
     readonly subscriptionId: string;
     readonly since: string;
