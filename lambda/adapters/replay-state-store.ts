@@ -103,15 +103,12 @@ export function createReplayStateStore(client: DynamoDBDocumentClient, tableName
         // Neither while one is under way, nor again for the named window of the last one: a request
         // repeated after the answer that ended it was lost answers that one, done. A window ending
         // by default is a new one each time it is asked for (its end may repeat: the newest acceptance).
+        const notTheLast = 'NOT (last_replay.since = :since AND last_replay.#until = :until AND attribute_not_exists(last_replay.cancelled_at))';
         const started = await update(subscriptionId, {
           expression: 'SET #replay = :replay, replay_shard = :shard',
-          ...(isUntilGiven
-            ? {
-                condition: 'attribute_exists(#id) AND attribute_not_exists(#replay) AND NOT (last_replay.since = :since AND last_replay.#until = :until AND attribute_not_exists(last_replay.cancelled_at))',
-                names: { '#until': 'until' },
-                values: { ':replay': toItem(state, true), ':since': state.since, ':until': state.until, ':shard': REPLAY_SHARD },
-              }
-            : { condition: 'attribute_exists(#id) AND attribute_not_exists(#replay)', values: { ':replay': toItem(state, true), ':shard': REPLAY_SHARD } }),
+          condition: `attribute_exists(#id) AND attribute_not_exists(#replay)${isUntilGiven ? ` AND ${notTheLast}` : ''}`,
+          ...(isUntilGiven ? { names: { '#until': 'until' } } : {}),
+          values: { ':replay': toItem(state, true), ':shard': REPLAY_SHARD, ...(isUntilGiven ? { ':since': state.since, ':until': state.until } : {}) },
         });
         if (started !== undefined) return { state, isNew: true };
         const output = await client.send(new GetCommand({ TableName: tableName, Key: { [keyName]: subscriptionId }, ConsistentRead: true }));
