@@ -6,7 +6,7 @@
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { giveUpNumberOf } from '../core/dead-letter.js';
-import { isSettledBy, OutcomeKind, type DeliveryStore, type SettledEvent, type SettledQuery, type SettleResult } from '../core/delivery.js';
+import { isSettledBy, OutcomeKind, type DeliveryStore, type RecordedOutcome, type SettledEvent, type SettledQuery, type SettleResult } from '../core/delivery.js';
 import { fanOutRecordKey } from '../core/fan-out-id.js';
 import { EventStatus, RecordOutcome, type AcceptedEventRecord, type FanOutRecord, type IngestPorts, type RecordedEvent } from '../core/ingest.js';
 import type { ReplayRecord } from '../core/replay.js';
@@ -39,6 +39,12 @@ const eventStatusSchema = z.object({
   sequence: z.number().int().positive().optional(),
   queue_position: z.string().optional(),
 });
+
+/** An event's item as its outcome ({@link isSettledBy}), with its number and the place ingest recorded. */
+export function eventOutcomeOf(item: Record<string, unknown>, tableName: string, eventId: string): RecordedOutcome & { readonly sequence: number | undefined; readonly position: string | undefined } {
+  const { status, dead_lettered_at: deadLetteredAt, delivered_at: deliveredAt, give_up: giveUp, replay_id: replayId, sequence, queue_position: position } = parseItem(eventStatusSchema, item, tableName, eventId);
+  return { status, deadLetteredAt, deliveredAt, giveUp, replayId, sequence, position };
+}
 
 /** What ingest reads of an event's item before it enqueues (see `IngestPorts.findRecorded`). */
 const recordedItemSchema = z.object({
@@ -301,8 +307,7 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
           ConsistentRead: true,
         }),
       );
-      const { status, dead_lettered_at: deadLetteredAt, delivered_at: deliveredAt, give_up: giveUp, replay_id: replayId } = parseItem(eventStatusSchema, output.Item ?? {}, options.tableName, eventId);
-      return isSettledBy({ status, deadLetteredAt, deliveredAt, giveUp, replayId }, query);
+      return isSettledBy(eventOutcomeOf(output.Item ?? {}, options.tableName, eventId), query);
     },
 
     async findSettled(events) {
@@ -318,8 +323,7 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
       const outcomes = new Map(
         items.map((item) => {
           const eventId = String(item[eventKey]);
-          const { status, dead_lettered_at: deadLetteredAt, delivered_at: deliveredAt, give_up: giveUp, replay_id: replayId, sequence, queue_position: position } = parseItem(eventStatusSchema, item, options.tableName, eventId);
-          return [eventId, { status, deadLetteredAt, deliveredAt, giveUp, replayId, sequence, position }] as const;
+          return [eventId, eventOutcomeOf(item, options.tableName, eventId)] as const;
         }),
       );
       return Object.assign((query: SettledQuery) => isSettledBy(outcomes.get(query.eventId), query), {

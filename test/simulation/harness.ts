@@ -15,6 +15,7 @@
 import type { APIGatewayProxyEventV2, Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as z from 'zod';
 import { backstopMaxReceiveCount, consumerTimeoutSeconds, maxEventsPerMessage, visibilityCeilingSeconds, Deployment, loadConfig, queueVisibilityTimeoutSeconds, type Config } from '../../lambda/config.js';
+import { eventOutcomeOf } from '../../lambda/adapters/event-store.js';
 import { isSettledBy, messagePlaceOf, queuePositionOf, readRecord, settledQueryOf, type AttemptResult, type DeliveryStore, type MessagePlace, type RecordedOutcome } from '../../lambda/core/delivery.js';
 import { unpackRecords } from '../../lambda/core/message-packs.js';
 import { faultBackoffSeconds } from '../../lambda/core/retry-policy.js';
@@ -801,10 +802,8 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   };
   /** An event's outcome as its record holds it now (read from the model, outside the faults), by its internal id. */
   const recordedOutcomeOf = (eventId: string): RecordedOutcome | undefined => {
-    const { Item: item } = z
-      .object({ Item: z.looseObject({ status: z.enum(['accepted', 'delivered', 'dead_lettered']).optional(), dead_lettered_at: z.string().optional(), delivered_at: z.string().optional(), give_up: z.number().optional(), replay_id: z.string().optional() }).optional() })
-      .parse(dynamoModel.execute('Get', { TableName: TABLES.events.localName, Key: { [TABLES.events.partitionKey]: eventId } }));
-    return item === undefined ? undefined : { status: item.status, deadLetteredAt: item.dead_lettered_at, deliveredAt: item.delivered_at, giveUp: item.give_up, replayId: item.replay_id };
+    const { Item: item } = z.object({ Item: z.record(z.string(), z.unknown()).optional() }).parse(dynamoModel.execute('Get', { TableName: TABLES.events.localName, Key: { [TABLES.events.partitionKey]: eventId } }));
+    return item === undefined ? undefined : eventOutcomeOf(item, TABLES.events.localName, eventId);
   };
   /** When each event was written into the store of dead letters (given up, or imported from the backstop), by event id. */
   const storeWrites = new Map<string, number[]>();
