@@ -48,7 +48,7 @@ export interface TableDefinition {
   /**
    * Indexes an earlier version declared, which nothing reads or is granted any more. CloudFormation
    * adds or deletes one global secondary index per table update, never both, so a stack deployed
-   * before an index was replaced keeps these for one deploy (README, Deploy) and drops them on the next.
+   * before an index was replaced keeps these for one deploy (docs/upgrading.md) and drops them on the next.
    */
   readonly retiredIndexes?: readonly IndexDefinition[];
 }

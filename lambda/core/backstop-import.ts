@@ -143,7 +143,7 @@ async function importOne(ports: BackstopImportPorts, message: BackstopMessage, q
   // Listed first, then counted: unlike the consumer (see `giveUp`), the import may meet its message
   // again after a redrive took its dead letter (a crash before the message's removal), and a count
   // made then, with nothing to list, would never be taken back. Listing first, a redrive taking the
-  // dead letter before it is counted leaves the count one too high (see the README's limits).
+  // dead letter before it is counted leaves the count one too high (see docs/api.md, *The lag view*).
   await ports.deadLetters.put({ queued, sequence, attempts, reason, deadLetteredAt: at });
   await ports.countDeadLetter(placeOf({ queued, sequence }));
   const { wasAccepted } = await ports.events.markDeadLettered({ queued, sequence, attempts, at, reason });

@@ -289,7 +289,7 @@ export interface RunResult {
  * it) and then waits its backoff, or is given up, exactly as a single event's first failure. A
  * crash between a member's POST and that count leaves the attempt uncounted, at most once per
  * event: its message comes back and is attempted one at a time from then on, each attempt
- * counted before it is made (see the README's guarantees).
+ * counted before it is made (see docs/guarantees.md, *Dead-lettering breaks order*).
  */
 export async function startRun(
   members: readonly BatchMember[],

@@ -204,7 +204,7 @@ export function isActive(group: GroupLag): boolean {
  * it delivered: its backlog did not shrink while the consumer kept delivering it one event (or
  * one batch) per round trip of its endpoint, which is a key's ceiling, so its oldest wait keeps
  * growing. No retry or fix of the receiver's errors helps it; a finer key, batches or a faster
- * receiver do (README, Operations).
+ * receiver do (docs/operations.md, *Events per minute, and whales*).
  */
 export function isFallingBehind(group: GroupLag, now: Date, waitThresholdSeconds: number): boolean {
   // A held or parked group delivers nothing on purpose: paused, or sending its parked events back, not outrun.

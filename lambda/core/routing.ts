@@ -40,7 +40,7 @@ export class MissingResourceIdError extends Error {
 /**
  * The ordering key of an event: everything that shares it is delivered in order, nothing else is.
  * This function is the whole ordering contract; changing it re-routes keys, which is safe only
- * with the queue empty (see the README on changing PARTITION_COUNT and `ordering`).
+ * with the queue empty (see docs/configuration.md on changing PARTITION_COUNT, and docs/guarantees.md on `ordering`).
  *
  * By subscription, the key is the subscription id. By resource, it is the JSON array text
  * `["<subscription_id>","<resource_id>"]` (JSON.stringify), right-padded with spaces to 129
