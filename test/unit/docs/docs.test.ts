@@ -9,6 +9,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_VARIABLES } from '../../../lambda/config.js';
+import * as answers from '../../../lambda/core/answers.js';
 import { ErrorCode } from '../../../lambda/core/api-error.js';
 import { ERROR_STATUS_CODES } from '../../../lambda/handlers/responses.js';
 import { ROUTES } from '../../../lambda/routes.js';
@@ -116,6 +117,18 @@ describe('docs/api.md', () => {
       .map((route) => route.replace(/\{[^}]*\}/g, '{}'));
 
     expect([...documentedRoutes()].sort()).toEqual([...routes].sort());
+  });
+
+  it('names every field of every answer the API gives', () => {
+    const unnamed: string[] = [];
+    for (const [name, schema] of Object.entries(answers)) {
+      if (!name.endsWith('AnswerSchema')) continue;
+      const shape = (schema as { readonly shape?: Readonly<Record<string, unknown>> }).shape ?? {};
+      expect(Object.keys(shape), name).not.toEqual([]);
+      for (const field of Object.keys(shape)) if (!new RegExp(`\\b${field}\\b`).test(api)) unnamed.push(`${name}: ${field}`);
+    }
+
+    expect(unnamed).toEqual([]);
   });
 
   it('lists every error code with the status it is answered with', () => {
