@@ -92,6 +92,12 @@ describe('the documentation', () => {
     expect(broken).toEqual([]);
   });
 
+  it.each(files)('%s: closes every code block it opens', (file) => {
+    const fences = read(file).split('\n').filter((line) => line.startsWith('```'));
+
+    expect(fences.length % 2).toBe(0);
+  });
+
   it.each(files)('%s: refers to no document outside the repository', (file) => {
     const text = read(file);
 
