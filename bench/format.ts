@@ -1,6 +1,6 @@
 /**
  * Plain-text tables for the terminal: Markdown pipe tables, so that the printed figures paste
- * into the README and into issues unchanged.
+ * into docs/performance.md and into issues unchanged.
  */
 
 /** Renders rows under headers; numeric-looking cells are right-aligned. */

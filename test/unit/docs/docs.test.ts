@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_VARIABLES } from '../../../lambda/config.js';
 import * as answers from '../../../lambda/core/answers.js';
+import { buildApiDocument } from '../../../lambda/api-document/document.js';
 import { ErrorCode } from '../../../lambda/core/api-error.js';
 import { ERROR_STATUS_CODES } from '../../../lambda/handlers/responses.js';
 import { ROUTES } from '../../../lambda/routes.js';
@@ -135,6 +136,12 @@ describe('docs/api.md', () => {
     }
 
     expect(unnamed).toEqual([]);
+  });
+
+  it('has beside it the OpenAPI document the API serves (npm run api-document writes it again)', () => {
+    const file: unknown = JSON.parse(read('docs/openapi.json'));
+
+    expect(file, 'docs/openapi.json is not the document the code generates: run npm run api-document').toEqual(buildApiDocument());
   });
 
   it('lists every error code with the status it is answered with', () => {
