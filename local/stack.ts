@@ -44,6 +44,8 @@ export interface LocalStackOptions {
   readonly wrapIngestPorts?: IngestPortsWrapper;
   /** Tests only: the routing switch's pause grace, 30 s (PAUSE_GRACE_SECONDS) otherwise. */
   readonly pauseGraceSeconds?: number;
+  /** Tests only: the wait before a change of `ordering` may be made, 60 s (ORDERING_CHANGE_WAIT_SECONDS) otherwise. */
+  readonly orderingChangeWaitSeconds?: number;
   /** Whether the poller runs (default true); tests of the API alone keep the queue still. */
   readonly isConsumerEnabled?: boolean;
   /**
@@ -150,7 +152,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       port: options.port ?? config.port,
       handlers: {
         ingest: wireIngestHandler(wiring('ingest'), wrapIngestPorts),
-        subscriptions: wireSubscriptionsHandler(wiring('subscriptions')),
+        subscriptions: wireSubscriptionsHandler(wiring('subscriptions'), options.orderingChangeWaitSeconds === undefined ? {} : { orderingChangeWaitSeconds: options.orderingChangeWaitSeconds }),
         operations: wireOperationsHandler(wiring('operations'), {
           metricsSource: metricsRecorder,
           ...(options.pauseGraceSeconds === undefined ? {} : { pauseGraceSeconds: options.pauseGraceSeconds }),

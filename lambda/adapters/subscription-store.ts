@@ -5,7 +5,8 @@ import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } 
 import * as z from 'zod';
 import type { DeliveryTarget } from '../core/delivery.js';
 import type { SubscriptionRouting } from '../core/ingest.js';
-import { DEFAULT_ORDERING } from '../core/routing.js';
+import type { OrderingChangeMark } from '../core/ordering-change.js';
+import { DEFAULT_ORDERING, type Ordering } from '../core/routing.js';
 import { batchSizeSchema, DEFAULT_BATCH_SIZE, orderingSchema, type SubscriptionPause } from '../core/subscription.js';
 import { TABLES, TENANT_SUBSCRIPTIONS_INDEX } from '../resources.js';
 import type { AccessMap } from './access.js';
@@ -40,10 +41,21 @@ const subscriptionItemSchema = z.object({
   last_replay: replayItemSchema.optional(),
   /** The groups where a paused backlog of the subscription is parked, each with its park's id (written by `park-store.ts`). */
   parked_groups: parkMarksSchema.optional(),
+  /** A change of `ordering` begun and not yet made or lifted (see ordering-change.ts); both or neither. */
+  ordering_change_to: orderingSchema.optional(),
+  ordering_change_at: z.iso.datetime().optional(),
 });
 export type Subscription = z.infer<typeof subscriptionItemSchema>;
 
-const routingItemSchema = subscriptionItemSchema.pick({ subscription_id: true, tenant_id: true, ordering: true, event_types: true });
+const routingItemSchema = subscriptionItemSchema.pick({ subscription_id: true, tenant_id: true, ordering: true, event_types: true, ordering_change_to: true, ordering_change_at: true });
+
+/** The change of `ordering` begun on the subscription, if any. */
+export function orderingChangeOf(item: Pick<Subscription, 'ordering_change_to' | 'ordering_change_at'>): OrderingChangeMark | undefined {
+  return item.ordering_change_to === undefined || item.ordering_change_at === undefined ? undefined : { ordering: item.ordering_change_to, startedAt: item.ordering_change_at };
+}
+
+/** Removed by every PUT that names `ordering`: the change it makes, or the one it gives up by naming the ordering in force. */
+const ORDERING_CHANGE_ATTRIBUTES = ['ordering_change_to', 'ordering_change_at'];
 
 /** Every attribute a subscription's item may have, for a BatchGet of whole items. */
 const SUBSCRIPTION_ATTRIBUTES = Object.keys(subscriptionItemSchema.shape);
@@ -76,11 +88,14 @@ export const SubscriptionPutKind = {
 } as const;
 export type SubscriptionPutKind = (typeof SubscriptionPutKind)[keyof typeof SubscriptionPutKind];
 
+/** What {@link SubscriptionStore.put} also answers when it was to make a change of `ordering`: the mark was gone or another. */
+export const ORDERING_CHANGE_LOST = 'ordering_change_lost';
+
 /**
  * The input of {@link SubscriptionStore.put}. `batch_size` and `ordering` absent: a replacement
  * keeps its stored values, a creation gets the defaults.
  */
-export type SubscriptionPutInput = Omit<Subscription, 'created_at' | 'previous_secret' | 'previous_secret_expires_at' | 'batch_size' | 'ordering' | 'event_types' | 'paused_at' | 'pause_reason' | 'resumed_at' | 'replay' | 'last_replay'> & {
+export type SubscriptionPutInput = Omit<Subscription, 'created_at' | 'previous_secret' | 'previous_secret_expires_at' | 'batch_size' | 'ordering' | 'event_types' | 'paused_at' | 'pause_reason' | 'resumed_at' | 'replay' | 'last_replay' | 'ordering_change_to' | 'ordering_change_at'> & {
   readonly batch_size?: Subscription['batch_size'] | undefined;
   readonly ordering?: Subscription['ordering'] | undefined;
   /** A list replaces the stored one, null takes every type again, undefined keeps what is stored. */
@@ -94,6 +109,8 @@ export type SubscriptionPutInput = Omit<Subscription, 'created_at' | 'previous_s
    * second, see {@link SubscriptionStore.getAllowingStale}), as a PUT replaces the whole subscription.
    */
   readonly shouldKeepExistingSecret?: boolean;
+  /** Makes the change of `ordering` this mark began: written only while the subscription holds that very mark. */
+  readonly orderingChange?: OrderingChangeMark;
 };
 
 /** The input of {@link SubscriptionStore.rotateSecret}; times are ISO 8601. */
@@ -107,7 +124,8 @@ export interface SecretRotationInput {
 /** The outcome of {@link SubscriptionStore.put}: the subscription as stored, or the refusal. */
 export type SubscriptionPutOutcome =
   | { readonly kind: typeof SubscriptionPutKind.created | typeof SubscriptionPutKind.replaced; readonly subscription: Subscription }
-  | { readonly kind: typeof SubscriptionPutKind.tenantMismatch };
+  | { readonly kind: typeof SubscriptionPutKind.tenantMismatch }
+  | { readonly kind: typeof ORDERING_CHANGE_LOST };
 
 export interface SubscriptionStore {
   /**
@@ -121,6 +139,14 @@ export interface SubscriptionStore {
    * what is stored, its secret included, with no read-modify-write race between two PUTs.
    */
   readonly put: (input: SubscriptionPutInput) => Promise<SubscriptionPutOutcome>;
+  /**
+   * Marks a change of the subscription's `ordering` begun (see ordering-change.ts), in one
+   * conditional UpdateItem: written only while the subscription is the tenant's and ordered by
+   * `from`. False when it is not (nothing is written).
+   */
+  readonly beginOrderingChange: (input: { readonly subscriptionId: string; readonly tenantId: string; readonly from: Ordering; readonly mark: OrderingChangeMark }) => Promise<boolean>;
+  /** Lifts this mark, if the subscription still holds it (another mark, or none, is left as it is). */
+  readonly liftOrderingChange: (input: { readonly subscriptionId: string; readonly mark: OrderingChangeMark }) => Promise<void>;
   /**
    * Rotates the secret in one UpdateItem: the current secret becomes the previous one, signing
    * until `previousSecretExpiresAt`, and `secret` the current one. A previous secret still in its
@@ -144,8 +170,8 @@ export interface SubscriptionStore {
    * eventually consistent, and the ids not found strongly consistent: a subscription's tenant never
    * changes (put refuses another tenant) and subscriptions are never deleted, so only a
    * subscription created within about the last second could be missed, and the second read finds
-   * it. An `ordering` changed within about the last second may be read as the previous one (see
-   * the README on changing it).
+   * it. A change of `ordering` is begun by a mark, and made once reads of the ordering from before
+   * the mark are long over (ordering-change.ts): a read a second stale is safe.
    */
   readonly findRouting: (ids: readonly string[]) => Promise<ReadonlyMap<string, SubscriptionRouting>>;
   /**
@@ -167,6 +193,8 @@ export const SUBSCRIPTION_STORE_ACCESS = {
   get: [{ resource: 'subscriptionsTable', actions: ['dynamodb:GetItem'] }],
   // One conditional UpdateItem creates or replaces, returning the old item; a refused tenant is an outcome.
   put: [{ resource: 'subscriptionsTable', actions: ['dynamodb:UpdateItem'] }],
+  beginOrderingChange: [{ resource: 'subscriptionsTable', actions: ['dynamodb:UpdateItem'] }],
+  liftOrderingChange: [{ resource: 'subscriptionsTable', actions: ['dynamodb:UpdateItem'] }],
   // One conditional UpdateItem moves the secret to previous_secret; an unknown id is an outcome.
   rotateSecret: [{ resource: 'subscriptionsTable', actions: ['dynamodb:UpdateItem'] }],
   // One conditional UpdateItem each, returning the new item; an unknown id is an outcome.
@@ -190,11 +218,15 @@ export function createSubscriptionStore(client: DynamoDBDocumentClient, tableNam
     return output.Item === undefined ? undefined : parseItem(subscriptionItemSchema, output.Item, tableName, subscriptionId);
   };
   const readRouting = async (ids: readonly string[], consistency: ReadConsistency): Promise<Map<string, SubscriptionRouting>> => {
-    const items = await batchGetItems(client, { tableName, keyName, keys: ids, attributes: [keyName, 'tenant_id', 'ordering', 'event_types'], consistency });
+    const items = await batchGetItems(client, { tableName, keyName, keys: ids, attributes: [keyName, 'tenant_id', 'ordering', 'event_types', ...ORDERING_CHANGE_ATTRIBUTES], consistency });
     return new Map(
       items.map((item) => {
         const parsed = parseItem(routingItemSchema, item, tableName, String(item[keyName]));
-        return [parsed.subscription_id, { tenantId: parsed.tenant_id, ordering: parsed.ordering, ...(parsed.event_types === undefined ? {} : { eventTypes: parsed.event_types }) }] as const;
+        const change = orderingChangeOf(parsed);
+        return [
+          parsed.subscription_id,
+          { tenantId: parsed.tenant_id, ordering: parsed.ordering, ...(parsed.event_types === undefined ? {} : { eventTypes: parsed.event_types }), ...(change === undefined ? {} : { orderingChange: change }) },
+        ] as const;
       }),
     );
   };
@@ -232,14 +264,18 @@ export function createSubscriptionStore(client: DynamoDBDocumentClient, tableNam
   return {
     get: (subscriptionId) => read(subscriptionId, ReadConsistency.strong),
     async put(input) {
-      const { now, shouldKeepExistingSecret = false, batch_size: batchSize, ordering, event_types: eventTypes, ...fields } = input;
+      const { now, shouldKeepExistingSecret = false, batch_size: batchSize, ordering, event_types: eventTypes, orderingChange, ...fields } = input;
       const secretAction = shouldKeepExistingSecret
         ? 'SET tenant_id = :tenant, #url = :url, secret = if_not_exists(secret, :secret)'
         : 'SET tenant_id = :tenant, #url = :url, secret = :secret';
       // A field not given keeps the stored one, as a secret not given does; a new item gets the default.
       const keepOr = (name: string, placeholder: string, given: unknown): string => (given === undefined ? `${name} = if_not_exists(${name}, ${placeholder})` : `${name} = ${placeholder}`);
       const settings = `${keepOr('batch_size', ':batch', batchSize)}, ${keepOr('ordering', ':ordering', ordering)}`;
-      const removals = [...(shouldKeepExistingSecret ? [] : ['previous_secret', 'previous_secret_expires_at']), ...(eventTypes === null ? ['event_types'] : [])];
+      const removals = [
+        ...(shouldKeepExistingSecret ? [] : ['previous_secret', 'previous_secret_expires_at']),
+        ...(eventTypes === null ? ['event_types'] : []),
+        ...(ordering === undefined ? [] : ORDERING_CHANGE_ATTRIBUTES),
+      ];
       const output = await updateIfCondition(
         client,
         new UpdateCommand({
@@ -252,7 +288,8 @@ export function createSubscriptionStore(client: DynamoDBDocumentClient, tableNam
             ...(removals.length === 0 ? [] : [` REMOVE ${removals.join(', ')}`]),
           ].join(''),
           // An id is its tenant's: another tenant's PUT must not take over its events and secret.
-          ConditionExpression: 'attribute_not_exists(#id) OR tenant_id = :tenant',
+          ConditionExpression:
+            orderingChange === undefined ? 'attribute_not_exists(#id) OR tenant_id = :tenant' : 'attribute_exists(#id) AND tenant_id = :tenant AND ordering_change_to = :change_to AND ordering_change_at = :change_at',
           ExpressionAttributeNames: { '#url': 'url', '#id': keyName },
           ExpressionAttributeValues: {
             ':tenant': fields.tenant_id,
@@ -262,11 +299,13 @@ export function createSubscriptionStore(client: DynamoDBDocumentClient, tableNam
             ':ordering': ordering ?? DEFAULT_ORDERING,
             ':now': now,
             ...(Array.isArray(eventTypes) ? { ':types': eventTypes } : {}),
+            ...(orderingChange === undefined ? {} : { ':change_to': orderingChange.ordering, ':change_at': orderingChange.startedAt }),
           },
           ReturnValues: 'ALL_OLD',
         }),
       );
-      if (output === undefined) return { kind: SubscriptionPutKind.tenantMismatch };
+      // A change of ordering is made only by the PUT of a subscription of the same tenant (the handler read it).
+      if (output === undefined) return { kind: orderingChange === undefined ? SubscriptionPutKind.tenantMismatch : ORDERING_CHANGE_LOST };
       const previous = output.Attributes === undefined ? undefined : parseItem(subscriptionItemSchema, output.Attributes, tableName, fields.subscription_id);
       // The write was atomic: the old item tells exactly which secret it kept.
       const isKept = shouldKeepExistingSecret && previous !== undefined;
@@ -283,6 +322,31 @@ export function createSubscriptionStore(client: DynamoDBDocumentClient, tableNam
           created_at: previous?.created_at ?? now,
         },
       };
+    },
+    async beginOrderingChange({ subscriptionId, tenantId, from, mark }) {
+      const output = await updateIfCondition(
+        client,
+        new UpdateCommand({
+          TableName: tableName,
+          Key: { [keyName]: subscriptionId },
+          UpdateExpression: 'SET ordering_change_to = :to, ordering_change_at = :at, updated_at = :at',
+          ConditionExpression: 'tenant_id = :tenant AND ordering = :from',
+          ExpressionAttributeValues: { ':to': mark.ordering, ':at': mark.startedAt, ':tenant': tenantId, ':from': from },
+        }),
+      );
+      return output !== undefined;
+    },
+    async liftOrderingChange({ subscriptionId, mark }) {
+      await updateIfCondition(
+        client,
+        new UpdateCommand({
+          TableName: tableName,
+          Key: { [keyName]: subscriptionId },
+          UpdateExpression: `REMOVE ${ORDERING_CHANGE_ATTRIBUTES.join(', ')}`,
+          ConditionExpression: 'ordering_change_to = :to AND ordering_change_at = :at',
+          ExpressionAttributeValues: { ':to': mark.ordering, ':at': mark.startedAt },
+        }),
+      );
     },
     async rotateSecret(input) {
       const output = await updateIfCondition(

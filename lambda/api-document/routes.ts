@@ -25,6 +25,7 @@ import {
   subscriptionSecretAnswerSchema,
 } from '../core/answers.js';
 import { MAX_PAYLOAD_PAGE_BYTES, MAX_PAYLOAD_PAGE_LIMIT } from '../core/dead-letter.js';
+import { ORDERING_CHANGE_WAIT_SECONDS, ORDERING_CHANGE_WINDOW_SECONDS } from '../core/ordering-change.js';
 import { batchSchema, requestEventSchema, subscriptionIdSchema } from '../core/event.js';
 import { MAX_DELIVERIES_PER_REQUEST } from '../core/ingest.js';
 import { MAX_MESSAGE_GROUP_ID_LENGTH } from '../core/limits.js';
@@ -121,7 +122,7 @@ export const ROUTE_DESCRIPTIONS: RouteDescriptions = {
       'Events of one ordering key in one request are enqueued in request order. An invalid request enqueues nothing. ' +
       'Payloads travel as posted: the receiver\'s `data` is each `payload`\'s JSON text exactly as it stood in the request, or the request is refused: ' +
       'a body that is not UTF-8, or starts with a byte order mark, is 400 `invalid_json`; an object anywhere in the body that repeats a key is 400 `invalid_request` naming its path (e.g. `events[1].payload.a`). ' +
-      'While ingest is paused for a routing switch, answers 503 `ingest_paused` with `Retry-After`. On 503 `enqueue_failed`, ' +
+      'While ingest is paused for a routing switch, or a subscription of the request is changing its `ordering` (its `ordering_change`), answers 503 `ingest_paused` with `Retry-After`, enqueuing nothing of the request. On 503 `enqueue_failed`, ' +
       'no event of a key after a `failed` one was enqueued (`not_enqueued`): retrying the whole request is always safe. ' +
       'When SQS refuses an event on every retry, the answer is never 503: 400 `invalid_request` naming it when its contents are refused, ' +
       '500 `internal_error` when SQS refuses the service itself (its configuration); both then carry `results` as 503 does. ' +
@@ -156,7 +157,8 @@ export const ROUTE_DESCRIPTIONS: RouteDescriptions = {
       'Without `secret`, a creation gets a generated one, answered once in `secret`, and a replacement keeps its own; a secret given or kept is not answered (read it with `GET /v1/subscriptions/{subscription_id}/secret`). Deployed, URLs that resolve to private, ' +
       'loopback, link-local or metadata addresses are refused (422 `endpoint_not_allowed`); a subscription id another tenant holds is 409 `tenant_mismatch`. ' +
       'Without `batch_size` or `ordering`, a creation gets the defaults (1, `"subscription"`) and a replacement keeps its own. ' +
-      'A change of `ordering` while any of the subscription\'s events is pending is 409 `ordering_change_pending`, naming the pending events and message groups. ' +
+      'A change of `ordering` is made in two steps, so that no event is keyed by both orderings: the first PUT asking for it begins it (409 `ordering_change_pending` with `Retry-After`, nothing else changed; the subscription\'s `ordering_change` shows it, and its new events are refused 503 `ingest_paused` meanwhile), ' +
+      `and the same PUT repeated ${ORDERING_CHANGE_WAIT_SECONDS} s to ${ORDERING_CHANGE_WINDOW_SECONDS} s later makes it (200). Either step is refused 409 \`ordering_change_pending\`, naming the pending events and message groups, while any of the subscription's events is pending (the second step then gives the change up). ` +
       'Every webhook carries `webhook-ordering-key`: the subscription id, or the event\'s `resource_id` under `ordering: "resource"`, ' +
       'every character but visible ASCII (and `%` itself) percent-encoded as UTF-8; `webhook-sequence` counts per that key.',
     path: { subscription_id: subscriptionIdSchema },
@@ -166,6 +168,7 @@ export const ROUTE_DESCRIPTIONS: RouteDescriptions = {
       201: { description: 'Created.', schema: subscriptionPutAnswerSchema },
     },
     errors: [...BODY_ERRORS, ErrorCode.tenantMismatch, ErrorCode.orderingChangePending, ErrorCode.endpointNotAllowed],
+    headers: { 409: { 'retry-after': { description: 'With `ordering_change_pending` for a change of `ordering` begun: seconds until the same PUT may make it.', schema: retryAfter.schema } } },
   },
   'GET /v1/subscriptions/{subscription_id}': {
     operationId: 'getSubscription',
@@ -230,7 +233,7 @@ export const ROUTE_DESCRIPTIONS: RouteDescriptions = {
       'live events accepted meanwhile queue behind it. Events of the window that are dead letters are not replayed (a redrive sends them), nor those not delivered yet. ' +
       'Bodies are kept `EVENT_RETENTION_DAYS` (default 7; 0 keeps none). One replay per subscription at a time: the same window again (or `since` alone) follows the one under way, ' +
       'and only one step runs at once (another caller\'s step answers the replay as it stood); another window is refused with 409 `replay_in_progress`. ' +
-      'A key\'s events accepted by concurrent requests within the same instant may be read across two steps out of their order. Refused with 409 `ingest_paused` during a routing switch.',
+      'A key\'s events accepted by concurrent requests within the same instant may be read across two steps out of their order. Refused with 409 `ingest_paused` during a routing switch, and while the subscription is changing its `ordering`.',
     path: { subscription_id: subscriptionIdSchema },
     body: { schema: replayBodySchema, isRequired: true },
     answers: { 200: { description: 'The replay as it stands after this call.', schema: replayAnswerSchema } },
@@ -287,7 +290,7 @@ export const ROUTE_DESCRIPTIONS: RouteDescriptions = {
   'POST /v1/dead-letters/redrive': {
     operationId: 'redriveDeadLetters',
     summary: 'One bounded step of the redrive of a subscription’s dead letters; repeat until `is_done`.',
-    description: 'Refused with 409 `ingest_paused` during a routing switch.',
+    description: 'Refused with 409 `ingest_paused` during a routing switch, and while the subscription is changing its `ordering`.',
     body: { schema: redriveBodySchema, isRequired: true },
     answers: { 200: { description: 'What this step redrove, in original sequence order per key.', schema: redriveAnswerSchema } },
     errors: [...BODY_ERRORS, ErrorCode.notFound, ErrorCode.ingestPaused],

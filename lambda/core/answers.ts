@@ -10,6 +10,7 @@ import { deadLetterRowSchema } from './dead-letter.js';
 import { webhookEventSchema } from './event.js';
 import { eventResultSchema } from './ingest.js';
 import { lagRowSchema } from './lag.js';
+import { ORDERING_CHANGE_HOLD_SECONDS, ORDERING_CHANGE_WAIT_SECONDS, ORDERING_CHANGE_WINDOW_SECONDS } from './ordering-change.js';
 import { MAX_METRICS_MINUTES, METRICS_PERIOD_SECONDS, MetricsSourceName, type MetricsAnswer, type MetricsPoint } from './metrics.js';
 import { batchSizeSchema, eventTypesSchema, orderingSchema } from './subscription.js';
 import type { RedriveStep } from './redrive.js';
@@ -83,6 +84,15 @@ export const subscriptionAnswerSchema = z.strictObject({
     description:
       'When an event of the subscription was last delivered (the end of the consumer\'s batch that delivered it), for a subscription ordered by subscription under one message group per key; null before its first delivery, and for a subscription ordered by resource or under partitioned routing, where no one group holds exactly its events (the lag view shows each group\'s `last_delivered_at`).',
   }),
+  ordering_change: z
+    .strictObject({ ordering: orderingSchema, started_at: z.iso.datetime() })
+    .nullable()
+    .meta({
+      description:
+        `A change of \`ordering\` begun by a PUT and not yet made: while it is shown, \`POST /v1/events\` answers the subscription's events 503 \`ingest_paused\`, and its replays and redrives are refused 409 \`ingest_paused\`. ` +
+        `The same PUT repeated ${ORDERING_CHANGE_WAIT_SECONDS} s to ${ORDERING_CHANGE_WINDOW_SECONDS} s after \`started_at\` makes the change (or is refused, lifting it, when events are pending); a PUT naming the ordering in force gives it up; ` +
+        `unmade, it stops holding events ${ORDERING_CHANGE_HOLD_SECONDS} s after \`started_at\`. Null when none is under way.`,
+    }),
 });
 export type SubscriptionAnswer = Output<typeof subscriptionAnswerSchema>;
 

@@ -8,6 +8,7 @@ import { encodeQueuedEvent, messageOfBodies, queuedEventFieldsOf, type EventsReq
 import { fanOutEventId, fanOutRecordKey, legacyFanOutRecordKey, namedEventId } from './fan-out-id.js';
 import { MAX_EVENTS_PER_MESSAGE, MAX_ORDERING_KEY_BYTES, MAX_QUEUED_EVENT_BYTES } from './limits.js';
 import { queuePositionOf } from './delivery.js';
+import { isHeldForOrderingChange, type OrderingChangeMark } from './ordering-change.js';
 import { SendFailureKind, SendStatus, sendInKeyOrder, type OutgoingMessage, type SendBatch, type SendFailure } from './enqueue-plan.js';
 import type { KeptEventStore } from './kept-event.js';
 import type { GroupIntake } from './lag.js';
@@ -50,6 +51,8 @@ export interface SubscriptionRouting {
   readonly ordering: Ordering;
   /** Absent: every type (see `takesEventType`). */
   readonly eventTypes?: readonly string[];
+  /** A change of its `ordering` begun: its events are held while the mark is fresh (see `isHeldForOrderingChange`). */
+  readonly orderingChange?: OrderingChangeMark;
 }
 
 /**
@@ -196,7 +199,7 @@ export const IngestOutcomeKind = {
   accepted: 'accepted',
   /** The whole request was refused; nothing was enqueued. */
   refused: 'refused',
-  /** Ingest is paused for a routing switch; nothing was enqueued. */
+  /** Ingest is paused for a routing switch, or for a change of `ordering` of a subscription of the request; nothing was enqueued. */
   paused: 'paused',
   /** Some events could not be enqueued, and no event of their keys after them was: resending the whole request is safe. */
   partlyEnqueued: 'partly_enqueued',
@@ -212,7 +215,12 @@ export type IngestOutcomeKind = (typeof IngestOutcomeKind)[keyof typeof IngestOu
 export type IngestOutcome =
   | { readonly kind: typeof IngestOutcomeKind.accepted; readonly results: readonly EventResult[] }
   | { readonly kind: typeof IngestOutcomeKind.refused; readonly reason: IngestRefusal; readonly details: readonly ErrorDetail[] }
-  | { readonly kind: typeof IngestOutcomeKind.paused; readonly retryAfterSeconds: number }
+  | {
+      readonly kind: typeof IngestOutcomeKind.paused;
+      readonly retryAfterSeconds: number;
+      /** Paused for these subscriptions' changes of `ordering`; absent: for a routing switch. */
+      readonly orderingChanges?: readonly string[];
+    }
   | { readonly kind: typeof IngestOutcomeKind.partlyEnqueued; readonly results: readonly EventResult[]; readonly retryAfterSeconds: number }
   | {
       readonly kind: typeof IngestOutcomeKind.enqueueRefused;
@@ -449,6 +457,10 @@ export async function ingestEvents(
     if ('refusal' in planned) return planned.refusal;
   }
   const { routed, encoded } = planned;
+  // A subscription whose ordering is changing holds its events: keyed by either ordering, they
+  // could be pending under both. The whole request waits, a fan-out's other deliveries with it.
+  const changing = [...new Set(routed.map((r) => r.event.subscription_id))].filter((id) => isHeldForOrderingChange(subscriptions.get(id)?.orderingChange, now));
+  if (changing.length > 0) return { kind: IngestOutcomeKind.paused, retryAfterSeconds: PAUSED_RETRY_AFTER_SECONDS, orderingChanges: changing };
   // An event naming its subscription has one delivery: its place in the request names it.
   const isRecordedBefore = (r: RoutedEvent): boolean => r.namedOf !== undefined && recordedBefore.duplicates.has(r.requestIndex);
 

@@ -23,7 +23,7 @@ import { createMetricsSource, METRICS_SOURCE_ACCESS } from '../adapters/metrics-
 import { createPayloadBucket } from '../adapters/payload-bucket.js';
 import { createReplayStateStore, REPLAY_STATE_STORE_ACCESS } from '../adapters/replay-state-store.js';
 import { createSettingsStore, SETTINGS_STORE_ACCESS } from '../adapters/settings-store.js';
-import { createSubscriptionStore, SUBSCRIPTION_STORE_ACCESS } from '../adapters/subscription-store.js';
+import { createSubscriptionStore, orderingChangeOf, SUBSCRIPTION_STORE_ACCESS } from '../adapters/subscription-store.js';
 import { SWITCH_WAIT_SECONDS } from '../core/routing-settings.js';
 import { createHttpHandler, HTTP_LOG_CONTEXT, type HttpEntry, type HttpHandler } from './http.js';
 import { createDeadLetterRoutes, type DeadLetterRoutesDeps } from './operations/dead-letters.js';
@@ -188,7 +188,10 @@ export function wireOperationsHandler(input: OperationsWiring, options: Operatio
     getGroup: groups.getGroup,
     listDeadLetters: deadLetters.listRows,
     readDeadLetters: deadLetters.readPage,
-    hasSubscription: async (subscriptionId) => (await subscriptions.get(subscriptionId)) !== undefined,
+    findSubscription: async (subscriptionId) => {
+      const subscription = await subscriptions.get(subscriptionId);
+      return subscription === undefined ? undefined : { orderingChange: orderingChangeOf(subscription) };
+    },
     requestSkip: orderingKeys.requestSkip,
     redrive,
     importBackstop,

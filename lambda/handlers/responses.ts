@@ -64,6 +64,11 @@ export interface ApiResponse<B = unknown> {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
+/** The response with a `Retry-After` of these seconds: when the same request may be made again. */
+export function withRetryAfter<B>(response: ApiResponse<B>, seconds: number): ApiResponse<B> {
+  return { ...response, headers: { ...response.headers, 'retry-after': String(seconds) } };
+}
+
 /** What a route answers: its own bodies, or the contract's error body. */
 export type Answer<B> = Promise<ApiResponse<B | ErrorBody>>;
 
@@ -145,7 +150,15 @@ export function toIngestResponse(outcome: IngestOutcome): ApiResponse<EventsAnsw
       return errorResponse({ code: outcome.reason, message: INGEST_REFUSAL_MESSAGES[outcome.reason], details: outcome.details });
     case IngestOutcomeKind.paused:
       return {
-        ...errorResponse({ code: ErrorCode.ingestPaused, message: 'Ingest is paused while the routing changes; nothing was enqueued. Retry after the delay.' }),
+        ...errorResponse(
+          outcome.orderingChanges === undefined
+            ? { code: ErrorCode.ingestPaused, message: 'Ingest is paused while the routing changes; nothing was enqueued. Retry after the delay.' }
+            : {
+                code: ErrorCode.ingestPaused,
+                message: 'A subscription of these events is changing its ordering; nothing was enqueued. Retry after the delay.',
+                details: outcome.orderingChanges.map((id) => ({ path: 'subscription_id', message: `${id}: changing its ordering` })),
+              },
+        ),
         headers: { 'retry-after': String(outcome.retryAfterSeconds) },
       };
     case IngestOutcomeKind.partlyEnqueued:

@@ -14,7 +14,16 @@ import { heldGroupsOf, type GroupLag } from '../core/lag.js';
 import { messageGroupIdFor, Ordering } from '../core/routing.js';
 import { holdsSettledBefore, letGoAll, type HoldPorts } from '../core/pause.js';
 import { stepUnpark, type UnparkStep } from '../core/park.js';
-import { pendingOfSubscription, refuseOrderingChange } from '../core/ordering-change.js';
+import {
+  isHeldForOrderingChange,
+  nextOrderingChangeStep,
+  ORDERING_CHANGE_WAIT_SECONDS,
+  OrderingChangeStepKind,
+  orderingChangeUnderWay,
+  pendingOfSubscription,
+  refuseOrderingChange,
+  type OrderingChangeMark,
+} from '../core/ordering-change.js';
 import { DEFAULT_ROTATION_GRACE_SECONDS, generateSecret, previousSecretExpiry, secretsInForce } from '../core/secret.js';
 import { OPERATOR_PAUSE_REASON, parseSubscriptionBody, parseSubscriptionId, pauseBodySchema, rotateSecretBodySchema, subscriptionPositionSchema, subscriptionsQuerySchema, type RotateSecretResponse } from '../core/subscription.js';
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
@@ -23,13 +32,21 @@ import { createParkStore, PARK_STORE_ACCESS } from '../adapters/park-store.js';
 import { createPayloadBucket } from '../adapters/payload-bucket.js';
 import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js';
 import { createSettingsStore, SETTINGS_STORE_ACCESS } from '../adapters/settings-store.js';
-import { createSubscriptionStore, pauseOf, SUBSCRIPTION_STORE_ACCESS, SubscriptionPutKind, type Subscription, type SubscriptionStore } from '../adapters/subscription-store.js';
+import {
+  createSubscriptionStore,
+  ORDERING_CHANGE_LOST,
+  orderingChangeOf,
+  pauseOf,
+  SUBSCRIPTION_STORE_ACCESS,
+  SubscriptionPutKind,
+  type Subscription,
+  type SubscriptionStore,
+} from '../adapters/subscription-store.js';
 import { checkEndpoint, type EndpointCheck } from '../adapters/endpoint-check.js';
 import { createHttpHandler, HTTP_LOG_CONTEXT, parseBody, type HttpEntry, type HttpHandler } from './http.js';
-import { errorResponse, type Answer } from './responses.js';
+import { errorResponse, withRetryAfter, type Answer, type ApiResponse, type ErrorBody } from './responses.js';
 import { lambdaEntry, type HandlerWiring } from './wiring.js';
 
-/** A subscription's pause as the API answers it. */
 /** A replay as the answer shows it; null for none. */
 function replayView(replay: Subscription['replay']): ReplayView | null {
   if (replay === undefined) return null;
@@ -43,9 +60,10 @@ function pauseFields(subscription: Subscription): Pick<SubscriptionAnswer, 'is_p
 }
 
 /** A subscription as `GET` answers it, alone or in a list: never its secret. */
-function subscriptionAnswerOf(subscription: Subscription, lastDeliveredAt: string | undefined): SubscriptionAnswer {
+function subscriptionAnswerOf(subscription: Subscription, lastDeliveredAt: string | undefined, now: Date): SubscriptionAnswer {
   const { subscription_id, tenant_id, url, batch_size, ordering, created_at } = subscription;
   const parked_groups = Object.keys(subscription.parked_groups ?? {}).length;
+  const change = orderingChangeOf(subscription);
   return {
     subscription_id,
     tenant_id,
@@ -59,6 +77,8 @@ function subscriptionAnswerOf(subscription: Subscription, lastDeliveredAt: strin
     last_replay: replayView(subscription.last_replay),
     parked_groups,
     last_delivered_at: lastDeliveredAt ?? null,
+    // A mark no longer holding events is a change given up: not shown.
+    ordering_change: change !== undefined && isHeldForOrderingChange(change, now) ? { ordering: change.ordering, started_at: change.startedAt } : null,
   };
 }
 
@@ -71,7 +91,7 @@ const UNPARK_ON_RESUME_SECONDS = 10;
 const NO_SUCH_SUBSCRIPTION = { code: ErrorCode.notFound, message: 'No such subscription.' } as const;
 
 export interface SubscriptionsHandlerDeps {
-  readonly store: Pick<SubscriptionStore, 'get' | 'put' | 'rotateSecret' | 'pause' | 'resume' | 'list'>;
+  readonly store: Pick<SubscriptionStore, 'get' | 'put' | 'beginOrderingChange' | 'liftOrderingChange' | 'rotateSecret' | 'pause' | 'resume' | 'list'>;
   /** Refuses endpoints that resolve to private addresses (deployed), or allows all (local). */
   readonly checkEndpoint: (url: string) => Promise<EndpointCheck>;
   /** The lag view's active groups: what is pending when a PUT changes `ordering`, and the groups a resume of a subscription ordered by resource lets go. */
@@ -86,6 +106,8 @@ export interface SubscriptionsHandlerDeps {
   readonly holds: Pick<HoldPorts, 'letGo' | 'forgetHold'>;
   /** The consumer's timeout: a hold made longer ago than this can no longer be applied again (see pause.ts). */
   readonly consumerTimeoutSeconds: number;
+  /** How long after a change of `ordering` is begun a repeated PUT may make it: ORDERING_CHANGE_WAIT_SECONDS, shorter in tests. */
+  readonly orderingChangeWaitSeconds: number;
   /** Sends a resumed subscription's parked events back, one bounded step (see `stepUnpark`); `marks` are its parked groups. */
   readonly unpark: (subscriptionId: string, marks: ReadonlyMap<string, string>) => Promise<UnparkStep>;
   readonly randomBytes: (size: number) => Uint8Array;
@@ -117,6 +139,35 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
     const groups = await deps.readGroups([...groupIds.values()]);
     return new Map([...groupIds].map(([subscriptionId, groupId]) => [subscriptionId, groups.get(groupId)?.lastDeliveredAt]));
   };
+  /**
+   * A PUT asking for another `ordering` (ordering-change.ts): begins the change, or makes the one
+   * begun long enough ago; the answer when the PUT must stop here, else the mark the write makes.
+   */
+  const stepOrderingChange = async (current: Subscription, to: Ordering): Promise<{ readonly refusal: ApiResponse<ErrorBody> } | { readonly mark: OrderingChangeMark }> => {
+    const subscriptionId = current.subscription_id;
+    const now = deps.now();
+    const step = nextOrderingChangeStep({ mark: orderingChangeOf(current), to, now, waitSeconds: deps.orderingChangeWaitSeconds });
+    const logged = { subscription_id: subscriptionId, from: current.ordering, to };
+    if (step.kind === OrderingChangeStepKind.wait) {
+      return { refusal: withRetryAfter(errorResponse(orderingChangeUnderWay({ from: current.ordering, mark: step.mark, retryAfterSeconds: step.retryAfterSeconds, isBegun: false })), step.retryAfterSeconds) };
+    }
+    // Begun: the view as it stands, so that a change bound to be refused pauses nothing. Made: read
+    // strongly, after every request that read the old ordering has been counted.
+    const pending = pendingOfSubscription(await deps.listActiveGroups(step.kind === OrderingChangeStepKind.make ? { isConsistent: true } : {}), subscriptionId);
+    const refusal = refuseOrderingChange({ from: current.ordering, to, pending });
+    if (refusal !== undefined) {
+      if (step.kind === OrderingChangeStepKind.make) await deps.store.liftOrderingChange({ subscriptionId, mark: step.mark });
+      deps.logger.info('subscription ordering change refused', logged);
+      return { refusal: errorResponse(refusal) };
+    }
+    if (step.kind === OrderingChangeStepKind.make) return { mark: step.mark };
+    const mark = { ordering: to, startedAt: now.toISOString() };
+    if (!(await deps.store.beginOrderingChange({ subscriptionId, tenantId: current.tenant_id, from: current.ordering, mark }))) {
+      return { refusal: errorResponse({ code: ErrorCode.orderingChangePending, message: 'The subscription changed meanwhile; nothing was changed. Read it, then PUT again.', details: [{ path: 'ordering', message: 'changed by another request' }] }) };
+    }
+    deps.logger.info('subscription ordering change begun', logged);
+    return { refusal: withRetryAfter(errorResponse(orderingChangeUnderWay({ from: current.ordering, mark, retryAfterSeconds: deps.orderingChangeWaitSeconds, isBegun: true })), deps.orderingChangeWaitSeconds) };
+  };
   return createHttpHandler(
     {
       'PUT /v1/subscriptions/{subscription_id}': async (event): Answer<SubscriptionPutAnswer> => {
@@ -135,15 +186,14 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
           });
         }
         const { ordering } = body.value;
+        let orderingChange: OrderingChangeMark | undefined;
         if (ordering !== undefined) {
           const current = await deps.store.get(id.value);
           // Another tenant's subscription is refused by the write below, without telling what it has pending.
           if (current !== undefined && current.tenant_id === body.value.tenant_id && current.ordering !== ordering) {
-            const refusal = refuseOrderingChange({ from: current.ordering, to: ordering, pending: pendingOfSubscription(await deps.listActiveGroups(), id.value) });
-            if (refusal !== undefined) {
-              deps.logger.info('subscription ordering change refused', { subscription_id: id.value, from: current.ordering, to: ordering });
-              return errorResponse(refusal);
-            }
+            const change = await stepOrderingChange(current, ordering);
+            if ('refusal' in change) return change.refusal;
+            orderingChange = change.mark;
           }
         }
         // Without a secret, a replacement keeps the one its receiver verifies; a creation gets this one.
@@ -158,7 +208,15 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
           secret,
           shouldKeepExistingSecret: body.value.secret === undefined,
           now: deps.now().toISOString(),
+          ...(orderingChange === undefined ? {} : { orderingChange }),
         });
+        if (outcome.kind === ORDERING_CHANGE_LOST) {
+          return errorResponse({
+            code: ErrorCode.orderingChangePending,
+            message: 'Another request made, began again or gave up this change of ordering meanwhile; nothing was changed. Read the subscription, then PUT again.',
+            details: [{ path: 'ordering', message: 'the change under way is no longer the one this PUT was to make' }],
+          });
+        }
         if (outcome.kind === SubscriptionPutKind.tenantMismatch) {
           return errorResponse({
             code: ErrorCode.tenantMismatch,
@@ -184,7 +242,7 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
           return errorResponse(NO_SUCH_SUBSCRIPTION);
         }
         const lastDeliveries = await lastDeliveriesOf([subscription]);
-        return { statusCode: 200, body: subscriptionAnswerOf(subscription, lastDeliveries.get(subscription.subscription_id)) };
+        return { statusCode: 200, body: subscriptionAnswerOf(subscription, lastDeliveries.get(subscription.subscription_id), deps.now()) };
       },
       'GET /v1/subscriptions/{subscription_id}/secret': async (event): Answer<SubscriptionSecretAnswer> => {
         const id = parseSubscriptionId(event.pathParameters?.subscription_id);
@@ -205,7 +263,7 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
         const lastDeliveries = await lastDeliveriesOf(items);
         return {
           statusCode: 200,
-          body: { items: items.map((subscription) => subscriptionAnswerOf(subscription, lastDeliveries.get(subscription.subscription_id))), next_cursor: next === undefined ? null : encodeCursor(next) },
+          body: { items: items.map((subscription) => subscriptionAnswerOf(subscription, lastDeliveries.get(subscription.subscription_id), deps.now())), next_cursor: next === undefined ? null : encodeCursor(next) },
         };
       },
       'POST /v1/subscriptions/{subscription_id}/pause': async (event): Answer<PauseAnswer> => {
@@ -269,7 +327,7 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
 
 /** The adapter methods the subscriptions function calls: the wiring takes these alone, and its function is granted their accesses. */
 const USES = {
-  subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get', 'put', 'rotateSecret', 'pause', 'resume', 'list']),
+  subscriptions: uses(SUBSCRIPTION_STORE_ACCESS, ['get', 'put', 'beginOrderingChange', 'liftOrderingChange', 'rotateSecret', 'pause', 'resume', 'list']),
   groups: uses(GROUP_STORE_ACCESS, ['listActiveGroups', 'getGroup', 'readGroups', 'forgetHold']),
   settings: uses(SETTINGS_STORE_ACCESS, ['getRouting']),
   // Resume sends a parked backlog back: reads it, sends it, removes it, ends each park whose copies were settled.
@@ -284,7 +342,11 @@ export const SUBSCRIPTIONS_ACCESS = accessOf(USES);
 export const SUBSCRIPTIONS_RESOURCES = resourcesOf(SUBSCRIPTIONS_ACCESS);
 
 /** The subscriptions handler from a configuration and clients: shared by Lambda and the local stack. */
-export function wireSubscriptionsHandler(input: HandlerWiring<(typeof SUBSCRIPTIONS_RESOURCES)[number]>): HttpHandler {
+export function wireSubscriptionsHandler(
+  input: HandlerWiring<(typeof SUBSCRIPTIONS_RESOURCES)[number]>,
+  /** Tests only: a shorter wait before a change of `ordering` may be made, and the function's clock. */
+  options: { readonly orderingChangeWaitSeconds?: number; readonly now?: () => Date } = {},
+): HttpHandler {
   const groups = pick(createGroupStore(input.dynamo, input.resources.groupsTable), USES.groups);
   const settings = pick(createSettingsStore(input.dynamo, input.resources.settingsTable, input.config.partitionCount), USES.settings);
   const deliveryQueue = pick(createDeliveryQueue(input.sqs, input.resources.deliveryQueueUrl, input.logger), USES.deliveryQueue);
@@ -304,12 +366,13 @@ export function wireSubscriptionsHandler(input: HandlerWiring<(typeof SUBSCRIPTI
     partitionCount: async () => (await settings.getRouting()).partitionCount,
     holds: { letGo: deliveryQueue.letGo, forgetHold: groups.forgetHold },
     consumerTimeoutSeconds: consumerTimeoutSeconds(input.config),
+    orderingChangeWaitSeconds: options.orderingChangeWaitSeconds ?? ORDERING_CHANGE_WAIT_SECONDS,
     unpark: (subscriptionId, marks) => {
       const deadline = Date.now() + UNPARK_ON_RESUME_SECONDS * 1000;
       return stepUnpark(subscriptionId, marks, { store: parks, enqueue: deliveryQueue.sendBatch, hasTime: () => Date.now() < deadline, now: () => new Date() });
     },
     randomBytes,
-    now: () => new Date(),
+    now: options.now ?? (() => new Date()),
     logger: input.logger,
   });
 }

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { Ordering, partitionFor, partitionKey } from '../../lambda/core/routing.js';
 import { encodeHeaderText } from '../../lambda/core/webhook.js';
 import { TABLES } from '../../lambda/resources.js';
-import { call, makeEvent, postEvents, subscribe, uniquePrefix, type TestEvent } from './support/api.js';
+import { call, makeEvent, postEvents, subscribe, uniquePrefix, type ApiAnswer, type TestEvent } from './support/api.js';
 import { lagRows } from './support/operator-api.js';
 import { waitFor } from './support/poll.js';
 import type { ReceivedWebhook } from '../../local/webhook-receiver.js';
@@ -33,11 +33,29 @@ function errorOf(body: unknown): ErrorBody['error'] {
   return (body as ErrorBody).error;
 }
 
+/** The wait before a change of ordering may be made, shortened from 60 s. */
+const ORDERING_CHANGE_WAIT = 1;
+
+/**
+ * A change of ordering as a client makes it: the PUT begins it (409 with Retry-After), and the same
+ * PUT, repeated until the wait is over (each early one is refused, changing nothing), makes it.
+ */
+async function changeOrdering(put: () => Promise<ApiAnswer>): Promise<ApiAnswer> {
+  const begun = await put();
+  expect(begun.status).toBe(409);
+  expect(errorOf(begun.body).code).toBe('ordering_change_pending');
+  expect(begun.headers.get('retry-after')).toBe(String(ORDERING_CHANGE_WAIT));
+  return waitFor('the change made by the repeated PUT', async () => {
+    const answer = await put();
+    return answer.status === 409 && errorOf(answer.body).message.includes('PUT the same again') ? undefined : answer;
+  });
+}
+
 describe('resource ordering on the local stack', { timeout: 60_000 }, () => {
   const prefix = uniquePrefix('resource');
   const { stack, receiver } = useStackAndReceiver(
     { MAX_DELIVERY_ATTEMPTS: '10' },
-    { respond: (webhook) => (isRefused(webhook) ? { statusCode: 500 } : undefined) },
+    { respond: (webhook) => (isRefused(webhook) ? { statusCode: 500 } : undefined), orderingChangeWaitSeconds: ORDERING_CHANGE_WAIT },
   );
 
   const put = (id: string, body: Record<string, unknown>) => call(stack().url, 'PUT', `/v1/subscriptions/${encodeURIComponent(id)}`, { tenant_id: TENANT, ...body });
@@ -135,7 +153,7 @@ describe('resource ordering on the local stack', { timeout: 60_000 }, () => {
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ batch_size: 1, ordering: 'subscription' });
 
-    const set = await put(subscription, { url, batch_size: 7, ordering: 'resource' });
+    const set = await changeOrdering(() => put(subscription, { url, batch_size: 7, ordering: 'resource' }));
     expect(set.status).toBe(200);
     expect(set.body).toMatchObject({ batch_size: 7, ordering: 'resource' });
     const kept = await put(subscription, { url: `${url}/moved` });
@@ -156,6 +174,7 @@ describe('resource ordering on the local stack', { timeout: 60_000 }, () => {
       parked_groups: 0,
       // Ordered by resource: no one group holds exactly its events, so no last delivery is its own.
       last_delivered_at: null,
+      ordering_change: null,
     });
 
     for (const [body, path] of [
@@ -219,9 +238,22 @@ describe('resource ordering on the local stack', { timeout: 60_000 }, () => {
     await waitFor('the pending events delivered', () => deliveredItems().length === 2);
     await waitFor('the lag view drained of the subscription', async () => !(await lagRows(stack())).some((row) => row.message_group_id === result?.message_group_id && row.depth > 0));
 
-    const changed = await put(subscription, { url, ordering: 'resource' });
+    let held: ApiAnswer | undefined;
+    const changed = await changeOrdering(async () => {
+      const answer = await put(subscription, { url, ordering: 'resource' });
+      if (held === undefined) {
+        expect((await get(subscription)).body).toMatchObject({ ordering: 'subscription', ordering_change: { ordering: 'resource', started_at: expect.any(String) } });
+        // Meanwhile the subscription's events are refused whole, and nothing of them is enqueued.
+        held = await call(stack().url, 'POST', '/v1/events', { events: [makeEvent(subscription, `${prefix}-c-held`)] });
+      }
+      return answer;
+    });
+    expect(held?.status).toBe(503);
+    expect(held?.headers.get('retry-after')).toBe('5');
+    expect(errorOf(held?.body)).toMatchObject({ code: 'ingest_paused', details: [{ path: 'subscription_id', message: `${subscription}: changing its ordering` }] });
     expect(changed.status).toBe(200);
     expect(changed.body).toMatchObject({ ordering: 'resource', batch_size: 2 });
+    expect((await get(subscription)).body).toMatchObject({ ordering: 'resource', ordering_change: null });
     await postEvents(stack().url, [onResource(subscription, `${prefix}-c-3`, 'r1')]);
     await waitFor('the event of the new key delivered', () => deliveredItems().length === 3);
     // A new key: its own sequence, from 1.
@@ -232,8 +264,9 @@ describe('resource ordering on the local stack', { timeout: 60_000 }, () => {
 describe('ordering changes in partition mode on the local stack', { timeout: 60_000 }, () => {
   const prefix = uniquePrefix('partitioned');
   const { stack, receiver } = useStackAndReceiver(
-    { PARTITION_COUNT: '4', MAX_DELIVERY_ATTEMPTS: '10' },
-    { respond: (webhook) => (isRefused(webhook) ? { statusCode: 500 } : undefined) },
+    // Retries a second apart: the change of another subscription takes a second or more before the receiver comes back.
+    { PARTITION_COUNT: '4', MAX_DELIVERY_ATTEMPTS: '30', RETRY_BASE_SECONDS: '1', RETRY_MAX_SECONDS: '1' },
+    { respond: (webhook) => (isRefused(webhook) ? { statusCode: 500 } : undefined), orderingChangeWaitSeconds: ORDERING_CHANGE_WAIT },
   );
   const put = (id: string, body: Record<string, unknown>) => call(stack().url, 'PUT', `/v1/subscriptions/${encodeURIComponent(id)}`, { tenant_id: TENANT, ...body });
 
@@ -257,11 +290,11 @@ describe('ordering changes in partition mode on the local stack', { timeout: 60_
         { path: 'ordering', message: `message group ${result?.message_group_id ?? ''}: 1 pending (a partition: other keys included)` },
       ],
     });
-    expect((await put(neighbour, { url: receiver().endpointFor(neighbour), ordering: 'resource' })).status).toBe(200);
+    expect((await changeOrdering(() => put(neighbour, { url: receiver().endpointFor(neighbour), ordering: 'resource' }))).status).toBe(200);
 
     isReceiverDown = false;
     await waitFor('the pending event delivered', () => receiver().deliveredTo(pending).length === 1);
     await waitFor('the partition drained', async () => !(await lagRows(stack())).some((row) => row.message_group_id === result?.message_group_id && row.depth > 0));
-    expect((await put(pending, { url: receiver().endpointFor(pending), ordering: 'resource' })).status).toBe(200);
+    expect((await changeOrdering(() => put(pending, { url: receiver().endpointFor(pending), ordering: 'resource' }))).status).toBe(200);
   });
 });

@@ -86,7 +86,7 @@ describe('local stack secret rotation', { timeout: 60_000 }, () => {
 
     const read = await call(stack().url, 'GET', path(key));
     expect(read.status).toBe(200);
-    expect(Object.keys(read.body as object).sort()).toEqual(['batch_size', 'created_at', 'event_types', 'is_paused', 'last_delivered_at', 'last_replay', 'ordering', 'parked_groups', 'pause_reason', 'paused_at', 'replay', 'subscription_id', 'tenant_id', 'url']);
+    expect(Object.keys(read.body as object).sort()).toEqual(['batch_size', 'created_at', 'event_types', 'is_paused', 'last_delivered_at', 'last_replay', 'ordering', 'ordering_change', 'parked_groups', 'pause_reason', 'paused_at', 'replay', 'subscription_id', 'tenant_id', 'url']);
     expect(JSON.stringify(read.body)).not.toContain('whsec_');
   });
 

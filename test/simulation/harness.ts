@@ -119,7 +119,7 @@ export interface DurationRange {
 }
 
 /** The functions whose clocks a plan sets apart. */
-export type ClockedFunction = 'ingest' | 'consumer' | 'operations' | 'lagMetrics';
+export type ClockedFunction = 'ingest' | 'consumer' | 'operations' | 'lagMetrics' | 'subscriptions';
 
 /** A function's clock: how far it is off the simulated time, and the steps (NTP) it takes, each from its moment on. */
 export interface FunctionClock {
@@ -305,7 +305,8 @@ function longPlanOf(plan: SimulationPlan, isForced = false): SimulationPlan {
 function clocksOf(seed: number, healAtMs: number): Pick<SimulationPlan, 'clocks'> {
   const random = new SeededRandom(seed ^ 0x68e31da4);
   if (!random.chance(0.5)) return {};
-  const names: readonly ClockedFunction[] = ['ingest', 'consumer', 'operations', 'lagMetrics'];
+  // The subscriptions function last: the draws of the others stay what they were.
+  const names: readonly ClockedFunction[] = ['ingest', 'consumer', 'operations', 'lagMetrics', 'subscriptions'];
   const clockOf = (): FunctionClock => {
     const reachMs = random.chance(0.15) ? 20_000 : 2_000;
     const steps = Array.from({ length: random.between(0, 2) }, () => ({ atMs: random.between(0, healAtMs), byMs: random.between(-reachMs, reachMs) }));
@@ -1062,7 +1063,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     return answer;
   };
   const ingest = wireIngestHandler(wiring('ingest'), (ports) => ({ ...ports, now: clockOf('ingest') }));
-  const subscriptions = wireSubscriptionsHandler(wiring('subscriptions'));
+  const subscriptions = wireSubscriptionsHandler(wiring('subscriptions'), { now: clockOf('subscriptions') });
   const operations = wireOperationsHandler(wiring('operations'), { metricsSource: metricsRecorder, now: clockOf('operations') });
   const lagJob = wireLagJob(wiring('lagMetrics'), () => undefined, clockOf('lagMetrics'));
 

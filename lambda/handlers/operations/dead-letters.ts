@@ -9,23 +9,28 @@ import type { DeadLettersAnswerOfTexts, ImportAnswer, RedriveAnswer } from '../.
 import type { BackstopImportStep } from '../../core/backstop-import.js';
 import { parseDeadLettersQuery, toDeadLettersCursor, toPayloadRows, type DeadLetterPage, type DeadLetterRow } from '../../core/dead-letter.js';
 import { subscriptionIdSchema } from '../../core/event.js';
+import { checkOrderingChangeHold, type OrderingChangeMark } from '../../core/ordering-change.js';
 import { checkRedrive, type RedriveStep } from '../../core/redrive.js';
 import { parseBody, type Route } from '../http.js';
 import { errorResponse, toRedriveRefusalResponse, toRedriveStepResponse, type Answer } from '../responses.js';
 import type { RoutingPorts } from './routing.js';
+
+/** What a redrive or a replay reads of a subscription: whether it exists, and the change of its ordering under way. */
+export type FindSubscription = (subscriptionId: string) => Promise<{ readonly orderingChange: OrderingChangeMark | undefined } | undefined>;
 
 export interface DeadLetterRoutesDeps {
   /** A page of a subscription's dead letters, in position order, after `after`. */
   readonly listDeadLetters: (input: { readonly subscriptionId: string; readonly after: string | undefined; readonly limit: number }) => Promise<{ rows: DeadLetterRow[]; nextAfter: string | undefined }>;
   /** The same page read whole, events included, for `include=payload`. */
   readonly readDeadLetters: (input: { readonly subscriptionId: string; readonly after: string | undefined; readonly limit: number }) => Promise<DeadLetterPage>;
-  /** Whether the subscription exists: actions on an unknown one answer 404. */
-  readonly hasSubscription: (subscriptionId: string) => Promise<boolean>;
+  /** The subscription, if it exists: actions on an unknown one answer 404, and a redrive waits for a change of its ordering. */
+  readonly findSubscription: FindSubscription;
   readonly redrive: (subscriptionId: string) => Promise<RedriveStep>;
   /** One step of the import of the backstop queue into the store of dead letters. */
   readonly importBackstop: () => Promise<BackstopImportStep>;
   /** A redrive routes by the routing in force, so it reads whether a switch may be under way. */
   readonly routing: Pick<RoutingPorts, 'get'>;
+  readonly now: () => Date;
   readonly logger: Logger;
 }
 
@@ -50,8 +55,9 @@ export function createDeadLetterRoutes(deps: DeadLetterRoutesDeps): Readonly<Rec
     'POST /v1/dead-letters/redrive': async (event): Answer<RedriveAnswer> => {
       const body = parseBody(event, redriveBodySchema);
       if (!body.ok) return errorResponse(body.refusal);
-      if (!(await deps.hasSubscription(body.value.subscription_id))) return errorResponse({ code: ErrorCode.notFound, message: `No subscription ${body.value.subscription_id}.` });
-      const refusal = checkRedrive(await deps.routing.get());
+      const subscription = await deps.findSubscription(body.value.subscription_id);
+      if (subscription === undefined) return errorResponse({ code: ErrorCode.notFound, message: `No subscription ${body.value.subscription_id}.` });
+      const refusal = checkRedrive(await deps.routing.get()) ?? checkOrderingChangeHold(subscription.orderingChange, deps.now(), 'redrive');
       if (refusal !== undefined) return toRedriveRefusalResponse(refusal);
       const step = await deps.redrive(body.value.subscription_id);
       // One line per event, so that an event's lines are found by its event_id alone.

@@ -5,6 +5,8 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { ErrorCode } from '../../core/api-error.js';
 import type { ReplayAnswer, ReplayCancelAnswer } from '../../core/answers.js';
+import { checkOrderingChangeHold } from '../../core/ordering-change.js';
+import type { FindSubscription } from './dead-letters.js';
 import { checkReplay, parseReplayWindow, replayBodySchema, type ReplayOutcome, type ReplayState, type ReplayStateStore, type ReplayWindow } from '../../core/replay.js';
 import type { KeptEventStore } from '../../core/kept-event.js';
 import { parseBody, type Route } from '../http.js';
@@ -20,6 +22,8 @@ export interface ReplayRoutesDeps {
   readonly eventRetentionDays: number;
   /** A replay routes by the routing in force, so it reads whether a switch may be under way. */
   readonly routing: Pick<RoutingPorts, 'get'>;
+  /** The subscription's change of ordering under way holds its replay (see `checkOrderingChangeHold`). */
+  readonly findSubscription: FindSubscription;
   readonly now: () => Date;
   readonly logger: Logger;
 }
@@ -83,7 +87,7 @@ export function createReplayRoutes(deps: ReplayRoutesDeps): Readonly<Record<'POS
       const newest = isUntilGiven || deps.eventRetentionDays === 0 ? undefined : await deps.newestAcceptedAt(subscriptionId);
       const window = parseReplayWindow(body.value, deps.now(), deps.eventRetentionDays, newest);
       if (!window.ok) return errorResponse(window.refusal);
-      const refusal = checkReplay(await deps.routing.get());
+      const refusal = checkReplay(await deps.routing.get()) ?? checkOrderingChangeHold((await deps.findSubscription(subscriptionId))?.orderingChange, deps.now(), 'replay');
       if (refusal !== undefined) return toRedriveRefusalResponse(refusal);
       const outcome = await deps.replay(subscriptionId, { ...window.value, isUntilGiven });
       if (outcome.kind === 'stepped' || outcome.kind === 'busy') {

@@ -288,6 +288,18 @@ const ADAPTERS = {
           run: (store) => store.put({ subscription_id: 'sub_1', tenant_id: 't2', url: 'https://example.com/hook', secret: 'whsec_x', now: at }),
         },
       ],
+      beginOrderingChange: [
+        { path: 'the subscription is ordered as read', run: (store) => store.beginOrderingChange({ subscriptionId: 'sub_1', tenantId: 't', from: 'subscription', mark: { ordering: 'resource', startedAt: at } }) },
+        {
+          path: 'it changed meanwhile',
+          answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()),
+          run: (store) => store.beginOrderingChange({ subscriptionId: 'sub_1', tenantId: 't', from: 'subscription', mark: { ordering: 'resource', startedAt: at } }),
+        },
+      ],
+      liftOrderingChange: [
+        { path: 'the mark is there', run: (store) => store.liftOrderingChange({ subscriptionId: 'sub_1', mark: { ordering: 'resource', startedAt: at } }) },
+        { path: 'it is gone', answer: () => dynamoMock.on(UpdateCommand).rejects(conditionFailed()), run: (store) => store.liftOrderingChange({ subscriptionId: 'sub_1', mark: { ordering: 'resource', startedAt: at } }) },
+      ],
       rotateSecret: [
         { path: 'the subscription exists', run: (store) => store.rotateSecret({ subscriptionId: 'sub_1', secret: 'whsec_x', previousSecretExpiresAt: at, now: at }) },
         {

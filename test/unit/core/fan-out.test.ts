@@ -101,6 +101,14 @@ describe('fan-out by event type', () => {
     expect(await ingest([fanOut('e2', 'order.paid')])).toMatchObject({ results: [{ deliveries: [{ subscription_id: 'all' }, { subscription_id: 'late' }] }] });
   });
 
+  it('holds a fan-out whole while one of its subscriptions is changing its ordering, and a resend once it is made reaches every one', async () => {
+    const { ingest, subscriptions, queued } = setup({ a: bySubscription, b: { ...bySubscription, orderingChange: { ordering: Ordering.resource, startedAt: now.toISOString() } } });
+    expect(await ingest([fanOut('e1', 't')])).toEqual({ kind: 'paused', retryAfterSeconds: 5, orderingChanges: ['b'] });
+    expect(queued()).toEqual([]);
+    subscriptions.set('b', bySubscription);
+    expect(await ingest([fanOut('e1', 't')])).toMatchObject({ kind: 'accepted', results: [{ deliveries: [{ subscription_id: 'a', status: 'accepted' }, { subscription_id: 'b', status: 'accepted' }] }] });
+  });
+
   it('answers a partial failure per delivery, enqueues nothing of a refused key after it, and a resend completes it once', async () => {
     const { ingest, refusing, queued } = setup({ a: bySubscription, b: bySubscription });
     refusing.add('b');

@@ -3,6 +3,7 @@ import { parseEventsRequest, publicEventIdOf, queuedEventSchema, readQueuedEvent
 import type { OutgoingMessage } from '../../../lambda/core/enqueue-plan.js';
 import { ingestEvents, type IngestPorts } from '../../../lambda/core/ingest.js';
 import type { GroupIntake } from '../../../lambda/core/lag.js';
+import { ORDERING_CHANGE_HOLD_SECONDS } from '../../../lambda/core/ordering-change.js';
 import { MAX_QUEUED_EVENT_BYTES } from '../../../lambda/core/limits.js';
 import { messageGroupIdFor, Ordering, partitionKey } from '../../../lambda/core/routing.js';
 import { namedEventId, publicEventIdOfDelivery } from '../../../lambda/core/fan-out-id.js';
@@ -277,6 +278,22 @@ describe('ingestEvents', () => {
     expect(calls).toEqual([]);
     expect(store.writes).toEqual([]);
     expect(intakes).toEqual([]);
+  });
+
+  it('holds a request whole while one of its subscriptions is changing its ordering, touching nothing, and takes it once the hold is over', async () => {
+    const { ports, calls, store, intakes } = setup();
+    const startedAt = now.toISOString();
+    const changing: IngestPorts = {
+      ...ports,
+      findSubscriptionRouting: async (ids) => new Map([...(await ports.findSubscriptionRouting(ids))].map(([id, routing]) => [id, id === 'sub_b' ? { ...routing, orderingChange: { ordering: Ordering.resource, startedAt } } : routing])),
+    };
+    const response = await ingestEvents(request([event('1', 'sub_a'), event('2', 'sub_b')]), changing, { partitionCount: undefined });
+    expect(response).toEqual({ kind: 'paused', retryAfterSeconds: 5, orderingChanges: ['sub_b'] });
+    expect(calls).toEqual([]);
+    expect(store.writes).toEqual([]);
+    expect(intakes).toEqual([]);
+    const later: IngestPorts = { ...changing, now: () => new Date(now.getTime() + ORDERING_CHANGE_HOLD_SECONDS * 1000) };
+    expect(await ingestEvents(request([event('1', 'sub_a'), event('2', 'sub_b')]), later, { partitionCount: undefined })).toMatchObject({ kind: 'accepted' });
   });
 
   it('routes to partitions in partition mode', async () => {

@@ -1,6 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { GroupLag } from '../../../lambda/core/lag.js';
-import { pendingOfSubscription, refuseOrderingChange } from '../../../lambda/core/ordering-change.js';
+import {
+  checkOrderingChangeHold,
+  isHeldForOrderingChange,
+  nextOrderingChangeStep,
+  ORDERING_CHANGE_HOLD_SECONDS,
+  ORDERING_CHANGE_WAIT_SECONDS,
+  ORDERING_CHANGE_WINDOW_SECONDS,
+  orderingChangeUnderWay,
+  pendingOfSubscription,
+  refuseOrderingChange,
+} from '../../../lambda/core/ordering-change.js';
+import { PAUSE_GRACE_SECONDS } from '../../../lambda/core/routing-settings.js';
 import { Ordering, partitionKey } from '../../../lambda/core/routing.js';
 import { groupLag } from '../../support/group-lag.js';
 
@@ -70,5 +81,52 @@ describe('refuseOrderingChange', () => {
       { path: 'ordering', message: 'up to 1 pending event in 1 message group' },
       { path: 'ordering', message: 'message group partition-0: 1 pending (a partition: other keys included)' },
     ]);
+  });
+});
+
+describe('a change of ordering in two steps', () => {
+  const startedAt = '2026-12-08T10:00:00.000Z';
+  const mark = { ordering: Ordering.resource, startedAt };
+  const at = (seconds: number) => new Date(Date.parse(startedAt) + seconds * 1000);
+
+  it('waits longer than a request that read the old ordering may take, and holds events past the window by a margin for clocks', () => {
+    expect(ORDERING_CHANGE_WAIT_SECONDS).toBeGreaterThan(PAUSE_GRACE_SECONDS);
+    expect(ORDERING_CHANGE_WINDOW_SECONDS).toBeGreaterThan(ORDERING_CHANGE_WAIT_SECONDS);
+    expect(ORDERING_CHANGE_HOLD_SECONDS - ORDERING_CHANGE_WINDOW_SECONDS).toBeGreaterThanOrEqual(60);
+  });
+
+  it.each([
+    ['no mark', undefined, 0, { kind: 'begin' }],
+    ['a mark for the other ordering', { ordering: Ordering.subscription, startedAt }, 70, { kind: 'begin' }],
+    ['a fresh mark', mark, 10, { kind: 'wait', mark, retryAfterSeconds: 50 }],
+    ['a mark from a clock ahead of this one', mark, -5, { kind: 'wait', mark, retryAfterSeconds: 65 }],
+    ['a mark a fraction of a second short of the wait', mark, 59.5, { kind: 'wait', mark, retryAfterSeconds: 1 }],
+    ['a mark exactly the wait old', mark, 60, { kind: 'make', mark }],
+    ['a mark inside the window', mark, ORDERING_CHANGE_WINDOW_SECONDS - 1, { kind: 'make', mark }],
+    ['a mark past the window', mark, ORDERING_CHANGE_WINDOW_SECONDS, { kind: 'begin' }],
+  ])('%s: %o', (_what, found, seconds, step) => {
+    expect(nextOrderingChangeStep({ mark: found, to: Ordering.resource, now: at(seconds), waitSeconds: 60 })).toEqual(step);
+  });
+
+  it('holds the subscription’s events from the mark until the hold is over, by the reader’s clock', () => {
+    expect(isHeldForOrderingChange(undefined, at(0))).toBe(false);
+    expect(isHeldForOrderingChange(mark, at(-30))).toBe(true);
+    expect(isHeldForOrderingChange(mark, at(ORDERING_CHANGE_HOLD_SECONDS - 1))).toBe(true);
+    expect(isHeldForOrderingChange(mark, at(ORDERING_CHANGE_HOLD_SECONDS))).toBe(false);
+  });
+
+  it('refuses a replay or a redrive with ingest_paused while the change holds the subscription', () => {
+    expect(checkOrderingChangeHold(mark, at(100), 'redrive')).toMatchObject({ code: 'ingest_paused', message: expect.stringContaining('redrive after the change') });
+    expect(checkOrderingChangeHold(mark, at(ORDERING_CHANGE_HOLD_SECONDS), 'replay')).toBeUndefined();
+    expect(checkOrderingChangeHold(undefined, at(0), 'replay')).toBeUndefined();
+  });
+
+  it('answers a change begun, or asked for again too early, as ordering_change_pending naming the mark', () => {
+    expect(orderingChangeUnderWay({ from: Ordering.subscription, mark, retryAfterSeconds: 60, isBegun: true })).toMatchObject({
+      code: 'ordering_change_pending',
+      message: expect.stringContaining('has begun'),
+      details: [{ path: 'ordering', message: `change to "resource" under way since ${startedAt}` }],
+    });
+    expect(orderingChangeUnderWay({ from: Ordering.subscription, mark, retryAfterSeconds: 12, isBegun: false }).message).toContain(`began at ${startedAt}`);
   });
 });

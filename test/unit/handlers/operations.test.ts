@@ -81,7 +81,9 @@ function setup(
       asked.push(`read ${subscriptionId} ${after ?? '-'} ${limit}`);
       return { letters: [storedLetter], nextAfter: undefined };
     },
-    hasSubscription: async (subscriptionId) => subscriptionId === 'sub_1',
+    // sub_changing's ordering change was begun a minute before now.
+    findSubscription: async (subscriptionId) =>
+      subscriptionId === 'sub_1' ? { orderingChange: undefined } : subscriptionId === 'sub_changing' ? { orderingChange: { ordering: 'resource', startedAt: new Date(now.getTime() - 60_000).toISOString() } } : undefined,
     requestSkip: async ({ eventId }) => {
       skips.push(eventId);
       return true;
@@ -318,6 +320,17 @@ describe('operations handler: operator actions', () => {
     const result = await handler(post('POST /v1/dead-letters/redrive', { subscription_id: 'sub_1' }));
     expect(result.statusCode).toBe(409);
     expect(jsonOf(result)).toEqual({ error: { code: 'ingest_paused', message: 'Ingest is paused for a routing switch; redrive after it resumes.' } });
+  });
+
+  it('refuses a redrive or a replay with 409 ingest_paused while the subscription is changing its ordering', async () => {
+    const { handler, replays } = setup();
+    const redrive = await handler(post('POST /v1/dead-letters/redrive', { subscription_id: 'sub_changing' }));
+    expect(redrive.statusCode).toBe(409);
+    expect(jsonOf(redrive)).toMatchObject({ error: { code: 'ingest_paused', message: expect.stringContaining('changing its ordering') } });
+    const replayed = await handler(post('POST /v1/subscriptions/{subscription_id}/replay', { since: '2026-12-02T12:00:00Z' }, { subscription_id: 'sub_changing' }));
+    expect(replayed.statusCode).toBe(409);
+    expect(jsonOf(replayed)).toMatchObject({ error: { code: 'ingest_paused', message: expect.stringContaining('replay after the change') } });
+    expect(replays).toEqual([]);
   });
 
   it('skips a group’s failing head, and only the head the operator saw', async () => {

@@ -1,27 +1,33 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { SubscriptionPutKind, type Subscription, type SubscriptionStore } from '../../../lambda/adapters/subscription-store.js';
+import { ORDERING_CHANGE_LOST, SubscriptionPutKind, type Subscription, type SubscriptionStore } from '../../../lambda/adapters/subscription-store.js';
 import type { GroupLag } from '../../../lambda/core/lag.js';
 import { groupLag } from '../../support/group-lag.js';
 import { messageGroupIdFor } from '../../../lambda/core/routing.js';
+import { ORDERING_CHANGE_WINDOW_SECONDS } from '../../../lambda/core/ordering-change.js';
 import { checkEndpoint } from '../../../lambda/adapters/endpoint-check.js';
 import { createLogger } from '../../../lambda/handlers/logger.js';
 import { createSubscriptionsHandler } from '../../../lambda/handlers/subscriptions.js';
 import { apiEvent, jsonOf } from '../../support/api-event.js';
 
-function setup(allowPrivateEndpoints: boolean) {
+function setup(allowPrivateEndpoints: boolean, orderingChangeWaitSeconds = 0) {
   const items = new Map<string, Subscription>();
   const activeGroups: GroupLag[] = [];
   const store: SubscriptionStore = {
     get: async (id) => items.get(id),
     // As the table's one conditional write: another tenant's id is refused, a kept secret stays, and
-    // so do settings not given.
-    put: async ({ now, shouldKeepExistingSecret = false, batch_size, ordering, event_types, ...fields }) => {
+    // so do settings not given; a change of ordering is made only under its mark, and a PUT naming
+    // an ordering removes any mark.
+    put: async ({ now, shouldKeepExistingSecret = false, batch_size, ordering, event_types, orderingChange, ...fields }) => {
       const previous = items.get(fields.subscription_id);
       if (previous !== undefined && previous.tenant_id !== fields.tenant_id) return { kind: SubscriptionPutKind.tenantMismatch };
+      if (orderingChange !== undefined && (previous?.ordering_change_to !== orderingChange.ordering || previous.ordering_change_at !== orderingChange.startedAt)) return { kind: ORDERING_CHANGE_LOST };
       const secret = shouldKeepExistingSecret && previous !== undefined ? previous.secret : fields.secret;
+      const { ordering_change_to: changeTo, ordering_change_at: changeAt, event_types: _types, ...kept } = previous ?? {};
       const subscription: Subscription = {
+        ...kept,
         ...fields,
+        ...(ordering === undefined && changeTo !== undefined && changeAt !== undefined ? { ordering_change_to: changeTo, ordering_change_at: changeAt } : {}),
         secret,
         batch_size: batch_size ?? previous?.batch_size ?? 1,
         ordering: ordering ?? previous?.ordering ?? 'subscription',
@@ -30,6 +36,18 @@ function setup(allowPrivateEndpoints: boolean) {
       };
       items.set(fields.subscription_id, subscription);
       return { kind: previous === undefined ? SubscriptionPutKind.created : SubscriptionPutKind.replaced, subscription };
+    },
+    beginOrderingChange: async ({ subscriptionId, tenantId, from, mark }) => {
+      const current = items.get(subscriptionId);
+      if (current?.tenant_id !== tenantId || current.ordering !== from) return false;
+      items.set(subscriptionId, { ...current, ordering_change_to: mark.ordering, ordering_change_at: mark.startedAt });
+      return true;
+    },
+    liftOrderingChange: async ({ subscriptionId, mark }) => {
+      const current = items.get(subscriptionId);
+      if (current?.ordering_change_to !== mark.ordering || current.ordering_change_at !== mark.startedAt) return;
+      const { ordering_change_to: _to, ordering_change_at: _at, ...rest } = current;
+      items.set(subscriptionId, rest);
     },
     // As the table's conditional rotation: the current secret becomes the previous one.
     rotateSecret: async ({ subscriptionId, secret: newSecret, previousSecretExpiresAt }) => {
@@ -76,6 +94,7 @@ function setup(allowPrivateEndpoints: boolean) {
     readGroups: async (ids) => new Map(activeGroups.filter((group) => ids.includes(group.messageGroupId)).map((group) => [group.messageGroupId, group])),
     partitionCount: async () => partitionCount.value,
     consumerTimeoutSeconds: 130,
+    orderingChangeWaitSeconds,
     holds: {
       letGo: async (handles) => {
         letGo.push(...handles);
@@ -113,8 +132,18 @@ function setup(allowPrivateEndpoints: boolean) {
       }),
     );
   const resume = (id: string) => handler(apiEvent({ routeKey: 'POST /v1/subscriptions/{subscription_id}/resume', pathParameters: { subscription_id: id } }));
+  /** A change of ordering as a client makes it: the PUT, which begins it, and the same PUT again once the wait is over. */
+  const changeOrdering = async (id: string, body: unknown) => {
+    const begun = await put(id, body);
+    expect(jsonOf(begun)).toMatchObject({ error: { code: 'ordering_change_pending' } });
+    clock += orderingChangeWaitSeconds * 1000;
+    return put(id, body);
+  };
+  const advance = (seconds: number) => {
+    clock += seconds * 1000;
+  };
   const list = (query: Record<string, string>) => handler({ ...apiEvent({ routeKey: 'GET /v1/subscriptions' }), queryStringParameters: query });
-  return { items, activeGroups, put, get, rotate, pause, resume, list, letGo, forgotten, partitionCount, unparked };
+  return { items, activeGroups, put, changeOrdering, advance, get, rotate, pause, resume, list, letGo, forgotten, partitionCount, unparked };
 }
 
 const secret = 'whsec_' + Buffer.alloc(24, 3).toString('base64');
@@ -136,7 +165,7 @@ describe('subscriptions handler', () => {
 
     const read = await get('sub_1');
     expect(read.statusCode).toBe(200);
-    expect(jsonOf(read)).toEqual({ subscription_id: 'sub_1', tenant_id: 't1', url: 'https://example.com/hooks', batch_size: 1, ordering: 'subscription', event_types: null, created_at: '2026-12-02T12:00:01.000Z', is_paused: false, paused_at: null, pause_reason: null, replay: null, last_replay: null, parked_groups: 0, last_delivered_at: null });
+    expect(jsonOf(read)).toEqual({ subscription_id: 'sub_1', tenant_id: 't1', url: 'https://example.com/hooks', batch_size: 1, ordering: 'subscription', event_types: null, created_at: '2026-12-02T12:00:01.000Z', is_paused: false, paused_at: null, pause_reason: null, replay: null, last_replay: null, parked_groups: 0, last_delivered_at: null, ordering_change: null });
     expect(read.body).not.toContain('whsec_');
   });
 
@@ -255,9 +284,9 @@ describe('subscriptions handler delivery settings', () => {
   });
 
   it('gives a new subscription the defaults, keeps stored settings on a PUT without them, and answers them on GET', async () => {
-    const { put, get } = setup(true);
+    const { put, changeOrdering, get } = setup(true);
     expect(jsonOf(await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks' }))).toMatchObject({ batch_size: 1, ordering: 'subscription' });
-    expect(jsonOf(await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks', batch_size: 10, ordering: 'resource' }))).toMatchObject({ batch_size: 10, ordering: 'resource' });
+    expect(jsonOf(await changeOrdering('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks', batch_size: 10, ordering: 'resource' }))).toMatchObject({ batch_size: 10, ordering: 'resource' });
     expect(jsonOf(await put('sub_1', { tenant_id: 't1', url: 'https://example.com/other' }))).toMatchObject({ batch_size: 10, ordering: 'resource' });
     expect(jsonOf(await get('sub_1'))).toMatchObject({ url: 'https://example.com/other', batch_size: 10, ordering: 'resource' });
   });
@@ -329,13 +358,105 @@ describe('subscriptions handler delivery settings', () => {
     expect(items.get('sub_1')).toMatchObject({ url: 'https://example.com/hooks', ordering: 'subscription' });
   });
 
+  it('also leaves no mark behind when it refuses a change for pending events', async () => {
+    const { put, items, activeGroups } = setup(true);
+    await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks' });
+    activeGroups.push(pendingGroup('sub_1'));
+    expect((await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks', ordering: 'resource' })).statusCode).toBe(409);
+    expect(items.get('sub_1')?.ordering_change_at).toBeUndefined();
+  });
+
+  describe('a change of ordering in two steps', () => {
+    const WAIT = 60;
+    const body = { tenant_id: 't1', url: 'https://example.com/new', ordering: 'resource', batch_size: 4 };
+
+    it('begins with the first PUT: marks the change, changes nothing else, and asks for the same PUT after the wait', async () => {
+      const { put, items } = setup(true, WAIT);
+      await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks' });
+      const begun = await put('sub_1', body);
+      expect(begun.statusCode).toBe(409);
+      expect(begun.headers?.['retry-after']).toBe(String(WAIT));
+      expect(jsonOf(begun)).toMatchObject({ error: { code: 'ordering_change_pending', message: expect.stringContaining('has begun'), details: [{ path: 'ordering', message: expect.stringContaining('under way since') }] } });
+      expect(items.get('sub_1')).toMatchObject({ url: 'https://example.com/hooks', ordering: 'subscription', batch_size: 1, ordering_change_to: 'resource', ordering_change_at: expect.any(String) });
+    });
+
+    it('refuses the PUT repeated before the wait is over, with the seconds left, and keeps the mark', async () => {
+      const { put, advance, items } = setup(true, WAIT);
+      await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks' });
+      await put('sub_1', body);
+      const startedAt = items.get('sub_1')?.ordering_change_at;
+      advance(30);
+      const early = await put('sub_1', body);
+      expect(early.statusCode).toBe(409);
+      // 31 s after the mark by the handler's clock (each read of it ticks a second).
+      expect(early.headers?.['retry-after']).toBe('29');
+      expect(items.get('sub_1')).toMatchObject({ ordering: 'subscription', ordering_change_at: startedAt });
+    });
+
+    it('makes the change with the PUT repeated after the wait: the new ordering and the rest of the body, and the mark gone', async () => {
+      const { put, advance, items } = setup(true, WAIT);
+      await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks' });
+      await put('sub_1', body);
+      advance(WAIT);
+      const made = await put('sub_1', body);
+      expect(made.statusCode).toBe(200);
+      expect(jsonOf(made)).toMatchObject({ ordering: 'resource', batch_size: 4, url: 'https://example.com/new' });
+      expect(items.get('sub_1')?.ordering_change_at).toBeUndefined();
+    });
+
+    it('lifts the mark and answers the pending groups when events became pending meanwhile', async () => {
+      const { put, advance, items, activeGroups } = setup(true, WAIT);
+      await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks' });
+      await put('sub_1', body);
+      activeGroups.push(pendingGroup('sub_1'));
+      advance(WAIT);
+      const refused = await put('sub_1', body);
+      expect(jsonOf(refused)).toMatchObject({ error: { code: 'ordering_change_pending', details: [{ path: 'ordering', message: '2 pending events in 1 message group' }, { path: 'ordering' }] } });
+      expect(items.get('sub_1')).toMatchObject({ ordering: 'subscription' });
+      expect(items.get('sub_1')?.ordering_change_at).toBeUndefined();
+    });
+
+    it('begins again when the PUT is repeated after the window, and gives up the change when a PUT names the ordering in force', async () => {
+      const { put, advance, items } = setup(true, WAIT);
+      await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks' });
+      await put('sub_1', body);
+      const first = items.get('sub_1')?.ordering_change_at;
+      advance(ORDERING_CHANGE_WINDOW_SECONDS);
+      const again = await put('sub_1', body);
+      expect(jsonOf(again)).toMatchObject({ error: { message: expect.stringContaining('has begun') } });
+      expect(items.get('sub_1')?.ordering_change_at).not.toBe(first);
+      expect((await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks', ordering: 'subscription' })).statusCode).toBe(200);
+      expect(items.get('sub_1')?.ordering_change_at).toBeUndefined();
+    });
+
+    it('refuses to make a change whose mark another request replaced meanwhile, and changes nothing', async () => {
+      const { put, advance, items } = setup(true, WAIT);
+      await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks' });
+      await put('sub_1', body);
+      advance(WAIT);
+      // Between this PUT's read and its write, another request gives the change up and begins it again.
+      const current = items.get('sub_1');
+      if (current === undefined) throw new Error('no subscription');
+      const realGet = items.get.bind(items);
+      let reads = 0;
+      items.get = (id: string) => {
+        reads += 1;
+        return reads === 1 ? current : realGet(id);
+      };
+      items.set('sub_1', { ...current, ordering_change_at: '2026-12-02T12:30:00.000Z' });
+      const lost = await put('sub_1', body);
+      expect(jsonOf(lost)).toMatchObject({ error: { code: 'ordering_change_pending', message: expect.stringContaining('meanwhile') } });
+      expect(realGet('sub_1')).toMatchObject({ ordering: 'subscription', url: 'https://example.com/hooks' });
+    });
+  });
+
   it('allows the same ordering, a batch_size change, or another subscription’s pending events', async () => {
-    const { put, activeGroups } = setup(true);
+    const { put, changeOrdering, activeGroups } = setup(true);
     await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks' });
     activeGroups.push(pendingGroup('sub_1'));
     expect((await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks', ordering: 'subscription', batch_size: 5 })).statusCode).toBe(200);
     await put('sub_2', { tenant_id: 't1', url: 'https://example.com/hooks' });
-    expect(jsonOf(await put('sub_2', { tenant_id: 't1', url: 'https://example.com/hooks', ordering: 'resource' }))).toMatchObject({ ordering: 'resource' });
+    expect(jsonOf(await changeOrdering('sub_2', { tenant_id: 't1', url: 'https://example.com/hooks', ordering: 'resource' }))).toMatchObject({ ordering: 'resource' });
   });
 });
 
@@ -494,11 +615,11 @@ describe('pause and resume', () => {
   });
 
   it('lets go a hold made within the consumer\'s timeout but keeps its record: the consumer may still apply it', async () => {
-    const { put, pause, resume, activeGroups, letGo, forgotten } = setup(true);
+    const { put, changeOrdering, pause, resume, activeGroups, letGo, forgotten } = setup(true);
     await put('sub_1', { tenant_id: 't1', url: 'http://127.0.0.1:4000/hooks' });
     await pause('sub_1');
-    // The handler's clock reads 12:00:04 at the resume; 130 s of consumer timeout before it is 11:57:53.
-    await put('sub_1', { tenant_id: 't1', url: 'http://127.0.0.1:4000/hooks', ordering: 'resource' });
+    // The handler's clock reads 12:00:06 at the resume; 130 s of consumer timeout before it is 11:57:56.
+    await changeOrdering('sub_1', { tenant_id: 't1', url: 'http://127.0.0.1:4000/hooks', ordering: 'resource' });
     activeGroups.push(heldGroup('young', hold('sub_1', 'rh-young', '2026-12-02T11:59:00.000Z')), heldGroup('old', hold('sub_1', 'rh-old', '2026-12-02T11:57:00.000Z')));
     expect(jsonOf(await resume('sub_1'))).toMatchObject({ released_groups: 2 });
     expect(letGo).toEqual(['rh-young', 'rh-old']);
