@@ -38,6 +38,7 @@ const eventStatusSchema = z.object({
   replay_id: z.string().optional(),
   sequence: z.number().int().positive().optional(),
   queue_position: z.string().optional(),
+  ordering_key: z.string().optional(),
 });
 
 /** An event's item as its outcome ({@link isSettledBy}), with its number and the place ingest recorded. */
@@ -274,8 +275,10 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
           TableName: options.tableName,
           Key: { [eventKey]: record.eventId },
           // The consumer may have settled the event already (it can be delivered within
-          // milliseconds of being enqueued): keep its status, add what ingest knows.
-          UpdateExpression: `SET accepted_at = :accepted, subscription_id = :subscription, tenant_id = :tenant, ordering_key = :key, message_group_id = :group, #status = if_not_exists(#status, :status), expires_at = if_not_exists(expires_at, :expires)${record.queuePosition === undefined ? '' : ', queue_position = :position'}${record.fingerprint === undefined ? '' : ', fingerprint = :fingerprint'}`,
+          // milliseconds of being enqueued): keep its status, add what ingest knows. And keep the
+          // key it was settled under: a resend of an event whose first request failed after its
+          // send, answered after a change of ordering, keys its copy anew, and that copy is skipped.
+          UpdateExpression: `SET accepted_at = :accepted, subscription_id = :subscription, tenant_id = :tenant, ordering_key = if_not_exists(ordering_key, :key), message_group_id = if_not_exists(message_group_id, :group), #status = if_not_exists(#status, :status), expires_at = if_not_exists(expires_at, :expires)${record.queuePosition === undefined ? '' : ', queue_position = :position'}${record.fingerprint === undefined ? '' : ', fingerprint = :fingerprint'}`,
           ConditionExpression: 'attribute_not_exists(accepted_at)',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
@@ -356,14 +359,14 @@ export function createEventStore(client: DynamoDBDocumentClient, options: EventS
         tableName: options.tableName,
         keyName: eventKey,
         keys: [...new Set(eventIds)],
-        attributes: [eventKey, 'status', 'sequence', 'queue_position', 'give_up'],
+        attributes: [eventKey, 'status', 'sequence', 'queue_position', 'give_up', 'ordering_key'],
         consistency: ReadConsistency.eventual,
       });
       return new Map(
         items.map((item) => {
           const eventId = String(item[eventKey]);
-          const { status, sequence, queue_position: queuePosition, give_up: giveUp } = parseItem(eventStatusSchema, item, options.tableName, eventId);
-          return [eventId, { status, sequence, queuePosition, giveUp }] as const;
+          const { status, sequence, queue_position: queuePosition, give_up: giveUp, ordering_key: orderingKey } = parseItem(eventStatusSchema, item, options.tableName, eventId);
+          return [eventId, { status, sequence, queuePosition, giveUp, orderingKey }] as const;
         }),
       );
     },

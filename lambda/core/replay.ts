@@ -117,6 +117,8 @@ export interface ReplayRecord {
   readonly queuePosition: string | undefined;
   /** The number of its last give-up (`giveUpNumberOf`), if it was ever given up. */
   readonly giveUp?: number | undefined;
+  /** The key it was recorded under: the one it was delivered under, when a resend's copy was kept under another. */
+  readonly orderingKey?: string | undefined;
 }
 
 export interface ReplayPorts {
@@ -169,6 +171,16 @@ function isCopy(event: KeptEvent, record: ReplayRecord): boolean {
   return record.queuePosition !== undefined && event.queuePosition !== undefined && record.queuePosition !== event.queuePosition;
 }
 
+/**
+ * The kept body under the key its record names. They differ only for a resend's copy kept after a
+ * change of ordering, when the first copy, under the old key, was delivered before the resend was
+ * recorded: its number is that key's, and so must be its key.
+ */
+function underRecordedKey(event: KeptEvent, record: ReplayRecord): KeptEvent {
+  if (record.orderingKey === undefined || record.orderingKey === event.queued.ordering_key) return event;
+  return { ...event, queued: { ...event.queued, ordering_key: record.orderingKey } };
+}
+
 /** A kept event's fate in a replay. */
 type Judged = { readonly kind: 'replay'; readonly event: KeptEvent; readonly sequence: number; readonly giveUp?: number | undefined } | { readonly kind: 'dead_lettered' | 'not_delivered' | 'copy' };
 
@@ -204,7 +216,7 @@ async function judgePage(subscriptionId: string, events: readonly KeptEvent[], p
     if (record === undefined) return { kind: 'not_delivered' };
     if (isCopy(event, record)) return { kind: 'copy' };
     if (record.status === 'dead_lettered') return { kind: 'dead_lettered' };
-    if (record.status === 'delivered') return record.sequence === undefined ? { kind: 'not_delivered' } : { kind: 'replay', event, sequence: record.sequence, giveUp: record.giveUp };
+    if (record.status === 'delivered') return record.sequence === undefined ? { kind: 'not_delivered' } : { kind: 'replay', event: underRecordedKey(event, record), sequence: record.sequence, giveUp: record.giveUp };
     const through = delivered(event.queued.ordering_key)?.sequence;
     return runNumber !== undefined && through !== undefined && runNumber <= through ? { kind: 'replay', event, sequence: runNumber } : { kind: 'not_delivered' };
   });
@@ -293,7 +305,7 @@ export async function replayStep(subscriptionId: string, claimed: ReplayState, p
     const lastRead = buffer.at(-1)?.event.queued.accepted_at;
     const horizon = isWindowRead || lastRead === undefined ? Number.POSITIVE_INFINITY : Date.parse(lastRead) - ACCEPTANCE_SKEW_SECONDS * 1000;
     const firstUnready = buffer.findIndex(({ event }) => Date.parse(event.queued.accepted_at) > horizon);
-    const entries = buffer.map(({ event, judged }) => ({ key: event.queued.ordering_key, number: judged.kind === 'replay' ? judged.sequence : undefined, cursor: event.cursor }));
+    const entries = buffer.map(({ event, judged }) => (judged.kind === 'replay' ? { key: judged.event.queued.ordering_key, number: judged.sequence, cursor: event.cursor } : { key: event.queued.ordering_key, number: undefined, cursor: event.cursor }));
     const cut = safePrefixLength(entries, MAX_REPLAYED_PER_PASS, firstUnready < 0 ? buffer.length : firstUnready);
     if (cut === 0) continue;
     const ready = buffer.slice(0, cut);

@@ -208,6 +208,18 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
     ],
     catchers: { scenario: 'orderingChange', seeds: [4] },
   },
+  {
+    name: 'ordering-change-not-held',
+    bug: "ingest takes a subscription's events while its change of ordering is under way: a request that read the old ordering enqueues after the check, under both keys",
+    patches: [
+      {
+        file: 'lambda/core/ordering-change.ts',
+        find: 'return mark !== undefined && now.getTime() - Date.parse(mark.startedAt) < ORDERING_CHANGE_HOLD_SECONDS * 1000;',
+        replace: 'return mark !== undefined && now.getTime() - Date.parse(mark.startedAt) < 0;',
+      },
+    ],
+    catchers: { scenario: 'orderingChange', seeds: [2, 33, 37, 40] },
+  },
 ];
 
 /** The patched text of one file; throws when a patch's text is not found exactly once (the code moved). */

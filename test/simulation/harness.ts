@@ -993,6 +993,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     const key = orderKeyOf(subscriptionId, named.ordering_key ?? named.events?.[0]?.ordering_key ?? subscriptionId);
     for (const item of (JSON.parse(request.body) as { events?: { id: string }[] }).events ?? [{ id: request.headers['webhook-id'] ?? '' }]) decideKey(item.id, key);
     checkPreviousSequences(key, subscriptionId, request.body);
+    if (process.env.SIM_TRACE !== undefined) console.log('send', scheduler.now() - START_MS, key, request.headers['webhook-id'] ?? '', request.headers['webhook-sequence'] ?? '', request.body.slice(0, 160));
     const keyIndex = Number(subscriptionId.replace('key-', ''));
     await scheduler.sleep(random.between(2, 40));
     const sinceStart = scheduler.now() - START_MS;
@@ -1135,6 +1136,8 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   const orderingChanges: GrantedOrderingChange[] = [];
   const acceptedRequests: AcceptedRequest[] = [];
   const undecidedKeys = new Map<string, readonly string[]>();
+  /** When each event was first sent: a request that failed after enqueueing it decided its key then. */
+  const firstSentAtMs = new Map<string, number>();
   const noteAccepted = (keyIndex: number, batch: readonly (typeof events)[number][number][], sentAtMs: number): void => {
     const answeredAtMs = scheduler.now() - START_MS;
     acceptedRequests.push({ subscriptionId: `key-${keyIndex}`, eventIds: batch.map((event) => event.event_id), sentAtMs, answeredAtMs });
@@ -1164,9 +1167,12 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
         const size = Math.min(keyEvents.length - index, random.chance(0.3) ? plan.maxEventsPerRequest : 1);
         const batch = keyEvents.slice(index, index + size);
         const sentAtMs = scheduler.now() - START_MS;
+        for (const event of batch) if (!firstSentAtMs.has(event.event_id)) firstSentAtMs.set(event.event_id, sentAtMs);
         const answer = await call('ingest', ingest, 'POST /v1/events', batch.length === 1 ? batch[0] : { events: batch });
         if (answer?.statusCode === 202) {
-          noteAccepted(keyIndex, batch, sentAtMs);
+          // Enqueued by this request, or by an earlier one that failed after its send (its answer
+          // lost): from the events' first send on.
+          noteAccepted(keyIndex, batch, Math.min(...batch.map((event) => firstSentAtMs.get(event.event_id) ?? sentAtMs)));
           const list = accepted.get(`key-${keyIndex}`) ?? [];
           list.push(...batch.map((event) => event.event_id));
           accepted.set(`key-${keyIndex}`, list);

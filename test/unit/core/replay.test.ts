@@ -121,6 +121,17 @@ describe('requestReplay', () => {
     expect(states.last()).toMatchObject({ replayed: 4, startedAt: NOW.toISOString() });
   });
 
+  it('sends a kept copy under the key its record names: a resend’s copy kept under a new ordering of an event delivered under the old', async () => {
+    // a-1 went out under key a; its first request failed after its send, and the resend, after a
+    // change of ordering, kept its copy (the one the record names) under the resource key r.
+    const copy = kept('r', 1, 1);
+    const resent: KeptEvent = { ...copy, queued: { ...copy.queued, event: { ...copy.queued.event, event_id: 'a-1' } } };
+    const records = new Map<string, ReplayRecord>([['a-1', { ...delivered(1, resent), orderingKey: 'a' }]]);
+    const { ports, sent } = setup({ events: [kept('a', 1, 1, 9), resent], records });
+    await requestReplay('sub', { since: SINCE, until: UNTIL, isUntilGiven: true }, ports);
+    expect(sent.map((s) => [s.eventId, s.sequence, s.group])).toEqual([['a-1', 1, 'now-a']]);
+  });
+
   it('marks each copy with its replay’s start and the number of its event’s last give-up, for the consumer to settle it by (not by clocks)', async () => {
     const events = [kept('a', 1, 1), kept('a', 2, 2)];
     const records = new Map<string, ReplayRecord>([
