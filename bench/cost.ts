@@ -9,13 +9,13 @@ import { totalPerEvent, type Usage } from './usage.js';
 
 /** Assumptions of a cost estimate besides the counted calls. */
 export interface CostAssumptions {
-  /** How long the receiver takes to answer, ms (issue 26: 100). */
+  /** How long the receiver takes to answer, ms (the cost goals' case: 100). */
   readonly receiverMs: number;
   readonly functionMemoryMb: number;
   readonly awsCallMs: number;
 }
 
-/** Issue 26's case: a receiver answering in 100 ms, the functions' memory, same-Region calls. */
+/** The cost goals' case (docs/performance.md#todays-figures): a receiver answering in 100 ms, the functions' memory, same-Region calls. */
 export const DEFAULT_COST_ASSUMPTIONS: CostAssumptions = {
   receiverMs: 100,
   functionMemoryMb: ESTIMATES.functionMemoryMb,

@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- --quick] [--json [file]] [--model] [--baseline <git-rev>]`: the figures of
- * issue 26 on the local stack, printed as tables and, with --json, written as JSON (to stdout
+ * docs/performance.md#todays-figures on the local stack, printed as tables and, with --json, written as JSON (to stdout
  * when no file is given, the tables then going to stderr).
  *
  * With --baseline, the same bench runs against a checkout of <git-rev> (exported to a temporary

@@ -15,7 +15,7 @@ export interface Traffic {
   readonly eventsPerRequest: number;
 }
 
-/** Issue 26's worked example. */
+/** The traffic of the worked scale model (docs/performance.md#past-one-machine-a-worked-scale-model). */
 export const DEFAULT_TRAFFIC: Traffic = { activeKeys: 100_000, eventsPerSecond: 10_000, peakEventsPerSecond: 50_000, eventsPerRequest: 10 };
 
 /** One demand beside the quota it runs into. */

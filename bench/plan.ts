@@ -1,5 +1,5 @@
 /**
- * What `npm run bench` runs: the throughput grid of issue 26, the isolation pair and the two usage
+ * What `npm run bench` runs: the throughput grid of the cost and speed goals, the isolation pair and the two usage
  * scenarios, each as a {@link RunSpec}, sized so that the full bench stays within about ten
  * minutes on a laptop and `--quick` within two, before and after alike.
  */
@@ -12,14 +12,14 @@ export interface GridAxes {
   readonly latencyMs: readonly number[];
 }
 
-/** Issue 26's grid: K ∈ {1, 4, 16, 64}, C ∈ {4, 16}, L ∈ {0, 20 ms}. */
+/** The cost and speed goals' grid (docs/performance.md#todays-figures): K ∈ {1, 4, 16, 64}, C ∈ {4, 16}, L ∈ {0, 20 ms}. */
 export const FULL_GRID: GridAxes = { keys: [1, 4, 16, 64], concurrency: [4, 16], latencyMs: [0, 20] };
 /** A fast look: one key and many, one concurrency, the 20 ms receiver. */
 export const QUICK_GRID: GridAxes = { keys: [1, 16], concurrency: [4], latencyMs: [20] };
 
-/** Issue 26's payload: 1 KB. */
+/** The cost and speed goals' payload: 1 KB. */
 export const PAYLOAD_BYTES = 1000;
-/** The contract's largest request, as in the issue's measurements. */
+/** The contract's largest request (docs/api.md#events), as in the goals' measurements. */
 const GRID_EVENTS_PER_REQUEST = 100;
 
 /**
@@ -110,7 +110,7 @@ export function usageSpecs(isQuick: boolean): { readonly busy: RunSpec; readonly
 }
 
 /**
- * A hot key (issue 27): one key fed faster than one event per round trip of its endpoint, 10 events
+ * A hot key (ordered batches, docs/api.md#batches): one key fed faster than one event per round trip of its endpoint, 10 events
  * per request, receiver 20 ms, with `batch_size` 1 and 10 side by side. Run on the working tree
  * only: a checkout from before batches has no `batch_size`.
  */
@@ -120,7 +120,7 @@ export function hotKeySpecs(isQuick: boolean): { readonly single: RunSpec; reado
 }
 
 /**
- * Fan-out (issue 29): 10 subscriptions of one tenant, 10 events per request, receiver 20 ms, each
+ * Fan-out by event type (docs/api.md#fan-out-by-event-type): 10 subscriptions of one tenant, 10 events per request, receiver 20 ms, each
  * event delivered to all 10; beside it the same deliveries made by events that each name their
  * subscription (10 events of one key per request, as the busy keys). Units per delivered event
  * side by side. Run on the working tree only: a checkout from before has no fan-out.

@@ -38,7 +38,7 @@ export const PRICES = {
   dashboardPerMonth: { value: 3.0, source: 'https://aws.amazon.com/cloudwatch/pricing/' },
   /**
    * EventBridge's ordered alternative, per million events: custom-bus events ($1.00/M) plus API
-   * destination invocations ($0.20/M), the figure issue 26 compares with.
+   * destination invocations ($0.20/M), the figure the cost goals compare with.
    */
   eventBridgePerMillionEvents: { value: 1.2, source: 'https://aws.amazon.com/eventbridge/pricing/' },
 } as const satisfies Record<string, Sourced>;

@@ -32,16 +32,16 @@ export const RunSpecSchema = z.object({
   measureUnits: z.boolean(),
   /** Whether to run the lag job once, after the events are accepted. */
   runLagJob: z.boolean(),
-  /** Environment of CONTRACT §4 on top of the defaults, e.g. shortened retries. */
+  /** Environment of the local stack (docs/api.md#the-local-stack, docs/configuration.md) on top of the defaults, e.g. shortened retries. */
   environment: z.record(z.string(), z.string()),
-  /** Payload bytes of each event (issue 26: 1 KB). */
+  /** Payload bytes of each event (the cost and speed goals: 1 KB). */
   payloadBytes: z.number().int().min(0),
   /** Give up waiting for the deliveries after this long. */
   deadlineSeconds: z.number().positive(),
-  /** Each subscription's `batch_size` (CONTRACT §5); 1, the default, is the webhook of §3. */
+  /** Each subscription's `batch_size` (docs/api.md#batches); 1, the default, is the webhook of one event (docs/api.md#what-a-receiver-gets). */
   batchSize: z.number().int().min(1).max(10).default(1),
   /**
-   * Issue 29's fan-out: every key is a subscription of one tenant, and each event names the tenant
+   * Fan-out by event type: every key is a subscription of one tenant, and each event names the tenant
    * and no subscription, so that it goes to all of them; `eventsPerKey` events in all, each
    * delivered `keys` times. False, the default: each event names its key's subscription.
    */

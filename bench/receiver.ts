@@ -10,7 +10,7 @@ import * as z from 'zod';
 
 /** The payload every bench event carries: its key's index and its number within the key. */
 export const BenchPayloadSchema = z.object({ key: z.number().int(), n: z.number().int() });
-/** One event (CONTRACT §3; its number in `webhook-sequence`), or a batch of them (§5; each item numbered). */
+/** One event (docs/api.md#what-a-receiver-gets; its number in `webhook-sequence`), or a batch of them (docs/api.md#batches; each item numbered). */
 const BodySchema = z.union([
   z.object({ data: BenchPayloadSchema }),
   z.object({ events: z.array(z.object({ sequence: z.number().int(), data: BenchPayloadSchema })).min(1) }),

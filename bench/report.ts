@@ -51,11 +51,11 @@ export interface BenchReport {
   readonly indexPartitions: PerVariant<number>;
   /** Runs of each throughput and isolation spec per checkout, merged. */
   readonly repeats: number;
-  /** A hot key with `batch_size` 1 and 10 (issue 27), on the working tree only; absent in reports from before. */
+  /** A hot key with `batch_size` 1 and 10 (ordered batches), on the working tree only; absent in reports from before. */
   readonly hotKey?: { readonly single: RunResult; readonly batched: RunResult };
   /** The usage scenarios with `EVENT_RETENTION_DAYS=0`, on the working tree only; absent in reports from before. */
   readonly retentionOff?: { readonly busy: RunResult; readonly sparse: RunResult };
-  /** Fan-out (issue 29) beside the same deliveries named one by one, on the working tree only; absent in reports from before. */
+  /** Fan-out by event type beside the same deliveries named one by one, on the working tree only; absent in reports from before. */
   readonly fanOut?: { readonly named: RunResult; readonly fanOut: RunResult };
 }
 
@@ -120,7 +120,7 @@ export function ratioToIdeal(result: RunResult, keys: number, concurrency: numbe
   return ideal === undefined ? undefined : result.eventsPerSecond / ideal;
 }
 
-/** What raising the consumer's concurrency gives one cell of keys and latency: the issue 26 goal is ≥ 1.5 at 64 keys, L = 20 ms. */
+/** What raising the consumer's concurrency gives one cell of keys and latency: the goal (docs/performance.md#todays-figures) is ≥ 1.5 at 64 keys, L = 20 ms. */
 export interface ConcurrencyScaling {
   readonly keys: number;
   readonly latencyMs: number;
@@ -132,7 +132,7 @@ export interface ConcurrencyScaling {
 
 /**
  * The grid's throughput at its highest concurrency over its lowest, for each key count and
- * latency measured at both (issue 26: C = 16 over C = 4 with 64 keys and L = 20 ms, goal ≥ 1.5).
+ * latency measured at both (the goal: C = 16 over C = 4 with 64 keys and L = 20 ms, goal ≥ 1.5).
  */
 export function concurrencyScaling(grid: readonly GridRow[], ids: readonly string[]): ConcurrencyScaling[] {
   const cells = new Map<string, GridRow[]>();
@@ -349,7 +349,7 @@ export function renderReport(report: BenchReport): string {
 
   if (derived.concurrencyScaling.length > 0) {
     section(
-      'Concurrency (events/s at the higher C over the lower; issue 26 goal at 64 keys, L = 20 ms: ≥ 1.5)',
+      'Concurrency (events/s at the higher C over the lower; goal at 64 keys, L = 20 ms: ≥ 1.5)',
       formatTable(
         ['K', 'L ms', 'C', ...variantHeaders(variants, 'ratio')],
         derived.concurrencyScaling.map((cell) => [
@@ -383,7 +383,7 @@ export function renderReport(report: BenchReport): string {
   );
 
   section(
-    'DynamoDB units per delivered event (issue 26 goals: busy ≤ 1.5 WRU, sparse ≤ 3 WRU, ≤ 0.5 RRU)',
+    'DynamoDB units per delivered event (goals: busy ≤ 1.5 WRU, sparse ≤ 3 WRU, ≤ 0.5 RRU)',
     formatTable(
       ['scenario', ...variantHeaders(variants, 'units/event')],
       [
@@ -429,7 +429,7 @@ export function renderReport(report: BenchReport): string {
   if (derived.hotKey !== undefined) {
     const hot = derived.hotKey;
     section(
-      'A hot key (issue 27): one key, 10 events per request, receiver 20 ms, C = 4; working tree only',
+      'A hot key (ordered batches): one key, 10 events per request, receiver 20 ms, C = 4; working tree only',
       formatTable(
         ['figure', 'batch_size 1', 'batch_size 10', '10 / 1'],
         [
@@ -446,7 +446,7 @@ export function renderReport(report: BenchReport): string {
   if (derived.fanOut !== undefined) {
     const fan = derived.fanOut;
     section(
-      'Fan-out (issue 29): 10 subscriptions of one tenant, 10 events per request, receiver 20 ms, C = 4; working tree only',
+      'Fan-out by event type: 10 subscriptions of one tenant, 10 events per request, receiver 20 ms, C = 4; working tree only',
       formatTable(
         ['figure (per delivered event)', 'each event names its subscription', 'fan-out to 10', 'fan-out / named'],
         [
@@ -463,7 +463,7 @@ export function renderReport(report: BenchReport): string {
   if (derived.retention !== undefined) {
     const { busy, sparse } = derived.retention;
     section(
-      'Keeping events for replays (issue 28): the usage scenarios with EVENT_RETENTION_DAYS 7 (the default) and 0; working tree only',
+      'Keeping events for replays: the usage scenarios with EVENT_RETENTION_DAYS 7 (the default) and 0; working tree only',
       formatTable(
         ['figure', 'kept 7 days', 'none kept', 'kept / none'],
         [

@@ -7,7 +7,7 @@ import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import { parseDurationMs } from './duration.js';
 import { UsageError } from './errors.js';
 
-/** Where the local stack listens (`npm start`, CONTRACT §4). */
+/** Where the local stack listens (`npm start`, docs/api.md#the-local-stack). */
 export const DEFAULT_URL = 'http://127.0.0.1:3000';
 
 /** Options of every command. */

@@ -32,7 +32,7 @@ const HELP_FLAGS: ReadonlySet<string> = new Set(['--help', '-h']);
  */
 export const CLI_VERSION: string = cliPackage.version;
 
-/** An expected failure as `--json` prints it: the API's error shape (CONTRACT §2). */
+/** An expected failure as `--json` prints it: the API's error shape (docs/api.md#errors). */
 export interface JsonError {
   readonly error: { readonly code: string; readonly message: string; readonly details?: readonly ApiErrorDetail[] };
 }

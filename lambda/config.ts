@@ -11,7 +11,7 @@ import { OnExhausted } from './core/retry-policy.js';
 import { FIFO_QUEUE_SETTINGS, RESOURCE_ENV_VARS, type ResourceNames } from './resources.js';
 import type { HANDLER_ENTRIES } from './routes.js';
 
-/** Where the configuration is used: the defaults of a few variables differ (CONTRACT §4). */
+/** Where the configuration is used: the defaults of a few variables differ (docs/configuration.md#deployment-settings). */
 export const Deployment = { local: 'local', deployed: 'deployed' } as const;
 export type Deployment = (typeof Deployment)[keyof typeof Deployment];
 
@@ -171,7 +171,7 @@ const boolean = z
 
 const nonEmpty = z.string().trim().min(1, 'must not be empty');
 
-/** Every variable of CONTRACT §4 and the deploy-time ones, each with its one default. */
+/** Every variable of the local stack and the deploy-time ones (docs/configuration.md), each with its one default. */
 const environmentSchema = (deployment: Deployment) =>
   z
     .object({

@@ -69,7 +69,7 @@ export const TABLES = {
       { name: REPLAYS_INDEX, partitionKey: 'replay_shard', projection: IndexProjection.keysOnly },
       /**
        * Each tenant's subscriptions, for a fan-out (an event naming its tenant and no subscription,
-       * issue 29): ingest queries a tenant's keys here and reads their routing from the table. Keys
+       * docs/api.md#fan-out-by-event-type): ingest queries a tenant's keys here and reads their routing from the table. Keys
        * only (never a secret); written only when a subscription is created.
        */
       { name: TENANT_SUBSCRIPTIONS_INDEX, partitionKey: 'tenant_id', sortKey: 'subscription_id', projection: IndexProjection.keysOnly },

@@ -22,7 +22,7 @@ export interface WebhookApiProps {
 }
 
 /**
- * The HTTP API of CONTRACT §2: every route of ROUTES, each signed with AWS SigV4 (IAM
+ * The HTTP API of docs/api.md#routes: every route of ROUTES, each signed with AWS SigV4 (IAM
  * authorization), on the `$default` stage with JSON access logs.
  */
 export class WebhookApi extends Construct {

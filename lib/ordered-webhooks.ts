@@ -46,7 +46,7 @@ const OPERATIONS_TIMEOUT = Duration.seconds(OPERATIONS_TIMEOUT_SECONDS);
 
 /**
  * The routes a producer calls, named one by one: sending events (`POST /v1/events`), and
- * `GET /health`, which answers whether the service accepts events now (CONTRACT §2), a
+ * `GET /health`, which answers whether the service accepts events now (docs/api.md#routes), a
  * producer's question, and reads and changes nothing. Each is checked to be a route of the ingest
  * function, but not every route of it is a producer's: one added there reaches producers only
  * by being added here.

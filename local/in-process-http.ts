@@ -3,7 +3,7 @@
  * listener in this process, instead of over a loopback socket.
  *
  * Why: the local stack runs its emulators, its handlers and their SDK clients on one event loop,
- * and with the receiver's latency at 20 ms that loop is busy all the time (issue 26's bench: event
+ * and with the receiver's latency at 20 ms that loop is busy all the time (the bench of `npm run bench`: event
  * loop utilisation 0.99 at CONSUMER_CONCURRENCY 4). Every DynamoDB call paid for an HTTP request
  * and response on both sides of a socket: node's HTTP client, agent and parser, then dynalite's
  * server parsing it again. In process, a GetItem costs about 30 % less CPU, and the delivery

@@ -46,7 +46,7 @@ export function describeReport(report: OrderReport): string {
 export function formatWebhookLine(webhook: ReceivedWebhook, reply: ReceiverReply, reports: readonly OrderReport[] = []): string {
   const judged = reports.length === 0 ? [] : [reports.map(describeReport).join('; ')];
   if (webhook.items !== undefined) {
-    // A batch (CONTRACT §5): each item's number and id, in order.
+    // A batch (docs/api.md#batches): each item's number and id, in order.
     return [
       formatClock(webhook.receivedAt),
       `batch of ${webhook.items.length}: ${webhook.items.map((item) => `${item.sequence}=${item.id}${item.isRedelivery ? ' (redelivery)' : ''}`).join(', ')}`,

@@ -3,7 +3,7 @@
  * SigV4's shape with no signature computed.
  *
  * Why: the local stack runs its emulators, its handlers and their SDK clients on one event loop
- * (issue 26), and SigV4 costs CPU on every call (hashing the body, an HMAC chain over the canonical
+ * (docs/performance.md), and SigV4 costs CPU on every call (hashing the body, an HMAC chain over the canonical
  * request) that the emulators never check. Why a header at all: dynalite 4 refuses a request
  * without one (`MissingAuthenticationTokenException`) and checks that it names `Credential`,
  * `SignedHeaders` and `Signature` beside an `X-Amz-Date`, but never verifies the signature;

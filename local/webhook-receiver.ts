@@ -28,7 +28,7 @@ export interface ReceivedWebhook {
   readonly sequence: number | undefined;
   /** The `type` of the body, when it is the contract's JSON. */
   readonly type: string | undefined;
-  /** The items of a batch body (CONTRACT §5) with their numbers, in order; undefined for one event. */
+  /** The items of a batch body (docs/api.md#batches) with their numbers, in order; undefined for one event. */
   readonly items: readonly BatchItemSeen[] | undefined;
   readonly signature: SignatureCheck;
 }

@@ -1,5 +1,5 @@
 /**
- * The answers of the HTTP API (CONTRACT §2 and the operations routes), validated before use:
+ * The answers of the HTTP API (docs/api.md#routes, the operations routes included), validated before use:
  * an answer of another shape is reported, never cast. Objects are loose, so that fields the
  * API adds later pass through to `--json` output.
  */

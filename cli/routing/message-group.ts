@@ -21,7 +21,7 @@ export interface SubscriptionGroups {
 
 /**
  * The groups of `subscriptionId`'s own key under a routing of `partitionCount` partitions (null:
- * one message group per key). The ordering key is `partitionKey`'s by subscription (CONTRACT §1:
+ * one message group per key). The ordering key is `partitionKey`'s by subscription (docs/api.md#routing-ordering-key-to-message-group:
  * the subscription id); a subscription ordered by resource has a key per resource besides.
  */
 export function groupsOfSubscription(subscriptionId: string, partitionCount: number | null): SubscriptionGroups {

@@ -72,7 +72,7 @@ export interface ApiDocument {
   readonly tags: readonly { readonly name: string; readonly description: string }[];
   readonly security: readonly Readonly<Record<string, readonly string[]>>[];
   readonly paths: Readonly<Record<string, Readonly<Partial<Record<HttpMethod, OperationObject>>>>>;
-  /** What a subscription's endpoint receives (CONTRACT §3 and §5): one event, or a batch. */
+  /** What a subscription's endpoint receives (docs/api.md#what-a-receiver-gets and docs/api.md#batches): one event, or a batch. */
   readonly webhooks: Readonly<Record<'event' | 'batch', { readonly post: WebhookOperationObject }>>;
   readonly components: {
     readonly schemas: Readonly<Record<string, JsonSchema>>;
@@ -253,7 +253,7 @@ function webhooksOf(): ApiDocument['webhooks'] {
       post: {
         operationId: 'webhookEvent',
         summary: 'One event (a subscription with `batch_size` 1)',
-        description: `CONTRACT §3. ${trust}`,
+        description: `One event: docs/api.md#what-a-receiver-gets. ${trust}`,
         parameters: [
           webhookHeader('webhook-id', 'The event_id: the receiver\'s idempotency key.'),
           ...COMMON_WEBHOOK_HEADERS,
@@ -267,7 +267,7 @@ function webhooksOf(): ApiDocument['webhooks'] {
       post: {
         operationId: 'webhookBatch',
         summary: 'A batch of consecutive events of one ordering key (a subscription with `batch_size` above 1)',
-        description: `CONTRACT §5: delivered whole or not at all; after a failed batch, its events come one at a time as one-item batches. ${trust}`,
+        description: `A batch (docs/api.md#batches): delivered whole or not at all; after a failed batch, its events come one at a time as one-item batches. ${trust}`,
         parameters: [webhookHeader('webhook-id', '`batch_` and 32 hex characters: the same for the same events, different for different events.'), ...COMMON_WEBHOOK_HEADERS],
         requestBody: { required: true, content: jsonContent(toJsonSchema(batchBodySchema, 'output')) },
         responses: WEBHOOK_RESPONSES,

@@ -1,5 +1,5 @@
 /**
- * The bodies of the API's successful answers (CONTRACT §2), as zod schemas: the handlers build
+ * The bodies of the API's successful answers (docs/api.md#routes), as zod schemas: the handlers build
  * values of these types, and the API document is generated from these schemas, so the two cannot
  * drift apart. Rows that have a type of their own elsewhere (a lag row, a dead letter's row, an
  * event's result) are checked against it where they are declared.

@@ -1,5 +1,5 @@
 /**
- * The error vocabulary of the HTTP API (CONTRACT §2): every code is listed here once, and every
+ * The error vocabulary of the HTTP API (docs/api.md#errors): every code is listed here once, and every
  * refusal the core decides is a `Refusal` value; its status code is the handler layer's choice.
  */
 

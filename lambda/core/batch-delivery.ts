@@ -1,5 +1,5 @@
 /**
- * Ordered batches (CONTRACT §5): consecutive events of one ordering key, from what one receive
+ * Ordered batches (docs/api.md#batches): consecutive events of one ordering key, from what one receive
  * holds, numbered together and sent in one POST. A batch is delivered whole or not at all; after
  * one fails (or its invocation crashes), its events go one at a time through `startRecord`, each
  * with its own attempts, so a poison event never takes its batch-mates to the dead letters.

@@ -216,7 +216,7 @@ async function processGroup(
 
   /**
    * The events that start at `index` and go out together: a batch for a subscription that takes
-   * batches (CONTRACT §5), one POST; a run for one that does not, one POST each with no state
+   * batches (docs/api.md#batches), one POST; a run for one that does not, one POST each with no state
    * round trip between them (see `startRun`). None when fewer than two records can go together.
    */
   const togetherAt = async (index: number): Promise<Together | undefined> => {

@@ -36,7 +36,7 @@ export interface StoredDeadLetter extends DeadLetter {
   readonly messageGroupId: string;
 }
 
-/** One row of `GET /v1/dead-letters` (CONTRACT §2): no payload. */
+/** One row of `GET /v1/dead-letters` (docs/api.md#routes): no payload. */
 export interface DeadLetterRow {
   readonly event_id: string;
   readonly subscription_id: string;

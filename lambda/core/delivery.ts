@@ -1,6 +1,6 @@
 /**
  * Delivering one event: skip it if settled, give it its sequence, count the real attempt, send it
- * signed, and decide what a failure means (CONTRACT §3). The outcome is a value; the batch plan
+ * signed, and decide what a failure means (docs/api.md#verifying-and-answering-a-webhook). The outcome is a value; the batch plan
  * (`consumer-batch.ts`) turns outcomes into SQS actions.
  */
 import { placeOf, type DeadLetterPlace, type DeadLetterStore } from './dead-letter.js';
@@ -15,7 +15,7 @@ import { signBatch, signWebhook, type WebhookRequest } from './webhook.js';
 /** The subscription fields delivery needs: its URL, its signing keys, its `batch_size` and its pause. */
 export interface DeliveryTarget extends SigningKeys {
   readonly url: string;
-  /** The most events of one ordering key in one POST (CONTRACT §5); above 1, every webhook has the batch shape. */
+  /** The most events of one ordering key in one POST (docs/api.md#batches); above 1, every webhook has the batch shape. */
   readonly batchSize: number;
   /** Set while the subscription is paused: nothing of it is attempted, its groups are held (see `processBatch`). */
   readonly pause?: SubscriptionPause | undefined;
@@ -95,7 +95,7 @@ export interface AttemptTicket {
    * The key's head before this one and its number, kept on the key until the next head replaces
    * this one: undefined for a key's first head. The consumer writes that number on the event's own
    * record unless it saw the event settled, so that an event SQS's backstop moved unsettled keeps
-   * its number findable (CONTRACT §3) without a write before every attempt.
+   * its number findable (docs/api.md#sequence-numbers-and-gaps) without a write before every attempt.
    */
   readonly previous?: { readonly eventId: string; readonly sequence: number };
   /**
@@ -123,7 +123,7 @@ export interface AttemptTicket {
    */
   readonly movedAhead?: readonly NumberedEvent[];
   /**
-   * The webhook's `previous_sequence` (issue 29): the number of the key's last event delivered
+   * The webhook's `previous_sequence` (docs/api.md#sequence-numbers-and-gaps): the number of the key's last event delivered
    * before this one, 0 when none was (see {@link previousDeliveredBefore}). For a redriven dead
    * letter or a replay's copy, which keeps its number, the key's last delivered when it is sent.
    */
@@ -221,7 +221,7 @@ export interface DeliveryStore {
    */
   readonly findNumber: (input: { readonly orderingKey: string; readonly eventId: string }) => Promise<number | undefined>;
   /**
-   * Numbers the consecutive events of one key for one batch before it is sent (CONTRACT §5): the
+   * Numbers the consecutive events of one key for one batch before it is sent (docs/api.md#batches): the
    * first becomes the key's head, no attempt counted; the others keep their numbers on the key
    * until they are settled or begun one at a time (see {@link AttemptTicket.ahead}). Undefined
    * when a batch cannot begin here (the first is the head already, after a failed or crashed
@@ -927,7 +927,7 @@ export async function startRecord(record: ConsumerRecord, ports: DeliveryPorts, 
 
   const attemptedAt = ports.now();
   const secrets = signingSecrets(target, attemptedAt);
-  // A subscription that takes batches gets the batch shape every time, one event or more (CONTRACT §5).
+  // A subscription that takes batches gets the batch shape every time, one event or more (docs/api.md#batches).
   const item = { queued, sequence: ticket.sequence, previousSequence: ticket.previousDelivered };
   const request = target.batchSize > 1 ? signBatch({ items: [item], secrets, attemptedAt }) : signWebhook({ ...item, secrets, attemptedAt });
   // The previous head's number is written while the receiver works on this one.

@@ -1,6 +1,6 @@
 /**
  * How a request's events become SendMessageBatch calls without ever breaking a key's order, even
- * when SQS refuses single entries of a batch (CONTRACT §2, partial failure rule).
+ * when SQS refuses single entries of a batch (the partial-failure rule, docs/api.md#events).
  */
 import { MAX_SQS_BATCH_ENTRIES, MAX_SQS_MESSAGE_BYTES } from './limits.js';
 

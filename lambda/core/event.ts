@@ -1,5 +1,5 @@
 /**
- * Events as the API accepts them (CONTRACT §2) and as they travel through the queue. Parsed
+ * Events as the API accepts them (docs/api.md#events) and as they travel through the queue. Parsed
  * JSON is validated here, never cast.
  */
 import * as z from 'zod';
@@ -72,7 +72,7 @@ export const webhookEventSchema = z.strictObject({
   payload: payloadSchema,
 });
 /**
- * An event's payload as text: exactly as it stood in the request (CONTRACT §6), which the
+ * An event's payload as text: exactly as it stood in the request (docs/api.md#payloads-travel-as-posted), which the
  * receiver gets. The parsed value is only validated (an object, MAX_PAYLOAD_DEPTH): written again
  * it would lose digits, `-0`, key order and escapes.
  */
@@ -85,7 +85,7 @@ export type WebhookEvent = z.infer<typeof webhookEventSchema> & PayloadText;
 
 /**
  * One event of a request (`POST /v1/events`): as {@link webhookEventSchema}, but `subscription_id`
- * may be left out, for a fan-out (issue 29): the event is then delivered to every subscription of
+ * may be left out, for a fan-out (docs/api.md#fan-out-by-event-type): the event is then delivered to every subscription of
  * its tenant whose `event_types` take its `type`.
  */
 export const requestEventSchema = webhookEventSchema.extend({
@@ -201,7 +201,7 @@ export function readJsonBody(body: string | undefined, isBase64Encoded: boolean)
 
 /**
  * Reads the body of `POST /v1/events` ({@link readJsonDocument}, then {@link parseEventsRequest}):
- * each event with the exact text its payload had in the body (CONTRACT §6).
+ * each event with the exact text its payload had in the body (docs/api.md#payloads-travel-as-posted).
  */
 export function readEventsRequest(body: string | undefined, isBase64Encoded: boolean): Parsed<EventsRequest> {
   const read = readJsonDocument(body, isBase64Encoded, isPayloadPath);
@@ -329,7 +329,7 @@ export const queuedEventSchema = z.strictObject({
        */
       give_up: z.number().int().nonnegative().optional(),
       /**
-       * Set on an event sent again by a replay (issue 28): it was delivered before, and only an
+       * Set on an event sent again by a replay of a window: it was delivered before, and only an
        * outcome of this replay's copy (recorded with its `replay_id`) settles this copy.
        */
       replay: z.literal(true).optional(),
@@ -342,14 +342,14 @@ export const queuedEventSchema = z.strictObject({
     })
     .optional(),
   /**
-   * Set on an event sent back from where a paused subscription's backlog was parked (issue 28,
+   * Set on an event sent back from where a paused subscription's backlog was parked (parking a paused backlog,
    * `PAUSE_EVACUATION=store`, see `core/park.ts`): `place` is where its first message stood in its
    * group (`messagePositionOf`). It was never delivered: it takes its key's next number, as any
    * event does, and is never parked again.
    */
   parked: z.strictObject({ place: z.string().min(1).max(64) }).optional(),
   /**
-   * Set on a fan-out's delivery to one of its tenant's subscriptions (issue 29): `event_id` is the
+   * Set on a fan-out's delivery to one of its tenant's subscriptions (fan-out by event type): `event_id` is the
    * event's id as its producer sent it, which the webhook carries; `event.event_id` is this
    * delivery's own (`fanOutEventId`).
    */

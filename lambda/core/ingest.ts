@@ -1,5 +1,5 @@
 /**
- * Accepting events (CONTRACT §2, `POST /v1/events`): route them, refuse unknown subscriptions,
+ * Accepting events (`POST /v1/events`, docs/api.md#events): route them, refuse unknown subscriptions,
  * answer resent event ids as duplicates, and enqueue the rest in each key's order.
  */
 import * as z from 'zod';
@@ -56,7 +56,7 @@ export interface SubscriptionRouting {
 }
 
 /**
- * A fan-out as first accepted (issue 29): the subscriptions its event goes to, fixed then, so that
+ * A fan-out as first accepted (docs/api.md#fan-out-by-event-type): the subscriptions its event goes to, fixed then, so that
  * a resend delivers to the same ones (never twice: each delivery has its own record) and a
  * subscription created later gets nothing of it.
  */

@@ -1,8 +1,8 @@
 /**
  * What JSON.parse does not say about a JSON text: where a value stands in it, and whether an object
- * repeats a key (JSON.parse keeps the last silently). A payload travels as its own text (CONTRACT
- * §6): every digit and key as posted, which a value parsed and written again would not keep
- * (`1.0`, `1e400`, `-0`, integers beyond 2^53, key order, `\u00e9`).
+ * repeats a key (JSON.parse keeps the last silently). A payload travels as its own text
+ * (docs/api.md#payloads-travel-as-posted): every digit and key as posted, which a value parsed
+ * and written again would not keep (`1.0`, `1e400`, `-0`, integers beyond 2^53, key order, `\u00e9`).
  */
 
 /** A place in a JSON value: object keys and array indexes from the root (`[]` is the root). */

@@ -1,5 +1,5 @@
 /**
- * Kept events (issue 28, replay): the body of every accepted event, kept `EVENT_RETENTION_DAYS`
+ * Kept events (for the replay of a window): the body of every accepted event, kept `EVENT_RETENTION_DAYS`
  * in the store the dead letters use (one item per enqueued message, compressed: a pack's events
  * share one), and the numbers the consumer gave the events of each run or
  * batch, which are recorded on the key alone (see `DeliveryStore.recordDelivered`) and would

@@ -120,7 +120,7 @@ export function heldGroupsOf(groups: readonly GroupLag[], subscriptionId: string
   return groups.flatMap(({ messageGroupId, hold }) => (hold?.subscriptionId === subscriptionId ? [{ messageGroupId, hold }] : []));
 }
 
-/** One row of `GET /v1/lag` (CONTRACT §2), with the group's dead letters added. */
+/** One row of `GET /v1/lag` (docs/api.md#the-lag-view), with the group's dead letters added. */
 export interface LagRow {
   readonly message_group_id: string;
   readonly depth: number;

@@ -1,9 +1,9 @@
 /** Limits of the contract and of SQS, each written once. */
 
-/** CONTRACT §2: a request body is at most 1 MiB. */
+/** docs/api.md#events: a request body is at most 1 MiB. */
 export const MAX_REQUEST_BYTES = 1_048_576;
 
-/** CONTRACT §2: a batch holds 1 to 100 events. */
+/** docs/api.md#events: a batch holds 1 to 100 events. */
 export const MAX_EVENTS_PER_REQUEST = 100;
 
 /** SQS: a message body, and the sum of the bodies in one SendMessageBatch, are at most 1 MiB. */

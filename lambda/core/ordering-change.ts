@@ -1,5 +1,5 @@
 /**
- * Changing a subscription's `ordering` (CONTRACT §5): it changes the ordering key of its next
+ * Changing a subscription's `ordering` (docs/api.md#subscriptions): it changes the ordering key of its next
  * events, so an event still pending under the old key and one accepted under the new key would be
  * in different message groups, delivered concurrently, out of order. The change is therefore
  * refused while the lag view shows any of the subscription's events pending.

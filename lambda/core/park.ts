@@ -1,5 +1,5 @@
 /**
- * Parking a paused subscription's backlog (issue 28, `PAUSE_EVACUATION=store`): SQS keeps a message
+ * Parking a paused subscription's backlog (`PAUSE_EVACUATION=store`): SQS keeps a message
  * 14 days, so a group held for a pause that long would lose its events. The consumer, receiving a
  * held group whose oldest event has waited `HELD_AGE_ALARM_SECONDS`, writes its events into the
  * store of dead letters, in their order, and deletes them from the queue: they are parked. Resume

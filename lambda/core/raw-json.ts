@@ -1,6 +1,6 @@
 /**
  * JSON written with members whose text is given, not their value: a payload goes out as the text
- * it was posted with (CONTRACT §6), in a webhook body and in an answer of the API.
+ * it was posted with (docs/api.md#payloads-travel-as-posted), in a webhook body and in an answer of the API.
  * `JSON.rawJSON` takes primitives only, and a placeholder replaced after JSON.stringify could
  * match a string of the same answer; so one writer, which JSON.stringify writes every other value for.
  */

@@ -1,5 +1,5 @@
 /**
- * Replay (issue 28): `POST /v1/subscriptions/{id}/replay {"since", "until"}` sends again every
+ * Replay of a window: `POST /v1/subscriptions/{id}/replay {"since", "until"}` sends again every
  * event of the subscription accepted in the window and delivered, per key in the order of its
  * numbers, with its original `webhook-id` and `webhook-sequence`, marked `webhook-redelivery:
  * true`. Each goes into its key's group as a redrive does (behind whatever is queued there; live

@@ -1,5 +1,6 @@
 /**
- * When a failed attempt is tried again, and when the consumer gives up (CONTRACT §3). Pure:
+ * When a failed attempt is tried again, and when the consumer gives up
+ * (docs/api.md#verifying-and-answering-a-webhook, docs/guarantees.md#dead-lettering-breaks-order-on-purpose-and-loudly). Pure:
  * randomness and the clock come in as parameters.
  */
 
@@ -173,7 +174,7 @@ export function decideAfterFailure(failed: FailedAttempt, policy: RetryPolicy, r
 }
 
 /**
- * How long a key waits after a failed batch (CONTRACT §5) before its first event is attempted
+ * How long a key waits after a failed batch (docs/api.md#batches) before its first event is attempted
  * alone: what the receiver's `Retry-After` asks, within the usual bounds, else not at all. The
  * batch counted no attempt; the single attempts that follow back off as always.
  */

@@ -1,5 +1,5 @@
 /**
- * The ordering contract (CONTRACT §1): which events are ordered relative to each other, and the
+ * The ordering contract (docs/api.md#routing-ordering-key-to-message-group): which events are ordered relative to each other, and the
  * SQS message group that carries them. BLAKE2b, never a seeded hash: the same key must map to the
  * same group in every process, on every machine, in every language (see the CPython vectors).
  */

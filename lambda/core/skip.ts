@@ -14,7 +14,7 @@ export interface FailingHead {
   readonly headEventId: string | undefined;
   readonly headOrderingKey: string | undefined;
   /**
-   * Its failed attempts: 0 when only its batch failed (CONTRACT §5), before it was tried alone.
+   * Its failed attempts: 0 when only its batch failed (docs/api.md#batches), before it was tried alone.
    * Such a head is not skipped: the batch may have failed for a batch-mate.
    */
   readonly headAttempts?: number | undefined;

@@ -1,5 +1,5 @@
 /**
- * Subscriptions (CONTRACT §2): one receiver endpoint of one tenant, with its signing secret.
+ * Subscriptions (docs/api.md#subscriptions): one receiver endpoint of one tenant, with its signing secret.
  */
 import * as z from 'zod';
 import { boundedText, parseWith, subscriptionIdSchema, type Parsed } from './event.js';
@@ -16,7 +16,7 @@ export const DEFAULT_BATCH_SIZE = 1;
 /** At most 10 events per POST: a Lambda batch of a FIFO queue, and one SQS receive of a group, hold at most 10. */
 export const MAX_BATCH_SIZE = 10;
 
-/** `batch_size`: the most events of one ordering key in one POST (CONTRACT §5). */
+/** `batch_size`: the most events of one ordering key in one POST (docs/api.md#batches). */
 export const batchSizeSchema = z
   .int('must be a whole number')
   .min(1, 'must be at least 1')
@@ -27,7 +27,7 @@ export const MAX_EVENT_TYPES = 100;
 
 /**
  * `event_types`: the types of the events a fan-out (an event naming its tenant and no subscription)
- * delivers to the subscription, each as an event's `type` is (issue 29). Absent or null: every type.
+ * delivers to the subscription, each as an event's `type` is (docs/api.md#fan-out-by-event-type). Absent or null: every type.
  */
 export const eventTypesSchema = z
   .array(boundedText(1, 128))
@@ -40,7 +40,7 @@ export function takesEventType(eventTypes: readonly string[] | undefined, type: 
   return eventTypes === undefined || eventTypes.includes(type);
 }
 
-/** `ordering`: what is ordered, the subscription or each of its resources (CONTRACT §5). */
+/** `ordering`: what is ordered, the subscription or each of its resources (docs/api.md#the-ordering-key-header). */
 export const orderingSchema = z.enum(Ordering);
 
 /**

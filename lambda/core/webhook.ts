@@ -1,5 +1,5 @@
 /**
- * The webhook a receiver gets (CONTRACT §3): body, Standard Webhooks signature and sequence.
+ * The webhook a receiver gets (docs/api.md#what-a-receiver-gets): body, Standard Webhooks signature and sequence.
  */
 import { Webhook } from 'standardwebhooks';
 import * as z from 'zod';
@@ -82,10 +82,10 @@ const eventShape = {
   data: webhookEventSchema.shape.payload.meta({ type: 'object', description: 'The event\'s `payload`, its JSON text exactly as it was posted: every digit, key, escape and space of it, in order.' }),
 };
 
-/** The body of a webhook of one event (CONTRACT §3, issue 29), as {@link webhookBody} writes it. */
+/** The body of a webhook of one event (docs/api.md#what-a-receiver-gets), as {@link webhookBody} writes it. */
 export const webhookBodySchema = z.strictObject({ ...eventShape, ...placeShape });
 
-/** The body of a batch webhook (CONTRACT §5), as {@link batchBody} writes it: consecutive events of one key, in order. */
+/** The body of a batch webhook (docs/api.md#batches), as {@link batchBody} writes it: consecutive events of one key, in order. */
 export const batchBodySchema = z.strictObject({
   events: z
     .array(z.strictObject({ id: webhookEventSchema.shape.event_id, ...placeShape, ...eventShape }))
@@ -93,7 +93,7 @@ export const batchBodySchema = z.strictObject({
     .max(MAX_BATCH_SIZE),
 });
 
-/** One event as the consumer numbered it: its `sequence`, and its `previous_sequence` (issue 29). */
+/** One event as the consumer numbered it: its `sequence`, and its `previous_sequence` (docs/api.md#sequence-numbers-and-gaps). */
 export interface NumberedItem {
   readonly queued: QueuedEvent;
   readonly sequence: number;
@@ -102,11 +102,11 @@ export interface NumberedItem {
 }
 
 /**
- * What the body says of an event's place in its key, under the signature (issue 29): its number,
+ * What the body says of an event's place in its key, under the signature (docs/api.md#trust-the-body-not-the-headers): its number,
  * the key it counts for (as `webhook-ordering-key`, unescaped), the number delivered before it, the
  * subscription it was sent for, and the redelivery mark. The headers say the same outside the
  * signature, but for the subscription: with it a receiver serving several subscriptions at one URL
- * tells their keys and a fan-out's copies (one `webhook-id`) apart (issue 46).
+ * tells their keys and a fan-out's copies (one `webhook-id`) apart.
  */
 function placeFieldsOf({ queued, sequence, previousSequence }: NumberedItem): Record<string, unknown> {
   return {
@@ -119,8 +119,8 @@ function placeFieldsOf({ queued, sequence, previousSequence }: NumberedItem): Re
 }
 
 /**
- * The JSON body of one event (CONTRACT §3): its type, the time it was accepted and its payload
- * (`data`: the payload's text as posted, spliced in, CONTRACT §6), then its place in its key
+ * The JSON body of one event (docs/api.md#what-a-receiver-gets): its type, the time it was accepted and its payload
+ * (`data`: the payload's text as posted, spliced in, docs/api.md#payloads-travel-as-posted), then its place in its key
  * ({@link placeFieldsOf}). It depends only on the event and its numbers, which every attempt of
  * it keeps, so every attempt sends the same bytes.
  */
@@ -168,7 +168,7 @@ function signedHeaders(input: {
 }
 
 /**
- * The most bytes one batch body may hold (CONTRACT §5): a batch stops growing before it would pass
+ * The most bytes one batch body may hold (docs/api.md#batches): a batch stops growing before it would pass
  * this, and one event always goes alone, whatever its size (an event is at most an SQS message,
  * about 1 MiB). 1 MiB: what one accepted request may hold, and what common receivers' body limits
  * are set to.
@@ -179,7 +179,7 @@ export const MAX_BATCH_BODY_BYTES = 1_048_576;
 export type BatchItem = NumberedItem;
 
 /**
- * An item of a batch body (CONTRACT §5): the event's id, its place in its key as a single event's
+ * An item of a batch body (docs/api.md#batches): the event's id, its place in its key as a single event's
  * body says it ({@link placeFieldsOf}: `redelivery` only on a redelivery), its type, time and payload.
  */
 function batchItemOf(item: BatchItem): Record<string, unknown> {
@@ -208,10 +208,10 @@ export function batchBodyBytes(items: readonly BatchItem[]): number {
 }
 
 /**
- * Signs one attempt of a batch (CONTRACT §5): one Standard Webhooks signature over the whole body,
+ * Signs one attempt of a batch (docs/api.md#batches): one Standard Webhooks signature over the whole body,
  * `webhook-id` derived from the events ({@link batchWebhookId}). No `webhook-sequence` header: each
  * item carries its own number; `webhook-ordering-key` names the key they count for (every item is
- * of one key), and a redriven dead letter, which always comes alone, is marked as in §3.
+ * of one key), and a redriven dead letter, which always comes alone, is marked as one event is (docs/api.md#what-a-receiver-gets).
  */
 export function signBatch(input: {
   readonly items: readonly [BatchItem, ...BatchItem[]];

@@ -1,5 +1,5 @@
 /**
- * Ingest function: `POST /v1/events` and `GET /health` (CONTRACT §2), and the API document
+ * Ingest function: `POST /v1/events` and `GET /health` (docs/api.md#routes), and the API document
  * (`GET /openapi.json`).
  */
 import { randomUUID } from 'node:crypto';

@@ -1,5 +1,5 @@
 /**
- * Operations function: the lag view and dead letters (CONTRACT §2), and the operator's actions
+ * Operations function: the lag view and dead letters (docs/api.md#routes), and the operator's actions
  * added to the contract: redrive a subscription's dead letters, skip a stuck head, and the
  * drain-and-switch of the routing. Each capability's routes live in `operations/<capability>.ts`;
  * this module composes them into one function and wires its adapters.

@@ -1,5 +1,5 @@
 /**
- * The contract's responses (CONTRACT §2), built in one place: the core decides outcomes as
+ * The contract's responses (docs/api.md#errors), built in one place: the core decides outcomes as
  * values, and this module alone turns them into status codes, the error body and headers.
  */
 import * as z from 'zod';
@@ -37,7 +37,7 @@ export function errorBodySchemaOf<const C extends readonly [ErrorCode, ...ErrorC
 /** {@link ErrorBody} as the API document shows it. */
 export const errorBodySchema = schemaOf<ErrorBody>()(errorBodySchemaOf(Object.values(ErrorCode) as [ErrorCode, ...ErrorCode[]]));
 
-/** `POST /v1/events` answered `503 enqueue_failed`: the error, and every event's result (CONTRACT §2). */
+/** `POST /v1/events` answered `503 enqueue_failed`: the error, and every event's result (docs/api.md#events). */
 export const partlyEnqueuedBodySchema = z.strictObject({
   error: errorBodySchemaOf([ErrorCode.enqueueFailed]).shape.error,
   results: z.array(eventResultSchema),
@@ -73,7 +73,7 @@ export function withRetryAfter<B>(response: ApiResponse<B>, seconds: number): Ap
 export type Answer<B> = Promise<ApiResponse<B | ErrorBody>>;
 
 /**
- * The status code of each error code (CONTRACT §2), written once. A route that answers a code
+ * The status code of each error code (docs/api.md#errors), written once. A route that answers a code
  * with another status says so where it answers (a redrive refused while paused is `409`).
  */
 export const ERROR_STATUS_CODES: Readonly<Record<ErrorCode, number>> = {

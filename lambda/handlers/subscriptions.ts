@@ -1,5 +1,5 @@
 /**
- * Subscriptions function: `PUT` and `GET /v1/subscriptions/{subscription_id}` (CONTRACT §2),
+ * Subscriptions function: `PUT` and `GET /v1/subscriptions/{subscription_id}` (docs/api.md#subscriptions),
  * `GET /v1/subscriptions/{subscription_id}/secret` (the one route that answers a stored secret),
  * `POST /v1/subscriptions/{subscription_id}/secret/rotate`, and its `/pause` and `/resume`.
  */

@@ -9,7 +9,7 @@ const placeShape = {
   sequence: z.number().int().positive(),
   ordering_key: z.string(),
   previous_sequence: z.number().int().nonnegative(),
-  // Absent from the bodies of a stack before issue 46: those are judged as they were.
+  // Absent from the bodies of a stack from before the body named its subscription: those are judged as they were.
   subscription_id: z.string().min(1).optional(),
   redelivery: z.literal(true).optional(),
 };
@@ -48,7 +48,7 @@ export interface ReceivedEvent {
    * (find the item by its `id`). For a lossless parser, when JSON.parse is not enough.
    */
   readonly rawBody: string;
-  /** The subscription the webhook was sent for; undefined in the bodies of a stack before it was signed (issue 46). */
+  /** The subscription the webhook was sent for; undefined in the bodies of a stack from before the body named it. */
   readonly subscriptionId: string | undefined;
   /** The key its number counts for: the subscription id, or the event's `resource_id` under `ordering: "resource"`. */
   readonly orderingKey: string;

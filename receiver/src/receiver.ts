@@ -27,15 +27,15 @@ export interface ReceiverOptions {
   readonly onEvent: (event: ReceivedEvent, report: OrderReport) => void | Promise<void>;
   /**
    * Called for a request dropped because its `webhook-id` was processed already for its
-   * subscription (undefined in a body of a stack before issue 46).
+   * subscription (undefined in a body of a stack from before the body named it).
    */
   readonly onDuplicate?: (webhookId: string, subscriptionId: string | undefined) => void | Promise<void>;
   /**
    * A prefix for the store's keys and webhook ids, to keep receivers that share a store apart (two
    * applications, or two stacks). Subscriptions need none: the kit keys what it keeps by the
-   * body's `subscription_id` (see {@link storeKeyOf}). Bodies of a stack before issue 46 carry
-   * none, and are kept by ordering key and `webhook-id` alone, as before: there, give each
-   * subscription its own namespace when several share a store.
+   * body's `subscription_id` (see {@link storeKeyOf}). Bodies of a stack from before the body
+   * named its subscription carry none, and are kept by ordering key and `webhook-id` alone, as
+   * before: there, give each subscription its own namespace when several share a store.
    */
   readonly namespace?: string;
   /** The most bytes of a body read: 1 MiB by default, the largest the service sends. */
@@ -86,7 +86,7 @@ const MAX_KEY_WRITES = 20;
  * namespace, then the pair as JSON text (`["sub_1","order_7"]`), which no two pairs share whatever
  * the ids hold. Numbers count per ordering key of one subscription, and a fan-out's copies to two
  * subscriptions carry one `webhook-id` (and, ordered by resource, one ordering key). Without a
- * subscription (a body of a stack before issue 46), the name alone, as the kit kept it before.
+ * subscription (a body of a stack from before the body named it), the name alone, as the kit kept it before.
  */
 export function storeKeyOf(namespace: string, subscriptionId: string | undefined, name: string): string {
   return subscriptionId === undefined ? `${namespace}${name}` : `${namespace}${JSON.stringify([subscriptionId, name])}`;

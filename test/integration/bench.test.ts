@@ -93,7 +93,7 @@ describe('bench worker', { timeout: 60_000 }, () => {
       const derived = deriveFigures(report);
       expect(derived.hotKey?.eventsPerSecond).toEqual({ single: single.eventsPerSecond, batched: batched.eventsPerSecond });
       expect(derived.hotKey?.unitsPerEvent.batched.write).toBeGreaterThan(0);
-      expect(renderReport(report)).toContain('## A hot key (issue 27)');
+      expect(renderReport(report)).toContain('## A hot key (ordered batches)');
     } finally {
       await worker.stop();
     }

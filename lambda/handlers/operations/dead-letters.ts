@@ -1,5 +1,5 @@
 /**
- * The dead letters (CONTRACT §2): `GET /v1/dead-letters`, one bounded step of a subscription's
+ * The dead letters (docs/api.md#routes): `GET /v1/dead-letters`, one bounded step of a subscription's
  * redrive, and one step of the import of SQS's backstop queue into the store of dead letters.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';

@@ -1,5 +1,5 @@
 /**
- * `GET /v1/lag` (CONTRACT §2): the per-group lag view, worst first, one page at a time; and
+ * `GET /v1/lag` (docs/api.md#the-lag-view): the per-group lag view, worst first, one page at a time; and
  * `GET /v1/groups/{message_group_id}`: one group's row, which the console's group page follows.
  */
 import { ErrorCode } from '../../core/api-error.js';

@@ -1,5 +1,5 @@
 /**
- * The routing (CONTRACT §2): `GET /v1/routing`, pause and resume of ingest, and the
+ * The routing (docs/api.md#routes): `GET /v1/routing`, pause and resume of ingest, and the
  * drain-and-switch `PUT /v1/routing`.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';

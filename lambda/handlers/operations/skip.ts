@@ -1,5 +1,5 @@
 /**
- * `POST /v1/groups/{message_group_id}/skip` (CONTRACT §2): dead-letter a group's failing head at
+ * `POST /v1/groups/{message_group_id}/skip` (docs/api.md#routes): dead-letter a group's failing head at
  * its next retry.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
