@@ -1,5 +1,5 @@
 /**
- * Every refusal of CONTRACT §2 at the local HTTP API, in the contract's error shape, with nothing
+ * Every refusal of docs/api.md#errors at the local HTTP API, in the contract's error shape, with nothing
  * enqueued and no event recorded. The consumer is off, so anything enqueued would stay in the queue.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';

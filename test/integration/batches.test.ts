@@ -1,5 +1,5 @@
 /**
- * Ordered batches on the local stack (CONTRACT §5): a subscription with `batch_size` above 1 gets
+ * Ordered batches on the local stack (docs/api.md#batches): a subscription with `batch_size` above 1 gets
  * consecutive events of a key in one signed POST, in order; a poison event inside a batch costs
  * its batch-mates nothing, and only it is dead-lettered; its redrive comes alone, marked.
  */

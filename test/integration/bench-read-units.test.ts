@@ -1,7 +1,7 @@
 /**
  * The bench's read units come from what dynalite reports (bench/meter.ts): an eventually
- * consistent read must count half a unit, as AWS bills it, or the bench would hide what issue 26's
- * eventually consistent reads save.
+ * consistent read must count half a unit, as AWS bills it, or the bench would hide what the
+ * eventually consistent reads of the cost work save.
  */
 import { BatchGetCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

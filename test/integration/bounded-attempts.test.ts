@@ -1,5 +1,5 @@
 /**
- * Every attempt is bounded (CONTRACT §6): on the local stack, a receiver that answers 200 and never
+ * Every attempt is bounded (docs/api.md#verifying-and-answering-a-webhook): on the local stack, a receiver that answers 200 and never
  * ends its body, or streams one without end, has its event delivered, its key moving on, and its
  * connection closed within DELIVERY_TIMEOUT_MS: the consumer is never held by a body.
  */

@@ -1,6 +1,6 @@
 /**
  * The lag view's `dead_lettered` against the list of dead letters, on the local stack, in the race
- * of issue 25: ingest enqueues first and records second, so the consumer can give an event up
+ * of the dead-letter count: ingest enqueues first and records second, so the consumer can give an event up
  * before ingest has recorded it. Here ingest's record of each event waits until the consumer has
  * dead-lettered it; the count must still equal the list, and come back to exactly 0 after a redrive.
  */

@@ -1,5 +1,5 @@
 /**
- * The partial-failure rule at the API (CONTRACT §2): when SQS refuses an event, the answer is
+ * The partial-failure rule at the API (docs/api.md#events): when SQS refuses an event, the answer is
  * 503 enqueue_failed with a status per event, no later event of that key is enqueued, other keys
  * are, and retrying the whole request delivers everything once and in order. A request's events
  * of one key travel in one message (a pack) unless they do not fit one: SQS takes or refuses the

@@ -1,5 +1,5 @@
 /**
- * Event ids on the local stack are unique per tenant and destination (CONTRACT §6): another
+ * Event ids on the local stack are unique per tenant and destination (docs/api.md#events, docs/guarantees.md#event-ids-are-the-producers-per-tenant-and-destination): another
  * tenant's or another subscription's event with the same id is delivered as its own, and an id
  * sent again with another type or payload is refused whole with 409 `event_id_conflict`, nothing
  * of that request enqueued, while the same contents again are a `duplicate` delivered once.

@@ -1,5 +1,5 @@
 /**
- * Fan-out by event type on the local stack (issue 29): events naming their tenant and no
+ * Fan-out by event type on the local stack (docs/api.md#fan-out-by-event-type): events naming their tenant and no
  * subscription reach every subscription of the tenant whose event_types take them, each in its own
  * order with its own numbers, signed with its own secret; other tenants get nothing; a resend
  * delivers nothing twice; a tenant of 200 subscriptions takes a request within the limits.

@@ -1,5 +1,5 @@
 /**
- * The local stack's HTTP port answers only its own clients (issue 46, CONTRACT §6): a `Host` other
+ * The local stack's HTTP port answers only its own clients (docs/api.md#the-local-stack): a `Host` other
  * than its loopback name and port is refused on every path (DNS rebinding), and a write from another
  * origin or site is refused with nothing changed; curl-like clients (no `Origin`, no
  * `Sec-Fetch-Site`) and the console's own page keep working.

@@ -1,5 +1,5 @@
 /**
- * Payloads travel as posted (CONTRACT §6) through the local stack's HTTP API to the receiver: the
+ * Payloads travel as posted (docs/api.md#payloads-travel-as-posted) through the local stack's HTTP API to the receiver: the
  * receiver's `data` is the payload's JSON text byte for byte (digits JSON.parse would round, `-0`,
  * key order, escapes, spaces), under a signature that verifies, alone, in a batch request and in a
  * batch webhook; dead letters (listed and redriven) and replays keep the text. A body that is not

@@ -1,5 +1,5 @@
 /**
- * The receiver kit (`receiver/`, issue 29) behind a real HTTP receiver on 127.0.0.1, fed by the
+ * The receiver kit (`receiver/`, docs/receiver-kit.md) behind a real HTTP receiver on 127.0.0.1, fed by the
  * local stack: what it reports of a gap from a dead letter and its redelivery after a redrive, of a
  * delivery sent again after a crash, of a batch with a dead-lettered event inside, and of a
  * fan-out's copies to two subscriptions sharing one endpoint.

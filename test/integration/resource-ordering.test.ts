@@ -1,5 +1,5 @@
 /**
- * A finer ordering key (issue 27, CONTRACT §5): a subscription's `batch_size` and `ordering`
+ * A finer ordering key (docs/api.md#the-ordering-key-header): a subscription's `batch_size` and `ordering`
  * through the API, `ordering: "resource"` delivering each resource in order with its own sequence
  * and different resources concurrently, the `webhook-ordering-key` header through a real HTTP
  * receiver, and a change of `ordering` refused while events are pending.

@@ -1,5 +1,5 @@
 /**
- * Reading a secret is its own act (issue 46, CONTRACT §6): `PUT` and `POST …/secret/rotate` answer
+ * Reading a secret is its own act (docs/api.md#subscriptions): `PUT` and `POST …/secret/rotate` answer
  * `secret` only when the call itself generated it, and `GET /v1/subscriptions/{id}/secret` is the
  * one route that answers the secrets in force, the previous one only during a rotation's grace.
  */

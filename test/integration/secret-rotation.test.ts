@@ -1,5 +1,5 @@
 /**
- * Secret rotation (issue 25): after `POST /v1/subscriptions/{id}/secret/rotate` every webhook
+ * Secret rotation: after `POST /v1/subscriptions/{id}/secret/rotate` every webhook
  * carries a signature by the new secret and, during the grace, one by the old secret too, so a
  * receiver verifying with either keeps working; after the grace only the new one signs.
  */

@@ -1,5 +1,5 @@
 /**
- * Subscription safety (issue 25): re-applying a PUT without a secret keeps the secret the receiver
+ * Subscription safety: re-applying a PUT without a secret keeps the secret the receiver
  * verifies, and another tenant cannot take over a subscription id.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Planted bugs (issue 47): known-wrong changes to the code that the simulation must catch. Each is
+ * Planted bugs: known-wrong changes to the code that the simulation must catch. Each is
  * a small textual patch, its exact text and replacement in one file, so that a patch whose text
  * moved fails loudly (`applyPatch`, and `planted-bugs.test.ts` in `npm test`) rather than leaving
  * the code unchanged and "caught" meaningless. `npm run mutate` (`scripts/mutate.ts`) applies each

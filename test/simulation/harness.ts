@@ -75,14 +75,14 @@ export interface SimulationPlan extends RoutingPlanParts {
   readonly maxRowsPerAnswer: number;
   /** The most events of a key a producer puts in one request. */
   readonly maxEventsPerRequest: number;
-  /** Per key: its subscription's `batch_size` (1: one event per POST, the webhook of CONTRACT §3). */
+  /** Per key: its subscription's `batch_size` (1: one event per POST, the webhook of docs/api.md#what-a-receiver-gets). */
   readonly batchSizes: readonly number[];
-  /** Whether an operator pauses and resumes subscriptions at random moments while faults are on (issue 28). */
+  /** Whether an operator pauses and resumes subscriptions at random moments while faults are on. */
   readonly hasPauses?: boolean;
   /** Pauses and resumes at fixed moments (ms after the start), instead of random ones: for scenarios. */
   readonly pauseScript?: readonly { readonly atMs: number; readonly keyIndex: number; readonly action: 'pause' | 'resume' }[];
   /**
-   * Whether an operator replays subscriptions (issue 28) at random moments while faults are on,
+   * Whether an operator replays windows of subscriptions at random moments while faults are on,
    * and replays every subscription once more after the recovery, whose redeliveries are checked
    * whole: every event, each key's in the order of its numbers.
    */
@@ -256,7 +256,7 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
 /**
- * In about 3 plans in 100, days and weeks instead of minutes (issue 47): faults for 2 to 13 days,
+ * In about 3 plans in 100, days and weeks instead of minutes (time and retention): faults for 2 to 13 days,
  * with receivers refusing for hours to days, a crash loop (if the plan has one) lasting until then,
  * and the operator acting hours apart; traffic sparse, spread over 4 to 42 days, past the faults.
  * So DynamoDB's TTLs are crossed while keys go on (records of delivered events kept the minimum
@@ -332,7 +332,7 @@ function hasReplaysOf(seed: number): boolean {
 }
 
 /**
- * Whether a plan pauses subscriptions automatically (AUTO_PAUSE_AFTER_SECONDS, issue 28), and
+ * Whether a plan pauses subscriptions automatically (AUTO_PAUSE_AFTER_SECONDS), and
  * after how long: a few simulated seconds, within the receivers' refusal windows. From a source of
  * its own, for the same reason as {@link batchSizesOf}.
  */
@@ -342,7 +342,7 @@ function autoPauseOf(seed: number): Record<string, string> {
 }
 
 /**
- * Whether a plan parks its paused backlogs (PAUSE_EVACUATION=store, issue 28) and at what age: a
+ * Whether a plan parks its paused backlogs (PAUSE_EVACUATION=store) and at what age: a
  * few simulated seconds, so that pauses of a plan's length park. From a source of its own, for the
  * same reason as {@link batchSizesOf}.
  */
@@ -366,7 +366,7 @@ function batchSizesOf(seed: number, keys: number): number[] {
 }
 
 /**
- * Plans that reproduce, on purpose, the ways the recovery path once failed (issue 23), beside the
+ * Plans that reproduce, on purpose, the ways the recovery path of dead letters once failed, beside the
  * random plans: each must pass.
  */
 export const SCENARIOS = {
@@ -397,7 +397,7 @@ export const SCENARIOS = {
     healAtMs: 2 * 3_600_000,
   }),
   /**
-   * Pauses while events arrive (issue 28): one key paused twice, events accepted while it is held,
+   * Pauses while events arrive: one key paused twice, events accepted while it is held,
    * resumed by the operator and, the second time, by the final recovery: nothing attempted while
    * paused, nothing held after the resume, everything delivered in order.
    */
@@ -411,7 +411,7 @@ export const SCENARIOS = {
     healAtMs: 5 * 60_000,
   }),
   /**
-   * The automatic pause (issue 28) through a long outage, with crashes: one key's receiver refuses
+   * The automatic pause through a long outage, with crashes: one key's receiver refuses
    * everything for ten minutes while its 20 events arrive; its subscription is paused instead of
    * its head being given up, resumed by the final recovery, and everything is delivered in order
    * with no dead letter but those given up before the key had failed AUTO_PAUSE_AFTER_SECONDS.
@@ -442,7 +442,7 @@ export const SCENARIOS = {
     healAtMs: 5 * 60_000,
   }),
   /**
-   * Clocks that disagree (issue 47): the operations function's 10 s behind the consumer's, and a
+   * Clocks that disagree: the operations function's 10 s behind the consumer's, and a
    * redrive a few seconds after the give-ups, so that every redrive is stamped before the give-up
    * it undoes. Each copy must be delivered, never taken for settled by the give-up it came from.
    */
@@ -468,7 +468,7 @@ export const SCENARIOS = {
     clocks: { operations: { offsetMs: -10_000, steps: [] }, consumer: { offsetMs: 0, steps: [{ atMs: 3_500, byMs: 1_500 }] } },
   }),
   /**
-   * A late backstop import (issue 47): key 0's first event is refused once (so it has its number),
+   * A late backstop import: key 0's first event is refused once (so it has its number),
    * then kills every consumer invocation that holds it, until SQS's backstop moves it to the FIFO
    * dead-letter queue a day or so later. Its key goes on with sparse traffic over days; the faults
    * end 14 days and 4 hours after the start, and the final recovery imports it then: past the
@@ -488,7 +488,7 @@ export const SCENARIOS = {
   /** The seed's random plan made long (`longPlanOf`), whatever it drew: `SIM_SCENARIO=long` sweeps long plans alone. */
   long: (seed: number): SimulationPlan => longPlanOf(planOf(seed, new SeededRandom(seed)), true),
   /**
-   * A routing switch racing traffic and crashes (issue 47): three keys in their own groups while
+   * A routing switch racing traffic and crashes: three keys in their own groups while
    * producers keep sending, an operator pauses ingest at 5 s, asks for partitions until the queue
    * has drained (key 0's receiver refuses until 130 s) and SQS's lagging counters agree, resumes, and 20 s later switches back to one group
    * per key. Order, completeness and numbering hold across both; no key is pending in two groups.
@@ -509,7 +509,7 @@ export const SCENARIOS = {
     sqsVagaries: { counterLagMs: 90_000, shortReceiveChance: 0.3 },
   }),
   /**
-   * An ordering change while events flow (issue 47): key 0's receiver refuses its first 40 s (its
+   * An ordering change while events flow: key 0's receiver refuses its first 40 s (its
    * events retried, not given up), so a change to `ordering: "resource"` asked at 8 s fails under
    * faults until 15 s (the guard reads every shard of the lag view), then is refused while events are pending,
    * and is asked again until granted while the producer still sends; later it goes back to
@@ -930,7 +930,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     logger: createLogger(service, process.env.SIM_TRACE === undefined ? 'SILENT' : 'DEBUG'),
   });
 
-  // Pauses (issue 28): per subscription, each pause from its answer to the request that ended it.
+  // Pauses: per subscription, each pause from its answer to the request that ended it.
   // A consumer invocation that started after a pause was answered, and attempts before the resume
   // that ended it was even asked for, read a subscription that was paused: it must not attempt.
   const pauses = new Map<string, { readonly answeredAt: number; resumeAskedAt?: number }[]>();
@@ -949,7 +949,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
   const processed = new Map<string, Processed[]>();
   let processedOrder = 0;
   /**
-   * Issue 29: a webhook's `previous_sequence` names the key's last first delivery before it. For a
+   * A webhook's `previous_sequence` (docs/api.md#sequence-numbers-and-gaps) names the key's last first delivery before it. For a
    * first delivery of n naming p: p is below n, p is 0 or a number the receiver took as a first
    * delivery (here, or earlier in the same batch), and every number between them was given up.
    * A number between them that is not given up yet, once SQS's backstop moved a message of the key
@@ -1003,7 +1003,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     const third = plan.receiverFaultRate / 3;
     if (roll < third) return { kind: 'unreachable', message: 'ECONNRESET' };
     if (roll < 2 * third) return { kind: 'response', statusCode: 500 };
-    // One event (CONTRACT §3), or a batch of them (§5): a receiver processes a batch's items in order.
+    // One event (docs/api.md#what-a-receiver-gets), or a batch of them (docs/api.md#batches): a receiver processes a batch's items in order.
     const body = JSON.parse(request.body) as { data?: unknown; events?: { id: string; sequence: number; data: unknown; redelivery?: boolean }[] };
     const events =
       body.events?.map((item) => ({ eventId: item.id, sequence: item.sequence, isRedelivery: item.redelivery === true, data: item.data })) ??
@@ -1352,7 +1352,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
       isPauserDone = true;
     });
   }
-  // Replays (issue 28): at random moments while faults are on, then every subscription once more
+  // Replays of a window: at random moments while faults are on, then every subscription once more
   // after the recovery (see `finalReplays`).
   let replays = 0;
   interface ReplayAnswer { readonly started_at: string; readonly replayed: number; readonly dead_lettered: number; readonly not_delivered: number; readonly is_done: boolean }
@@ -1769,13 +1769,13 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     if (!(givenUpNumbers.get(key) ?? new Set<number>()).has(sequence)) violate(`${where}, but #${sequence}${isPrevious === true ? '' : ' between them'} was never given up, not even by the backstop's import`);
   }
   // SQS's backstop is for crash loops: with no crash and no fault, nothing may collect its receive
-  // count (issue 26: messages riding along with heads that spend their attempts).
+  // count (as messages riding along with heads that spend their attempts once did).
   const moved = sqsModel.movedMessages(deliveryQueueUrl);
   if (moved.length > 0 && crashes === 0 && faultsInjected === 0 && plan.crashLoopEvents.length === 0 && plan.throttleChance === 0) {
     violate(`${moved.length} message(s) moved by SQS's backstop with no crash or fault to explain it: their receives came from riding along`);
   }
   // Once everything was redriven and delivered, no group counts a dead letter: a count lost or
-  // doubled by a race or a crash (issue 25: the consumer giving an event up before ingest recorded
+  // doubled by a race or a crash (as the consumer giving an event up before ingest recorded
   // it) would be left over here, as the view's `dead_lettered` drifting from the list.
   if (isRecovered) {
     const groups = z
@@ -1785,7 +1785,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
       const count = group.dead_lettered ?? 0;
       if (count !== 0) violate(`group ${group.message_group_id} counts ${count} dead letters once every dead letter was redriven and delivered`);
       // Off by default: a crash between an event's record and its group's count leaves the depth off
-      // for good today (issue 47, routing helper's report): a drifted-up depth refuses every routing
+      // for good today (a known defect, docs/api.md#the-lag-view): a drifted-up depth refuses every routing
       // switch and ordering change of its key, a drifted-down one lets the ordering-change guard pass.
       if (process.env.SIM_CHECK_DEPTH !== undefined && (group.depth ?? 0) !== 0) violate(`group ${group.message_group_id} counts a depth of ${group.depth ?? 0} once everything was delivered`);
     }

@@ -1,5 +1,5 @@
 /**
- * Plans and checks for the paths that change where a key's events go (issue 47): the routing
+ * Plans and checks for the paths that change where a key's events go: the routing
  * switch (PARTITION_COUNT changed by the drain-and-switch of `PUT /v1/routing`, README "routing")
  * and a subscription's `ordering` changed by a PUT, each racing traffic, crashes and faults; and
  * SQS's documented vagaries that those paths lean on (lagging approximate counters, receives that

@@ -1,6 +1,6 @@
 /**
  * The simulation's named scenarios and regression seeds: each reproduced one of the recovery
- * path's failures of issue 23 on the code before it (payload lost to the dead-letter queue's
+ * path's failures of dead letters on the code before it (payload lost to the dead-letter queue's
  * deduplication, a redrive deadlocked by FIFO group locking, a call without its grant, answers
  * and steps unbounded by the number of dead letters), or a later regression. Each must now pass.
  */
@@ -19,19 +19,19 @@ describe('simulation scenarios', () => {
     [88, 'a redriven event given up again within 5 minutes was dropped by the dead-letter queue: its payload existed nowhere'],
     [108, 'the same, with one key'],
     [6, 'partition mode: a redrive stuck behind another key’s dead letters in one FIFO group'],
-    // Found by 20,000 random plans on the consumer of issue 26, which listed a dead letter before
+    // Found by 20,000 random plans on the consumer of the cost work, which listed a dead letter before
     // counting it: a redrive took it and uncounted nothing, and the count came after.
     [53160, 'partition mode: a dead letter redriven between its listing and its count stayed counted once delivered'],
     // Found by npm test's seeds on the consumer that records a delivery while the key's next event
     // is begun: that delivery's record failed, the backstop took both messages, a redrive began a
     // new head, and the delivered event's number, kept on the key only, was gone: redriven with another.
     [47, 'an event delivered as 1 was imported from the backstop without its number and delivered again as 5'],
-    // Found by 10,000 random plans on the batches of issue 27 (the key itself took no batches): a
+    // Found by 10,000 random plans on the first ordered batches (the key itself took no batches): a
     // redriven copy delivered as 3 whose record failed came back superseded, and its late delivery
     // was not recorded over its own earlier dead-lettering; a second redrive of the dead letter,
     // which a crash had left in the store, numbered it again.
     [137247, 'a redriven event delivered as 3 was redriven again and delivered as 5'],
-    // Found by 300 random plans once each function had its own clock (issue 47), on the code that
+    // Found by 300 random plans once each function had its own clock, on the code that
     // ordered a copy's outcomes by comparing the operations function's clock with the consumer's.
     [191, 'clocks: a redrive stamped before the give-up it undid (operations clock behind) skipped its copy: lost'],
     [131, 'clocks: a replay stamped before the events’ last deliveries (consumer clock ahead) skipped every copy'],
@@ -104,14 +104,14 @@ describe('simulation scenarios', () => {
   });
 
   it('switches the routing to partitions and back while producers send and functions crash, every key in order and numbered, none pending in two groups', { timeout: 120_000 }, async () => {
-    // Seed 2: on seed 1 a crash leaves a group's depth counted up for good, and every switch is refused (reported, issue 47).
+    // Seed 2: on seed 1 a crash leaves a group's depth counted up for good, and every switch is refused (a known defect, docs/api.md#the-lag-view).
     const result = await simulate(SCENARIOS.routingSwitch(2));
     expect(result.violations).toEqual([]);
     expect(result.routingSwitches).toBe(2);
   });
 
   // Seed 1: about 1 seed in 9 of this scenario (5, 40, …) fails today on a product bug (a copy left
-  // under the old ordering by a failed ingest request), reported in issue 47; the plan is out of the random mix until fixed.
+  // under the old ordering by a failed ingest request), a known product bug; the plan is out of the random mix until fixed.
   it('changes a subscription’s ordering while its events flow, refused while pending and asked again, each event under the ordering it was accepted with', { timeout: 120_000 }, async () => {
     const result = await simulate(SCENARIOS.orderingChange(1));
     expect(result.violations).toEqual([]);

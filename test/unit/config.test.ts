@@ -14,7 +14,7 @@ import {
 } from '../../lambda/config.js';
 
 describe('loadConfig', () => {
-  it('gives the defaults of CONTRACT §4 locally', () => {
+  it('gives the defaults of docs/configuration.md locally', () => {
     expect(loadConfig({}, Deployment.local)).toEqual({
       port: 3000,
       maxDeliveryAttempts: 5,

@@ -18,7 +18,7 @@ export interface NpmProcess {
   readonly killAll: () => void;
 }
 
-/** The variables of CONTRACT §4 and the receiver's: a test sets the ones it means, never inherits them. */
+/** The local stack's variables (docs/configuration.md) and the receiver's: a test sets the ones it means, never inherits them. */
 const PROJECT_VARIABLES = [
   'PORT', 'MAX_DELIVERY_ATTEMPTS', 'RETRY_BASE_SECONDS', 'RETRY_MAX_SECONDS', 'DELIVERY_TIMEOUT_MS', 'PARTITION_COUNT',
   'CONSUMER_CONCURRENCY', 'ALLOW_PRIVATE_ENDPOINTS', 'DATA_DIR', 'LOG_LEVEL', 'RECEIVER_PORT', 'WEBHOOK_SECRET',

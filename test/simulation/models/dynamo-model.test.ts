@@ -1129,7 +1129,8 @@ describe('DynamoModel alone, where dynalite differs from DynamoDB', () => {
 
   it('removes list elements named by their positions before the update (dynalite removes them one after the other)', async () => {
     // Developer Guide, update expressions, REMOVE: "REMOVE RelatedItems[1], RelatedItems[2]" removes
-    // those two elements; checked against DynamoDB in moto issue 5748.
+    // those two elements; checked against DynamoDB in
+    // https://github.com/getmoto/moto/issues/5748.
     const { client } = model();
     await client.send(new PutCommand({ TableName: 'Things', Item: { pk: 'p', l: ['a', 'b', 'c', 'd'] } }));
     const output = await client.send(new UpdateCommand({ TableName: 'Things', Key: { pk: 'p' }, UpdateExpression: 'REMOVE l[1], l[2], l[9]', ReturnValues: 'ALL_NEW' }));

@@ -196,7 +196,7 @@ export function subtractSets(a: ModelSet, b: ModelSet): ModelSet | undefined {
 
 /**
  * The value in DynamoDB's wire format (`{S: 'x'}`, `{N: '1'}`, …). The DocumentClient does not
- * unmarshal the `Item` of a ConditionalCheckFailedException (aws-sdk-js-v3 issue 6723; its
+ * unmarshal the `Item` of a ConditionalCheckFailedException (https://github.com/aws/aws-sdk-js-v3/issues/6723; its
  * middleware only unmarshals successful outputs), so the model hands it over in this form.
  */
 export function marshallValue(value: ModelValue): AttributeValue {

@@ -85,7 +85,7 @@ function fieldsAt(schema: unknown, path: string): string[] {
 }
 
 /**
- * CONTRACT.md §2, written out as data: every route, the statuses it names, the error codes of each,
+ * The routes of docs/api.md#routes, written out as data: every route, the statuses it names, the error codes of each,
  * and the fields it names, by where they are in the body (`groups[]`: each item of `groups`).
  */
 const CONTRACT: readonly {
@@ -259,7 +259,7 @@ describe('buildApiDocument', () => {
     }
   });
 
-  it.each(CONTRACT)('has every status, error code and field that CONTRACT §2 names for $route', ({ route, request, query, statuses }) => {
+  it.each(CONTRACT)('has every status, error code and field that docs/api.md names for $route', ({ route, request, query, statuses }) => {
     const operation = operationOf(route);
     expect(operation).toBeDefined();
     for (const { status, codes, fields } of statuses) {
@@ -276,7 +276,7 @@ describe('buildApiDocument', () => {
     for (const name of query ?? []) expect(operation?.parameters?.find((parameter) => parameter.name === name)).toMatchObject({ in: 'query', required: true });
   });
 
-  it('answers a route no request takes with not_found, as CONTRACT §2 says', () => {
+  it('answers a route no request takes with not_found, as docs/api.md#conventions says', () => {
     const check = createAnswerChecker(document);
     expect(check({ method: 'GET', path: '/v2/nothing', status: 404, body: { error: { code: 'not_found', message: 'No route.' } } })).toEqual({ describedBy: 'RouteNotFound', errors: [] });
   });

@@ -147,7 +147,7 @@ describe('plan', () => {
     expect(idealEventsPerSecond(64, 16, 0)).toBeUndefined();
   });
 
-  it('covers the grid of issue 26, and a smaller one when quick', () => {
+  it('covers the grid of the cost and speed goals, and a smaller one when quick', () => {
     expect(gridCells(false)).toHaveLength(16);
     expect(gridCells(true).map((cell) => `${cell.keys}/${cell.concurrency}/${cell.latencyMs}`)).toEqual(['1/4/20', '16/4/20']);
   });

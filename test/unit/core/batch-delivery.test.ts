@@ -207,7 +207,7 @@ describe('ordered batches', () => {
     };
     await run([...records('a', 2), redriven]);
     expect(posts.map((post) => post.items.map((item) => `${item.id}#${item.sequence}${item.redelivery === true ? 'r' : ''}`).join(' '))).toEqual(['a1#1 a2#2', 'a9#9r']);
-    // Every batch names its ordering key; only the redelivery is marked as one, in its header too (§3).
+    // Every batch names its ordering key; only the redelivery is marked as one, in its header too (docs/api.md#what-a-receiver-gets).
     expect(posts.map((post) => [post.request.headers['webhook-ordering-key'], post.request.headers['webhook-redelivery']])).toEqual([
       ['a', undefined],
       ['a', 'true'],

@@ -373,7 +373,7 @@ describe('processBatch', () => {
   it('counts a dead letter in its group by its place whether or not ingest recorded the event, and uncounts it from depth only if it did', async () => {
     const { run, counted, deadLetters, store } = harness();
     await store.recordAccepted({ eventId: 'g2', subscriptionId: 'gone', tenantId: 't', orderingKey: 'gone', messageGroupId: 'group-gone', acceptedAt: '2026-12-02T12:00:00.000Z' });
-    // g1: given up before ingest recorded it (the race of issue 25); g2: recorded first.
+    // g1: given up before ingest recorded it (the race of the dead-letter count); g2: recorded first.
     const plan = await run([record('g1', 'gone'), record('g2', 'gone')]);
     expect(counted).toEqual(deadLetters.map(placeOf));
     expect(counted.map((place) => place.messageGroupId)).toEqual(['group-gone', 'group-gone']);

@@ -1,5 +1,5 @@
 /**
- * Fan-out by event type (issue 29): an event naming its tenant and no subscription goes to every
+ * Fan-out by event type (docs/api.md#fan-out-by-event-type): an event naming its tenant and no subscription goes to every
  * subscription of the tenant whose event_types take its type, each in its own key, once per event
  * id whatever the resends, and never to a subscription created after its first acceptance.
  */
