@@ -3,7 +3,10 @@
  * reaches a file and, when it names one, a heading; nothing points outside the repository; and
  * the facts the code holds once (the routes, the error codes and their statuses, the
  * configuration's variables and props) each have their row in the page that documents them.
+ * Across the repository, no file cites the contract that lived outside it or a tracker's issue
+ * number, and every `docs/….md#anchor` that code names reaches its heading.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -66,6 +69,77 @@ function linksOf(markdown: string): readonly { readonly target: string; readonly
   }));
 }
 
+/** Directories whose files are built, installed or git's own: never the repository's text. */
+const NOT_SOURCE = new Set(['node_modules', 'cdk.out', 'dist', '.git']);
+
+/**
+ * The repository's own text files: what git tracks, and new files it would track (`--others
+ * --exclude-standard` honours .gitignore), minus anything under a directory of {@link NOT_SOURCE}
+ * and binary files (a NUL byte), so that nothing installed or generated is read.
+ */
+function repositoryTextFiles(): readonly string[] {
+  const listed = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8' });
+  return [...new Set(listed.split('\0'))]
+    .filter((path) => path !== '' && !path.split('/').some((segment) => NOT_SOURCE.has(segment)))
+    .filter((path) => existsSync(join(ROOT, path)) && statSync(join(ROOT, path)).isFile() && !read(path).includes('\0'))
+    .sort();
+}
+
+/** The 1-based line of `index` in `text`. */
+function lineAt(text: string, index: number): number {
+  return text.slice(0, index).split('\n').length;
+}
+
+/** A reference wrapped inside a comment may break after its first word: ` * ` or `// ` then goes between. */
+const WRAP = String.raw`(?: |\n[ \t]*(?:\*|\/\/)[ \t]*)`;
+
+/** What no file may cite: the contract that lived outside the repository, and (outside CHANGELOG.md) an issue number. */
+const FORBIDDEN_REFERENCES: readonly { readonly what: string; readonly pattern: RegExp; readonly isAllowedIn?: (path: string) => boolean }[] = [
+  { what: 'the contract outside the repository', pattern: new RegExp(String.raw`CONTRACT${WRAP}?\u00a7|CONTRACT\.md`, 'g') },
+  { what: 'an issue number', pattern: new RegExp(String.raw`\bissue${WRAP}#?\d+`, 'gi'), isAllowedIn: (path) => path === 'CHANGELOG.md' },
+];
+
+describe('the repository', () => {
+  const files = repositoryTextFiles();
+
+  it('reads its own files, and none that is installed, built or git\'s', () => {
+    expect(files).toEqual(expect.arrayContaining(['package.json', 'CHANGELOG.md', 'lambda/core/routing.ts', 'docs/api.md', 'docs/openapi.json', 'test/unit/docs/docs.test.ts']));
+    expect(files.filter((path) => path.split('/').some((segment) => NOT_SOURCE.has(segment)))).toEqual([]);
+    expect(existsSync(join(ROOT, 'node_modules'))).toBe(true); // present, and still not read
+  });
+
+  it('cites neither the contract that lived outside the repository nor, outside CHANGELOG.md, an issue number: it names the section of docs/api.md or the capability', () => {
+    const offenders: string[] = [];
+    for (const path of files) {
+      const text = read(path);
+      for (const { what, pattern, isAllowedIn } of FORBIDDEN_REFERENCES) {
+        if (isAllowedIn?.(path) === true) continue;
+        for (const match of text.matchAll(pattern)) offenders.push(`${path}:${lineAt(text, match.index)} ${what}: ${JSON.stringify(match[0])}`);
+      }
+    }
+
+    expect(offenders).toEqual([]);
+  });
+
+  it('names only pages and headings that exist where code, tests or the API document point into docs/', () => {
+    const broken: string[] = [];
+    let references = 0;
+    for (const path of files.filter((file) => !file.endsWith('.md'))) {
+      const text = read(path);
+      for (const match of text.matchAll(/(?<![\w./-])(docs\/[\w./-]*?\.md)(?:#([\w-]+))?/g)) {
+        const [, page = '', anchor] = match;
+        references += 1;
+        const where = `${path}:${lineAt(text, match.index)} ${match[0]}`;
+        if (!existsSync(join(ROOT, page))) broken.push(`${where}: no file ${page}`);
+        else if (anchor !== undefined && !anchorsOf(read(page)).has(anchor)) broken.push(`${where}: no heading #${anchor} in ${page}`);
+      }
+    }
+
+    expect(references).toBeGreaterThan(50);
+    expect(broken).toEqual([]);
+  });
+});
+
 describe('the documentation', () => {
   const files = documentationFiles();
 
@@ -102,7 +176,7 @@ describe('the documentation', () => {
   it.each(files)('%s: refers to no document outside the repository', (file) => {
     const text = read(file);
 
-    expect(text).not.toMatch(/\.\.\/shared|CONTRACT\.md|CONTRACT §/);
+    expect(text).not.toMatch(/\.\.\/shared|CONTRACT\.md|CONTRACT \u00a7/);
   });
 });
 
