@@ -74,12 +74,9 @@ export function routingPlansOf(seed: number, keys: number, healAtMs: number, par
     const keyIndex = random.int(keys);
     const count = random.between(1, 2);
     const isInitiallyByResource = byResource[keyIndex] === true;
-    // Alternating from the key's own ordering: to the other one, then back.
-    orderingChanges = Array.from({ length: count }, (_, index) => ({
-      atMs: random.between(500, Math.max(1_000, healAtMs)),
-      keyIndex,
-      ordering: (index % 2 === 0) === isInitiallyByResource ? 'subscription' : 'resource',
-    }));
+    // Alternating from the key's own ordering, in the order they are asked for: to the other one, then back.
+    const times = Array.from({ length: count }, () => random.between(500, Math.max(1_000, healAtMs))).sort((a, b) => a - b);
+    orderingChanges = times.map((atMs, index) => ({ atMs, keyIndex, ordering: (index % 2 === 0) === isInitiallyByResource ? 'subscription' : 'resource' }));
   }
   return { ...(sqsVagaries === undefined ? {} : { sqsVagaries }), ...(routingSwitches === undefined ? {} : { routingSwitches }), ...(orderingChanges === undefined ? {} : { orderingChanges }) };
 }
