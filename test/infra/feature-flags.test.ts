@@ -16,7 +16,7 @@ import * as z from 'zod';
 import { Deployment, loadConfig } from '../../lambda/config.js';
 import { ROUTES } from '../../lambda/routes.js';
 import { OrderedWebhooksStack } from '../../lib/ordered-webhooks-stack.js';
-import { cdkJsonContext, createApp, synthesize, type SynthesizedStack } from './synthesize.js';
+import { cdkJsonContext, createApp, synthesize, SYNTHESIS_TIMEOUT_MS, type SynthesizedStack } from './synthesize.js';
 
 const require = createRequire(import.meta.url);
 
@@ -32,7 +32,7 @@ const policySchema = z.object({ Properties: z.object({ PolicyDocument: z.object(
 let synthesized: SynthesizedStack;
 beforeAll(() => {
   synthesized = synthesize();
-});
+}, SYNTHESIS_TIMEOUT_MS);
 
 describe('cdk.json feature flags', () => {
   it('sets every flag aws-cdk-lib recommends, to its recommended value', () => {

@@ -43,6 +43,7 @@ import {
   resourceOf,
   resourcesOfType,
   synthesize,
+  SYNTHESIS_TIMEOUT_MS,
   type Permission,
   type SynthesizedStack,
 } from './synthesize.js';
@@ -74,7 +75,7 @@ const DYNAMODB_WRITES = ['dynamodb:BatchWriteItem', 'dynamodb:DeleteItem', 'dyna
 let synthesized: SynthesizedStack;
 beforeAll(() => {
   synthesized = synthesize(CONFIGURED);
-});
+}, SYNTHESIS_TIMEOUT_MS);
 
 describe('StateTables', () => {
   const tableResource = (name: TableName) =>

@@ -34,6 +34,13 @@ export interface SynthesizeOptions {
   readonly bundle?: boolean;
 }
 
+/**
+ * The time a hook that synthesizes the stack gets: about 2 s alone (CloudFormation's validation of
+ * the template included), but several times that while other test files, or another process, keep
+ * both cores busy, past vitest's 30 s for a hook. The hook returns as soon as the synthesis ends.
+ */
+export const SYNTHESIS_TIMEOUT_MS = 120_000;
+
 /** An app with the context of cdk.json, as `cdk synth` builds it. */
 export function createApp(options: SynthesizeOptions = {}): App {
   // `aws:cdk:bundling-stacks` lists the stacks whose assets are bundled; empty means none.

@@ -7,6 +7,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { SYNTHESIS_TIMEOUT_MS } from '../infra/synthesize.js';
 import { readDeployedGrants, type DeployedGrants } from './deployed-grants.js';
 import { planOf, runSimulation, SCENARIOS, type SimulationPlan, type SimulationResult } from './harness.js';
 import { SeededRandom } from './random.js';
@@ -20,7 +21,7 @@ export function useSimulation(): (plan: SimulationPlan) => Promise<SimulationRes
   beforeAll(() => {
     grants = readDeployedGrants();
     vi.useFakeTimers({ toFake: ['Date'] });
-  });
+  }, SYNTHESIS_TIMEOUT_MS);
   afterAll(() => {
     vi.useRealTimers();
   });
