@@ -206,7 +206,7 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
         replace: 'if (from === to || pending.groups.length >= 0) return undefined;',
       },
     ],
-    catchers: { scenario: 'orderingChange', seeds: [4] },
+    catchers: { scenario: 'orderingChange', seeds: [10, 12, 17] },
   },
   {
     name: 'ordering-change-not-held',
@@ -218,7 +218,7 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
         replace: 'return mark !== undefined && now.getTime() - Date.parse(mark.startedAt) < 0;',
       },
     ],
-    catchers: { scenario: 'orderingChange', seeds: [2, 33, 37, 40] },
+    catchers: { scenario: 'orderingChangeRace', seeds: [2, 6, 9] },
   },
 ];
 

@@ -110,6 +110,11 @@ export interface SimulationPlan extends RoutingPlanParts {
   readonly sparse?: { readonly producerGapMs: DurationRange; readonly operatorGapMs: DurationRange };
   /** When (ms after the start) `crashLoopEvents` begin to kill their invocations: after a first attempt, say. Default 0. */
   readonly crashLoopFromMs?: number;
+  /**
+   * How long an ingest request may stall between reading its routing and sending (a paused host, a
+   * slow network): what widens the window of a request that read what changed meanwhile.
+   */
+  readonly ingestStallMs?: DurationRange;
 }
 
 /** A span of simulated time, drawn between its bounds. */
@@ -509,20 +514,20 @@ export const SCENARIOS = {
     sqsVagaries: { counterLagMs: 90_000, shortReceiveChance: 0.3 },
   }),
   /**
-   * An ordering change while events flow: key 0's receiver refuses its first 40 s (its
-   * events retried, not given up), so a change to `ordering: "resource"` asked at 8 s fails under
-   * faults until 15 s (the guard reads every shard of the lag view), then is refused while events are pending,
-   * and is asked again until granted while the producer still sends; later it goes back to
+   * An ordering change while events flow: key 0's receiver refuses its first 120 s (its events
+   * retried, not given up), so a change to `ordering: "resource"` asked at 8 s fails under faults
+   * until 15 s, then is begun and, a minute later, refused while events are pending (or begun
+   * again), and is asked again until made while the producer still sends; later it goes back to
    * `"subscription"`. Each event is checked under the ordering in force when it was accepted, and
    * none accepted after a change is delivered before every one accepted before it was delivered or
    * given up.
    */
   orderingChange: (seed: number): SimulationPlan => ({
     ...quiet(seed, [40, 6]),
-    environment: { ...quiet(seed, [40, 6]).environment, MAX_DELIVERY_ATTEMPTS: '6', RETRY_BASE_SECONDS: '1', RETRY_MAX_SECONDS: '4' },
+    environment: { ...quiet(seed, [40, 6]).environment, MAX_DELIVERY_ATTEMPTS: '60', RETRY_BASE_SECONDS: '1', RETRY_MAX_SECONDS: '4' },
     crashRate: 0.01,
     errorRate: 0.01,
-    refusalWindows: [[{ fromMs: 0, toMs: 40_000 }], []],
+    refusalWindows: [[{ fromMs: 0, toMs: 120_000 }], []],
     healAtMs: 15_000,
     batchSizes: [3, 1],
     orderingChanges: [
@@ -530,6 +535,17 @@ export const SCENARIOS = {
       { atMs: 90_000, keyIndex: 0, ordering: 'subscription' },
     ],
     sqsVagaries: { counterLagMs: 60_000, shortReceiveChance: 0.3 },
+  }),
+  /**
+   * An ordering change made while its subscription's producer sends without pause and its receiver
+   * takes everything at once: the change is made in a moment when nothing is pending, and a request
+   * under way then (each stalls up to 2 s before its send) must not enqueue under the old ordering
+   * after the change's check (ingest holds the subscription's events from the first PUT on).
+   */
+  orderingChangeRace: (seed: number): SimulationPlan => ({
+    ...quiet(seed, [150, 4]),
+    orderingChanges: [{ atMs: 3_000, keyIndex: 0, ordering: 'resource' }],
+    ingestStallMs: { minMs: 0, maxMs: 2_000 },
   }),
   /** 1,200 dead letters of one key: every answer stays a page, every redrive step bounded. */
   scale: (seed: number): SimulationPlan => ({
@@ -1063,7 +1079,19 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     }
     return answer;
   };
-  const ingest = wireIngestHandler(wiring('ingest'), (ports) => ({ ...ports, now: clockOf('ingest') }));
+  const { ingestStallMs } = plan;
+  const ingest = wireIngestHandler(wiring('ingest'), (ports) => ({
+    ...ports,
+    now: clockOf('ingest'),
+    ...(ingestStallMs === undefined
+      ? {}
+      : {
+          sendBatch: async (entries) => {
+            await scheduler.sleep(random.between(ingestStallMs.minMs, ingestStallMs.maxMs));
+            return ports.sendBatch(entries);
+          },
+        }),
+  }));
   const subscriptions = wireSubscriptionsHandler(wiring('subscriptions'), { now: clockOf('subscriptions') });
   const operations = wireOperationsHandler(wiring('operations'), { metricsSource: metricsRecorder, now: clockOf('operations') });
   const lagJob = wireLagJob(wiring('lagMetrics'), () => undefined, clockOf('lagMetrics'));
@@ -1147,10 +1175,16 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
       const candidates = orderings.map((ordering) => orderKeyOfEventUnder(keyIndex, event, ordering));
       if (candidates.length === 1) orderKeyOfEvent.set(event.event_id, candidates[0] ?? '');
       else undecidedKeys.set(event.event_id, candidates);
+      // Delivered before its request was answered: that delivery decides.
+      const sentUnder = firstSentUnder.get(event.event_id);
+      if (sentUnder !== undefined) decideKey(event.event_id, sentUnder);
     }
   };
+  /** The key each event was first delivered under, whenever that was. */
+  const firstSentUnder = new Map<string, string>();
   /** A delivery decides an undecided event's key: one of the orderings in force while its request ran. */
   const decideKey = (eventId: string, key: string): void => {
+    if (!firstSentUnder.has(eventId)) firstSentUnder.set(eventId, key);
     const candidates = undecidedKeys.get(eventId);
     if (candidates === undefined) return;
     undecidedKeys.delete(eventId);
