@@ -14,6 +14,7 @@ export const ROUTES = {
     'POST /v1/subscriptions/{subscription_id}/secret/rotate',
     'POST /v1/subscriptions/{subscription_id}/pause',
     'POST /v1/subscriptions/{subscription_id}/resume',
+    'POST /v1/subscriptions/{subscription_id}/ordering-change',
   ],
   operations: [
     'GET /v1/lag',

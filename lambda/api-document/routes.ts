@@ -18,6 +18,7 @@ import {
   replayAnswerSchema,
   replayCancelAnswerSchema,
   resumeAnswerSchema,
+  orderingChangeAnswerSchema,
   skipAnswerSchema,
   subscriptionAnswerSchema,
   subscriptionsAnswerSchema,
@@ -25,7 +26,7 @@ import {
   subscriptionSecretAnswerSchema,
 } from '../core/answers.js';
 import { MAX_PAYLOAD_PAGE_BYTES, MAX_PAYLOAD_PAGE_LIMIT } from '../core/dead-letter.js';
-import { ORDERING_CHANGE_WAIT_SECONDS, ORDERING_CHANGE_WINDOW_SECONDS } from '../core/ordering-change.js';
+import { ORDERING_CHANGE_HOLD_SECONDS, ORDERING_CHANGE_WAIT_SECONDS, ORDERING_CHANGE_WINDOW_SECONDS } from '../core/ordering-change.js';
 import { batchSchema, requestEventSchema, subscriptionIdSchema } from '../core/event.js';
 import { MAX_DELIVERIES_PER_REQUEST } from '../core/ingest.js';
 import { MAX_MESSAGE_GROUP_ID_LENGTH } from '../core/limits.js';
@@ -33,7 +34,7 @@ import { metricsQuerySchema } from '../core/metrics.js';
 import { pageQuerySchema } from '../core/paging.js';
 import { replayBodySchema } from '../core/replay.js';
 import { routingViewSchema } from '../core/routing-settings.js';
-import { pauseBodySchema, rotateSecretBodySchema, rotateSecretResponseSchema, subscriptionBodySchema, subscriptionsQuerySchema } from '../core/subscription.js';
+import { orderingChangeBodySchema, pauseBodySchema, rotateSecretBodySchema, rotateSecretResponseSchema, subscriptionBodySchema, subscriptionsQuerySchema } from '../core/subscription.js';
 import { redriveBodySchema } from '../handlers/operations/dead-letters.js';
 import { switchBodySchema } from '../handlers/operations/routing.js';
 import { skipBodySchema } from '../handlers/operations/skip.js';
@@ -157,8 +158,8 @@ export const ROUTE_DESCRIPTIONS: RouteDescriptions = {
       'Without `secret`, a creation gets a generated one, answered once in `secret`, and a replacement keeps its own; a secret given or kept is not answered (read it with `GET /v1/subscriptions/{subscription_id}/secret`). Deployed, URLs that resolve to private, ' +
       'loopback, link-local or metadata addresses are refused (422 `endpoint_not_allowed`); a subscription id another tenant holds is 409 `tenant_mismatch`. ' +
       'Without `batch_size` or `ordering`, a creation gets the defaults (1, `"subscription"`) and a replacement keeps its own. ' +
-      'A change of `ordering` is made in two steps, so that no event is keyed by both orderings: the first PUT asking for it begins it (409 `ordering_change_pending` with `Retry-After`, nothing else changed; the subscription\'s `ordering_change` shows it, and its new events are refused 503 `ingest_paused` meanwhile), ' +
-      `and the same PUT repeated ${ORDERING_CHANGE_WAIT_SECONDS} s to ${ORDERING_CHANGE_WINDOW_SECONDS} s later makes it (200). Either step is refused 409 \`ordering_change_pending\`, naming the pending events and message groups, while any of the subscription's events is pending (the second step then gives the change up). ` +
+      'A change of `ordering` is refused with 409 `ordering_change_pending`, naming the pending events and message groups, while any of the subscription\'s events is pending. ' +
+      'Without a change begun by `POST …/ordering-change`, it is made at once (a request under way that read the old ordering may still key an event the old way); after one, from its `make_after`, it is made with no such race, and before it, refused 409 `ordering_change_pending` with `Retry-After`. ' +
       'Every webhook carries `webhook-ordering-key`: the subscription id, or the event\'s `resource_id` under `ordering: "resource"`, ' +
       'every character but visible ASCII (and `%` itself) percent-encoded as UTF-8; `webhook-sequence` counts per that key.',
     path: { subscription_id: subscriptionIdSchema },
@@ -168,7 +169,7 @@ export const ROUTE_DESCRIPTIONS: RouteDescriptions = {
       201: { description: 'Created.', schema: subscriptionPutAnswerSchema },
     },
     errors: [...BODY_ERRORS, ErrorCode.tenantMismatch, ErrorCode.orderingChangePending, ErrorCode.endpointNotAllowed],
-    headers: { 409: { 'retry-after': { description: 'With `ordering_change_pending` for a change of `ordering` begun: seconds until the same PUT may make it.', schema: retryAfter.schema } } },
+    headers: { 409: { 'retry-after': { description: 'With `ordering_change_pending` for a change of `ordering` begun too recently: seconds until the PUT may make it.', schema: retryAfter.schema } } },
   },
   'GET /v1/subscriptions/{subscription_id}': {
     operationId: 'getSubscription',
@@ -224,6 +225,20 @@ export const ROUTE_DESCRIPTIONS: RouteDescriptions = {
     path: { subscription_id: subscriptionIdSchema },
     answers: { 200: { description: 'Not paused, how many held groups were let go now, and how many parked events were sent back.', schema: resumeAnswerSchema } },
     errors: [ErrorCode.notFound],
+  },
+  'POST /v1/subscriptions/{subscription_id}/ordering-change': {
+    operationId: 'beginOrderingChange',
+    summary: 'Begin a change of `ordering` that no request under way can race; a PUT with the new `ordering` makes it a minute later.',
+    description:
+      'Refused with 409 `ordering_change_pending` while the lag view shows any of the subscription\'s events pending (nothing begun). Otherwise marks the change begun (the subscription\'s `ordering_change`): ' +
+      'from then on the subscription\'s new events are answered 503 `ingest_paused`, and its replays and redrives 409 `ingest_paused`, so that no request that read the old ordering enqueues after the change. ' +
+      `A PUT with the new \`ordering\` from \`make_after\` (${ORDERING_CHANGE_WAIT_SECONDS} s later) to \`make_before\` (${ORDERING_CHANGE_WINDOW_SECONDS} s after the start) reads the lag view strongly and makes it, or gives it up when events are pending; a PUT naming the ordering in force gives it up; ` +
+      `unmade, it stops holding events ${ORDERING_CHANGE_HOLD_SECONDS} s after the start. Asked again for the same ordering, it answers the change under way.`,
+    path: { subscription_id: subscriptionIdSchema },
+    body: { schema: orderingChangeBodySchema, isRequired: true },
+    answers: { 202: { description: 'The change begun (or under way), with when the PUT that makes it may come.', schema: orderingChangeAnswerSchema } },
+    errors: [...BODY_ERRORS, ErrorCode.notFound, ErrorCode.orderingChangePending],
+    headers: { 202: { 'retry-after': { description: 'Seconds until a PUT may make the change.', schema: retryAfter.schema } } },
   },
   'POST /v1/subscriptions/{subscription_id}/replay': {
     operationId: 'replaySubscription',

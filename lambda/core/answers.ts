@@ -10,7 +10,8 @@ import { deadLetterRowSchema } from './dead-letter.js';
 import { webhookEventSchema } from './event.js';
 import { eventResultSchema } from './ingest.js';
 import { lagRowSchema } from './lag.js';
-import { ORDERING_CHANGE_HOLD_SECONDS, ORDERING_CHANGE_WAIT_SECONDS, ORDERING_CHANGE_WINDOW_SECONDS } from './ordering-change.js';
+import { ORDERING_CHANGE_HOLD_SECONDS, ORDERING_CHANGE_WAIT_SECONDS, ORDERING_CHANGE_WINDOW_SECONDS, type OrderingChangeMark } from './ordering-change.js';
+import type { Ordering } from './routing.js';
 import { MAX_METRICS_MINUTES, METRICS_PERIOD_SECONDS, MetricsSourceName, type MetricsAnswer, type MetricsPoint } from './metrics.js';
 import { batchSizeSchema, eventTypesSchema, orderingSchema } from './subscription.js';
 import type { RedriveStep } from './redrive.js';
@@ -95,6 +96,28 @@ export const subscriptionAnswerSchema = z.strictObject({
     }),
 });
 export type SubscriptionAnswer = Output<typeof subscriptionAnswerSchema>;
+
+/** `POST /v1/subscriptions/{subscription_id}/ordering-change`: the change begun, and when the PUT that makes it may come. */
+export const orderingChangeAnswerSchema = z.strictObject({
+  subscription_id: z.string(),
+  ordering: orderingSchema.meta({ description: 'The ordering in force until the change is made.' }),
+  ordering_change: z.strictObject({ ordering: orderingSchema, started_at: z.iso.datetime() }),
+  make_after: z.iso.datetime().meta({ description: 'From when a PUT with the new `ordering` makes the change (`Retry-After` counts down to it).' }),
+  make_before: z.iso.datetime().meta({ description: 'Until when it does; later, the change is to be begun again.' }),
+});
+export type OrderingChangeAnswer = Output<typeof orderingChangeAnswerSchema>;
+
+/** The answer of a change begun at `mark.startedAt`, to be made `waitSeconds` later and within ORDERING_CHANGE_WINDOW_SECONDS. */
+export function orderingChangeAnswerOf(subscriptionId: string, inForce: Ordering, mark: OrderingChangeMark, waitSeconds: number): OrderingChangeAnswer {
+  const started = Date.parse(mark.startedAt);
+  return {
+    subscription_id: subscriptionId,
+    ordering: inForce,
+    ordering_change: { ordering: mark.ordering, started_at: mark.startedAt },
+    make_after: new Date(started + waitSeconds * 1000).toISOString(),
+    make_before: new Date(started + ORDERING_CHANGE_WINDOW_SECONDS * 1000).toISOString(),
+  };
+}
 
 /**
  * `GET /v1/subscriptions/{subscription_id}/secret`: the secrets that sign now, the one route that

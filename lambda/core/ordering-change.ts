@@ -6,11 +6,12 @@
  *
  * The lag view counts an event only after its request enqueued it, so a check then a write would
  * race ingest: a request that read the old ordering before the write, and enqueues after the
- * check, leaves the key pending under both. The change is made in two steps, as a routing switch
- * is (routing-settings.ts): a first PUT marks it begun on the subscription, and ingest, replays and
- * redrives hold the subscription's events while the mark is fresh; a PUT repeated once every
- * request that read the old ordering has finished checks the lag view again and makes the change,
- * or lifts the mark when events are pending.
+ * check, leaves the key pending under both. A change that must not race them is made in two steps, as a routing
+ * switch is (routing-settings.ts): `POST …/ordering-change` marks it begun on the subscription, and
+ * ingest, replays and redrives hold the subscription's events while the mark is fresh; a PUT, once
+ * every request that read the old ordering has finished, checks the lag view again and makes the
+ * change, or lifts the mark when events are pending. A PUT without a mark changes at once, as the
+ * contract's PUT replaces a subscription (the race documented).
  */
 import { ErrorCode, type ErrorDetail, type Refusal } from './api-error.js';
 import type { GroupLag } from './lag.js';
@@ -61,7 +62,7 @@ export function checkOrderingChangeHold(mark: OrderingChangeMark | undefined, no
 
 /** What a PUT asking for another `ordering` does, by the mark it finds. */
 export const OrderingChangeStepKind = {
-  /** No mark for this ordering in its window: check the lag view, then mark the change begun. */
+  /** No mark for this ordering in its window: a PUT changes at once, `POST …/ordering-change` begins one. */
   begin: 'begin',
   /** Marked too recently: a request that read the old ordering may still be enqueueing. */
   wait: 'wait',
@@ -84,15 +85,14 @@ export function nextOrderingChangeStep(input: { readonly mark: OrderingChangeMar
   return { kind: OrderingChangeStepKind.make, mark };
 }
 
-/** The answer to a PUT that began a change, or came too early to make it: the same PUT again, after the delay. */
-export function orderingChangeUnderWay(input: { readonly from: Ordering; readonly mark: OrderingChangeMark; readonly retryAfterSeconds: number; readonly isBegun: boolean }): Refusal {
-  const { from, mark, retryAfterSeconds, isBegun } = input;
-  const what = isBegun ? 'has begun' : `began at ${mark.startedAt}`;
+/** The answer to a PUT that comes too early to make the change begun for its ordering: the same PUT again, after the delay. */
+export function orderingChangeUnderWay(input: { readonly from: Ordering; readonly mark: OrderingChangeMark; readonly retryAfterSeconds: number }): Refusal {
+  const { from, mark, retryAfterSeconds } = input;
   return {
     code: ErrorCode.orderingChangePending,
     message:
-      `The change of ordering from "${from}" to "${mark.ordering}" ${what}: the subscription's new events are refused (503 ingest_paused) while requests that read the old ordering finish. ` +
-      `PUT the same again after ${retryAfterSeconds} s (Retry-After) and within ${ORDERING_CHANGE_WINDOW_SECONDS} s of the start to make it; nothing else was changed.`,
+      `The change of ordering from "${from}" to "${mark.ordering}" began at ${mark.startedAt}: the subscription's new events are refused (503 ingest_paused) while requests that read the old ordering finish. ` +
+      `PUT the same again after ${retryAfterSeconds} s (Retry-After) and within ${ORDERING_CHANGE_WINDOW_SECONDS} s of the start to make it; nothing was changed.`,
     details: [{ path: 'ordering', message: `change to "${mark.ordering}" under way since ${mark.startedAt}` }],
   };
 }

@@ -70,6 +70,9 @@ export const subscriptionBodySchema = z.strictObject({
 });
 export type SubscriptionBody = z.infer<typeof subscriptionBodySchema>;
 
+/** The body of `POST /v1/subscriptions/{subscription_id}/ordering-change`: the ordering to change to. */
+export const orderingChangeBodySchema = z.strictObject({ ordering: orderingSchema });
+
 const INVALID = 'The subscription is not valid.';
 
 /** The query of `GET /v1/subscriptions` besides its paging: whose subscriptions. */

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { consumerTimeoutSeconds } from '../config.js';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { ErrorCode } from '../core/api-error.js';
-import type { PauseAnswer, ReplayView, ResumeAnswer, SubscriptionAnswer, SubscriptionPutAnswer, SubscriptionSecretAnswer, SubscriptionsAnswer } from '../core/answers.js';
+import { orderingChangeAnswerOf, type OrderingChangeAnswer, type PauseAnswer, type ReplayView, type ResumeAnswer, type SubscriptionAnswer, type SubscriptionPutAnswer, type SubscriptionSecretAnswer, type SubscriptionsAnswer } from '../core/answers.js';
 import { parseWith, readJsonBody } from '../core/event.js';
 import { encodeCursor, parsePageQuery } from '../core/paging.js';
 import { heldGroupsOf, type GroupLag } from '../core/lag.js';
@@ -25,7 +25,7 @@ import {
   type OrderingChangeMark,
 } from '../core/ordering-change.js';
 import { DEFAULT_ROTATION_GRACE_SECONDS, generateSecret, previousSecretExpiry, secretsInForce } from '../core/secret.js';
-import { OPERATOR_PAUSE_REASON, parseSubscriptionBody, parseSubscriptionId, pauseBodySchema, rotateSecretBodySchema, subscriptionPositionSchema, subscriptionsQuerySchema, type RotateSecretResponse } from '../core/subscription.js';
+import { OPERATOR_PAUSE_REASON, orderingChangeBodySchema, parseSubscriptionBody, parseSubscriptionId, pauseBodySchema, rotateSecretBodySchema, subscriptionPositionSchema, subscriptionsQuerySchema, type RotateSecretResponse } from '../core/subscription.js';
 import { accessOf, pick, resourcesOf, uses } from '../adapters/access.js';
 import { createDeliveryQueue, DELIVERY_QUEUE_ACCESS } from '../adapters/delivery-queue.js';
 import { createParkStore, PARK_STORE_ACCESS } from '../adapters/park-store.js';
@@ -140,33 +140,49 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
     return new Map([...groupIds].map(([subscriptionId, groupId]) => [subscriptionId, groups.get(groupId)?.lastDeliveredAt]));
   };
   /**
-   * A PUT asking for another `ordering` (ordering-change.ts): begins the change, or makes the one
-   * begun long enough ago; the answer when the PUT must stop here, else the mark the write makes.
+   * A PUT asking for another `ordering` (ordering-change.ts). With a change begun for it (`POST
+   * …/ordering-change`) and old enough, it makes that change after a strong read of the lag view
+   * (or lifts it when events are pending); begun too recently, it is refused with the seconds left.
+   * Without one it changes at once when the lag view shows nothing pending, as a PUT always did (a
+   * request under way that read the old ordering may still key an event the old way: the docs say
+   * so). The answer when the PUT must stop here, else the mark the write makes the change under.
    */
-  const stepOrderingChange = async (current: Subscription, to: Ordering): Promise<{ readonly refusal: ApiResponse<ErrorBody> } | { readonly mark: OrderingChangeMark }> => {
+  const changeOrdering = async (current: Subscription, to: Ordering): Promise<{ readonly refusal: ApiResponse<ErrorBody> } | { readonly mark: OrderingChangeMark | undefined }> => {
+    const subscriptionId = current.subscription_id;
+    const step = nextOrderingChangeStep({ mark: orderingChangeOf(current), to, now: deps.now(), waitSeconds: deps.orderingChangeWaitSeconds });
+    if (step.kind === OrderingChangeStepKind.wait) {
+      return { refusal: withRetryAfter(errorResponse(orderingChangeUnderWay({ from: current.ordering, mark: step.mark, retryAfterSeconds: step.retryAfterSeconds })), step.retryAfterSeconds) };
+    }
+    const isMade = step.kind === OrderingChangeStepKind.make;
+    // Made under a mark: read strongly, after every request that read the old ordering was counted.
+    const refusal = refuseOrderingChange({ from: current.ordering, to, pending: pendingOfSubscription(await deps.listActiveGroups(isMade ? { isConsistent: true } : {}), subscriptionId) });
+    if (refusal !== undefined) {
+      if (isMade) await deps.store.liftOrderingChange({ subscriptionId, mark: step.mark });
+      deps.logger.info('subscription ordering change refused', { subscription_id: subscriptionId, from: current.ordering, to });
+      return { refusal: errorResponse(refusal) };
+    }
+    return { mark: isMade ? step.mark : undefined };
+  };
+  /**
+   * `POST …/ordering-change`: begins a change (ordering-change.ts), or answers the one begun for
+   * the same ordering and not yet made; refused while the lag view shows events pending.
+   */
+  const beginOrderingChange = async (current: Subscription, to: Ordering): Promise<ApiResponse<OrderingChangeAnswer | ErrorBody>> => {
     const subscriptionId = current.subscription_id;
     const now = deps.now();
     const step = nextOrderingChangeStep({ mark: orderingChangeOf(current), to, now, waitSeconds: deps.orderingChangeWaitSeconds });
-    const logged = { subscription_id: subscriptionId, from: current.ordering, to };
-    if (step.kind === OrderingChangeStepKind.wait) {
-      return { refusal: withRetryAfter(errorResponse(orderingChangeUnderWay({ from: current.ordering, mark: step.mark, retryAfterSeconds: step.retryAfterSeconds, isBegun: false })), step.retryAfterSeconds) };
-    }
-    // Begun: the view as it stands, so that a change bound to be refused pauses nothing. Made: read
-    // strongly, after every request that read the old ordering has been counted.
-    const pending = pendingOfSubscription(await deps.listActiveGroups(step.kind === OrderingChangeStepKind.make ? { isConsistent: true } : {}), subscriptionId);
-    const refusal = refuseOrderingChange({ from: current.ordering, to, pending });
-    if (refusal !== undefined) {
-      if (step.kind === OrderingChangeStepKind.make) await deps.store.liftOrderingChange({ subscriptionId, mark: step.mark });
-      deps.logger.info('subscription ordering change refused', logged);
-      return { refusal: errorResponse(refusal) };
-    }
-    if (step.kind === OrderingChangeStepKind.make) return { mark: step.mark };
+    const answer = (mark: OrderingChangeMark, retryAfterSeconds: number): ApiResponse<OrderingChangeAnswer> =>
+      withRetryAfter({ statusCode: 202, body: orderingChangeAnswerOf(subscriptionId, current.ordering, mark, deps.orderingChangeWaitSeconds) }, retryAfterSeconds);
+    if (step.kind === OrderingChangeStepKind.wait) return answer(step.mark, step.retryAfterSeconds);
+    if (step.kind === OrderingChangeStepKind.make) return answer(step.mark, 0);
+    const refusal = refuseOrderingChange({ from: current.ordering, to, pending: pendingOfSubscription(await deps.listActiveGroups(), subscriptionId) });
+    if (refusal !== undefined) return errorResponse(refusal);
     const mark = { ordering: to, startedAt: now.toISOString() };
     if (!(await deps.store.beginOrderingChange({ subscriptionId, tenantId: current.tenant_id, from: current.ordering, mark }))) {
-      return { refusal: errorResponse({ code: ErrorCode.orderingChangePending, message: 'The subscription changed meanwhile; nothing was changed. Read it, then PUT again.', details: [{ path: 'ordering', message: 'changed by another request' }] }) };
+      return errorResponse({ code: ErrorCode.orderingChangePending, message: 'The subscription changed meanwhile; nothing was begun. Read it, then ask again.', details: [{ path: 'ordering', message: 'changed by another request' }] });
     }
-    deps.logger.info('subscription ordering change begun', logged);
-    return { refusal: withRetryAfter(errorResponse(orderingChangeUnderWay({ from: current.ordering, mark, retryAfterSeconds: deps.orderingChangeWaitSeconds, isBegun: true })), deps.orderingChangeWaitSeconds) };
+    deps.logger.info('subscription ordering change begun', { subscription_id: subscriptionId, from: current.ordering, to });
+    return answer(mark, deps.orderingChangeWaitSeconds);
   };
   return createHttpHandler(
     {
@@ -191,7 +207,7 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
           const current = await deps.store.get(id.value);
           // Another tenant's subscription is refused by the write below, without telling what it has pending.
           if (current !== undefined && current.tenant_id === body.value.tenant_id && current.ordering !== ordering) {
-            const change = await stepOrderingChange(current, ordering);
+            const change = await changeOrdering(current, ordering);
             if ('refusal' in change) return change.refusal;
             orderingChange = change.mark;
           }
@@ -233,6 +249,17 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
           statusCode: isCreated ? 201 : 200,
           body: { subscription_id, tenant_id, url, ...(isSecretGenerated ? { secret } : {}), batch_size, ordering: stored, event_types: event_types ?? null },
         };
+      },
+      'POST /v1/subscriptions/{subscription_id}/ordering-change': async (event): Answer<OrderingChangeAnswer> => {
+        const id = parseSubscriptionId(event.pathParameters?.subscription_id);
+        const body = parseBody(event, orderingChangeBodySchema);
+        if (!body.ok) return errorResponse(body.refusal);
+        const current = id.ok ? await deps.store.get(id.value) : undefined;
+        if (current === undefined) return errorResponse(NO_SUCH_SUBSCRIPTION);
+        if (current.ordering === body.value.ordering) {
+          return errorResponse({ code: ErrorCode.invalidRequest, message: `The subscription is ordered by ${current.ordering} already; nothing was begun.`, details: [{ path: 'ordering', message: 'is the ordering in force' }] });
+        }
+        return beginOrderingChange(current, body.value.ordering);
       },
       'GET /v1/subscriptions/{subscription_id}': async (event): Answer<SubscriptionAnswer> => {
         const id = parseSubscriptionId(event.pathParameters?.subscription_id);

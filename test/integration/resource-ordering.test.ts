@@ -37,15 +37,15 @@ function errorOf(body: unknown): ErrorBody['error'] {
 const ORDERING_CHANGE_WAIT = 1;
 
 /**
- * A change of ordering as a client makes it: the PUT begins it (409 with Retry-After), and the same
- * PUT, repeated until the wait is over (each early one is refused, changing nothing), makes it.
+ * A change of ordering made with no race: `POST …/ordering-change` begins it (202 with
+ * Retry-After), and the PUT, repeated until the wait is over (each early one is refused, changing
+ * nothing), makes it.
  */
-async function changeOrdering(put: () => Promise<ApiAnswer>): Promise<ApiAnswer> {
-  const begun = await put();
-  expect(begun.status).toBe(409);
-  expect(errorOf(begun.body).code).toBe('ordering_change_pending');
+async function changeOrdering(baseUrl: string, subscriptionId: string, ordering: string, put: () => Promise<ApiAnswer>): Promise<ApiAnswer> {
+  const begun = await call(baseUrl, 'POST', `/v1/subscriptions/${encodeURIComponent(subscriptionId)}/ordering-change`, { ordering });
+  expect(begun.status).toBe(202);
   expect(begun.headers.get('retry-after')).toBe(String(ORDERING_CHANGE_WAIT));
-  return waitFor('the change made by the repeated PUT', async () => {
+  return waitFor('the change made by the PUT', async () => {
     const answer = await put();
     return answer.status === 409 && errorOf(answer.body).message.includes('PUT the same again') ? undefined : answer;
   });
@@ -153,7 +153,7 @@ describe('resource ordering on the local stack', { timeout: 60_000 }, () => {
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ batch_size: 1, ordering: 'subscription' });
 
-    const set = await changeOrdering(() => put(subscription, { url, batch_size: 7, ordering: 'resource' }));
+    const set = await put(subscription, { url, batch_size: 7, ordering: 'resource' });
     expect(set.status).toBe(200);
     expect(set.body).toMatchObject({ batch_size: 7, ordering: 'resource' });
     const kept = await put(subscription, { url: `${url}/moved` });
@@ -238,19 +238,18 @@ describe('resource ordering on the local stack', { timeout: 60_000 }, () => {
     await waitFor('the pending events delivered', () => deliveredItems().length === 2);
     await waitFor('the lag view drained of the subscription', async () => !(await lagRows(stack())).some((row) => row.message_group_id === result?.message_group_id && row.depth > 0));
 
-    let held: ApiAnswer | undefined;
-    const changed = await changeOrdering(async () => {
+    const begun = await call(stack().url, 'POST', `/v1/subscriptions/${encodeURIComponent(subscription)}/ordering-change`, { ordering: 'resource' });
+    expect(begun.status).toBe(202);
+    expect((await get(subscription)).body).toMatchObject({ ordering: 'subscription', ordering_change: { ordering: 'resource', started_at: expect.any(String) } });
+    // Meanwhile the subscription's events are refused whole, and nothing of them is enqueued.
+    const held = await call(stack().url, 'POST', '/v1/events', { events: [makeEvent(subscription, `${prefix}-c-held`)] });
+    expect(held.status).toBe(503);
+    expect(held.headers.get('retry-after')).toBe('5');
+    expect(errorOf(held.body)).toMatchObject({ code: 'ingest_paused', details: [{ path: 'subscription_id', message: `${subscription}: changing its ordering` }] });
+    const changed = await waitFor('the change made by the PUT', async () => {
       const answer = await put(subscription, { url, ordering: 'resource' });
-      if (held === undefined) {
-        expect((await get(subscription)).body).toMatchObject({ ordering: 'subscription', ordering_change: { ordering: 'resource', started_at: expect.any(String) } });
-        // Meanwhile the subscription's events are refused whole, and nothing of them is enqueued.
-        held = await call(stack().url, 'POST', '/v1/events', { events: [makeEvent(subscription, `${prefix}-c-held`)] });
-      }
-      return answer;
+      return answer.status === 409 ? undefined : answer;
     });
-    expect(held?.status).toBe(503);
-    expect(held?.headers.get('retry-after')).toBe('5');
-    expect(errorOf(held?.body)).toMatchObject({ code: 'ingest_paused', details: [{ path: 'subscription_id', message: `${subscription}: changing its ordering` }] });
     expect(changed.status).toBe(200);
     expect(changed.body).toMatchObject({ ordering: 'resource', batch_size: 2 });
     expect((await get(subscription)).body).toMatchObject({ ordering: 'resource', ordering_change: null });
@@ -290,11 +289,11 @@ describe('ordering changes in partition mode on the local stack', { timeout: 60_
         { path: 'ordering', message: `message group ${result?.message_group_id ?? ''}: 1 pending (a partition: other keys included)` },
       ],
     });
-    expect((await changeOrdering(() => put(neighbour, { url: receiver().endpointFor(neighbour), ordering: 'resource' }))).status).toBe(200);
+    expect((await changeOrdering(stack().url, neighbour, 'resource', () => put(neighbour, { url: receiver().endpointFor(neighbour), ordering: 'resource' }))).status).toBe(200);
 
     isReceiverDown = false;
     await waitFor('the pending event delivered', () => receiver().deliveredTo(pending).length === 1);
     await waitFor('the partition drained', async () => !(await lagRows(stack())).some((row) => row.message_group_id === result?.message_group_id && row.depth > 0));
-    expect((await changeOrdering(() => put(pending, { url: receiver().endpointFor(pending), ordering: 'resource' }))).status).toBe(200);
+    expect((await put(pending, { url: receiver().endpointFor(pending), ordering: 'resource' })).status).toBe(200);
   });
 });

@@ -218,7 +218,7 @@ export const PLANTED_BUGS: readonly PlantedBug[] = [
         replace: 'return mark !== undefined && now.getTime() - Date.parse(mark.startedAt) < 0;',
       },
     ],
-    catchers: { scenario: 'orderingChangeRace', seeds: [2, 6, 9] },
+    catchers: { scenario: 'orderingChangeRace', seeds: [1, 5, 13] },
   },
 ];
 

@@ -1443,6 +1443,7 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     scheduler.spawn('ordering-changer', () =>
       runOrderingChanger({
         steps: plan.orderingChanges ?? [],
+        beginChange: (keyIndex, ordering) => call('subscriptions', subscriptions, 'POST /v1/subscriptions/{subscription_id}/ordering-change', { ordering }, { pathParameters: { subscription_id: `key-${keyIndex}` } }),
         putOrdering: (keyIndex, ordering) => call('subscriptions', subscriptions, 'PUT /v1/subscriptions/{subscription_id}', subscriptionBody(keyIndex, ordering), { pathParameters: { subscription_id: `key-${keyIndex}` } }),
         sleep: (ms) => scheduler.sleep(ms),
         sinceStart: () => scheduler.now() - START_MS,

@@ -142,6 +142,8 @@ export interface GrantedOrderingChange {
 /** What the ordering-change actor needs from the harness. */
 export interface OrderingChangerDeps {
   readonly steps: readonly OrderingChangeStep[];
+  /** `POST …/ordering-change` for the subscription of `keyIndex`. */
+  readonly beginChange: (keyIndex: number, ordering: 'subscription' | 'resource') => Promise<ApiAnswer>;
   /** PUTs the subscription of `keyIndex` as created, with `ordering`. */
   readonly putOrdering: (keyIndex: number, ordering: 'subscription' | 'resource') => Promise<ApiAnswer>;
   readonly sleep: (ms: number) => Promise<void>;
@@ -151,22 +153,31 @@ export interface OrderingChangerDeps {
 }
 
 /**
- * Changes orderings as a tenant would: PUT the subscription with the other `ordering`, and while
- * it is refused (409 `ordering_change_pending` while events are pending, `ingest_paused` during a
- * routing switch, or no answer), PUT again a few seconds later, for a while.
+ * Changes orderings as a careful tenant would, with no race: begin the change
+ * (`POST …/ordering-change`, answered 202 with the change under way, or refused while events are
+ * pending), then, a few seconds later, PUT the other `ordering` (refused until the change's wait is
+ * over). Begun again each round (the same change while it is under way), and the PUT only after a
+ * 202 of that round: a PUT with no change under way changes at once, racing requests under way,
+ * as the docs say. For a while, then given up.
  */
 export async function runOrderingChanger(deps: OrderingChangerDeps): Promise<void> {
-  const { steps, putOrdering, sleep, sinceStart, random } = deps;
+  const { steps, beginChange, putOrdering, sleep, sinceStart, random } = deps;
   for (const step of [...steps].sort((a, b) => a.atMs - b.atMs)) {
     await sleep(Math.max(0, step.atMs - sinceStart()));
     const firstAskedAt = sinceStart();
     while (sinceStart() - firstAskedAt < ORDERING_PATIENCE_MS) {
-      const askedAtMs = sinceStart();
-      const answer = await putOrdering(step.keyIndex, step.ordering);
-      if (process.env.SIM_TRACE !== undefined) console.log('ordering-changer', askedAtMs, sinceStart(), step.ordering, answer?.statusCode, String(JSON.stringify(answer?.body)).slice(0, 200));
-      if (answer?.statusCode === 200 || answer?.statusCode === 201) {
-        deps.onChanged({ subscriptionId: `key-${step.keyIndex}`, ordering: step.ordering, askedAtMs, answeredAtMs: sinceStart() });
-        break;
+      const begun = await beginChange(step.keyIndex, step.ordering);
+      if (process.env.SIM_TRACE !== undefined) console.log('ordering-changer begin', sinceStart(), step.ordering, begun?.statusCode, String(JSON.stringify(begun?.body)).slice(0, 200));
+      if (begun?.statusCode === 202) {
+        await sleep(random.between(5_000, 20_000));
+        const askedAtMs = sinceStart();
+        const answer = await putOrdering(step.keyIndex, step.ordering);
+        if (process.env.SIM_TRACE !== undefined) console.log('ordering-changer put', askedAtMs, sinceStart(), step.ordering, answer?.statusCode, String(JSON.stringify(answer?.body)).slice(0, 200));
+        if (answer?.statusCode === 200 || answer?.statusCode === 201) {
+          deps.onChanged({ subscriptionId: `key-${step.keyIndex}`, ordering: step.ordering, askedAtMs, answeredAtMs: sinceStart() });
+          break;
+        }
+        continue;
       }
       await sleep(random.between(5_000, 20_000));
     }

@@ -132,10 +132,11 @@ function setup(allowPrivateEndpoints: boolean, orderingChangeWaitSeconds = 0) {
       }),
     );
   const resume = (id: string) => handler(apiEvent({ routeKey: 'POST /v1/subscriptions/{subscription_id}/resume', pathParameters: { subscription_id: id } }));
-  /** A change of ordering as a client makes it: the PUT, which begins it, and the same PUT again once the wait is over. */
-  const changeOrdering = async (id: string, body: unknown) => {
-    const begun = await put(id, body);
-    expect(jsonOf(begun)).toMatchObject({ error: { code: 'ordering_change_pending' } });
+  const beginChange = (id: string, body: unknown) =>
+    handler(apiEvent({ routeKey: 'POST /v1/subscriptions/{subscription_id}/ordering-change', pathParameters: { subscription_id: id }, body: typeof body === 'string' ? body : JSON.stringify(body) }));
+  /** A change of ordering made with no race: begun, then the PUT once the wait is over. */
+  const changeOrdering = async (id: string, body: Readonly<Record<string, unknown>> & { readonly ordering: string }) => {
+    expect((await beginChange(id, { ordering: body.ordering })).statusCode).toBe(202);
     clock += orderingChangeWaitSeconds * 1000;
     return put(id, body);
   };
@@ -143,7 +144,7 @@ function setup(allowPrivateEndpoints: boolean, orderingChangeWaitSeconds = 0) {
     clock += seconds * 1000;
   };
   const list = (query: Record<string, string>) => handler({ ...apiEvent({ routeKey: 'GET /v1/subscriptions' }), queryStringParameters: query });
-  return { items, activeGroups, put, changeOrdering, advance, get, rotate, pause, resume, list, letGo, forgotten, partitionCount, unparked };
+  return { items, activeGroups, put, beginChange, changeOrdering, advance, get, rotate, pause, resume, list, letGo, forgotten, partitionCount, unparked };
 }
 
 const secret = 'whsec_' + Buffer.alloc(24, 3).toString('base64');
@@ -366,24 +367,57 @@ describe('subscriptions handler delivery settings', () => {
     expect(items.get('sub_1')?.ordering_change_at).toBeUndefined();
   });
 
-  describe('a change of ordering in two steps', () => {
+  describe('a change of ordering begun first, then made by the PUT', () => {
     const WAIT = 60;
     const body = { tenant_id: 't1', url: 'https://example.com/new', ordering: 'resource', batch_size: 4 };
 
-    it('begins with the first PUT: marks the change, changes nothing else, and asks for the same PUT after the wait', async () => {
-      const { put, items } = setup(true, WAIT);
+    it('begins with POST …/ordering-change: marks the change, changes nothing else, and answers when the PUT may make it', async () => {
+      const { put, beginChange, items } = setup(true, WAIT);
       await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks' });
-      const begun = await put('sub_1', body);
-      expect(begun.statusCode).toBe(409);
+      const begun = await beginChange('sub_1', { ordering: 'resource' });
+      expect(begun.statusCode).toBe(202);
       expect(begun.headers?.['retry-after']).toBe(String(WAIT));
-      expect(jsonOf(begun)).toMatchObject({ error: { code: 'ordering_change_pending', message: expect.stringContaining('has begun'), details: [{ path: 'ordering', message: expect.stringContaining('under way since') }] } });
-      expect(items.get('sub_1')).toMatchObject({ url: 'https://example.com/hooks', ordering: 'subscription', batch_size: 1, ordering_change_to: 'resource', ordering_change_at: expect.any(String) });
+      const startedAt = items.get('sub_1')?.ordering_change_at ?? '';
+      expect(jsonOf(begun)).toEqual({
+        subscription_id: 'sub_1',
+        ordering: 'subscription',
+        ordering_change: { ordering: 'resource', started_at: startedAt },
+        make_after: new Date(Date.parse(startedAt) + WAIT * 1000).toISOString(),
+        make_before: new Date(Date.parse(startedAt) + ORDERING_CHANGE_WINDOW_SECONDS * 1000).toISOString(),
+      });
+      expect(items.get('sub_1')).toMatchObject({ url: 'https://example.com/hooks', ordering: 'subscription', ordering_change_to: 'resource' });
+      // Asked again: the same change, not a new one.
+      const again = await beginChange('sub_1', { ordering: 'resource' });
+      expect(jsonOf(again)).toMatchObject({ ordering_change: { started_at: startedAt } });
+      expect(Number(again.headers?.['retry-after'])).toBeLessThan(WAIT);
     });
 
-    it('refuses the PUT repeated before the wait is over, with the seconds left, and keeps the mark', async () => {
-      const { put, advance, items } = setup(true, WAIT);
+    it.each([
+      ['the ordering in force', 'sub_1', { ordering: 'subscription' }, 400, 'invalid_request'],
+      ['an unknown subscription', 'sub_none', { ordering: 'resource' }, 404, 'not_found'],
+      ['another field', 'sub_1', { ordering: 'resource', url: 'https://example.com' }, 400, 'invalid_request'],
+      ['an ordering that does not exist', 'sub_1', { ordering: 'event' }, 400, 'invalid_request'],
+    ])('refuses to begin %s, writing nothing', async (_what, id, request, status, code) => {
+      const { put, beginChange, items } = setup(true, WAIT);
       await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks' });
-      await put('sub_1', body);
+      const refused = await beginChange(id, request);
+      expect(refused.statusCode).toBe(status);
+      expect(jsonOf(refused)).toMatchObject({ error: { code } });
+      expect(items.get('sub_1')?.ordering_change_at).toBeUndefined();
+    });
+
+    it('refuses to begin while the subscription has events pending, marking nothing', async () => {
+      const { put, beginChange, items, activeGroups } = setup(true, WAIT);
+      await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks' });
+      activeGroups.push(pendingGroup('sub_1'));
+      expect(jsonOf(await beginChange('sub_1', { ordering: 'resource' }))).toMatchObject({ error: { code: 'ordering_change_pending', details: [{ message: '2 pending events in 1 message group' }, {}] } });
+      expect(items.get('sub_1')?.ordering_change_at).toBeUndefined();
+    });
+
+    it('refuses the PUT that comes before the wait is over, with the seconds left, and keeps the mark', async () => {
+      const { put, beginChange, advance, items } = setup(true, WAIT);
+      await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks' });
+      await beginChange('sub_1', { ordering: 'resource' });
       const startedAt = items.get('sub_1')?.ordering_change_at;
       advance(30);
       const early = await put('sub_1', body);
@@ -393,10 +427,10 @@ describe('subscriptions handler delivery settings', () => {
       expect(items.get('sub_1')).toMatchObject({ ordering: 'subscription', ordering_change_at: startedAt });
     });
 
-    it('makes the change with the PUT repeated after the wait: the new ordering and the rest of the body, and the mark gone', async () => {
-      const { put, advance, items } = setup(true, WAIT);
+    it('makes the change with the PUT after the wait: the new ordering and the rest of the body, and the mark gone', async () => {
+      const { put, beginChange, advance, items } = setup(true, WAIT);
       await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks' });
-      await put('sub_1', body);
+      await beginChange('sub_1', { ordering: 'resource' });
       advance(WAIT);
       const made = await put('sub_1', body);
       expect(made.statusCode).toBe(200);
@@ -405,9 +439,9 @@ describe('subscriptions handler delivery settings', () => {
     });
 
     it('lifts the mark and answers the pending groups when events became pending meanwhile', async () => {
-      const { put, advance, items, activeGroups } = setup(true, WAIT);
+      const { put, beginChange, advance, items, activeGroups } = setup(true, WAIT);
       await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks' });
-      await put('sub_1', body);
+      await beginChange('sub_1', { ordering: 'resource' });
       activeGroups.push(pendingGroup('sub_1'));
       advance(WAIT);
       const refused = await put('sub_1', body);
@@ -416,23 +450,22 @@ describe('subscriptions handler delivery settings', () => {
       expect(items.get('sub_1')?.ordering_change_at).toBeUndefined();
     });
 
-    it('begins again when the PUT is repeated after the window, and gives up the change when a PUT names the ordering in force', async () => {
-      const { put, advance, items } = setup(true, WAIT);
+    it('changes at once with a PUT after the window, as without a mark, and a PUT naming the ordering in force gives a change up', async () => {
+      const { put, beginChange, advance, items } = setup(true, WAIT);
       await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks' });
-      await put('sub_1', body);
-      const first = items.get('sub_1')?.ordering_change_at;
-      advance(ORDERING_CHANGE_WINDOW_SECONDS);
-      const again = await put('sub_1', body);
-      expect(jsonOf(again)).toMatchObject({ error: { message: expect.stringContaining('has begun') } });
-      expect(items.get('sub_1')?.ordering_change_at).not.toBe(first);
+      await beginChange('sub_1', { ordering: 'resource' });
       expect((await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks', ordering: 'subscription' })).statusCode).toBe(200);
+      expect(items.get('sub_1')?.ordering_change_at).toBeUndefined();
+      await beginChange('sub_1', { ordering: 'resource' });
+      advance(ORDERING_CHANGE_WINDOW_SECONDS);
+      expect(jsonOf(await put('sub_1', body))).toMatchObject({ ordering: 'resource' });
       expect(items.get('sub_1')?.ordering_change_at).toBeUndefined();
     });
 
     it('refuses to make a change whose mark another request replaced meanwhile, and changes nothing', async () => {
-      const { put, advance, items } = setup(true, WAIT);
+      const { put, beginChange, advance, items } = setup(true, WAIT);
       await put('sub_1', { tenant_id: 't1', url: 'https://example.com/hooks' });
-      await put('sub_1', body);
+      await beginChange('sub_1', { ordering: 'resource' });
       advance(WAIT);
       // Between this PUT's read and its write, another request gives the change up and begins it again.
       const current = items.get('sub_1');
