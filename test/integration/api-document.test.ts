@@ -94,6 +94,10 @@ describe('local stack API document', { timeout: 90_000 }, () => {
     await expectStatus(404, call(url, 'POST', `/v1/subscriptions/${prefix}-nobody/pause`));
     await expectStatus(200, call(url, 'POST', `/v1/subscriptions/${paused}/resume`));
     await expectStatus(404, call(url, 'POST', `/v1/subscriptions/${prefix}-nobody/resume`));
+    // A change of ordering begun (nothing of the subscription is pending), then asked with bad input.
+    await expectStatus(202, call(url, 'POST', `/v1/subscriptions/${paused}/ordering-change`, { ordering: 'resource' }));
+    await expectStatus(400, call(url, 'POST', `/v1/subscriptions/${paused}/ordering-change`, { ordering: 'subscription' }));
+    await expectStatus(404, call(url, 'POST', `/v1/subscriptions/${prefix}-nobody/ordering-change`, { ordering: 'resource' }));
     await expectStatus(200, call(url, 'GET', `/v1/subscriptions?tenant_id=${encodeURIComponent(tenant)}&limit=1`));
     await expectStatus(400, call(url, 'GET', '/v1/subscriptions?limit=1'));
 
@@ -204,6 +208,8 @@ describe('local stack API document', { timeout: 90_000 }, () => {
         'POST /v1/subscriptions/{subscription_id}/pause 400',
         'POST /v1/subscriptions/{subscription_id}/pause 404',
         'POST /v1/subscriptions/{subscription_id}/resume 404',
+        'POST /v1/subscriptions/{subscription_id}/ordering-change 400',
+        'POST /v1/subscriptions/{subscription_id}/ordering-change 404',
         'POST /v1/groups/{message_group_id}/skip 409',
         'POST /v1/dead-letters/redrive 409',
         'PUT /v1/routing 409',
