@@ -862,7 +862,9 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
    * After each send to the delivery queue, in plans that move keys between groups (a routing switch,
    * an ordering change): no subscription pending in two groups but as two resources (routing-plans.ts).
    */
-  const pendingGroupsCheck = plan.routingSwitches !== undefined || plan.orderingChanges !== undefined ? createPendingGroupsCheck() : undefined;
+  /** Events a receiver took at least once: a message of one still in the queue is a copy the consumer skips as settled. */
+  const takenEvents = new Set<string>();
+  const pendingGroupsCheck = plan.routingSwitches !== undefined || plan.orderingChanges !== undefined ? createPendingGroupsCheck((eventId) => takenEvents.has(eventId)) : undefined;
   const observePendingGroups = (call: { readonly service: string; readonly operation: string; readonly input: unknown }): void => {
     if (pendingGroupsCheck === undefined || call.service !== 'sqs' || (call.operation !== 'SendMessageBatch' && call.operation !== 'SendMessage') || (call.input as { QueueUrl?: string }).QueueUrl !== deliveryQueueUrl) return;
     for (const conflict of pendingGroupsCheck(sqsModel.liveMessages(deliveryQueueUrl))) violate(`at ${scheduler.now() - START_MS} ms: ${conflict}`);
@@ -1044,7 +1046,10 @@ export async function runSimulation(plan: SimulationPlan, grants: DeployedGrants
     };
     const record = (): void => {
       const list = processed.get(key) ?? [];
-      for (const event of events) list.push({ order: (processedOrder += 1), at: scheduler.now(), ...event, copy: event.isRedelivery ? copyOf(event.eventId) : undefined });
+      for (const event of events) {
+        list.push({ order: (processedOrder += 1), at: scheduler.now(), ...event, copy: event.isRedelivery ? copyOf(event.eventId) : undefined });
+        takenEvents.add(event.eventId);
+      }
       processed.set(key, list);
     };
     if (roll < 3 * third) {

@@ -6,7 +6,7 @@
  * return fewer messages than are available). The harness draws them into a fraction of the random
  * plans and runs the actors below; the checks here hold in every plan.
  */
-import { readQueuedMessage } from '../../lambda/core/event.js';
+import { publicEventIdOf, readQueuedMessage } from '../../lambda/core/event.js';
 import { SeededRandom } from './random.js';
 
 /** One routing switch: at `atMs` an operator pauses ingest, asks for `partitionCount` (null: one group per key) until granted, then resumes. */
@@ -204,7 +204,7 @@ function keysOf(body: string): readonly { readonly subscriptionId: string; reado
   const read = readQueuedMessage(body);
   if ('reason' in read) return [];
   return read.items.flatMap((item) =>
-    'queued' in item ? [{ subscriptionId: item.queued.event.subscription_id ?? '', orderingKey: item.queued.ordering_key, eventId: item.queued.event.event_id, isRedelivery: item.queued.redrive !== undefined }] : [],
+    'queued' in item ? [{ subscriptionId: item.queued.event.subscription_id ?? '', orderingKey: item.queued.ordering_key, eventId: publicEventIdOf(item.queued), isRedelivery: item.queued.redrive !== undefined }] : [],
   );
 }
 
@@ -215,11 +215,12 @@ function keysOf(body: string): readonly { readonly subscriptionId: string; reado
  * `ordering` changed while events were pending) would be delivered concurrently, out of order.
  * Answers a violation per conflict among the messages in the queue now.
  */
-export function createPendingGroupsCheck(): (messages: Iterable<{ readonly messageId: string; readonly messageGroupId: string; readonly body: string }>) => string[] {
+export function createPendingGroupsCheck(isTaken: (eventId: string) => boolean = () => false): (messages: Iterable<{ readonly messageId: string; readonly messageGroupId: string; readonly body: string }>) => string[] {
   const cache = new Map<string, readonly { readonly subscriptionId: string; readonly orderingKey: string; readonly eventId: string; readonly isRedelivery: boolean }[]>();
   return (messages) => {
     const groupsOfKey = new Map<string, Set<string>>();
-    const modesOfSubscription = new Map<string, Map<boolean, { readonly group: string; readonly eventId: string }>>();
+    /** Each subscription's first deliveries in the queue, by whether their key is a resource's, by event. */
+    const modesOfSubscription = new Map<string, Map<boolean, Map<string, string>>>();
     const found: string[] = [];
     for (const message of messages) {
       let keys = cache.get(message.messageId);
@@ -234,15 +235,28 @@ export function createPendingGroupsCheck(): (messages: Iterable<{ readonly messa
         // change of ordering, under both, each key in its order (docs/guarantees.md); the order
         // checks hold them to that.
         if (isRedelivery) continue;
+        // A copy of an event a receiver took already (a resend's, or one left by a request that
+        // failed after its send) is skipped as settled: no first delivery waits there.
+        if (isTaken(eventId)) continue;
         const isByResource = orderingKey.startsWith('[');
-        const modes = modesOfSubscription.get(subscriptionId) ?? new Map<boolean, { readonly group: string; readonly eventId: string }>();
-        const other = modes.get(!isByResource);
-        if (other !== undefined && other.group !== message.messageGroupId) {
-          found.push(`${subscriptionId}: pending under both orderings at once, in message groups ${other.group} (${other.eventId}) and ${message.messageGroupId} (${eventId})`);
-        }
-        if (!modes.has(isByResource)) modes.set(isByResource, { group: message.messageGroupId, eventId });
+        const modes = modesOfSubscription.get(subscriptionId) ?? new Map<boolean, Map<string, string>>();
+        const events = modes.get(isByResource) ?? new Map<string, string>();
+        if (!events.has(eventId)) events.set(eventId, message.messageGroupId);
+        modes.set(isByResource, events);
         modesOfSubscription.set(subscriptionId, modes);
       }
+    }
+    // Two copies of one event, one under each ordering (a resend's after a change, of an event whose
+    // first request failed after its send), are one event: the consumer delivers the copy its record
+    // names and skips the other, and the delivery checks judge which. Two events are not.
+    for (const [subscriptionId, modes] of modesOfSubscription) {
+      const byResource = modes.get(true);
+      const bySubscription = modes.get(false);
+      if (byResource === undefined || bySubscription === undefined) continue;
+      const onlyBySubscription = [...bySubscription].filter(([eventId]) => !byResource.has(eventId));
+      const onlyByResource = [...byResource].filter(([eventId]) => !bySubscription.has(eventId));
+      const pair = onlyBySubscription.flatMap(([first, firstGroup]) => onlyByResource.filter(([, group]) => group !== firstGroup).map(([second, group]) => [first, firstGroup, second, group] as const))[0];
+      if (pair !== undefined) found.push(`${subscriptionId}: pending under both orderings at once, in message groups ${pair[1]} (${pair[0]}) and ${pair[3]} (${pair[2]})`);
     }
     for (const [orderingKey, groups] of groupsOfKey) if (groups.size > 1) found.push(`${orderingKey.trimEnd()}: pending in ${groups.size} message groups at once (${[...groups].join(', ')})`);
     return [...new Set(found)];
