@@ -85,11 +85,10 @@ export const SubscriptionPutKind = {
   replaced: 'replaced',
   /** The id belongs to another tenant: nothing was changed. */
   tenantMismatch: 'tenant_mismatch',
+  /** The put was to make a change of `ordering` under a mark that is gone or another: nothing was changed. */
+  orderingChangeLost: 'ordering_change_lost',
 } as const;
 export type SubscriptionPutKind = (typeof SubscriptionPutKind)[keyof typeof SubscriptionPutKind];
-
-/** What {@link SubscriptionStore.put} also answers when it was to make a change of `ordering`: the mark was gone or another. */
-export const ORDERING_CHANGE_LOST = 'ordering_change_lost';
 
 /**
  * The input of {@link SubscriptionStore.put}. `batch_size` and `ordering` absent: a replacement
@@ -125,7 +124,7 @@ export interface SecretRotationInput {
 export type SubscriptionPutOutcome =
   | { readonly kind: typeof SubscriptionPutKind.created | typeof SubscriptionPutKind.replaced; readonly subscription: Subscription }
   | { readonly kind: typeof SubscriptionPutKind.tenantMismatch }
-  | { readonly kind: typeof ORDERING_CHANGE_LOST };
+  | { readonly kind: typeof SubscriptionPutKind.orderingChangeLost };
 
 export interface SubscriptionStore {
   /**
@@ -305,7 +304,7 @@ export function createSubscriptionStore(client: DynamoDBDocumentClient, tableNam
         }),
       );
       // A change of ordering is made only by the PUT of a subscription of the same tenant (the handler read it).
-      if (output === undefined) return { kind: orderingChange === undefined ? SubscriptionPutKind.tenantMismatch : ORDERING_CHANGE_LOST };
+      if (output === undefined) return { kind: orderingChange === undefined ? SubscriptionPutKind.tenantMismatch : SubscriptionPutKind.orderingChangeLost };
       const previous = output.Attributes === undefined ? undefined : parseItem(subscriptionItemSchema, output.Attributes, tableName, fields.subscription_id);
       // The write was atomic: the old item tells exactly which secret it kept.
       const isKept = shouldKeepExistingSecret && previous !== undefined;

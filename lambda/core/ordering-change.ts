@@ -56,8 +56,8 @@ export function isHeldForOrderingChange(mark: Pick<OrderingChangeMark, 'startedA
  * keys, so it is refused (`ingest_paused`) while a change of `ordering` is under way.
  */
 export function checkOrderingChangeHold(mark: OrderingChangeMark | undefined, now: Date, action: 'replay' | 'redrive'): Refusal | undefined {
-  if (!isHeldForOrderingChange(mark, now)) return undefined;
-  return { code: ErrorCode.ingestPaused, message: `The subscription is changing its ordering (to "${mark?.ordering ?? ''}" since ${mark?.startedAt ?? ''}); ${action} after the change is made or given up.` };
+  if (mark === undefined || !isHeldForOrderingChange(mark, now)) return undefined;
+  return { code: ErrorCode.ingestPaused, message: `The subscription is changing its ordering (to "${mark.ordering}" since ${mark.startedAt}); ${action} after the change is made or given up.` };
 }
 
 /** What a PUT asking for another `ordering` does, by the mark it finds. */

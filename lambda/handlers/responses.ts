@@ -149,8 +149,8 @@ export function toIngestResponse(outcome: IngestOutcome): ApiResponse<EventsAnsw
     case IngestOutcomeKind.refused:
       return errorResponse({ code: outcome.reason, message: INGEST_REFUSAL_MESSAGES[outcome.reason], details: outcome.details });
     case IngestOutcomeKind.paused:
-      return {
-        ...errorResponse(
+      return withRetryAfter(
+        errorResponse(
           outcome.orderingChanges === undefined
             ? { code: ErrorCode.ingestPaused, message: 'Ingest is paused while the routing changes; nothing was enqueued. Retry after the delay.' }
             : {
@@ -159,17 +159,19 @@ export function toIngestResponse(outcome: IngestOutcome): ApiResponse<EventsAnsw
                 details: outcome.orderingChanges.map((id) => ({ path: 'subscription_id', message: `${id}: changing its ordering` })),
               },
         ),
-        headers: { 'retry-after': String(outcome.retryAfterSeconds) },
-      };
+        outcome.retryAfterSeconds,
+      );
     case IngestOutcomeKind.partlyEnqueued:
-      return {
-        statusCode: ERROR_STATUS_CODES[ErrorCode.enqueueFailed],
-        headers: { 'retry-after': String(outcome.retryAfterSeconds) },
-        body: {
-          error: { code: ErrorCode.enqueueFailed, message: 'Some events could not be enqueued; retrying the whole request is safe.' },
-          results: outcome.results,
+      return withRetryAfter(
+        {
+          statusCode: ERROR_STATUS_CODES[ErrorCode.enqueueFailed],
+          body: {
+            error: { code: ErrorCode.enqueueFailed, message: 'Some events could not be enqueued; retrying the whole request is safe.' },
+            results: outcome.results,
+          },
         },
-      };
+        outcome.retryAfterSeconds,
+      );
     case IngestOutcomeKind.enqueueRefused:
       return toEnqueueRefusedResponse(outcome);
   }

@@ -34,7 +34,6 @@ import { createGroupStore, GROUP_STORE_ACCESS } from '../adapters/group-store.js
 import { createSettingsStore, SETTINGS_STORE_ACCESS } from '../adapters/settings-store.js';
 import {
   createSubscriptionStore,
-  ORDERING_CHANGE_LOST,
   orderingChangeOf,
   pauseOf,
   SUBSCRIPTION_STORE_ACCESS,
@@ -226,7 +225,7 @@ export function createSubscriptionsHandler(deps: SubscriptionsHandlerDeps): Http
           now: deps.now().toISOString(),
           ...(orderingChange === undefined ? {} : { orderingChange }),
         });
-        if (outcome.kind === ORDERING_CHANGE_LOST) {
+        if (outcome.kind === SubscriptionPutKind.orderingChangeLost) {
           return errorResponse({
             code: ErrorCode.orderingChangePending,
             message: 'Another request made, began again or gave up this change of ordering meanwhile; nothing was changed. Read the subscription, then PUT again.',

@@ -4,7 +4,7 @@
  * PUT naming the ordering in force giving the change up.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSubscriptionStore, ORDERING_CHANGE_LOST, orderingChangeOf, type SubscriptionStore } from '../../../lambda/adapters/subscription-store.js';
+import { createSubscriptionStore, orderingChangeOf, SubscriptionPutKind, type SubscriptionStore } from '../../../lambda/adapters/subscription-store.js';
 import { Ordering } from '../../../lambda/core/routing.js';
 import { TABLES } from '../../../lambda/resources.js';
 import { startDynaliteTables, type DynaliteTables } from '../support/dynalite.js';
@@ -51,12 +51,12 @@ describe('the subscription store’s change of ordering', () => {
   it('makes the change only under the very mark it was begun with, and removes it', async () => {
     const id = await created();
     await store.beginOrderingChange({ subscriptionId: id, tenantId: 'acme', from: Ordering.subscription, mark });
-    expect(await store.put({ ...base(id), ordering: Ordering.resource, orderingChange: { ...mark, startedAt: '2026-12-08T09:00:00.000Z' } })).toEqual({ kind: ORDERING_CHANGE_LOST });
+    expect(await store.put({ ...base(id), ordering: Ordering.resource, orderingChange: { ...mark, startedAt: '2026-12-08T09:00:00.000Z' } })).toEqual({ kind: SubscriptionPutKind.orderingChangeLost });
     expect(await store.get(id)).toMatchObject({ ordering: Ordering.subscription, url: 'https://example.com/hook' });
     expect(await store.put({ ...base(id), ordering: Ordering.resource, orderingChange: mark })).toMatchObject({ kind: 'replaced', subscription: { ordering: Ordering.resource } });
     expect((await store.findRouting([id])).get(id)).toEqual({ tenantId: 'acme', ordering: Ordering.resource });
     // Made once: the same PUT again finds no mark.
-    expect(await store.put({ ...base(id), ordering: Ordering.resource, orderingChange: mark })).toEqual({ kind: ORDERING_CHANGE_LOST });
+    expect(await store.put({ ...base(id), ordering: Ordering.resource, orderingChange: mark })).toEqual({ kind: SubscriptionPutKind.orderingChangeLost });
   });
 
   it('lifts only the mark it names, and a PUT naming the ordering in force gives the change up', async () => {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ORDERING_CHANGE_LOST, SubscriptionPutKind, type Subscription, type SubscriptionStore } from '../../../lambda/adapters/subscription-store.js';
+import { SubscriptionPutKind, type Subscription, type SubscriptionStore } from '../../../lambda/adapters/subscription-store.js';
 import type { GroupLag } from '../../../lambda/core/lag.js';
 import { groupLag } from '../../support/group-lag.js';
 import { messageGroupIdFor } from '../../../lambda/core/routing.js';
@@ -21,7 +21,7 @@ function setup(allowPrivateEndpoints: boolean, orderingChangeWaitSeconds = 0) {
     put: async ({ now, shouldKeepExistingSecret = false, batch_size, ordering, event_types, orderingChange, ...fields }) => {
       const previous = items.get(fields.subscription_id);
       if (previous !== undefined && previous.tenant_id !== fields.tenant_id) return { kind: SubscriptionPutKind.tenantMismatch };
-      if (orderingChange !== undefined && (previous?.ordering_change_to !== orderingChange.ordering || previous.ordering_change_at !== orderingChange.startedAt)) return { kind: ORDERING_CHANGE_LOST };
+      if (orderingChange !== undefined && (previous?.ordering_change_to !== orderingChange.ordering || previous.ordering_change_at !== orderingChange.startedAt)) return { kind: SubscriptionPutKind.orderingChangeLost };
       const secret = shouldKeepExistingSecret && previous !== undefined ? previous.secret : fields.secret;
       const { ordering_change_to: changeTo, ordering_change_at: changeAt, event_types: _types, ...kept } = previous ?? {};
       const subscription: Subscription = {
